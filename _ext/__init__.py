@@ -1,0 +1,1 @@
+"""Cython-accelerated core of mqcodec (see docs/architecture.md)."""

@@ -1,0 +1,132 @@
+"""The error model shared by every codec in mqcodec.
+
+Every failure to decode raises :class:`DecodeError`, a :class:`ValueError`
+that names the structure (``"MQCFIN"``, ``"BaseHeader"``), the field
+(``"StrucLength"``, ``"PacketSize"``) and the byte offset *from the start of
+the input the caller passed* at which the problem was found.  Nothing else
+escapes a decoder: ``struct.error``, ``IndexError``, construct's own
+exceptions and ``RecursionError`` are all translated at the boundary.
+
+Lenient decoding does not raise for recoverable problems; it records a
+:class:`DecodeWarning` with the same three coordinates instead.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "MQCodecError",
+    "DecodeError",
+    "EncodeError",
+    "DecodeWarning",
+    "check_available",
+    "check_length",
+]
+
+
+class MQCodecError(Exception):
+    """Base class of every exception mqcodec raises on purpose."""
+
+
+class DecodeError(MQCodecError, ValueError):
+    """Bytes that do not decode as the structure they claim to be.
+
+    Attributes
+    ----------
+    structure: name of the structure as its specification names it.
+    field: name of the field, as the specification names it ("" when the
+        problem is the structure as a whole, e.g. it is truncated before any
+        field).
+    offset: byte offset, from the start of the caller's input, of the field
+        (or of the structure when ``field`` is empty).
+    reason: a short human sentence.
+    """
+
+    def __init__(self, structure: str, field: str, offset: int, reason: str):
+        self.structure = structure
+        self.field = field
+        self.offset = int(offset)
+        self.reason = reason
+        super().__init__(structure, field, self.offset, reason)
+
+    def __str__(self) -> str:
+        where = self.structure + ("." + self.field if self.field else "")
+        return "%s at offset %d: %s" % (where, self.offset, self.reason)
+
+    def to_dict(self) -> dict:
+        return {
+            "structure": self.structure,
+            "field": self.field,
+            "offset": self.offset,
+            "reason": self.reason,
+        }
+
+    def shifted(self, delta: int) -> "DecodeError":
+        """The same error with its offset moved by ``delta`` bytes (used
+        when a decoder ran on a slice of a larger input)."""
+        return DecodeError(self.structure, self.field, self.offset + delta, self.reason)
+
+
+class EncodeError(MQCodecError, ValueError):
+    """A value that cannot be encoded into the structure asked for."""
+
+    def __init__(self, structure: str, field: str, reason: str):
+        self.structure = structure
+        self.field = field
+        self.reason = reason
+        super().__init__(structure, field, reason)
+
+    def __str__(self) -> str:
+        where = self.structure + ("." + self.field if self.field else "")
+        return "%s: %s" % (where, self.reason)
+
+
+@dataclass(frozen=True)
+class DecodeWarning:
+    """A problem that lenient decoding stepped over instead of raising."""
+
+    structure: str
+    field: str
+    offset: int
+    reason: str
+
+    def __str__(self) -> str:
+        where = self.structure + ("." + self.field if self.field else "")
+        return "%s at offset %d: %s" % (where, self.offset, self.reason)
+
+    def to_dict(self) -> dict:
+        return {
+            "structure": self.structure,
+            "field": self.field,
+            "offset": self.offset,
+            "reason": self.reason,
+        }
+
+
+def check_available(data_len: int, offset: int, need: int, structure: str, field: str) -> None:
+    """Raise unless ``need`` bytes are present at ``offset``.
+
+    Call this *before* slicing or allocating anything sized by an untrusted
+    length field.
+    """
+    if need < 0:
+        raise DecodeError(structure, field, offset, "negative length %d" % need)
+    if offset + need > data_len:
+        raise DecodeError(
+            structure,
+            field,
+            offset,
+            "needs %d bytes but only %d remain" % (need, max(0, data_len - offset)),
+        )
+
+
+def check_length(value: int, minimum: int, maximum: int, structure: str, field: str, offset: int) -> int:
+    """Validate an untrusted length field against ``[minimum, maximum]``."""
+    if value < minimum or value > maximum:
+        raise DecodeError(
+            structure,
+            field,
+            offset,
+            "value %d outside the valid range %d..%d" % (value, minimum, maximum),
+        )
+    return value

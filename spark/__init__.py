@@ -1,0 +1,1 @@
+"""PySpark adapter over mqcodec's batch decoders (issue: Spark adapter)."""
