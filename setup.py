@@ -84,6 +84,7 @@ setup(
         "mqcodec",
         "mqcodec.ibmmq",
         "mqcodec.msmq",
+        "mqcodec.capture",
         "mqcodec._ext",
         "mqcodec.spark",
     ],

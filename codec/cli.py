@@ -31,7 +31,7 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     if args.protocol in ("mq", "pcf"):
         from . import ibmmq
 
-        enc = {"big": ibmmq.MQENC_NATIVE_BIG, "little": ibmmq.MQENC_NATIVE_LITTLE, None: None}[args.encoding]
+        enc = {"big": ibmmq.ENCODING_BIG, "little": ibmmq.ENCODING_LITTLE, None: None}[args.encoding]
         if args.protocol == "mq":
             obj = ibmmq.decode_message(data, encoding=enc, ccsid=args.ccsid, lenient=args.lenient)
         else:

@@ -1,0 +1,1 @@
+"""Captured traffic: pcap/pcapng reading, link layers, IP, TCP reassembly."""
