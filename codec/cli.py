@@ -47,6 +47,12 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run
+
+    return run(args.shared, verbose=args.verbose)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mqcodec", description="Decode IBM MQ and MSMQ binary traffic.")
     p.add_argument("--version", action="version", version="mqcodec " + __version__)
@@ -63,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep unknown or damaged structures as opaque bytes and report warnings")
     d.add_argument("file", help="input file, or - for standard input")
     d.set_defaults(func=_cmd_decode)
+
+    m = sub.add_parser("demo", help="run the main job on the embedded default (the shared test vectors)")
+    m.add_argument("--shared", default="../shared", help="folder holding vectors/ (default ../shared)")
+    m.add_argument("-v", "--verbose", action="store_true", help="print every decoded tree")
+    m.set_defaults(func=_cmd_demo)
     return p
 
 
