@@ -85,6 +85,7 @@ setup(
         "mqcodec.ibmmq",
         "mqcodec.msmq",
         "mqcodec.capture",
+        "mqcodec.batch",
         "mqcodec._ext",
         "mqcodec.spark",
     ],

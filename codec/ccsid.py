@@ -96,6 +96,15 @@ def is_ebcdic(ccsid: int) -> bool:
     return ccsid in _EBCDIC
 
 
+_MULTI_BYTE = frozenset(("utf-16-be", "utf-16-le", "utf-8", "cp932", "euc_jp", "gbk", "gb18030", "cp949", "big5"))
+
+
+def is_single_byte(ccsid: int) -> bool:
+    """True when every byte of ``ccsid`` is one character (a 256-entry table
+    decodes it; the compiled core relies on this)."""
+    return ccsid in CCSID_CODECS and CCSID_CODECS[ccsid] not in _MULTI_BYTE
+
+
 def codec_for(ccsid: int) -> str:
     """The Python codec for ``ccsid``; unknown CCSIDs fall back to latin-1
     (every byte maps to one character, so nothing is lost)."""

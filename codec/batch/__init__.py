@@ -1,0 +1,1 @@
+"""Batch decoders: many records in, Arrow record batches out (see schema.py)."""
