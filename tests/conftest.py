@@ -34,3 +34,15 @@ def tshark() -> str:
             pytest.fail("tshark is required in CI (make test installs it)")
         pytest.skip("tshark not installed")
     return path
+
+
+#: Coverage lines of the IBM MQ constants cross-check against tshark
+#: (tests/test_ibmmq_constants.py appends; printed after the run).
+CONSTANTS_COVERAGE: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if CONSTANTS_COVERAGE:
+        terminalreporter.section("IBM MQ constants vs tshark value_strings")
+        for line in CONSTANTS_COVERAGE:
+            terminalreporter.write_line(line)
