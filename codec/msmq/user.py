@@ -1,0 +1,401 @@
+"""UserHeader ([MS-MQMQ] 2.2.19.2) and the queue format types its Flags.DQ,
+Flags.AQ and Flags.RQ select ([MS-MQMQ] 2.2.18.1.5, 2.2.18.1.7).
+
+Layout: 48 fixed bytes (SourceQueueManager, QueueManagerAddress,
+TimeToBeReceived, SentTime, MessageID, Flags), then DestinationQueue,
+AdminQueue, ResponseQueue (each absent, 4, 16, 20 bytes or a counted UTF-16
+direct name padded to a 4-byte boundary relative to the UserHeader's start),
+then ConnectorType (16 bytes) when Flags.CQ is set.
+"""
+from __future__ import annotations
+
+import struct
+import uuid
+from typing import Any
+
+import construct as cs
+
+from ..errors import DecodeError, EncodeError
+from ..layout import build, parse_at
+from .base import GUID_ZERO, BitFlags, Problems, guid_from_bytes, guid_to_bytes
+from . import constants as C
+
+__all__ = [
+    "UserFlags", "UserHeader", "PrivateQueueFormatNameId", "PublicQueueFormatName",
+    "PrivateQueueFormatName", "DirectQueueFormatName",
+]
+
+
+class UserFlags(BitFlags):
+    """UserHeader.Flags: RC, DM, JN, JP, DQ, AQ, RQ, SH, TH, MP, CQ, MQ, AH, HH
+    and the reserved X1..X4 fields."""
+
+    FIELDS = C.USER_FLAGS
+    WIDTH = 32
+
+
+UserHeaderFixedStruct = cs.Struct(
+    "SourceQueueManager" / cs.Bytes(16),
+    "QueueManagerAddress" / cs.Bytes(16),
+    "TimeToBeReceived" / cs.Int32ul,
+    "SentTime" / cs.Int32ul,
+    "MessageID" / cs.Int32ul,
+    "Flags" / cs.Int32ul,
+)
+FIXED_SIZE = 48
+
+
+# --------------------------------------------------------------------------- queue format types
+
+
+class PrivateQueueFormatNameId:
+    """[MS-MQMQ] 2.2.18.1.5.1: a private queue number on a host the flag implies."""
+
+    NAME = "PrivateQueueFormatNameId"
+
+    def __init__(self, PrivateQueueIdentifier: int):
+        self.PrivateQueueIdentifier = PrivateQueueIdentifier
+
+    def encode(self, rel: int = 0) -> bytes:
+        return struct.pack("<I", self.PrivateQueueIdentifier)
+
+    def to_dict(self) -> dict:
+        return {"PrivateQueueIdentifier": self.PrivateQueueIdentifier}
+
+    def __eq__(self, o):
+        return type(o) is type(self) and o.to_dict() == self.to_dict()
+
+
+class PublicQueueFormatName:
+    """[MS-MQMQ] 2.2.18.1.7.1: a public queue GUID."""
+
+    NAME = "PublicQueueFormatName"
+
+    def __init__(self, PublicQueueIdentifier: uuid.UUID):
+        self.PublicQueueIdentifier = PublicQueueIdentifier
+
+    def encode(self, rel: int = 0) -> bytes:
+        return guid_to_bytes(self.PublicQueueIdentifier)
+
+    def to_dict(self) -> dict:
+        return {"PublicQueueIdentifier": str(self.PublicQueueIdentifier)}
+
+    def __eq__(self, o):
+        return type(o) is type(self) and o.to_dict() == self.to_dict()
+
+
+class PrivateQueueFormatName:
+    """[MS-MQMQ] 2.2.18.1.7.2: host queue manager GUID + private queue number."""
+
+    NAME = "PrivateQueueFormatName"
+
+    def __init__(self, SourceQueueManager: uuid.UUID, PrivateQueueIdentifier: int):
+        self.SourceQueueManager = SourceQueueManager
+        self.PrivateQueueIdentifier = PrivateQueueIdentifier
+
+    def encode(self, rel: int = 0) -> bytes:
+        return guid_to_bytes(self.SourceQueueManager) + struct.pack("<I", self.PrivateQueueIdentifier)
+
+    def to_dict(self) -> dict:
+        return {"SourceQueueManager": str(self.SourceQueueManager),
+                "PrivateQueueIdentifier": self.PrivateQueueIdentifier}
+
+    def __eq__(self, o):
+        return type(o) is type(self) and o.to_dict() == self.to_dict()
+
+
+class DirectQueueFormatName:
+    """[MS-MQMQ] 2.2.18.1.5.2: Count (bytes, including the terminating null)
+    and a null-terminated UTF-16LE direct format name, padded to a 4-byte
+    boundary relative to the start of the containing header.  The raw name
+    bytes and the padding bytes are kept for exact re-encoding."""
+
+    NAME = "DirectQueueFormatName"
+
+    def __init__(self, DirectFormatName: str, *, Count: int | None = None, raw: bytes | None = None,
+                 Padding: bytes | None = None):
+        self.DirectFormatName = DirectFormatName
+        self.raw = raw                  # Count bytes as received (None: encode DirectFormatName)
+        self.Count = Count              # None: computed
+        self.Padding = Padding          # None: zero bytes as needed
+
+    def name_bytes(self) -> bytes:
+        if self.raw is not None:
+            return self.raw
+        return self.DirectFormatName.encode("utf-16-le", "surrogatepass") + b"\0\0"
+
+    def encode(self, rel: int = 0) -> bytes:
+        """``rel``: offset of this field from the start of its header."""
+        name = self.name_bytes()
+        count = len(name) if self.Count is None else self.Count
+        if count != len(name):
+            raise EncodeError(self.NAME, "Count", "Count %d but the name has %d bytes" % (count, len(name)))
+        if count > 0xFFFF:
+            raise EncodeError(self.NAME, "Count", "name of %d bytes does not fit in 16 bits" % count)
+        body = struct.pack("<H", count) + name
+        need = (-(rel + len(body))) % 4
+        pad = b"\0" * need if self.Padding is None else self.Padding
+        if len(pad) != need:
+            raise EncodeError(self.NAME, "Padding", "%d padding bytes needed, %d given" % (need, len(pad)))
+        return body + pad
+
+    def to_dict(self) -> dict:
+        return {"Count": len(self.name_bytes()) if self.Count is None else self.Count,
+                "DirectFormatName": self.DirectFormatName,
+                "Padding": self.Padding if self.Padding is not None else b""}
+
+    def __eq__(self, o):
+        return (type(o) is type(self) and o.DirectFormatName == self.DirectFormatName
+                and o.name_bytes() == self.name_bytes())
+
+
+_QUEUE_KINDS = {
+    "PrivateQueueFormatNameId": PrivateQueueFormatNameId,
+    "PublicQueueFormatName": PublicQueueFormatName,
+    "PrivateQueueFormatName": PrivateQueueFormatName,
+    "DirectQueueFormatName": DirectQueueFormatName,
+}
+
+
+def _decode_queue(kind: str, data, pos: int, hdr_start: int, end: int, structure: str, field: str,
+                  p: Problems):
+    """Decode one queue format type of the given kind at ``pos``."""
+    avail = end - pos
+    if kind == "PrivateQueueFormatNameId":
+        if avail < 4:
+            raise DecodeError(structure, field, pos, "PrivateQueueFormatNameId needs 4 bytes, %d remain"
+                              % max(avail, 0))
+        return PrivateQueueFormatNameId(struct.unpack_from("<I", data, pos)[0]), pos + 4
+    if kind == "PublicQueueFormatName":
+        if avail < 16:
+            raise DecodeError(structure, field, pos, "PublicQueueFormatName needs 16 bytes, %d remain"
+                              % max(avail, 0))
+        return PublicQueueFormatName(guid_from_bytes(data[pos:pos + 16])), pos + 16
+    if kind == "PrivateQueueFormatName":
+        if avail < 20:
+            raise DecodeError(structure, field, pos, "PrivateQueueFormatName needs 20 bytes, %d remain"
+                              % max(avail, 0))
+        return (PrivateQueueFormatName(guid_from_bytes(data[pos:pos + 16]),
+                                       struct.unpack_from("<I", data, pos + 16)[0]), pos + 20)
+    # DirectQueueFormatName
+    if avail < 2:
+        raise DecodeError(structure, field, pos, "DirectQueueFormatName.Count needs 2 bytes, %d remain"
+                          % max(avail, 0))
+    count = struct.unpack_from("<H", data, pos)[0]
+    name_at = pos + 2
+    if count > end - name_at:
+        raise DecodeError(structure, field, pos, "DirectQueueFormatName.Count %d runs past the packet "
+                          "(%d bytes remain)" % (count, end - name_at))
+    if count < 2 or count % 2:
+        raise DecodeError(structure, field, pos, "DirectQueueFormatName.Count %d is not a whole "
+                          "null-terminated WCHAR string" % count)
+    raw = bytes(data[name_at:name_at + count])
+    if raw[-2:] != b"\0\0":
+        p.error(structure, field, name_at + count - 2, "DirectFormatName is not null-terminated")
+        text = raw.decode("utf-16-le", "surrogatepass")
+    else:
+        text = raw[:-2].decode("utf-16-le", "surrogatepass")
+    stop = name_at + count
+    need = (-(stop - hdr_start)) % 4
+    if need > end - stop:
+        raise DecodeError(structure, field, stop, "padding of %d bytes runs past the packet" % need)
+    pad = bytes(data[stop:stop + need])
+    return DirectQueueFormatName(text, Count=count, raw=raw, Padding=pad), stop + need
+
+
+def _fmt_guid(g: uuid.UUID) -> str:
+    return str(g)
+
+
+def render_format_name(q, *, host: uuid.UUID | None = None) -> str | None:
+    """A [MS-MQMQ] 2.1 format name string for a queue field; ``host`` is the
+    queue manager GUID a PrivateQueueFormatNameId is relative to."""
+    fn = None
+    try:  # the FormatName class of formatname.py when present
+        from . import formatname as _fnmod  # type: ignore
+        fn = getattr(_fnmod, "FormatName", None)
+    except Exception:
+        fn = None
+    try:
+        if isinstance(q, PublicQueueFormatName):
+            return str(fn.public(q.PublicQueueIdentifier)) if fn else "PUBLIC=" + _fmt_guid(q.PublicQueueIdentifier)
+        if isinstance(q, PrivateQueueFormatName):
+            if fn:
+                return str(fn.private(q.SourceQueueManager, q.PrivateQueueIdentifier))
+            return "PRIVATE=%s\\%08x" % (_fmt_guid(q.SourceQueueManager), q.PrivateQueueIdentifier)
+        if isinstance(q, PrivateQueueFormatNameId):
+            if host is None:
+                return None
+            if fn:
+                return str(fn.private(host, q.PrivateQueueIdentifier))
+            return "PRIVATE=%s\\%08x" % (_fmt_guid(host), q.PrivateQueueIdentifier)
+        if isinstance(q, DirectQueueFormatName):
+            return str(fn.direct(q.DirectFormatName)) if fn else "DIRECT=" + q.DirectFormatName
+    except Exception:  # rendering is presentation only; never fail a decode on it
+        pass
+    if isinstance(q, DirectQueueFormatName):
+        return "DIRECT=" + q.DirectFormatName
+    return None
+
+
+# --------------------------------------------------------------------------- UserHeader
+
+
+class UserHeader:
+    """[MS-MQMQ] 2.2.19.2."""
+
+    STRUCTURE = "UserHeader"
+
+    def __init__(self, *, SourceQueueManager: uuid.UUID = GUID_ZERO,
+                 QueueManagerAddress: uuid.UUID = GUID_ZERO, TimeToBeReceived: int = C.INFINITE,
+                 SentTime: int = 0, MessageID: int = 0, Flags: UserFlags | int | None = None,
+                 DestinationQueue=None, AdminQueue=None, ResponseQueue=None,
+                 ConnectorType: uuid.UUID | None = None):
+        self.SourceQueueManager = SourceQueueManager
+        self.QueueManagerAddress = QueueManagerAddress
+        self.TimeToBeReceived = TimeToBeReceived
+        self.SentTime = SentTime
+        self.MessageID = MessageID
+        if Flags is None:
+            Flags = UserFlags(MP=1)
+        self.Flags = Flags if isinstance(Flags, UserFlags) else UserFlags(Flags)
+        self.DestinationQueue = DestinationQueue
+        self.AdminQueue = AdminQueue
+        self.ResponseQueue = ResponseQueue
+        self.ConnectorType = ConnectorType
+
+    # ------------------------------------------------------------------ decode
+    @classmethod
+    def decode(cls, data, offset, end=None, *, lenient=False, warnings=None):
+        p = Problems(lenient, warnings)
+        end = len(data) if end is None else end
+        if end - offset < FIXED_SIZE:
+            v_fields = ("SourceQueueManager", 0), ("QueueManagerAddress", 16), ("TimeToBeReceived", 32), \
+                       ("SentTime", 36), ("MessageID", 40), ("Flags", 44)
+            name, rel = [f for f in v_fields if f[1] <= max(end - offset, 0)][-1]
+            raise DecodeError(cls.STRUCTURE, name, offset + rel,
+                              "truncated: 48 fixed bytes needed, %d inside the packet" % max(end - offset, 0))
+        v = parse_at(UserHeaderFixedStruct, data, offset, cls.STRUCTURE)
+        flags = UserFlags(v.Flags)
+        flags_at = offset + 44
+        h = cls(SourceQueueManager=guid_from_bytes(v.SourceQueueManager),
+                QueueManagerAddress=guid_from_bytes(v.QueueManagerAddress),
+                TimeToBeReceived=v.TimeToBeReceived, SentTime=v.SentTime, MessageID=v.MessageID,
+                Flags=flags)
+        # contradictions and ranges the layout does not depend on
+        if flags.RC > C.MAX_ROUTING_COUNT:
+            p.note(cls.STRUCTURE, "Flags", flags_at, "RC %d outside the valid range 0..29" % flags.RC)
+        if flags.DM not in (0, 1):
+            p.note(cls.STRUCTURE, "Flags", flags_at, "DM %d is neither express (0) nor recoverable (1)"
+                   % flags.DM)
+        if flags.TH and flags.DM == 0:
+            p.error(cls.STRUCTURE, "Flags", flags_at,
+                    "TH (TransactionHeader) is set but DM is 0: a transactional message MUST be recoverable")
+        if not flags.MP:
+            p.error(cls.STRUCTURE, "Flags", flags_at, "MP is clear: a MessagePropertiesHeader MUST "
+                    "always be present")
+        pos = offset + FIXED_SIZE
+        for field, tables, sel in (("DestinationQueue", C.DQ_TYPES, "DQ"), ("AdminQueue", C.AQ_TYPES, "AQ"),
+                                   ("ResponseQueue", C.RQ_TYPES, "RQ")):
+            t = flags.get(sel)
+            if t not in tables:
+                raise DecodeError(cls.STRUCTURE, "Flags", flags_at,
+                                  "%s 0x%X is not a valid queue format type for %s (valid: %s)"
+                                  % (sel, t, field, ", ".join("0x%X" % k for k in tables)))
+            kind = tables[t][1]
+            if kind is None:
+                continue
+            q, pos = _decode_queue(kind, data, pos, offset, end, cls.STRUCTURE, field, p)
+            setattr(h, field, q)
+        if flags.CQ:
+            if end - pos < 16:
+                raise DecodeError(cls.STRUCTURE, "ConnectorType", pos,
+                                  "Flags.CQ announces a 16-byte ConnectorType but %d bytes remain"
+                                  % max(end - pos, 0))
+            h.ConnectorType = guid_from_bytes(data[pos:pos + 16])
+            pos += 16
+        if flags.get("DQ") in (3, 5) and h.QueueManagerAddress == GUID_ZERO:
+            p.note(cls.STRUCTURE, "QueueManagerAddress", offset + 16,
+                   "DQ is 0x%X but QueueManagerAddress is the NULL GUID" % flags.get("DQ"))
+        return h, pos
+
+    # ------------------------------------------------------------------ encode
+    def encode(self) -> bytes:
+        f = self.Flags
+        out = bytearray(build(UserHeaderFixedStruct, dict(
+            SourceQueueManager=guid_to_bytes(self.SourceQueueManager),
+            QueueManagerAddress=guid_to_bytes(self.QueueManagerAddress),
+            TimeToBeReceived=self.TimeToBeReceived, SentTime=self.SentTime, MessageID=self.MessageID,
+            Flags=int(f)), self.STRUCTURE))
+        for field, tables, sel in (("DestinationQueue", C.DQ_TYPES, "DQ"), ("AdminQueue", C.AQ_TYPES, "AQ"),
+                                   ("ResponseQueue", C.RQ_TYPES, "RQ")):
+            t = f.get(sel)
+            if t not in tables:
+                raise EncodeError(self.STRUCTURE, "Flags", "%s 0x%X is not a valid queue format type" % (sel, t))
+            kind = tables[t][1]
+            q = getattr(self, field)
+            if kind is None:
+                if q is not None:
+                    raise EncodeError(self.STRUCTURE, field, "Flags.%s 0x%X has no %s field" % (sel, t, field))
+                continue
+            if q is None or q.NAME != kind:
+                raise EncodeError(self.STRUCTURE, field, "Flags.%s 0x%X needs a %s" % (sel, t, kind))
+            out += q.encode(len(out))
+        if f.CQ:
+            if self.ConnectorType is None:
+                raise EncodeError(self.STRUCTURE, "ConnectorType", "Flags.CQ is set but ConnectorType is None")
+            out += guid_to_bytes(self.ConnectorType)
+        elif self.ConnectorType is not None:
+            raise EncodeError(self.STRUCTURE, "ConnectorType", "ConnectorType given but Flags.CQ is clear")
+        return bytes(out)
+
+    # ------------------------------------------------------------------ presentation
+    def _host_for(self, field: str) -> uuid.UUID | None:
+        sel = {"DestinationQueue": "DQ", "AdminQueue": "AQ", "ResponseQueue": "RQ"}[field]
+        t = self.Flags.get(sel)
+        if t == 2:
+            return self.SourceQueueManager
+        if t == 3:
+            return self.QueueManagerAddress
+        if t == 4:  # RQ: same host as the administration queue
+            aq = self.AdminQueue
+            if isinstance(aq, PrivateQueueFormatName):
+                return aq.SourceQueueManager
+            if isinstance(aq, PrivateQueueFormatNameId):
+                return self._host_for("AdminQueue")
+        return None
+
+    def format_name(self, field: str) -> str | None:
+        """The format name string of DestinationQueue, AdminQueue or ResponseQueue."""
+        if field == "ResponseQueue" and self.Flags.RQ == 1:
+            return self.format_name("AdminQueue")
+        q = getattr(self, field)
+        if q is None:
+            return None
+        return render_format_name(q, host=self._host_for(field))
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {
+            "SourceQueueManager": str(self.SourceQueueManager),
+            "QueueManagerAddress": str(self.QueueManagerAddress),
+            "TimeToBeReceived": self.TimeToBeReceived,
+            "SentTime": self.SentTime,
+            "MessageID": self.MessageID,
+            "Flags": self.Flags.to_dict(),
+        }
+        for field, tables, sel in (("DestinationQueue", C.DQ_TYPES, "DQ"), ("AdminQueue", C.AQ_TYPES, "AQ"),
+                                   ("ResponseQueue", C.RQ_TYPES, "RQ")):
+            t = self.Flags.get(sel)
+            q = getattr(self, field)
+            if q is None and t != 1:
+                continue
+            entry: dict[str, Any] = {"QueueType": tables.get(t, ("invalid", None))[0]}
+            if q is not None:
+                entry[q.NAME] = q.to_dict()
+            fn = self.format_name(field)
+            if fn is not None:
+                entry["FormatName"] = fn
+            d[field] = entry
+        if self.ConnectorType is not None:
+            d["ConnectorType"] = str(self.ConnectorType)
+        return d
