@@ -3,3 +3,22 @@
 Shared file: each module's owner adds its own import lines below.
 """
 from .constants import ENCODING_BIG, ENCODING_LITTLE  # noqa: F401
+from ..errors import DecodeError  # noqa: F401
+from .message import MQMessage, decode_message, decode_message_at, encode_message  # noqa: F401
+from .headers import MQMD, MQMDE, MQXQH, MQDLH, MQRFH2, MQRFH, decode_md  # noqa: F401
+from .pcf import PcfMessage, PcfParameter, decode_pcf_at  # noqa: F401
+from .traceroute import TraceRouteView, trace_route_view  # noqa: F401
+
+
+def decode_pcf(data, *, encoding=None, ccsid=None, lenient=False):
+    """A PCF body (MQCFH or MQEPH first): see :mod:`mqcodec.ibmmq.pcf`."""
+    from .pcf import decode_pcf as _decode_pcf
+
+    return _decode_pcf(data, encoding=encoding, ccsid=ccsid, lenient=lenient)
+
+
+def encode_pcf(msg):
+    """Bytes of a PcfMessage: see :mod:`mqcodec.ibmmq.pcf`."""
+    from .pcf import encode_pcf as _encode_pcf
+
+    return _encode_pcf(msg)
