@@ -47,6 +47,52 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
+    import json
+
+    from .pcap2parquet import ConvertOptions, convert
+
+    if args.engine != "local":
+        from .spark import pipeline as spark_pipeline  # the Spark engine lives in mqcodec.spark
+
+        report = spark_pipeline.convert(args.inputs, args.output, master=args.master, raw=args.raw,
+                                        mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port))
+    else:
+        opts = ConvertOptions(mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port), raw=args.raw,
+                              chunk_messages=args.chunk)
+        report = convert(args.inputs, args.output, opts, progress=sys.stderr.isatty())
+    print(json.dumps(report if args.verbose else {k: v for k, v in report.items() if k != "captures"}, indent=2))
+    return 0
+
+
+def _cmd_route(args: argparse.Namespace) -> int:
+    from .ibmmq.route import build_route, load_route_inputs, render_dot, render_image, render_text
+
+    try:
+        route = build_route(load_route_inputs(_read(f) for f in args.files))
+    except ValueError as exc:
+        if isinstance(exc, DecodeError):
+            raise
+        print("mqcodec: %s" % exc, file=sys.stderr)
+        return EXIT_DECODE_ERROR
+    if args.format == "text":
+        out = render_text(route).encode() + b"\n"
+    elif args.format == "dot":
+        out = render_dot(route).encode() + b"\n"
+    else:
+        try:
+            out = render_image(render_dot(route), args.format)
+        except RuntimeError as exc:
+            print("mqcodec: %s" % exc, file=sys.stderr)
+            return EXIT_USAGE
+    if args.output:
+        with open(args.output, "wb") as f:
+            f.write(out)
+    else:
+        sys.stdout.buffer.write(out)
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run
 
@@ -70,6 +116,24 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("file", help="input file, or - for standard input")
     d.set_defaults(func=_cmd_decode)
 
+    r = sub.add_parser("route", help="show the route of a trace-route message, reply or activity reports")
+    r.add_argument("files", nargs="+", help="MQ messages (MQMD first) or PCF bodies")
+    r.add_argument("--format", choices=("text", "dot", "svg", "png"), default="text")
+    r.add_argument("-o", "--output", help="write to this file instead of standard output")
+    r.set_defaults(func=_cmd_route)
+
+    c = sub.add_parser("pcap2parquet", help="convert pcap/pcapng captures to Parquet tables")
+    c.add_argument("inputs", nargs="+", help="capture files (pcap, pcapng, optionally gzip-compressed)")
+    c.add_argument("-o", "--output", required=True, help="output folder (messages.parquet, pcf_parameters.parquet)")
+    c.add_argument("--engine", choices=("local", "spark"), default="local")
+    c.add_argument("--master", default="local[*]", help="Spark master URL for --engine spark")
+    c.add_argument("--raw", action="store_true", help="keep every message's bytes (error rows always keep them)")
+    c.add_argument("--mq-port", type=int, action="append", default=None, help="IBM MQ TCP port (default 1414)")
+    c.add_argument("--msmq-port", type=int, action="append", default=None, help="MSMQ TCP port (default 1801)")
+    c.add_argument("--chunk", type=int, default=20000, help="messages decoded and written per row group")
+    c.add_argument("-v", "--verbose", action="store_true", help="include per-capture frame statistics")
+    c.set_defaults(func=_cmd_pcap2parquet)
+
     m = sub.add_parser("demo", help="run the main job on the embedded default (the shared test vectors)")
     m.add_argument("--shared", default="../shared", help="folder holding vectors/ (default ../shared)")
     m.add_argument("-v", "--verbose", action="store_true", help="print every decoded tree")
@@ -80,6 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "command", None) == "pcap2parquet":
+        args.mq_port = args.mq_port or [1414]
+        args.msmq_port = args.msmq_port or [1801]
     try:
         return args.func(args)
     except DecodeError as exc:

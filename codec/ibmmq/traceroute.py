@@ -358,3 +358,13 @@ def trace_route_view(message: PcfMessage) -> TraceRouteView | None:
     else:
         tr = next((a.TraceRoute for a in acts if a.TraceRoute is not None), None)
     return TraceRouteView(message, kind, tr, acts, extra)
+
+
+# The processing rules (seed 004) live in traceroute_rules; they are
+# re-exported here so that ``mqcodec.ibmmq.traceroute.forwarding_decision``
+# and friends sit beside the view they act on.
+from .traceroute_rules import (  # noqa: E402,F401
+    ActivityOutcome, Disposition, ForwardingDecision, PerformedActivity, QueueManagerProfile,
+    TraceRouteState, activity_report, apply_activity, forwarding_decision, new_trace_route_message,
+    record_discontinuity, trace_route_reply,
+)
