@@ -20,3 +20,5 @@ from .optional_headers import (OPTIONAL_HEADER_ORDER, CompoundMessageHeader, Deb
                                EodAckHeader, EodHeader, ExtendedAddressHeader, ExtensionHeader, FinalAckBody,
                                OrderAckBody, RemoteReadExtensions, SecurityHeader, SoapHeader,
                                SRMPEnvelopeHeader, SubqueueHeader, TransactionHeader)
+from .framing import (MSMQStreamFramer, FramingError, Resynchronised, frame_packets, simulate_session)
+from .framing import Packet as FramedPacket

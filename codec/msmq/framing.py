@@ -1,0 +1,806 @@
+"""MSMQ stream framing: reassembled TCP (port 1801) bytes in, packets out.
+
+I/O-free, in the style of h11: :meth:`MSMQStreamFramer.feed` takes the bytes
+of one direction of a protocol session, :meth:`~MSMQStreamFramer.gap` says
+that bytes were not captured, :meth:`~MSMQStreamFramer.close` that the
+direction ended; :meth:`~MSMQStreamFramer.next_event` (or iteration) returns
+typed events:
+
+* :class:`Packet` -- one whole packet (``data``), with its stream ``offset``
+  and a ``kind`` decided from the BaseHeader / InternalHeader without a full
+  decode (the full decode is the caller's: ``mqcodec.msmq.decode_packet``);
+* :class:`FramingError` -- stream bytes that are not (all of) a packet, kept in
+  ``raw``: nothing is dropped silently;
+* :class:`Resynchronised` -- framing found a packet again after garbage or a
+  gap;
+* the sentinels :data:`NEED_DATA` (feed more) and :data:`CLOSED` (nothing
+  more will come).
+
+Every byte of the stream ends up in exactly one ``Packet.data`` or
+``FramingError.raw``, or in a gap.
+
+Framing rules ([MS-MQMQ] 2.2.19.1, [MS-MQQB] 2.1.1, 3.1.5.1.2)
+---------------------------------------------------------------
+A packet starts with the 16-byte BaseHeader::
+
+    offset 0  VersionNumber     1 byte   MUST be 0x10
+    offset 1  Reserved          1 byte
+    offset 2  Flags             2 bytes  PR(3) IN SH DH ...
+    offset 4  Signature         4 bytes  0x524F494C, "LIOR" on the wire
+    offset 8  PacketSize        4 bytes  16 .. 0x00400000
+    offset 12 TimeToReachQueue  4 bytes
+
+* A bad VersionNumber or Signature, or a PacketSize outside 16..0x00400000, is
+  an error; it is detected from the 16 header bytes alone, before anything is
+  buffered for the claimed size.
+* PacketSize "MUST NOT include the SessionHeader size": a UserMessage (IN
+  clear) with Flags.SH set is followed by a 16-byte SessionHeader outside
+  PacketSize.  An internal packet with SH set and PacketSize 20 (a SessionAck
+  Packet read literally) is followed by its SessionHeader too; with PacketSize
+  36 (what the 4.1.8 example and Windows send) the SessionHeader is counted.
+  See :func:`framed_length`.
+* Resynchronisation (after garbage or a gap) scans for the next position where
+  VersionNumber is 0x10, Signature is "LIOR", PacketSize is in range and, when
+  Flags.IN is set, PacketSize is at least 20 (BaseHeader + InternalHeader).
+* A gap inside a packet whose BaseHeader was read makes that packet a
+  FramingError (the bytes before the gap, then the bytes after it up to the
+  packet's end); framing continues at the packet's end, which PacketSize gives.
+
+Session state (per direction)
+-----------------------------
+The rules, as a table (``_TRANSITIONS``)::
+
+    Initial                   --EstablishConnection-->  EstablishConnectionSeen
+    EstablishConnectionSeen   --ConnectionParameters-->  ConnectionParametersSeen
+    ConnectionParametersSeen  --any other packet----->  Established
+    any state                 --EstablishConnection / ConnectionParameters
+                                with InternalHeader.Flags.CS (refused)--> Refused
+
+A packet outside this order is still framed; its ``note`` says why it is
+unexpected (e.g. a UserMessage before the session is established).  A framer
+that starts in the middle of a connection (``state="Unknown"``) makes no
+notes until it sees an EstablishConnection Packet.
+"""
+from __future__ import annotations
+
+import random
+import struct
+import uuid
+from collections import deque
+from typing import Iterator, NamedTuple, Union
+
+from ..errors import DecodeError, EncodeError
+from . import constants as C
+
+__all__ = [
+    "MSMQStreamFramer", "Packet", "FramingError", "Resynchronised", "Incomplete",
+    "NEED_DATA", "CLOSED", "framed_length", "packet_kind", "check_base_header",
+    "decode_ping", "frame_packets", "simulate_session", "SimulatedSession",
+    "STATES", "CaptureFramer", "CapturedEvent", "frame_datagram",
+]
+
+
+# ====================================================================== events
+
+
+class _Sentinel(type):
+    def __repr__(cls) -> str:
+        return cls.__name__
+
+
+class NEED_DATA(metaclass=_Sentinel):
+    """next_event(): nothing more can be framed until more bytes are fed."""
+
+
+class CLOSED(metaclass=_Sentinel):
+    """next_event(): the stream was closed and every event has been returned."""
+
+
+class Packet(NamedTuple):
+    """One whole packet of the stream."""
+
+    offset: int            # stream offset of the BaseHeader
+    length: int            # len(data): PacketSize, plus the SessionHeader outside it
+    data: bytes            # the packet's bytes, for decode_packet
+    kind: str              # EstablishConnection, ConnectionParameters, SessionAck,
+                           # OrderAck, FinalAck, UserMessage, Internal (unknown PT)
+    state: str = "Initial"  # session state of this direction after the packet
+    note: str = ""         # why the packet is unexpected in the session state ("" if not)
+
+
+class FramingError(NamedTuple):
+    """Stream bytes that are not a (whole) packet.  ``offset`` is the stream
+    offset of ``raw[0]`` (of the structure when ``raw`` is empty); structure,
+    field and reason as in :class:`~mqcodec.errors.DecodeError`."""
+
+    offset: int
+    structure: str
+    field: str
+    reason: str
+    raw: bytes
+
+    def to_decode_error(self) -> DecodeError:
+        return DecodeError(self.structure, self.field, self.offset, self.reason)
+
+    def to_dict(self) -> dict:
+        return {"offset": self.offset, "structure": self.structure, "field": self.field,
+                "reason": self.reason, "length": len(self.raw)}
+
+
+class Resynchronised(NamedTuple):
+    """A packet was found again at ``offset`` after ``skipped`` stream bytes
+    (garbage already reported as FramingError, plus gap bytes) that were not
+    framed."""
+
+    offset: int
+    skipped: int
+
+
+class Incomplete(NamedTuple):
+    """:attr:`MSMQStreamFramer.incomplete`: the packet waiting for more bytes."""
+
+    offset: int
+    kind: str
+    length: int            # bytes the packet needs (framed_length)
+    have: int              # bytes present
+
+
+Event = Union[Packet, FramingError, Resynchronised, type]
+
+STATES = ("Unknown", "Initial", "EstablishConnectionSeen", "ConnectionParametersSeen", "Established", "Refused")
+_SETUP = ("EstablishConnection", "ConnectionParameters")
+_TRANSITIONS = {
+    ("Initial", "EstablishConnection"): "EstablishConnectionSeen",
+    ("Unknown", "EstablishConnection"): "EstablishConnectionSeen",
+    ("EstablishConnectionSeen", "ConnectionParameters"): "ConnectionParametersSeen",
+}
+
+# ====================================================================== header rules
+
+_BASE = struct.Struct("<BBHII")          # VersionNumber Reserved Flags Signature PacketSize
+_IN = 1 << C.BASE_FLAGS["IN"][0]
+_SH = 1 << C.BASE_FLAGS["SH"][0]
+_SIG = C.BASE_SIGNATURE_BYTES
+_HDR = C.BASE_HEADER_SIZE
+_INTERNAL_MIN = _HDR + 4
+_CS = 1 << C.INTERNAL_FLAGS["CS"][0]
+_ORDER_QUEUE_UTF16 = "order_queue$".encode("utf-16-le")
+
+
+def framed_length(flags: int, packet_size: int) -> int:
+    """Bytes a packet occupies in the stream, from its BaseHeader Flags and
+    PacketSize: PacketSize, plus the 16-byte SessionHeader when Flags.SH is
+    set and PacketSize does not count it (any UserMessage; an internal packet
+    of PacketSize 20)."""
+    if flags & _SH:
+        if not flags & _IN:
+            return packet_size + C.SESSION_HEADER_SIZE
+        if packet_size == _INTERNAL_MIN:
+            return packet_size + C.SESSION_HEADER_SIZE
+    return packet_size
+
+
+def check_base_header(data, offset: int = 0) -> tuple[str, str, int] | None:
+    """Check the BaseHeader bytes present at ``data[offset:]`` (fewer than 16
+    are checked as far as they go).  Returns None when they can start a
+    packet, else (field, reason, field offset relative to ``offset``)."""
+    n = len(data) - offset
+    if n >= 1 and data[offset] != C.BASE_VERSION:
+        return "VersionNumber", "VersionNumber 0x%02X, MUST be 0x10" % data[offset], 0
+    if n > 4:
+        got = bytes(data[offset + 4:offset + min(n, 8)])
+        if got != _SIG[:len(got)]:
+            return "Signature", "Signature %r, MUST be 0x524F494C ('LIOR')" % got, 4
+    if n >= _HDR:
+        _v, _r, flags, _s, size = _BASE.unpack_from(data, offset)
+        if size < _HDR or size > C.MAX_PACKET_SIZE:
+            return "PacketSize", "PacketSize %d outside the valid range 16..%d" % (size, C.MAX_PACKET_SIZE), 8
+        if flags & _IN and size < _INTERNAL_MIN:
+            return ("PacketSize", "PacketSize %d: an internal packet (Flags.IN) holds at least the 16-byte "
+                    "BaseHeader and the 4-byte InternalHeader" % size, 8)
+    return None
+
+
+def packet_kind(data) -> str:
+    """The packet type of a whole packet ([MS-MQQB] 3.1.5.1.1), decided from
+    the BaseHeader and InternalHeader.  A UserMessage whose BaseHeader.Flags
+    are all 0 and whose DestinationQueue may be order_queue$ is decoded
+    (leniently) to tell an OrderAck or FinalAck Packet from a UserMessage."""
+    if len(data) < _HDR:
+        return "Unknown"
+    flags = data[2] | data[3] << 8
+    if flags & _IN:
+        if len(data) < _INTERNAL_MIN:
+            return "Internal"
+        return C.PACKET_TYPES.get((data[18] | data[19] << 8) & 0xF, "Internal")
+    if flags == 0 and _may_be_order_ack(data):
+        try:
+            from .packet import decode_packet
+            kind = decode_packet(bytes(data), lenient=True).kind
+        except Exception:  # noqa: BLE001 - classification only; the caller's decode reports errors
+            return "UserMessage"
+        if kind in ("OrderAck", "FinalAck"):
+            return kind
+    return "UserMessage"
+
+
+def _prefix_kind(buf, pos: int) -> str:
+    """The kind of a packet of which only a prefix is present (no decode)."""
+    flags = buf[pos + 2] | buf[pos + 3] << 8
+    if not flags & _IN:
+        return "UserMessage"
+    if len(buf) - pos < _INTERNAL_MIN:
+        return "Internal"
+    return C.PACKET_TYPES.get((buf[pos + 18] | buf[pos + 19] << 8) & 0xF, "Internal")
+
+
+def _may_be_order_ack(data) -> bool:
+    # UserHeader (offset 16): 48 fixed bytes, Flags at 16+44, DestinationQueue at 64
+    if len(data) < 68:
+        return False
+    uflags = struct.unpack_from("<I", data, 60)[0]
+    dq = (uflags >> C.USER_FLAGS["DQ"][0]) & 0x7
+    if dq == 3:
+        return struct.unpack_from("<I", data, 64)[0] == C.ORDER_QUEUE_ID
+    if dq == 7:
+        count = data[64] | data[65] << 8
+        name = bytes(data[66:66 + count]).lower()
+        return _ORDER_QUEUE_UTF16 in name
+    return False
+
+
+# ====================================================================== the framer
+
+_SYNC, _TAIL, _SCAN = "sync", "tail", "scan"
+#: garbage accumulated while scanning is reported in chunks of at most this size
+SCAN_CHUNK = 1 << 20
+_COMPACT_AT = 1 << 16
+
+
+class MSMQStreamFramer:
+    """Frames one direction of an MSMQ protocol session.
+
+    ``offset``: stream offset of the first byte that will be fed (0 for a
+    stream whose start was captured).  ``synchronised=False``: the first byte
+    fed is not known to start a packet (capture started mid-connection): scan
+    for the first packet.  ``state``: initial session state ("Initial", or
+    "Unknown" for a mid-stream start, the default when not synchronised).
+    """
+
+    def __init__(self, *, offset: int = 0, synchronised: bool = True, state: str | None = None):
+        if state is None:
+            state = "Initial" if synchronised else "Unknown"
+        if state not in STATES:
+            raise ValueError("state must be one of %s" % ", ".join(STATES))
+        self.state = state
+        self._buf = bytearray()
+        self._buf_off = int(offset)     # stream offset of _buf[0]
+        self._pos = 0                   # index in _buf of the first byte not yet reported
+        self._events: deque = deque()
+        self._closed = False
+        self._mode = _SYNC
+        # scan mode
+        self._scan = 0                  # index in _buf from which candidates are still undecided
+        self._lost_at = self._buf_off   # stream offset where synchronisation was lost
+        self._problem = ("", "", "")    # structure, field, reason of the garbage's first byte
+        # tail mode: bytes up to _tail_end (stream offset) belong to a packet broken by a gap
+        self._tail_end = 0
+        self._tail_of = 0
+        if not synchronised:
+            self._enter_scan(0, self._buf_off, ("BaseHeader", "",
+                                                "bytes before the first packet (mid-stream start)"))
+        #: counts for a converter's summary
+        self.stats = {"packets": 0, "errors": 0, "resynchronised": 0, "gap_bytes": 0, "bytes": 0}
+
+    # ------------------------------------------------------------------ input
+    def feed(self, data) -> None:
+        """Append in-order stream bytes."""
+        if self._closed:
+            raise RuntimeError("feed() after close()")
+        if data:
+            self._buf += data
+            self.stats["bytes"] += len(data)
+
+    def gap(self, nbytes: int) -> None:
+        """``nbytes`` stream bytes after everything fed so far were not captured."""
+        if self._closed:
+            raise RuntimeError("gap() after close()")
+        nbytes = int(nbytes)
+        if nbytes < 0:
+            raise ValueError("gap of %d bytes" % nbytes)
+        if nbytes == 0:
+            return
+        self.stats["gap_bytes"] += nbytes
+        self._run()                     # frame what is already here
+        here = self._buf_off + len(self._buf)   # stream offset of the first missing byte
+        after = here + nbytes
+        mode = self._mode
+        if mode == _SYNC:
+            avail = len(self._buf) - self._pos
+            start = self._off(self._pos)
+            if avail == 0:
+                self._reset(after)
+                self._enter_scan(0, start, ("BaseHeader", "", "bytes after a gap of %d bytes at %d"
+                                            % (nbytes, here)))
+            elif avail < _HDR:
+                self._error(self._pos, len(self._buf), "BaseHeader", "",
+                            "%d bytes of a BaseHeader, then a gap of %d bytes" % (avail, nbytes))
+                self._reset(after)
+                self._enter_scan(0, start, ("BaseHeader", "", "bytes after a gap of %d bytes at %d"
+                                            % (nbytes, here)))
+            else:
+                _v, _r, flags, _s, size = _BASE.unpack_from(self._buf, self._pos)
+                total = framed_length(flags, size)
+                kind = _prefix_kind(self._buf, self._pos)
+                self._error(self._pos, len(self._buf), "BaseHeader", "PacketSize",
+                            "gap of %d bytes at %d inside this %d-byte %s packet (%d bytes present before it)"
+                            % (nbytes, here, total, kind, avail))
+                self._after_broken_packet(start + total, start, here, after)
+        elif mode == _TAIL:
+            if self._pos < len(self._buf):
+                self._error(self._pos, len(self._buf), "BaseHeader", "PacketSize",
+                            "rest of the packet at %d, before another gap of %d bytes at %d"
+                            % (self._tail_of, nbytes, here))
+            self._after_broken_packet(self._tail_end, self._tail_of, here, after)
+        else:  # scanning
+            if self._pos < len(self._buf):
+                structure, field, reason = self._problem
+                self._error(self._pos, len(self._buf), structure, field,
+                            reason + "; no packet found before a gap of %d bytes at %d" % (nbytes, here))
+            self._problem = ("BaseHeader", "", "bytes after a gap of %d bytes at %d" % (nbytes, here))
+            self._reset(after)
+            self._scan = 0
+
+    def _after_broken_packet(self, end: int, start: int, here: int, after: int) -> None:
+        """A gap [here, after) hit the packet [start, end)."""
+        self._reset(after)
+        if after < end:
+            self._mode, self._tail_end, self._tail_of = _TAIL, end, start
+        elif after == end:
+            self._mode = _SYNC
+        else:
+            self._enter_scan(0, end, ("BaseHeader", "", "bytes after a gap of %d bytes at %d"
+                                      % (after - here, here)))
+
+    def close(self) -> None:
+        """The direction ended: what is left is reported by next_event()."""
+        self._closed = True
+
+    # ------------------------------------------------------------------ output
+    def next_event(self) -> Event:
+        """The next :class:`Packet`, :class:`FramingError` or
+        :class:`Resynchronised`, else :data:`NEED_DATA` or :data:`CLOSED`."""
+        if not self._events:
+            self._run()
+        if self._events:
+            return self._events.popleft()
+        return CLOSED if self._closed else NEED_DATA
+
+    def __iter__(self) -> Iterator:
+        """Events until NEED_DATA or CLOSED."""
+        while True:
+            ev = self.next_event()
+            if ev is NEED_DATA or ev is CLOSED:
+                return
+            yield ev
+
+    @property
+    def incomplete(self) -> Incomplete | None:
+        """The packet waiting for more bytes (its BaseHeader was read), if any."""
+        self._run()
+        if self._mode != _SYNC or self._closed:
+            return None
+        avail = len(self._buf) - self._pos
+        if avail < _HDR:
+            return None
+        _v, _r, flags, _s, size = _BASE.unpack_from(self._buf, self._pos)
+        total = framed_length(flags, size)
+        return Incomplete(self._off(self._pos), _prefix_kind(self._buf, self._pos), total, avail)
+
+    @property
+    def offset(self) -> int:
+        """Stream offset of the first byte not yet reported in an event."""
+        return self._off(self._pos)
+
+    @property
+    def end(self) -> int:
+        """Stream offset after the last byte fed (or gap declared)."""
+        return self._buf_off + len(self._buf)
+
+    # ------------------------------------------------------------------ machinery
+    def _off(self, index: int) -> int:
+        return self._buf_off + index
+
+    def _reset(self, stream_offset: int) -> None:
+        self._buf = bytearray()
+        self._buf_off = stream_offset
+        self._pos = 0
+
+    def _enter_scan(self, index: int, lost_at: int, problem: tuple[str, str, str]) -> None:
+        self._mode = _SCAN
+        self._scan = index
+        self._lost_at = lost_at
+        self._problem = problem
+
+    def _error(self, i: int, j: int, structure: str, field: str, reason: str) -> None:
+        self._events.append(FramingError(self._off(i), structure, field, reason, bytes(self._buf[i:j])))
+        self.stats["errors"] += 1
+        self._pos = j
+
+    def _compact(self) -> None:
+        if self._pos >= _COMPACT_AT and self._pos * 2 >= len(self._buf):
+            del self._buf[:self._pos]
+            self._buf_off += self._pos
+            self._scan = max(0, self._scan - self._pos)
+            self._pos = 0
+
+    def _run(self) -> None:
+        """Turn buffered bytes into events until more input is needed."""
+        while True:
+            self._compact()
+            if self._mode == _SYNC:
+                if not self._step_sync():
+                    return
+            elif self._mode == _TAIL:
+                if not self._step_tail():
+                    return
+            elif not self._step_scan():
+                return
+
+    def _step_tail(self) -> bool:
+        need = self._tail_end - self._off(self._pos)
+        avail = len(self._buf) - self._pos
+        if avail >= need:
+            self._error(self._pos, self._pos + need, "BaseHeader", "PacketSize",
+                        "rest of the packet at %d that a gap broke" % self._tail_of)
+            self._mode = _SYNC
+            return True
+        if self._closed:
+            if avail:
+                self._error(self._pos, len(self._buf), "BaseHeader", "PacketSize",
+                            "rest of the packet at %d that a gap broke; the stream ended %d bytes before "
+                            "its end" % (self._tail_of, need - avail))
+            return False
+        return False
+
+    def _step_sync(self) -> bool:
+        buf, pos = self._buf, self._pos
+        avail = len(buf) - pos
+        if avail == 0:
+            return False
+        bad = check_base_header(buf, pos)
+        if bad is not None:
+            field, reason, _rel = bad
+            self._enter_scan(pos + 1, self._off(pos), ("BaseHeader", field, reason))
+            return True
+        if avail < _HDR:
+            if self._closed:
+                self._error(pos, len(buf), "BaseHeader", "",
+                            "the stream ended after %d bytes of a 16-byte BaseHeader" % avail)
+            return False
+        _v, _r, flags, _s, size = _BASE.unpack_from(buf, pos)
+        total = framed_length(flags, size)
+        if avail < total:
+            if self._closed:
+                extra = " (PacketSize %d + the 16-byte SessionHeader)" % size if total != size else ""
+                self._error(pos, len(buf), "BaseHeader", "PacketSize",
+                            "truncated packet: %d bytes%s, the stream ended after %d"
+                            % (total, extra, avail))
+            return False
+        data = bytes(buf[pos:pos + total])
+        kind = packet_kind(data)
+        self._events.append(self._packet(self._off(pos), data, kind))
+        self._pos = pos + total
+        return True
+
+    def _step_scan(self) -> bool:
+        buf = self._buf
+        start = max(self._scan, self._pos)
+        while True:
+            j = buf.find(_SIG, start + 4)
+            if j < 0:
+                break
+            c = j - 4
+            if buf[c] == C.BASE_VERSION:
+                if len(buf) - c < _HDR:
+                    # cannot decide yet: wait for the rest of this header
+                    self._scan = c
+                    if self._closed:
+                        break
+                    return self._flush_garbage(c)
+                if check_base_header(buf, c) is None:
+                    self._found(c)
+                    return True
+            start = c + 1
+        # no candidate in [start, len - 8]; positions after that are undecided
+        self._scan = max(start, len(buf) - 7) if not self._closed else len(buf)
+        if self._closed:
+            if self._pos < len(buf):
+                structure, field, reason = self._problem
+                self._error(self._pos, len(buf), structure, field,
+                            reason + "; the stream ended before another packet")
+            self._mode = _SYNC
+            return False
+        return self._flush_garbage(self._scan)
+
+    def _flush_garbage(self, upto: int) -> bool:
+        """Report scanned garbage in chunks so that it is not all buffered."""
+        if upto - self._pos >= SCAN_CHUNK:
+            structure, field, reason = self._problem
+            self._error(self._pos, upto, structure, field, reason + "; still no packet")
+            self._problem = ("BaseHeader", "", "no packet signature")
+        return False
+
+    def _found(self, c: int) -> None:
+        if c > self._pos:
+            structure, field, reason = self._problem
+            self._error(self._pos, c, structure, field, reason)
+        found = self._off(c)
+        self._events.append(Resynchronised(found, found - self._lost_at))
+        self.stats["resynchronised"] += 1
+        self._pos = c
+        self._mode = _SYNC
+
+    def _packet(self, offset: int, data: bytes, kind: str) -> Packet:
+        self.stats["packets"] += 1
+        state, note = self.state, ""
+        new = _TRANSITIONS.get((state, kind))
+        refused = kind in _SETUP and len(data) >= _INTERNAL_MIN and (data[18] | data[19] << 8) & _CS
+        if refused:
+            new = "Refused"
+        if new is None:
+            if state == "ConnectionParametersSeen" and kind not in _SETUP:
+                new = "Established"
+            else:
+                new = state
+                if state != "Unknown":
+                    if kind in _SETUP:
+                        note = "%s Packet in session state %s" % (kind, state)
+                    elif state != "Established":
+                        note = "%s before the session is established (state %s)" % (kind, state)
+        if refused:
+            note = "%s Packet refuses the connection (InternalHeader.Flags.CS)" % kind
+        self.state = new
+        return Packet(offset, len(data), data, kind, new, note)
+
+
+# ====================================================================== UDP ping
+
+
+def decode_ping(data, *, lenient: bool = False):
+    """Decode one UDP (port 3527) datagram as a [MS-MQQB] 2.2.7 Ping Packet
+    (:class:`~mqcodec.msmq.base.PingPacket`).  Raises only
+    :class:`~mqcodec.errors.DecodeError`."""
+    from .packet import decode_ping as _decode_ping
+    try:
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise DecodeError("PingPacket", "", 0, "input is %s, not bytes" % type(data).__name__)
+        return _decode_ping(bytes(data), lenient=lenient)
+    except DecodeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the error model: nothing else escapes
+        raise DecodeError("PingPacket", "", 0, "undecodable: %s: %s" % (type(exc).__name__, exc)) from None
+
+
+# ====================================================================== capture adapter
+
+
+class CapturedEvent(NamedTuple):
+    """A framing event of one TCP connection direction (or one UDP datagram)."""
+
+    conn: object              # mqcodec.capture ConnKey (the UDPDatagram for a ping)
+    direction: int            # CLIENT_TO_SERVER (0) / SERVER_TO_CLIENT (1)
+    event: object             # Packet, FramingError or Resynchronised
+    first_frame: int | None   # capture frame holding the event's first byte (None: in a gap)
+    last_frame: int | None    # frame holding its last byte
+    ts_ns: int                # time of the frame whose arrival completed the event
+
+
+def frame_datagram(payload) -> "Packet | FramingError":
+    """A UDP (port 3527) datagram as a framing event: Packet(kind="Ping") when it
+    is a 24-byte Ping Packet ([MS-MQQB] 2.2.7, Signature 0x5548 at offset 2),
+    else a FramingError naming the field.  Decode it with :func:`decode_ping`."""
+    data = bytes(payload)
+    if len(data) < C.PING_PACKET_SIZE:
+        return FramingError(0, "PingPacket", "Signature" if len(data) < 4 else "QMGuid",
+                            "truncated: %d bytes, a Ping Packet is 24" % len(data), data)
+    if data[2:4] != struct.pack("<H", C.PING_SIGNATURE):
+        return FramingError(2, "PingPacket", "Signature", "Signature %r, MUST be 0x5548" % data[2:4], data)
+    return Packet(0, len(data), data, "Ping", "Unknown",
+                  "" if len(data) == C.PING_PACKET_SIZE else "%d bytes after the 24-byte Ping Packet"
+                  % (len(data) - C.PING_PACKET_SIZE))
+
+
+class CaptureFramer:
+    """Drives one :class:`MSMQStreamFramer` per direction of each TCP
+    connection from the events of ``mqcodec.capture`` (StreamOpened,
+    StreamData, Gap, StreamClosed) and frames UDP datagrams to or from
+    ``udp_ports``.  ``on_event(ev)`` returns a list of :class:`CapturedEvent`.
+    Connections whose server port is not in ``tcp_ports`` are ignored.  A
+    direction whose start (SYN) was not captured is framed unsynchronised."""
+
+    def __init__(self, *, tcp_ports=(C.TCP_PORT,), udp_ports=(C.PING_PORT,)):
+        self.tcp_ports = None if tcp_ports is None else frozenset(tcp_ports)
+        self.udp_ports = None if udp_ports is None else frozenset(udp_ports)
+        self._framers: dict = {}          # (conn, direction) -> (framer, FrameMap)
+        self._synced: dict = {}           # conn -> syn_seen
+
+    def _wanted(self, conn) -> bool:
+        return self.tcp_ports is None or conn.server_port in self.tcp_ports
+
+    def _get(self, conn, d, offset):
+        key = (conn, d)
+        entry = self._framers.get(key)
+        if entry is None:
+            from ..capture.tcp import FrameMap
+            synced = self._synced.get(conn, False) and offset == 0
+            entry = (MSMQStreamFramer(offset=offset, synchronised=synced), FrameMap())
+            self._framers[key] = entry
+        return entry
+
+    def _drain(self, conn, d, framer, fmap, ts_ns, out) -> None:
+        for ev in framer:
+            if isinstance(ev, Resynchronised):
+                first = last = fmap.frame_at(ev.offset)
+            else:
+                n = ev.length if isinstance(ev, Packet) else len(ev.raw)
+                first, last = fmap.frame_at(ev.offset), fmap.frame_at(ev.offset + max(n, 1) - 1)
+            out.append(CapturedEvent(conn, d, ev, first, last, ts_ns))
+        fmap.discard_before(framer.offset)
+
+    def on_event(self, ev) -> list:
+        name = type(ev).__name__
+        out: list = []
+        if name == "UDPDatagram":
+            ports = self.udp_ports
+            if ports is None or ev.dport in ports or ev.sport in ports:
+                d = 0 if ports is None or ev.dport in ports else 1
+                out.append(CapturedEvent(ev, d, frame_datagram(ev.payload), ev.frame_number,
+                                         ev.frame_number, ev.ts_ns))
+            return out
+        conn = getattr(ev, "conn", None)
+        if conn is None or not self._wanted(conn):
+            return out
+        if name == "StreamOpened":
+            self._synced[conn] = bool(ev.syn_seen)
+        elif name == "StreamData":
+            framer, fmap = self._get(conn, ev.direction, ev.offset)
+            end = framer.end
+            data = ev.data
+            if ev.offset > end:                       # defensive: bytes the reassembler skipped
+                framer.gap(ev.offset - end)
+                fmap.add(end, None)
+            elif ev.offset < end:                     # defensive: bytes already fed
+                data = data[end - ev.offset:]
+            if data:
+                fmap.add(max(ev.offset, end), ev.frame_number)
+                framer.feed(data)
+            self._drain(conn, ev.direction, framer, fmap, ev.ts_ns, out)
+        elif name == "Gap":
+            framer, fmap = self._get(conn, ev.direction, ev.offset)
+            fmap.add(ev.offset, None)
+            framer.gap(ev.length)
+            self._drain(conn, ev.direction, framer, fmap, ev.ts_ns, out)
+        elif name == "StreamClosed":
+            entry = self._framers.pop((conn, ev.direction), None)
+            if entry is not None:
+                framer, fmap = entry
+                framer.close()
+                self._drain(conn, ev.direction, framer, fmap, ev.ts_ns, out)
+            if not any(k[0] == conn for k in self._framers):
+                self._synced.pop(conn, None)
+        return out
+
+    def close(self) -> list:
+        """End of the capture: close every direction still open."""
+        out: list = []
+        for (conn, d), (framer, fmap) in list(self._framers.items()):
+            framer.close()
+            self._drain(conn, d, framer, fmap, 0, out)
+        self._framers.clear()
+        self._synced.clear()
+        return out
+
+
+# ====================================================================== encoding
+
+
+def frame_packets(packets) -> bytes:
+    """Concatenate whole encoded packets into a stream, checking that each
+    is exactly one packet (VersionNumber, Signature, PacketSize range, and
+    length = :func:`framed_length`).  Raises :class:`EncodeError`."""
+    out = bytearray()
+    for n, p in enumerate(packets):
+        if not isinstance(p, (bytes, bytearray, memoryview)):
+            raise EncodeError("BaseHeader", "", "packet %d is %s, not bytes" % (n, type(p).__name__))
+        p = bytes(p)
+        if len(p) < _HDR:
+            raise EncodeError("BaseHeader", "", "packet %d has %d bytes, fewer than the 16-byte BaseHeader"
+                              % (n, len(p)))
+        bad = check_base_header(p)
+        if bad is not None:
+            raise EncodeError("BaseHeader", bad[0], "packet %d: %s" % (n, bad[1]))
+        _v, _r, flags, _s, size = _BASE.unpack_from(p)
+        total = framed_length(flags, size)
+        if total != len(p):
+            raise EncodeError("BaseHeader", "PacketSize", "packet %d has %d bytes but its BaseHeader frames %d"
+                              % (n, len(p), total))
+        out += p
+    return bytes(out)
+
+
+class SimulatedSession(NamedTuple):
+    """Both directions of a simulated protocol session."""
+
+    initiator: bytes                 # stream to TCP port 1801
+    acceptor: bytes                  # stream from TCP port 1801
+    initiator_packets: list          # [(kind, bytes)] in stream order
+    acceptor_packets: list
+
+
+def simulate_session(seed: int, *, messages: int = 4) -> SimulatedSession:
+    """A realistic protocol session ([MS-MQQB] 3.1.1.7, 4.1), deterministic
+    from ``seed``: EstablishConnection request / response, ConnectionParameters
+    request / response, ``messages`` UserMessages from the initiator (some
+    recoverable, some with a piggy-backed SessionHeader), and SessionAck
+    Packets from the acceptor; built with the ``mqcodec.msmq`` encoders."""
+    from .base import (BaseFlags, BaseHeader, ConnectionParametersHeader, EstablishConnectionHeader,
+                       InternalHeader)
+    from .packet import Packet as DecodedPacket, encode_packet
+    from .properties import MessagePropertiesHeader
+    from .session import SessionHeader
+    from .user import DirectQueueFormatName, UserFlags, UserHeader
+
+    rnd = random.Random(seed)
+    client = uuid.UUID(int=rnd.getrandbits(128))
+    server = uuid.UUID(int=rnd.getrandbits(128))
+    stamp = rnd.randrange(0x10000000, 0x70000000)
+    host = "10.%d.%d.%d" % (rnd.randrange(256), rnd.randrange(256), rnd.randrange(1, 255))
+    window = rnd.choice((0x40, 0x80, 0x20))
+
+    def internal(pt: int, **headers) -> bytes:
+        flags = BaseFlags(PR=3, IN=1, SH=1 if pt == C.PT_SESSION_ACK else 0)
+        return encode_packet(DecodedPacket(C.PACKET_TYPES[pt], BaseHeader(Flags=flags),
+                                           InternalHeader=InternalHeader(Flags=pt), **headers))
+
+    ini: list = []
+    acc: list = []
+    ini.append(("EstablishConnection", internal(
+        C.PT_ESTABLISH_CONNECTION, EstablishConnectionHeader=EstablishConnectionHeader(
+            ClientGuid=client, ServerGuid=server, TimeStamp=stamp, OperatingSystem=0x10 | 0x300))))
+    acc.append(("EstablishConnection", internal(
+        C.PT_ESTABLISH_CONNECTION, EstablishConnectionHeader=EstablishConnectionHeader(
+            ClientGuid=client, ServerGuid=server, TimeStamp=stamp, OperatingSystem=0x10 | 0x300))))
+    params = dict(RecoverableAckTimeout=rnd.choice((0x5D8, 0x1F4, 0x2710)), AckTimeout=0x1D4C0, WindowSize=window)
+    ini.append(("ConnectionParameters", internal(
+        C.PT_CONNECTION_PARAMETERS, ConnectionParametersHeader=ConnectionParametersHeader(**params))))
+    acc.append(("ConnectionParameters", internal(
+        C.PT_CONNECTION_PARAMETERS, ConnectionParametersHeader=ConnectionParametersHeader(**params))))
+    recoverable = 0
+    for n in range(1, messages + 1):
+        dm = rnd.randrange(2)                      # express (0) or recoverable (1)
+        recoverable += dm
+        queue = "TCP:%s\\PRIVATE$\\%s" % (host, rnd.choice(("orders", "audit", "q%d" % rnd.randrange(100))))
+        uh = UserHeader(SourceQueueManager=client, QueueManagerAddress=server, SentTime=stamp + n,
+                        MessageID=n, Flags=UserFlags(DM=dm, DQ=7, MP=1),
+                        DestinationQueue=DirectQueueFormatName(queue))
+        body = bytes(rnd.getrandbits(8) for _ in range(rnd.randrange(0, 300)))
+        mp = MessagePropertiesHeader(Label="msg %d" % n, BodyType=0x11, MessageBody=body)
+        bflags = BaseFlags(PR=rnd.randrange(8))
+        piggy = None
+        if rnd.random() < 0.4:
+            # a piggy-backed session acknowledgment: the acceptor sent no UserMessage, so
+            # AckSequenceNumber is 0; it carries this direction's sequence numbers and window
+            bflags.set("SH", 1)
+            piggy = SessionHeader(AckSequenceNumber=0, UserMsgSequenceNumber=n,
+                                  RecoverableMsgSeqNumber=recoverable, WindowSize=window)
+        ini.append(("UserMessage", encode_packet(DecodedPacket(
+            "UserMessage", BaseHeader(Flags=bflags, TimeToReachQueue=rnd.choice((C.INFINITE, 3600, 0x7FFFFFFF))),
+            UserHeader=uh, MessagePropertiesHeader=mp, SessionHeader=piggy))))
+        if rnd.random() < 0.6 or n == messages:
+            # AckSequenceNumber: UserMessages received so far; recoverable ones acknowledged by bit 0
+            acc.append(("SessionAck", internal(C.PT_SESSION_ACK, SessionHeader=SessionHeader(
+                AckSequenceNumber=n, RecoverableMsgAckSeqNumber=recoverable,
+                RecoverableMsgAckFlags=1 if dm else 0, UserMsgSequenceNumber=0,
+                RecoverableMsgSeqNumber=0, WindowSize=window))))
+    return SimulatedSession(frame_packets(p for _k, p in ini), frame_packets(p for _k, p in acc), ini, acc)
