@@ -1,1 +1,34 @@
-"""Captured traffic: pcap/pcapng reading, link layers, IP, TCP reassembly."""
+"""Captured traffic: pcap/pcapng reading, link layers, IP, TCP reassembly.
+
+Layers (each I/O-free; see docs/capture.md)::
+
+    bytes --CaptureParser.feed--> Frame --decode_frame--> TCPSegment / UDPDatagram
+          (pcap, pcapng, gzip)            (link, IP, TCP/UDP)   / Skipped / Malformed
+    TCPSegment --TCPReassembler.segment--> StreamOpened / StreamData / Gap / StreamClosed
+
+:class:`CaptureProcessor` chains the last two; :func:`open_capture` and
+:func:`iter_capture_events` read files in chunks.
+"""
+from .frame import Frame, Truncation
+from .ipfrag import FragmentReassembler, IPv4Fragment
+from .packet import Malformed, Skipped, TCPSegment, UDPDatagram, decode_frame
+from .reader import CaptureParser, CaptureReader, open_capture
+from .stream import CaptureProcessor, iter_capture_events
+from .tcp import (
+    CLIENT_TO_SERVER,
+    SERVER_TO_CLIENT,
+    ConnKey,
+    FrameMap,
+    Gap,
+    StreamClosed,
+    StreamData,
+    StreamOpened,
+    TCPReassembler,
+)
+
+__all__ = [
+    "Frame", "Truncation", "CaptureParser", "CaptureReader", "open_capture",
+    "decode_frame", "TCPSegment", "UDPDatagram", "IPv4Fragment", "FragmentReassembler", "Skipped", "Malformed",
+    "TCPReassembler", "ConnKey", "StreamOpened", "StreamData", "Gap", "StreamClosed", "FrameMap",
+    "CLIENT_TO_SERVER", "SERVER_TO_CLIENT", "CaptureProcessor", "iter_capture_events",
+]
