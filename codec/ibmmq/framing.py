@@ -1,0 +1,1281 @@
+"""IBM MQ TCP stream framing: find every TSH/TSHM/TSHC segment and every MQ
+message in one direction of a reassembled TCP connection, and build such
+segments again (for the traffic simulator).
+
+:class:`MQStreamFramer` is I/O-free, in the style of h11: bytes go in with
+:meth:`~MQStreamFramer.feed`, missing bytes are announced with
+:meth:`~MQStreamFramer.gap`, the end with :meth:`~MQStreamFramer.close`;
+typed events come out of :meth:`~MQStreamFramer.next_event` (or iteration):
+
+=====================  ==================================================
+:class:`Segment`       one whole TSH/TSHM/TSHC segment (header fields)
+:class:`Message`       an MQ message (MQMD + data), joined across segments
+:class:`FramingError`  a damaged unit, kept with its raw bytes
+:class:`Resynchronised` back on a segment boundary after a gap or garbage
+:data:`NEED_DATA`      nothing more until more bytes (or a gap/close) come
+=====================  ==================================================
+
+The rules (facts from Wireshark's ``packet-mq.c``; decisions in
+``docs/ibmmq-framing.md``):
+
+* A segment starts with the eye-catcher "TSH ", "TSHM" or "TSHC" (ASCII or
+  EBCDIC); ``MQSegmLen`` (big-endian, bytes 4-7) is the length of the whole
+  segment, header included.  A length below the header's own size or above
+  ``max_segment_length`` is an error, never an allocation.
+* Segment types above 0x80 (API calls and replies, XA) and ASYNC_MESSAGE
+  may span several segments: ``CtlFlag1`` FIRST (0x10) opens a message,
+  LAST (0x20) closes it, segments with neither continue it.  Continuation
+  segments carry the TSH, then (ASYNC_MESSAGE only) a 24-byte short async
+  header, then the next bytes of the message.  Other types never span
+  (MESSAGE_DATA is joined only when a FIRST-without-LAST segment opened
+  it).  Pending messages are keyed by TSHM ConversID.
+* A message-bearing unit is: MQPUT/MQPUT_REPLY: API header, MQMD, MQPMO,
+  DataLength, data; MQPUT1/MQPUT1_REPLY: API header, MQOD, MQMD, MQPMO,
+  DataLength, data; MQGET/MQGET_REPLY: API header, MQMD, MQGMO, DataLength,
+  data; ASYNC_MESSAGE: async header, MQMD, data; MESSAGE_DATA: [MSH], MQXQH
+  (whose embedded MQMD is the message's), data.  Structure sizes follow
+  their Version fields.
+* Every integer after ``MQSegmLen`` follows the TSH ``ByteOrder`` byte
+  (2 little-endian, else big-endian) except the TSHM ids and the API
+  ReplyLength, which are big-endian.
+
+``Message.message_bytes`` is the MQMD followed directly by the data, so
+:func:`mqcodec.ibmmq.decode_message` reads it (``encoding``/``ccsid`` of the
+Message describe the MQMD).
+"""
+from __future__ import annotations
+
+import struct as _struct
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
+
+from ..errors import DecodeError, EncodeError, MQCodecError
+from ..layout import build, parse_at
+from .constants import ENCODING_BIG, ENCODING_LITTLE
+from .tsh import (
+    API_HEADER_DECL, API_HEADER_LENGTH, ASYNC_HEADER_DECL, ASYNC_HEADER_FIXED_LENGTH,
+    ASYNC_HEADER_SHORT_LENGTH, BIG, BYTE_ORDER_BIG, BYTE_ORDER_LITTLE, LITTLE, MQ_MAXMSGL_CEILING,
+    MQGMO_DECL, MQGMO_LENGTHS, MQMD_LENGTHS, MQOD_LENGTHS, MQOD_PREFIX_DECL, MQPMO_DECL,
+    MQPMO_LENGTHS, MSH_DECL, MSH_LENGTH, SEGMENT_TYPE_VALUES, SEGMENT_TYPES, TCF_FIRST, TCF_LAST,
+    TSH_DECL, TSH_IDS, TSH_IDS_EBCDIC, TSH_LENGTH, TSHM_DECL, TSHM_LENGTH, XQH_PREFIX_DECL,
+    XQH_PREFIX_LENGTH, order_of, segment_type_name,
+)
+
+__all__ = [
+    "MQStreamFramer", "Segment", "Message", "FramingError", "Resynchronised", "NEED_DATA",
+    "FramerStateError", "decode_segment_header", "MESSAGE_SEGMENT_TYPES",
+    "DEFAULT_MAX_SEGMENT_LENGTH", "DEFAULT_MAX_MESSAGE_LENGTH",
+    "build_tsh", "encode_segments", "encode_put", "encode_put_reply", "encode_get_reply",
+    "encode_message_data", "encode_async_message", "encode_put1", "default_pmo", "default_gmo", "default_od",
+]
+
+#: Segments longer than this are errors (MQ's 100 MiB MAXMSGL ceiling plus
+#: room for the headers around the message).
+DEFAULT_MAX_SEGMENT_LENGTH = MQ_MAXMSGL_CEILING + 64 * 1024
+#: Reassembled multi-segment units longer than this are errors.
+DEFAULT_MAX_MESSAGE_LENGTH = MQ_MAXMSGL_CEILING + 64 * 1024
+#: At most this many raw bytes are kept in one FramingError.
+DEFAULT_MAX_RAW = 1 << 20
+
+MQPUT, MQPUT1, MQGET = 0x86, 0x87, 0x85
+MQPUT_REPLY, MQPUT1_REPLY, MQGET_REPLY = 0x96, 0x97, 0x95
+ASYNC_MESSAGE, MESSAGE_DATA = 0x0D, 0x04
+
+#: Segment types whose units carry an MQMD (a message).
+MESSAGE_SEGMENT_TYPES = frozenset({MQPUT, MQPUT_REPLY, MQPUT1, MQPUT1_REPLY, MQGET, MQGET_REPLY,
+                                   ASYNC_MESSAGE, MESSAGE_DATA})
+_PUT_TYPES = frozenset({MQPUT, MQPUT_REPLY, MQPUT1, MQPUT1_REPLY})
+_GET_TYPES = frozenset({MQGET, MQGET_REPLY})
+
+_MD_IDS = (b"MD  ", b"\xd4\xc4\x40\x40")
+_PMO_IDS = (b"PMO ", b"\xd7\xd4\xd6\x40")
+_GMO_IDS = (b"GMO ", b"\xc7\xd4\xd6\x40")
+_OD_IDS = (b"OD  ", b"\xd6\xc4\x40\x40")
+_XQH_IDS = (b"XQH ", b"\xe7\xd8\xc8\x40")
+_MSH_IDS = (b"MSH ", b"\xd4\xe2\xc8\x40")
+
+_ALL_IDS = dict(TSH_IDS)
+_ALL_IDS.update(TSH_IDS_EBCDIC)
+_HEADER_LENGTH = {"TSH": TSH_LENGTH, "TSHC": TSH_LENGTH, "TSHM": TSHM_LENGTH}
+
+
+class FramerStateError(MQCodecError, RuntimeError):
+    """The framer was used out of order (e.g. ``feed`` after ``close``)."""
+
+
+class _NeedData:
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NEED_DATA"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+#: Returned by :meth:`MQStreamFramer.next_event` when no event is ready.
+NEED_DATA = _NeedData()
+
+
+# ----------------------------------------------------------------------
+# Events
+# ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Segment:
+    """One whole segment.  ``offset`` is its stream offset, ``length`` its
+    MQSegmLen; the other fields are the TSH's (``conversation_id`` and
+    ``request_id`` are None for TSH/TSHC); ``header`` is its raw header."""
+
+    offset: int
+    length: int
+    structid: str                 # "TSH", "TSHM" or "TSHC"
+    ebcdic: bool
+    conversation_id: int | None
+    request_id: int | None
+    byte_order: int               # the ByteOrder byte: 1 big, 2 little
+    segment_type: int
+    ctl_flags1: int
+    ctl_flags2: int
+    luw_id: bytes
+    encoding: int
+    ccsid: int
+    reserved: int
+    header: bytes = field(repr=False)
+
+    @property
+    def type_name(self) -> str:
+        return segment_type_name(self.segment_type)
+
+    @property
+    def header_length(self) -> int:
+        return len(self.header)
+
+    @property
+    def first(self) -> bool:
+        return bool(self.ctl_flags1 & TCF_FIRST)
+
+    @property
+    def last(self) -> bool:
+        return bool(self.ctl_flags1 & TCF_LAST)
+
+    @property
+    def order(self) -> str:
+        return order_of(self.byte_order)
+
+    def to_dict(self) -> dict:
+        return {"Offset": self.offset, "MQSegmLen": self.length, "StructID": self.structid,
+                "EBCDIC": self.ebcdic, "ConversID": self.conversation_id, "RequestID": self.request_id,
+                "ByteOrder": self.byte_order, "SegmType": self.segment_type, "SegmTypeName": self.type_name,
+                "CtlFlag1": self.ctl_flags1, "CtlFlag2": self.ctl_flags2, "LUWIdent": self.luw_id,
+                "Encoding": self.encoding, "CCSID": self.ccsid, "Reserved": self.reserved}
+
+
+@dataclass(frozen=True)
+class Message:
+    """An MQ message found in the stream.
+
+    ``message_bytes`` is the MQMD followed by the message data (joined across
+    segments); ``md_offset`` is the stream offset of the MQMD, ``md_length``
+    its size; ``encoding`` (MQENC: 273 big-endian, 546 little-endian) and
+    ``ccsid`` describe the MQMD (from the TSH ByteOrder and CCSID).
+    ``data_length`` is the DataLength field of MQPUT/MQPUT1/MQGET units
+    (None where the layout has none); a reply may declare data it does not
+    carry (an MQPUT_REPLY repeats the length, not the data).
+
+    To re-encode the segments byte for byte the event keeps the segments'
+    headers, ``prefix`` (the unit bytes between the first TSH and the MQMD:
+    API header, MQOD, async header, MSH, MQXQH), ``between`` (MQPMO/MQGMO
+    and DataLength), ``trailer`` (bytes after DataLength bytes of data) and
+    ``continuation_prefixes`` (the short async header of each later
+    segment): see :meth:`encode`.
+    """
+
+    kind: str
+    segment_type: int
+    conversation_id: int | None
+    request_id: int | None
+    stream_offset_start: int
+    stream_offset_end: int
+    message_bytes: bytes = field(repr=False)
+    md_offset: int
+    md_length: int
+    data_length: int | None
+    encoding: int
+    ccsid: int
+    segments: tuple = field(repr=False)
+    api: dict | None = field(default=None, repr=False)
+    options: dict | None = field(default=None, repr=False)
+    object_descriptor: dict | None = field(default=None, repr=False)
+    async_header: dict | None = field(default=None, repr=False)
+    transmission_header: dict | None = field(default=None, repr=False)
+    prefix: bytes = field(default=b"", repr=False)
+    between: bytes = field(default=b"", repr=False)
+    trailer: bytes = field(default=b"", repr=False)
+    continuation_prefixes: tuple = field(default=(), repr=False)
+
+    @property
+    def md(self) -> bytes:
+        return self.message_bytes[: self.md_length]
+
+    @property
+    def data(self) -> bytes:
+        return self.message_bytes[self.md_length:]
+
+    @property
+    def segment_count(self) -> int:
+        return len(self.segments)
+
+    def decode(self, *, lenient: bool = False):
+        """The message decoded by :func:`mqcodec.ibmmq.decode_message`
+        (offsets in errors relative to ``message_bytes``)."""
+        from .message import decode_message
+
+        return decode_message(self.message_bytes, encoding=self.encoding, ccsid=self.ccsid, lenient=lenient)
+
+    def encode(self) -> bytes:
+        """The stream bytes of this message's segments, byte for byte."""
+        body = self.prefix + self.message_bytes[: self.md_length] + self.between + self.data + self.trailer
+        out = bytearray()
+        pos = 0
+        for i, seg in enumerate(self.segments):
+            out += seg.header
+            if i:
+                out += self.continuation_prefixes[i - 1]
+            take = seg.length - len(seg.header) - (len(self.continuation_prefixes[i - 1]) if i else 0)
+            out += body[pos:pos + take]
+            pos += take
+        return bytes(out)
+
+    def to_dict(self) -> dict:
+        return {"Kind": self.kind, "SegmType": self.segment_type, "ConversID": self.conversation_id,
+                "RequestID": self.request_id, "StreamOffsetStart": self.stream_offset_start,
+                "StreamOffsetEnd": self.stream_offset_end, "MDOffset": self.md_offset,
+                "MDLength": self.md_length, "DataLength": self.data_length,
+                "Encoding": self.encoding, "CCSID": self.ccsid, "Segments": len(self.segments),
+                "API": self.api, "Options": self.options}
+
+
+@dataclass(frozen=True)
+class FramingError:
+    """A damaged unit (segment, multi-segment message, or bytes that are no
+    segment).  ``offset`` is the stream offset where the unit starts and
+    ``length`` its extent in the stream (missing bytes included);
+    ``structure``/``field``/``error_offset`` say where the problem was found
+    (``error_offset`` absolute in the stream); ``raw`` holds the unit's bytes
+    that were received (at most ``max_raw``; ``raw_truncated`` says when
+    more were dropped)."""
+
+    offset: int
+    structure: str
+    field: str
+    reason: str
+    raw: bytes = field(repr=False)
+    length: int = 0
+    error_offset: int = 0
+    raw_truncated: bool = False
+    conversation_id: int | None = None
+    segment_type: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"Offset": self.offset, "Length": self.length, "Structure": self.structure,
+                "Field": self.field, "ErrorOffset": self.error_offset, "Reason": self.reason,
+                "RawLength": len(self.raw), "RawTruncated": self.raw_truncated,
+                "ConversID": self.conversation_id, "SegmType": self.segment_type}
+
+
+@dataclass(frozen=True)
+class Resynchronised:
+    """The framer is on a segment boundary again at stream ``offset``;
+    ``skipped_bytes`` stream bytes (missing or reported in FramingErrors)
+    lie between the end of the last whole segment and ``offset``."""
+
+    offset: int
+    skipped_bytes: int
+
+
+# ----------------------------------------------------------------------
+# Segment header
+# ----------------------------------------------------------------------
+def _eye(data, pos: int) -> tuple[str, bool] | None:
+    ident = bytes(data[pos:pos + 4])
+    if ident in TSH_IDS:
+        return TSH_IDS[ident], False
+    if ident in TSH_IDS_EBCDIC:
+        return TSH_IDS_EBCDIC[ident], True
+    return None
+
+
+def decode_segment_header(data, offset: int = 0, *, stream_offset: int | None = None) -> Segment:
+    """Decode the TSH/TSHM/TSHC at ``data[offset:]`` (only the header: the
+    segment's body need not be present).  ``stream_offset`` (default
+    ``offset``) is the stream offset reported in the Segment and errors."""
+    base = offset if stream_offset is None else stream_offset
+    eye = _eye(data, offset)
+    if eye is None:
+        if len(data) - offset < 4:
+            raise DecodeError("TSH", "StructID", base, "truncated: 4 bytes needed, %d present"
+                              % max(0, len(data) - offset))
+        raise DecodeError("TSH", "StructID", base, "%r is not TSH, TSHM or TSHC" % bytes(data[offset:offset + 4]))
+    name, ebcdic = eye
+    hlen = _HEADER_LENGTH[name]
+    bo_pos = offset + hlen - 20
+    if len(data) < bo_pos + 1:
+        raise DecodeError(name, "ByteOrder", base + hlen - 20, "truncated: %d bytes needed, %d present"
+                          % (hlen, max(0, len(data) - offset)))
+    order = order_of(data[bo_pos])
+    decl = (TSHM_DECL if name == "TSHM" else TSH_DECL)[order]
+    try:
+        c = parse_at(decl, data, offset, name)
+    except DecodeError as exc:
+        raise exc.shifted(base - offset) from None
+    return Segment(offset=base, length=c.MQSegmLen, structid=name, ebcdic=ebcdic,
+                   conversation_id=c.get("ConversID"), request_id=c.get("RequestID"),
+                   byte_order=c.ByteOrder, segment_type=c.SegmType, ctl_flags1=c.CtlFlag1,
+                   ctl_flags2=c.CtlFlag2, luw_id=bytes(c.LUWIdent), encoding=c.Encoding, ccsid=c.CCSID,
+                   reserved=c.Reserved, header=bytes(data[offset:offset + hlen]))
+
+
+def _spans(seg_type: int) -> bool:
+    """Types that may span several segments (packet-mq.c reassemble_mq)."""
+    return seg_type > 0x80 or seg_type == ASYNC_MESSAGE
+
+
+# ----------------------------------------------------------------------
+# Unit parsing (a whole, possibly reassembled, unit: first TSH + body)
+# ----------------------------------------------------------------------
+class _Pending:
+    __slots__ = ("key", "seg_type", "segments", "buf", "segmap", "size", "overflow", "cont_prefixes",
+                 "start")
+
+    def __init__(self, key, seg: Segment, data: bytes):
+        self.key = key
+        self.seg_type = seg.segment_type
+        self.segments = [seg]
+        self.buf = bytearray(data)
+        self.segmap = [(0, seg.offset, len(data))]
+        self.size = len(data)
+        self.overflow = False
+        self.cont_prefixes: list[bytes] = []
+        self.start = seg.offset
+
+
+def _to_stream(segmap, unit_off: int) -> int:
+    for u, s, n in segmap:
+        if unit_off < u + n:
+            return s + max(0, unit_off - u)
+    if segmap:
+        u, s, n = segmap[-1]
+        return s + (unit_off - u)
+    return unit_off
+
+
+def _i32(data, pos: int, order: str) -> int:
+    return _struct.unpack_from(">i" if order == BIG else "<i", data, pos)[0]
+
+
+def _need(unit, pos: int, n: int, structure: str, fld: str) -> None:
+    if n < 0 or pos + n > len(unit):
+        raise DecodeError(structure, fld, pos, "truncated: %d bytes needed, %d present"
+                          % (n, max(0, len(unit) - pos)))
+
+
+def _fields(c) -> dict:
+    return {k: (bytes(v) if isinstance(v, (bytes, bytearray)) else v)
+            for k, v in c.items() if not k.startswith("_") and v is not None}
+
+
+def _versioned(unit, pos: int, lengths: dict, structure: str, order: str) -> tuple[int, int]:
+    _need(unit, pos, 8, structure, "Version")
+    version = _i32(unit, pos + 4, order)
+    if version not in lengths:
+        raise DecodeError(structure, "Version", pos + 4, "version %d is not one of %s"
+                          % (version, ", ".join(str(v) for v in sorted(lengths))))
+    size = lengths[version]
+    _need(unit, pos, size, structure, "")
+    return version, size
+
+
+def _records(unit, pos: int, count: int, sizes: Sequence[int], structure: str, fld: str) -> int:
+    """Length of ``count`` records of each size in ``sizes`` (0 = absent),
+    checked against the bytes present before any use."""
+    if count < 0:
+        raise DecodeError(structure, fld, pos, "negative record count %d" % count)
+    total = 0
+    for s in sizes:
+        total += count * s
+    if total > len(unit) - pos:
+        raise DecodeError(structure, fld, pos, "%d records need %d bytes, %d present"
+                          % (count, total, max(0, len(unit) - pos)))
+    return total
+
+
+def _parse_message_unit(unit: bytes, seg0: Segment) -> dict | None:
+    """Find the message in a unit.  Returns None when the unit carries no
+    MQMD where a message would be; raises DecodeError (unit offsets)."""
+    t = seg0.segment_type
+    order = seg0.order
+    pos = len(seg0.header)
+    out: dict[str, Any] = {}
+    must = t in (MQPUT, MQPUT1)
+    if t > 0x80 and t <= 0x9F:
+        _need(unit, pos, API_HEADER_LENGTH, "API", "ReplyLength")
+        out["api"] = _fields(parse_at(API_HEADER_DECL[order], unit, pos, "API"))
+        pos += API_HEADER_LENGTH
+        if t in (MQPUT1, MQPUT1_REPLY):
+            if bytes(unit[pos:pos + 4]) not in _OD_IDS:
+                if must:
+                    raise DecodeError("MQOD", "StrucId", pos, "no MQOD where MQPUT1 carries it")
+                return None
+            version, size = _versioned(unit, pos, MQOD_LENGTHS, "MQOD", order)
+            od = _fields(parse_at(MQOD_PREFIX_DECL[order], unit, pos, "MQOD"))
+            if version >= 2:
+                recs = _i32(unit, pos + 168, order)
+                orec = _i32(unit, pos + 184, order)
+                rrec = _i32(unit, pos + 188, order)
+                od["RecsPresent"] = recs
+                if recs:
+                    size += _records(unit, pos + size, recs, (96 if orec else 0, 8 if rrec else 0),
+                                     "MQOD", "RecsPresent")
+            od["Length"] = size
+            out["object_descriptor"] = od
+            pos += size
+    elif t == ASYNC_MESSAGE:
+        _need(unit, pos, ASYNC_HEADER_SHORT_LENGTH, "ASYNC_MESSAGE", "Version")
+        seg_index = _struct.unpack_from(">H" if order == BIG else "<H", unit, pos + 20)[0]
+        if seg_index == 0:
+            _need(unit, pos, ASYNC_HEADER_FIXED_LENGTH, "ASYNC_MESSAGE", "ReasonCode")
+            ah = _fields(parse_at(ASYNC_HEADER_DECL[order], unit, pos, "ASYNC_MESSAGE"))
+            qlen = ah["ResolQNLn"]
+            pad = (4 - (3 + qlen) % 4) % 4
+            hl = ASYNC_HEADER_FIXED_LENGTH + qlen + pad
+            _need(unit, pos, hl, "ASYNC_MESSAGE", "ResolQName")
+            ah["ResolQName"] = bytes(unit[pos + ASYNC_HEADER_FIXED_LENGTH:pos + ASYNC_HEADER_FIXED_LENGTH + qlen])
+        else:
+            hl = ASYNC_HEADER_SHORT_LENGTH
+            ah = {"SegmIndex": seg_index}
+        out["async_header"] = ah
+        pos += hl
+        if bytes(unit[pos:pos + 4]) not in _MD_IDS:
+            return None
+    elif t == MESSAGE_DATA:
+        th: dict[str, Any] = {}
+        if bytes(unit[pos:pos + 4]) in _MSH_IDS:
+            _need(unit, pos, MSH_LENGTH, "MSH", "")
+            th["MSH"] = _fields(parse_at(MSH_DECL[order], unit, pos, "MSH"))
+            pos += MSH_LENGTH
+        if bytes(unit[pos:pos + 4]) not in _XQH_IDS:
+            return None
+        _need(unit, pos, XQH_PREFIX_LENGTH, "MQXQH", "")
+        th.update(_fields(parse_at(XQH_PREFIX_DECL[order], unit, pos, "MQXQH")))
+        out["transmission_header"] = th
+        pos += XQH_PREFIX_LENGTH
+    md_pos = pos
+    if bytes(unit[pos:pos + 4]) not in _MD_IDS:
+        if must or t == MESSAGE_DATA:
+            raise DecodeError("MQMD", "StrucId", pos, "no MQMD where %s carries it" % segment_type_name(t))
+        return None
+    _, md_len = _versioned(unit, pos, MQMD_LENGTHS, "MQMD", order)
+    pos += md_len
+    between_start = pos
+    options_ids, lengths, decl, oname = None, None, None, None
+    if t in _PUT_TYPES:
+        options_ids, lengths, decl, oname = _PMO_IDS, MQPMO_LENGTHS, MQPMO_DECL, "MQPMO"
+    elif t in _GET_TYPES:
+        options_ids, lengths, decl, oname = _GMO_IDS, MQGMO_LENGTHS, MQGMO_DECL, "MQGMO"
+    data_length = None
+    if options_ids is not None:
+        if bytes(unit[pos:pos + 4]) not in options_ids:
+            if must:
+                raise DecodeError(oname, "StrucId", pos, "no %s after the MQMD" % oname)
+        else:
+            version, size = _versioned(unit, pos, lengths, oname, order)
+            opts = _fields(parse_at(decl[order], unit, pos, oname))
+            if oname == "MQPMO" and version >= 2 and opts.get("RecsPresent"):
+                fl = opts.get("PutMsgRecFields", 0)
+                pmr = ((24 if fl & 1 else 0) + (24 if fl & 2 else 0) + (24 if fl & 4 else 0)
+                       + (4 if fl & 8 else 0) + (32 if fl & 16 else 0))
+                size += _records(unit, pos + size, opts["RecsPresent"],
+                                 (pmr if opts.get("PutMsgRecOffset") else 0,
+                                  8 if opts.get("ResponseRecOffset") else 0), oname, "RecsPresent")
+            opts["Length"] = size
+            out["options"] = opts
+            pos += size
+            if len(unit) - pos >= 4:
+                data_length = _i32(unit, pos, order)
+                pos += 4
+            elif must:
+                raise DecodeError(seg0.type_name, "DataLength", pos, "truncated: 4 bytes needed, %d present"
+                                  % (len(unit) - pos))
+    data_end = len(unit)
+    if data_length is not None and t in (MQPUT, MQPUT1, MQGET_REPLY):
+        if data_length < 0:
+            raise DecodeError(seg0.type_name, "DataLength", pos - 4, "negative length %d" % data_length)
+        if data_length > len(unit) - pos:
+            if t != MQGET_REPLY:
+                raise DecodeError(seg0.type_name, "DataLength", pos - 4, "%d bytes declared, %d present"
+                                  % (data_length, len(unit) - pos))
+        else:
+            data_end = pos + data_length
+    out.update(md_pos=md_pos, md_len=md_len, between=(between_start, pos), data=(pos, data_end),
+               data_length=data_length)
+    return out
+
+
+# ----------------------------------------------------------------------
+# The framer
+# ----------------------------------------------------------------------
+_SYNC, _LOST, _SKIP = "sync", "lost", "skip"
+
+
+class MQStreamFramer:
+    """Frames one direction of one TCP connection carrying IBM MQ.
+
+    ``offset`` is the stream offset of the first byte that will be fed.
+    ``max_segment_length`` and ``max_message_length`` bound every buffer;
+    ``max_raw`` bounds the bytes kept in one FramingError.  With
+    ``segments=False`` no Segment events are produced (messages and errors
+    only).
+    """
+
+    def __init__(self, offset: int = 0, *, max_segment_length: int = DEFAULT_MAX_SEGMENT_LENGTH,
+                 max_message_length: int = DEFAULT_MAX_MESSAGE_LENGTH, max_raw: int = DEFAULT_MAX_RAW,
+                 max_pending_bytes: int = DEFAULT_MAX_MESSAGE_LENGTH, max_pending_messages: int = 1024,
+                 segments: bool = True):
+        if max_segment_length < TSHM_LENGTH:
+            raise ValueError("max_segment_length below the TSHM header size")
+        self._buf = bytearray()
+        self._pos = 0
+        self._base = int(offset)          # stream offset of _buf[0]
+        self._events: deque = deque()
+        self._state = _SYNC
+        self._max_seg = int(max_segment_length)
+        self._max_msg = int(max_message_length)
+        self._max_raw = int(max_raw)
+        self._max_pending_bytes = int(max_pending_bytes)
+        self._max_pending = int(max_pending_messages)
+        self._emit_segments = segments
+        self._closed = False
+        self._pending: dict[Any, _Pending] = {}
+        # LOST state: where sync was lost, garbage being collected
+        self._lost_since = 0
+        self._garbage_start: int | None = None
+        self._garbage = bytearray()
+        self._garbage_len = 0
+        self._garbage_why: tuple[str, str, int, str] | None = None
+        # SKIP state: a damaged segment of known end
+        self._skip: dict | None = None
+
+    # ---- public API ---------------------------------------------------
+    @property
+    def offset(self) -> int:
+        """Stream offset just after the last byte fed (or gap)."""
+        return self._base + len(self._buf)
+
+    @property
+    def pending_messages(self) -> int:
+        return len(self._pending)
+
+    def feed(self, data: bytes) -> None:
+        if self._closed:
+            raise FramerStateError("feed() after close()")
+        if data:
+            self._buf += data
+            self._process()
+
+    def gap(self, nbytes: int) -> None:
+        """``nbytes`` stream bytes are missing at the current offset."""
+        if self._closed:
+            raise FramerStateError("gap() after close()")
+        nbytes = int(nbytes)
+        if nbytes < 0:
+            raise ValueError("negative gap")
+        if nbytes == 0:
+            return
+        self._process()
+        at = self.offset
+        end = at + nbytes
+        self._fail_pending("gap of %d bytes at stream offset %d" % (nbytes, at), at)
+        avail = len(self._buf) - self._pos
+        if self._state == _SYNC:
+            start = self._base + self._pos
+            if avail:
+                seg_end = self._known_end(self._pos)
+                partial = bytes(self._buf[self._pos:])
+                if seg_end is not None and end < seg_end:
+                    self._skip = {"start": start, "end": seg_end, "raw": bytearray(partial),
+                                  "reason": "gap of %d bytes at stream offset %d inside the segment" % (nbytes, at),
+                                  "error_offset": at, "lost_since": start}
+                    self._state = _SKIP
+                else:
+                    extent = (seg_end if seg_end is not None else end) - start
+                    self._error(start, "TSH", "", at, "gap of %d bytes at stream offset %d inside the segment"
+                                % (nbytes, at), partial, extent)
+                    if seg_end is not None and end == seg_end:
+                        self._events.append(Resynchronised(end, end - start))
+                    else:
+                        self._lose(start, "bytes after a gap, before the next segment header")
+            else:
+                self._lose(start, "bytes after a gap, before the next segment header")
+        elif self._state == _SKIP:
+            sk = self._skip
+            if end < sk["end"]:
+                pass  # still inside the damaged segment
+            else:
+                self._flush_skip(resync=(end == sk["end"]))
+                if end != sk["end"]:
+                    self._lose(sk["start"], "bytes after a gap, before the next segment header")
+        else:  # LOST: bytes held for a candidate header cannot complete across a gap
+            self._garbage_add(self._base + self._pos, bytes(self._buf[self._pos:]))
+            self._flush_garbage()
+        self._buf = bytearray()
+        self._pos = 0
+        self._base = end
+        self._process()
+
+    def close(self) -> None:
+        """End of stream: whatever is incomplete becomes a FramingError."""
+        if self._closed:
+            return
+        self._process()
+        self._closed = True
+        end = self.offset
+        avail = len(self._buf) - self._pos
+        if self._state == _SYNC and avail:
+            start = self._base + self._pos
+            seg_end = self._known_end(self._pos)
+            self._error(start, "TSH", "", end, "stream ends after %d bytes of the segment%s"
+                        % (avail, "" if seg_end is None else " (MQSegmLen %d)" % (seg_end - start)),
+                        bytes(self._buf[self._pos:]), end - start)
+        elif self._state == _SKIP:
+            self._skip["reason"] += "; stream ends at offset %d" % end
+            self._skip["end"] = end
+            self._flush_skip(resync=False)
+        elif self._state == _LOST:
+            self._garbage_add(self._base + self._pos, bytes(self._buf[self._pos:]))
+            self._flush_garbage()
+        self._fail_pending("stream ends before the last segment", end)
+        self._buf = bytearray()
+        self._base = end
+        self._pos = 0
+
+    def next_event(self):
+        if self._events:
+            return self._events.popleft()
+        return NEED_DATA
+
+    def events(self) -> list:
+        """All events ready now."""
+        out = list(self._events)
+        self._events.clear()
+        return out
+
+    def __iter__(self) -> Iterator:
+        while self._events:
+            yield self._events.popleft()
+
+    # ---- internals ----------------------------------------------------
+    def _known_end(self, pos: int) -> int | None:
+        """Stream end of the segment at buffer ``pos`` if its header says so
+        plausibly."""
+        if len(self._buf) - pos < 8:
+            return None
+        eye = _eye(self._buf, pos)
+        if eye is None:
+            return None
+        n = _struct.unpack_from(">I", self._buf, pos + 4)[0]
+        if n < _HEADER_LENGTH[eye[0]] or n > self._max_seg:
+            return None
+        return self._base + pos + n
+
+    def _error(self, start: int, structure: str, fld: str, error_offset: int, reason: str, raw: bytes,
+               length: int, conversation_id=None, segment_type=None) -> None:
+        trunc = len(raw) > self._max_raw
+        self._events.append(FramingError(offset=start, structure=structure, field=fld, reason=reason,
+                                         raw=bytes(raw[: self._max_raw]), length=max(length, len(raw)),
+                                         error_offset=error_offset, raw_truncated=trunc,
+                                         conversation_id=conversation_id, segment_type=segment_type))
+
+    def _lose(self, since: int, reason: str | None = None) -> None:
+        self._state = _LOST
+        self._lost_since = since
+        if reason is not None and self._garbage_why is None:
+            self._garbage_why = ("TSH", "StructID", since, reason)
+
+    def _fail_pending(self, reason: str, at: int) -> None:
+        for key in list(self._pending):
+            p = self._pending.pop(key)
+            end = p.segments[-1].offset + p.segments[-1].length
+            self._error(p.start, segment_type_name(p.seg_type), "", at, reason + " inside a %d-segment message"
+                        % len(p.segments), bytes(p.buf), end - p.start, key, p.seg_type)
+
+    def _garbage_add(self, start: int, data: bytes) -> None:
+        if not data:
+            return
+        if self._garbage_start is None:
+            self._garbage_start = start
+        room = self._max_raw - len(self._garbage)
+        if room > 0:
+            self._garbage += data[:room]
+        self._garbage_len += len(data)
+
+    def _flush_garbage(self) -> None:
+        if self._garbage_start is None:
+            return
+        why = self._garbage_why or ("TSH", "StructID", self._garbage_start, "no segment header")
+        trunc = self._garbage_len > len(self._garbage)
+        self._events.append(FramingError(offset=self._garbage_start, structure=why[0], field=why[1],
+                                         reason=why[3], raw=bytes(self._garbage), length=self._garbage_len,
+                                         error_offset=why[2], raw_truncated=trunc))
+        self._garbage_start = None
+        self._garbage = bytearray()
+        self._garbage_len = 0
+        self._garbage_why = None
+
+    def _flush_skip(self, resync: bool) -> None:
+        sk = self._skip
+        self._skip = None
+        self._error(sk["start"], "TSH", "", sk["error_offset"], sk["reason"], bytes(sk["raw"]),
+                    sk["end"] - sk["start"])
+        self._state = _SYNC
+        if resync:
+            self._events.append(Resynchronised(sk["end"], sk["end"] - sk["lost_since"]))
+
+    def _plausible(self, pos: int) -> bool | None:
+        """Is there a plausible segment header at buffer ``pos``?  None when
+        more bytes are needed to tell."""
+        if len(self._buf) - pos < 4:
+            return None
+        eye = _eye(self._buf, pos)
+        if eye is None:
+            return False
+        hlen = _HEADER_LENGTH[eye[0]]
+        if len(self._buf) - pos < hlen:
+            return None
+        n = _struct.unpack_from(">I", self._buf, pos + 4)[0]
+        if n < hlen or n > self._max_seg:
+            return False
+        bo = self._buf[pos + hlen - 20]
+        if bo not in (BYTE_ORDER_BIG, BYTE_ORDER_LITTLE):
+            return False
+        if self._buf[pos + hlen - 19] not in SEGMENT_TYPES:
+            return False
+        return True
+
+    def _compact(self) -> None:
+        if self._pos > 65536 and self._pos * 2 > len(self._buf):
+            del self._buf[: self._pos]
+            self._base += self._pos
+            self._pos = 0
+
+    def _process(self) -> None:
+        while True:
+            avail = len(self._buf) - self._pos
+            if self._state == _SKIP:
+                sk = self._skip
+                here = self._base + self._pos
+                take = min(avail, sk["end"] - here)
+                if take > 0:
+                    room = self._max_raw - len(sk["raw"])
+                    if room > 0:
+                        sk["raw"] += self._buf[self._pos:self._pos + min(take, room)]
+                    self._pos += take
+                if self._base + self._pos >= sk["end"]:
+                    self._flush_skip(resync=True)
+                    continue
+                break
+            if self._state == _LOST:
+                if not self._scan():
+                    break
+                continue
+            # SYNC
+            if avail < 8:
+                break
+            pos = self._pos
+            start = self._base + pos
+            eye = _eye(self._buf, pos)
+            if eye is None:
+                self._garbage_why = ("TSH", "StructID", start, "%r at a segment boundary is not TSH, TSHM or TSHC"
+                                     % bytes(self._buf[pos:pos + 4]))
+                self._lose(start)
+                continue
+            name, _ = eye
+            hlen = _HEADER_LENGTH[name]
+            n = _struct.unpack_from(">I", self._buf, pos + 4)[0]
+            if n < hlen or n > self._max_seg:
+                self._garbage_why = (name, "MQSegmLen", start + 4, "MQSegmLen %d outside the valid range %d..%d"
+                                     % (n, hlen, self._max_seg))
+                self._lose(start)
+                # the eye-catcher itself is garbage: scanning resumes after it
+                self._garbage_add(start, bytes(self._buf[pos:pos + 4]))
+                self._pos += 4
+                continue
+            if avail < n:
+                break
+            seg_bytes = bytes(self._buf[pos:pos + n])
+            self._pos += n
+            self._segment(seg_bytes, start)
+            self._compact()
+
+    def _scan(self) -> bool:
+        """LOST state: look for a plausible header.  True when synced again."""
+        buf = self._buf
+        i = self._pos
+        limit = len(buf)
+        while True:
+            j = _find_candidate(buf, i, limit)
+            if j < 0:
+                # keep the last 3 bytes: an eye-catcher may straddle
+                keep_from = max(self._pos, limit - 3)
+                self._garbage_add(self._base + self._pos, bytes(buf[self._pos:keep_from]))
+                self._pos = keep_from
+                self._compact()
+                return False
+            ok = self._plausible(j)
+            if ok is None:
+                self._garbage_add(self._base + self._pos, bytes(buf[self._pos:j]))
+                self._pos = j
+                self._compact()
+                return False
+            if ok:
+                self._garbage_add(self._base + self._pos, bytes(buf[self._pos:j]))
+                self._pos = j
+                self._flush_garbage()
+                self._garbage_why = None
+                here = self._base + j
+                self._events.append(Resynchronised(here, here - self._lost_since))
+                self._state = _SYNC
+                return True
+            i = j + 1
+
+    def _segment(self, seg_bytes: bytes, start: int) -> None:
+        try:
+            seg = decode_segment_header(seg_bytes, 0, stream_offset=start)
+        except DecodeError as exc:  # pragma: no cover - header already checked
+            self._error(start, exc.structure, exc.field, exc.offset, exc.reason, seg_bytes, len(seg_bytes))
+            return
+        if self._emit_segments:
+            self._events.append(seg)
+        t = seg.segment_type
+        key = seg.conversation_id if seg.conversation_id is not None else -1
+        pending = self._pending.get(key)
+        spans = _spans(t) or (t == MESSAGE_DATA and (seg.first and not seg.last or
+                                                     (not seg.first and pending is not None
+                                                      and pending.seg_type == MESSAGE_DATA)))
+        if not spans:
+            self._unit(seg_bytes, [seg], [(0, start, len(seg_bytes))], [], False)
+            return
+        first, last = seg.first, seg.last
+        if first:
+            if pending is not None:
+                self._pending.pop(key)
+                end = pending.segments[-1].offset + pending.segments[-1].length
+                self._error(pending.start, segment_type_name(pending.seg_type), "", start,
+                            "a new first segment (%s) came before the last segment" % seg.type_name,
+                            bytes(pending.buf), end - pending.start, key, pending.seg_type)
+            if last:
+                self._unit(seg_bytes, [seg], [(0, start, len(seg_bytes))], [], False)
+            else:
+                self._pending[key] = _Pending(key, seg, seg_bytes)
+                self._check_size(key)
+            return
+        # continuation
+        if pending is None or pending.seg_type != t:
+            self._error(start, seg.structid, "CtlFlag1", start + len(seg.header) - 18,
+                        "%s continuation segment without a first segment" % seg.type_name,
+                        seg_bytes, len(seg_bytes), seg.conversation_id, t)
+            return
+        skip = len(seg.header) + (ASYNC_HEADER_SHORT_LENGTH if t == ASYNC_MESSAGE else 0)
+        if len(seg_bytes) < skip:
+            self._pending.pop(key)
+            self._error(pending.start, seg.type_name, "MQSegmLen", start + 4,
+                        "continuation segment of %d bytes is shorter than its headers (%d)"
+                        % (len(seg_bytes), skip), bytes(pending.buf) + seg_bytes,
+                        start + len(seg_bytes) - pending.start, key, t)
+            return
+        pending.segments.append(seg)
+        pending.cont_prefixes.append(seg_bytes[len(seg.header):skip])
+        chunk = seg_bytes[skip:]
+        if not pending.overflow:
+            pending.segmap.append((len(pending.buf), start + skip, len(chunk)))
+            pending.buf += chunk
+        pending.size += len(chunk)
+        self._check_size(key)
+        if last:
+            self._pending.pop(key)
+            if pending.overflow:
+                self._error(pending.start, seg.type_name, "MQSegmLen", pending.start,
+                            "the joined message exceeds %d bytes" % self._max_msg, bytes(pending.buf),
+                            start + len(seg_bytes) - pending.start, key, t)
+                return
+            self._unit(bytes(pending.buf), pending.segments, pending.segmap, pending.cont_prefixes, True)
+
+    def _check_size(self, key) -> None:
+        p = self._pending[key]
+        if p.size > self._max_msg and not p.overflow:
+            p.overflow = True
+            del p.buf[self._max_raw:]
+        # all open messages together (one per conversation) are bounded too:
+        # the oldest ones give way
+        while len(self._pending) > 1 and (
+                len(self._pending) > self._max_pending
+                or sum(len(q.buf) for q in self._pending.values()) > self._max_pending_bytes):
+            old_key = next(k for k in self._pending if k != key)
+            q = self._pending.pop(old_key)
+            end = q.segments[-1].offset + q.segments[-1].length
+            self._error(q.start, segment_type_name(q.seg_type), "", end,
+                        "dropped unfinished: open multi-segment messages exceed %d messages or %d bytes"
+                        % (self._max_pending, self._max_pending_bytes), bytes(q.buf), end - q.start,
+                        old_key, q.seg_type)
+
+    def _unit(self, unit: bytes, segments: list, segmap: list, cont_prefixes: list, joined: bool) -> None:
+        seg0 = segments[0]
+        t = seg0.segment_type
+        if t not in MESSAGE_SEGMENT_TYPES:
+            return
+        start = seg0.offset
+        end = segments[-1].offset + segments[-1].length
+        try:
+            found = _parse_message_unit(unit, seg0)
+        except DecodeError as exc:
+            self._error(start, exc.structure, exc.field, _to_stream(segmap, exc.offset), exc.reason, unit,
+                        end - start, seg0.conversation_id, t)
+            return
+        except (_struct.error, IndexError, KeyError, ValueError, TypeError, OverflowError) as exc:
+            # defensive: nothing but events may leave the framer
+            self._error(start, seg0.type_name, "", start, "%s: %s" % (exc.__class__.__name__, exc), unit,
+                        end - start, seg0.conversation_id, t)
+            return
+        if found is None:
+            return
+        md_pos, md_len = found["md_pos"], found["md_len"]
+        b0, b1 = found["between"]
+        d0, d1 = found["data"]
+        ccsid = seg0.ccsid if seg0.ccsid > 0 else (500 if seg0.ebcdic else 819)
+        self._events.append(Message(
+            kind=seg0.type_name, segment_type=t, conversation_id=seg0.conversation_id,
+            request_id=seg0.request_id, stream_offset_start=start, stream_offset_end=end,
+            message_bytes=unit[md_pos:md_pos + md_len] + unit[d0:d1],
+            md_offset=_to_stream(segmap, md_pos), md_length=md_len, data_length=found["data_length"],
+            encoding=ENCODING_LITTLE if seg0.order == LITTLE else ENCODING_BIG, ccsid=ccsid,
+            segments=tuple(segments), api=found.get("api"), options=found.get("options"),
+            object_descriptor=found.get("object_descriptor"), async_header=found.get("async_header"),
+            transmission_header=found.get("transmission_header"),
+            prefix=unit[len(seg0.header):md_pos], between=unit[b0:b1], trailer=unit[d1:],
+            continuation_prefixes=tuple(cont_prefixes)))
+
+
+_FIRST3 = (b"TSH", b"\xe3\xe2\xc8")
+
+
+def _find_candidate(buf, start: int, limit: int) -> int:
+    """First position >= start whose 4 bytes are a TSH eye-catcher, or one
+    whose first 1-3 bytes at the very end could begin one; -1 if none."""
+    best = -1
+    for p in _FIRST3:
+        i = buf.find(p, start, limit)
+        while i >= 0:
+            if i + 4 > limit or bytes(buf[i:i + 4]) in _ALL_IDS:
+                break
+            i = buf.find(p, i + 1, limit)
+        if i >= 0 and (best < 0 or i < best):
+            best = i
+    return best
+
+
+# ----------------------------------------------------------------------
+# Encoders (for the traffic simulator)
+# ----------------------------------------------------------------------
+def _order_arg(byte_order) -> str:
+    if byte_order in (BIG, BYTE_ORDER_BIG, ENCODING_BIG):
+        return BIG
+    if byte_order in (LITTLE, BYTE_ORDER_LITTLE, ENCODING_LITTLE):
+        return LITTLE
+    raise EncodeError("TSH", "ByteOrder", "unknown byte order %r" % (byte_order,))
+
+
+def build_tsh(segment_type: int | str, length: int, *, structid: str = "TSHM", conversation_id: int = 1,
+              request_id: int = 0, byte_order="little", ctl_flags1: int = TCF_FIRST | TCF_LAST,
+              ctl_flags2: int = 0, luw_id: bytes = b"\x00" * 8, encoding: int | None = None,
+              ccsid: int = 819, reserved: int = 0, ebcdic: bool = False) -> bytes:
+    """The header of one segment whose MQSegmLen is ``length``."""
+    order = _order_arg(byte_order)
+    if isinstance(segment_type, str):
+        if segment_type not in SEGMENT_TYPE_VALUES:
+            raise EncodeError("TSH", "SegmType", "unknown segment type %r" % segment_type)
+        segment_type = SEGMENT_TYPE_VALUES[segment_type]
+    ids = {v: k for k, v in (TSH_IDS_EBCDIC if ebcdic else TSH_IDS).items()}
+    if structid not in ids:
+        raise EncodeError("TSH", "StructID", "structid must be TSH, TSHM or TSHC, not %r" % structid)
+    value = {"StructID": ids[structid], "MQSegmLen": length,
+             "ByteOrder": BYTE_ORDER_LITTLE if order == LITTLE else BYTE_ORDER_BIG,
+             "SegmType": segment_type, "CtlFlag1": ctl_flags1, "CtlFlag2": ctl_flags2,
+             "LUWIdent": bytes(luw_id), "Encoding": (ENCODING_LITTLE if order == LITTLE else ENCODING_BIG)
+             if encoding is None else encoding, "CCSID": ccsid, "Reserved": reserved}
+    if structid == "TSHM":
+        value.update(ConversID=conversation_id, RequestID=request_id)
+        return build(TSHM_DECL[order], value, "TSHM")
+    return build(TSH_DECL[order], value, structid)
+
+
+def encode_segments(segment_type: int | str, body: bytes, *, max_segment_length: int | None = None,
+                    split_points: Sequence[int] | None = None, continuation_prefix=None,
+                    ctl_flags1: int = 0, **tsh: Any) -> bytes:
+    """Wrap ``body`` (everything after the first TSH) in one or more
+    segments.  ``split_points`` are offsets into ``body`` where a new
+    segment starts; or ``max_segment_length`` bounds every segment.  Later
+    segments start with ``continuation_prefix(i)`` bytes (ASYNC_MESSAGE's
+    short header) when given.  FIRST/LAST flags are set as MQ sets them;
+    ``ctl_flags1`` adds other flags to every segment."""
+    structid = tsh.get("structid", "TSHM")
+    hlen = TSHM_LENGTH if structid == "TSHM" else TSH_LENGTH
+    body = bytes(body)
+    if split_points is None:
+        points: list[int] = []
+        if max_segment_length is not None:
+            room = max_segment_length - hlen
+            if room <= 0:
+                raise EncodeError("TSH", "MQSegmLen", "max_segment_length %d leaves no room for data"
+                                  % max_segment_length)
+            p = room
+            while p < len(body):
+                points.append(p)
+                p += room
+    else:
+        points = sorted(set(int(p) for p in split_points if 0 < int(p) < len(body)))
+    bounds = [0] + points + [len(body)]
+    out = bytearray()
+    nseg = len(bounds) - 1
+    for i in range(nseg):
+        chunk = body[bounds[i]:bounds[i + 1]]
+        prefix = continuation_prefix(i) if (i and continuation_prefix is not None) else b""
+        flags = ctl_flags1 & ~(TCF_FIRST | TCF_LAST)
+        if i == 0:
+            flags |= TCF_FIRST
+        if i == nseg - 1:
+            flags |= TCF_LAST
+        length = hlen + len(prefix) + len(chunk)
+        out += build_tsh(segment_type, length, ctl_flags1=flags, **tsh)
+        out += prefix + chunk
+    return bytes(out)
+
+
+def _split_message(message, order: str | None) -> tuple[bytes, bytes, str]:
+    raw = message.encode() if hasattr(message, "encode") and not isinstance(message, (bytes, bytearray)) \
+        else bytes(message)
+    if raw[:4] not in _MD_IDS:
+        raise EncodeError("MQMD", "StrucId", "the message does not start with an MQMD")
+    if len(raw) < 8:
+        raise EncodeError("MQMD", "Version", "the message is shorter than an MQMD")
+    big, little = _struct.unpack_from(">i", raw, 4)[0], _struct.unpack_from("<i", raw, 4)[0]
+    md_order = BIG if big in MQMD_LENGTHS else LITTLE if little in MQMD_LENGTHS else None
+    if md_order is None:
+        raise EncodeError("MQMD", "Version", "Version reads neither 1 nor 2")
+    if order is not None and order != md_order:
+        raise EncodeError("TSH", "ByteOrder", "the MQMD is %s-endian but byte_order is %s" % (md_order, order))
+    md_len = MQMD_LENGTHS[big if md_order == BIG else little]
+    if len(raw) < md_len:
+        raise EncodeError("MQMD", "", "the message is shorter than its MQMD (%d bytes)" % md_len)
+    return raw[:md_len], raw[md_len:], md_order
+
+
+def _blank(n: int) -> bytes:
+    return b" " * n
+
+
+def default_pmo(byte_order="little", *, version: int = 2, **fields: Any) -> bytes:
+    """An MQPMO (IBM's MQPMO_DEFAULT values, ``fields`` override)."""
+    order = _order_arg(byte_order)
+    value = {"StrucId": b"PMO ", "Version": version, "Options": 0, "Timeout": -1, "Context": 0,
+             "KnownDestCount": 0, "UnknownDestCount": 0, "InvalidDestCount": 0,
+             "ResolvedQName": _blank(48), "ResolvedQMgrName": _blank(48),
+             "RecsPresent": 0, "PutMsgRecFields": 0, "PutMsgRecOffset": 0, "ResponseRecOffset": 0,
+             "PutMsgRecPtr": 0, "ResponseRecPtr": 0,
+             "OriginalMsgHandle": 0, "NewMsgHandle": 0, "Action": 1, "PubLevel": 9}
+    value.update(fields)
+    if version not in MQPMO_LENGTHS:
+        raise EncodeError("MQPMO", "Version", "version %d is not 1, 2 or 3" % version)
+    return build(MQPMO_DECL[order], value, "MQPMO")
+
+
+def default_gmo(byte_order="little", *, version: int = 2, **fields: Any) -> bytes:
+    """An MQGMO (IBM's MQGMO_DEFAULT values, ``fields`` override)."""
+    order = _order_arg(byte_order)
+    value = {"StrucId": b"GMO ", "Version": version, "Options": 0, "WaitInterval": 0, "Signal1": 0,
+             "Signal2": 0, "ResolvedQName": _blank(48), "MatchOptions": 3, "GroupStatus": b" ",
+             "SegmentStatus": b" ", "Segmentation": b" ", "Reserved1": b" ", "MsgToken": b"\x00" * 16,
+             "ReturnedLength": -1, "Reserved2": 0, "MsgHandle": 0}
+    value.update(fields)
+    if version not in MQGMO_LENGTHS:
+        raise EncodeError("MQGMO", "Version", "version %d is not 1 to 4" % version)
+    return build(MQGMO_DECL[order], value, "MQGMO")
+
+
+def _api(order: str, reply_length: int, comp_code: int, reason: int, hobj: int) -> bytes:
+    return build(API_HEADER_DECL[order], {"ReplyLength": reply_length, "CompCode": comp_code,
+                                          "Reason": reason, "Hobj": hobj}, "API")
+
+
+def _encode_api_message(seg_type: int, message, options: bytes, *, include_data: bool = True,
+                        byte_order=None, hobj: int = 1, comp_code: int = 0, reason: int = 0,
+                        reply_length: int | None = None, data_length: int | None = None,
+                        object_descriptor: bytes = b"", max_segment_length: int | None = None,
+                        split_points: Sequence[int] | None = None, **tsh: Any) -> bytes:
+    order = _order_arg(byte_order) if byte_order is not None else None
+    md, data, order = _split_message(message, order)
+    if callable(options):
+        options = options(order)
+    dl = len(data) if data_length is None else data_length
+    rest = object_descriptor + md + options + _struct.pack(">i" if order == BIG else "<i", dl) + \
+        (data if include_data else b"")
+    hlen = TSHM_LENGTH if tsh.get("structid", "TSHM") == "TSHM" else TSH_LENGTH
+    if reply_length is None:
+        reply_length = hlen + API_HEADER_LENGTH + len(rest)
+    body = _api(order, reply_length, comp_code, reason, hobj) + rest
+    return encode_segments(seg_type, body, max_segment_length=max_segment_length, split_points=split_points,
+                           byte_order=order, **tsh)
+
+
+def encode_put(message, *, pmo: bytes | None = None, **kw: Any) -> bytes:
+    """MQPUT segment(s) carrying ``message`` (MQMD + data bytes, or an
+    MQMessage).  Keywords: ``byte_order`` (default: the MQMD's),
+    ``hobj``, ``comp_code``, ``reason``, ``reply_length``, ``data_length``,
+    ``max_segment_length`` / ``split_points``, and the TSH fields of
+    :func:`build_tsh` (``structid``, ``conversation_id``, ``request_id``,
+    ``encoding``, ``ccsid``...)."""
+    return _encode_api_message(MQPUT, message, pmo if pmo is not None else (lambda o: default_pmo(o)), **kw)
+
+
+def default_od(byte_order="little", *, object_name: str = "", object_qmgr_name: str = "", ccsid: int = 819,
+               object_type: int = 1, dynamic_q_name: str = "AMQ.*", alternate_user_id: str = "") -> bytes:
+    """An MQOD version 1 (168 bytes) naming a queue (MQOT_Q = 1)."""
+    from ..ccsid import encode_text
+
+    order = _order_arg(byte_order)
+
+    def chars(text: str, n: int, name: str) -> bytes:
+        return encode_text(text, ccsid, n, structure="MQOD", field=name)
+
+    return build(MQOD_PREFIX_DECL[order], {
+        "StrucId": b"OD  ", "Version": 1, "ObjectType": object_type,
+        "ObjectName": chars(object_name, 48, "ObjectName"),
+        "ObjectQMgrName": chars(object_qmgr_name, 48, "ObjectQMgrName"),
+        "DynamicQName": chars(dynamic_q_name, 48, "DynamicQName"),
+        "AlternateUserId": chars(alternate_user_id, 12, "AlternateUserId")}, "MQOD")
+
+
+def encode_put1(message, *, od: bytes | None = None, object_name: str = "", object_qmgr_name: str = "",
+                pmo: bytes | None = None, **kw: Any) -> bytes:
+    """MQPUT1 segment(s): API header, MQOD (``od`` bytes, or a version-1
+    MQOD naming ``object_name``), MQMD, MQPMO, DataLength, data."""
+    order = _order_arg(kw["byte_order"]) if kw.get("byte_order") is not None else _split_message(message, None)[2]
+    if od is None:
+        od = default_od(order, object_name=object_name, object_qmgr_name=object_qmgr_name)
+    return _encode_api_message(MQPUT1, message, pmo if pmo is not None else (lambda o: default_pmo(o)),
+                               object_descriptor=bytes(od), **kw)
+
+
+def encode_put_reply(message, *, pmo: bytes | None = None, include_data: bool = False, **kw: Any) -> bytes:
+    """MQPUT_REPLY segment(s): the MQMD as the queue manager completed it,
+    the MQPMO and DataLength; like IBM MQ, the data itself is not sent back
+    unless ``include_data``."""
+    return _encode_api_message(MQPUT_REPLY, message, pmo if pmo is not None else (lambda o: default_pmo(o)),
+                               include_data=include_data, **kw)
+
+
+def encode_get_reply(message, *, gmo: bytes | None = None, **kw: Any) -> bytes:
+    """MQGET_REPLY segment(s): MQMD, MQGMO, DataLength and the data."""
+    return _encode_api_message(MQGET_REPLY, message, gmo if gmo is not None else (lambda o: default_gmo(o)),
+                               **kw)
+
+
+def encode_message_data(message, *, remote_q_name: str = "", remote_qmgr_name: str = "",
+                        qname_ccsid: int = 819, byte_order=None, msh: dict | bool = True,
+                        max_segment_length: int | None = None, split_points: Sequence[int] | None = None,
+                        **tsh: Any) -> bytes:
+    """Channel MESSAGE_DATA segment(s): [MSH,] MQXQH (StrucId, Version 1,
+    RemoteQName, RemoteQMgrName, then the message's MQMD, which must be
+    version 1 as MQXQH.MsgDesc is an MQMD1) and the data.  ``msh``: True
+    (default) puts a message segment header first (SeqNum 1, DataLength and
+    MsgLength = MQXQH + MQMD + data), a dict overrides its fields, False
+    omits it.  Default header: TSH (not TSHM), as channels send."""
+    from ..ccsid import encode_text
+
+    order = _order_arg(byte_order) if byte_order is not None else None
+    md, data, order = _split_message(message, order)
+    if len(md) != MQMD_LENGTHS[1]:
+        raise EncodeError("MQXQH", "MsgDesc", "the MQMD embedded in an MQXQH is an MQMD version 1")
+    xqh = build(XQH_PREFIX_DECL[order], {
+        "StrucId": b"XQH ", "Version": 1,
+        "RemoteQName": encode_text(remote_q_name, qname_ccsid, 48, structure="MQXQH", field="RemoteQName"),
+        "RemoteQMgrName": encode_text(remote_qmgr_name, qname_ccsid, 48, structure="MQXQH",
+                                      field="RemoteQMgrName")}, "MQXQH")
+    body = xqh + md + data
+    if msh is not False and msh is not None:
+        msh = {} if msh is True else dict(msh)
+        total = XQH_PREFIX_LENGTH + len(md) + len(data)
+        body = build(MSH_DECL[order], {"StructID": b"MSH ", "SeqNum": msh.get("SeqNum", 1),
+                                       "DataLength": msh.get("DataLength", total),
+                                       "Unknown1": msh.get("Unknown1", 0),
+                                       "MsgLength": msh.get("MsgLength", total)}, "MSH") + body
+    tsh.setdefault("structid", "TSH")
+    return encode_segments(MESSAGE_DATA, body, max_segment_length=max_segment_length, split_points=split_points,
+                           byte_order=order, **tsh)
+
+
+def encode_async_message(message, *, hobj: int = 1, msg_index: int = 0, glb_msg_idx: int = 1,
+                         sele_index: int = 0, reason: int = 0, status: int = 0, msg_token: bytes = b"\x00" * 16,
+                         resolved_q_name: str = "", qname_ccsid: int = 819, version: int = 1, byte_order=None,
+                         max_segment_length: int | None = None, split_points: Sequence[int] | None = None,
+                         **tsh: Any) -> bytes:
+    """ASYNC_MESSAGE segment(s) (a message delivered to an MQCB consumer):
+    the long async header (SegmIndex 0; ResolQName padded so the header is a
+    multiple of 4 bytes), the MQMD and the data; every later segment starts
+    with the 24-byte short header (SegmIndex 1, 2...).  TotMsgLen and
+    ActMsgLen are the MQMD + data length; SegLength is each segment's
+    MQSegmLen."""
+    from ..ccsid import encode_text
+
+    order = _order_arg(byte_order) if byte_order is not None else None
+    md, data, order = _split_message(message, order)
+    qname = encode_text(resolved_q_name, qname_ccsid, structure="ASYNC_MESSAGE", field="ResolQName")
+    if len(qname) > 255:
+        raise EncodeError("ASYNC_MESSAGE", "ResolQName", "longer than 255 bytes")
+    pad = (4 - (3 + len(qname)) % 4) % 4
+    msg_len = len(md) + len(data)
+    hlen = TSHM_LENGTH if tsh.get("structid", "TSHM") == "TSHM" else TSH_LENGTH
+    fmt = ">" if order == BIG else "<"
+
+    def short(seg_len: int, index: int) -> bytes:
+        return _struct.pack(fmt + "iiiiiHH", version, hobj, msg_index, glb_msg_idx, seg_len, index, sele_index)
+
+    rest = md + data
+    body_len = ASYNC_HEADER_FIXED_LENGTH + len(qname) + pad + len(rest)
+    # the segment lengths are needed inside the headers: lay the segments out first
+    if split_points is None:
+        points: list[int] = []
+        if max_segment_length is not None:
+            room = max_segment_length - hlen
+            if room <= ASYNC_HEADER_SHORT_LENGTH:
+                raise EncodeError("TSH", "MQSegmLen", "max_segment_length %d leaves no room for data"
+                                  % max_segment_length)
+            p = room
+            while p < body_len:
+                points.append(p)
+                p += room - ASYNC_HEADER_SHORT_LENGTH
+    else:
+        points = sorted(set(int(p) for p in split_points if 0 < int(p) < body_len))
+    bounds = [0] + points + [body_len]
+    first_len = hlen + bounds[1]
+    head = short(first_len, 0) + _struct.pack(fmt + "iii", reason, msg_len, msg_len) + bytes(msg_token) + \
+        _struct.pack(fmt + "H", status) + bytes([len(qname)]) + qname + b" " * pad
+    body = head + rest
+    lengths = [hlen + (b - a) + (ASYNC_HEADER_SHORT_LENGTH if i else 0)
+               for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+    return encode_segments(ASYNC_MESSAGE, body, split_points=points, byte_order=order,
+                           continuation_prefix=lambda i: short(lengths[i], i), **tsh)
