@@ -93,6 +93,15 @@ def _cmd_route(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_synth(args: argparse.Namespace) -> int:
+    from .synth import write_capture
+
+    n = write_capture(args.output, seed=args.seed, messages=args.messages)
+    print("wrote %d frames to %s (seed %d, %d application messages)" % (n, args.output, args.seed, args.messages),
+          file=sys.stderr)
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run
 
@@ -133,6 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--chunk", type=int, default=20000, help="messages decoded and written per row group")
     c.add_argument("-v", "--verbose", action="store_true", help="include per-capture frame statistics")
     c.set_defaults(func=_cmd_pcap2parquet)
+
+    y = sub.add_parser("synth", help="write a deterministic capture of a simulated IBM MQ + MSMQ network")
+    y.add_argument("-o", "--output", required=True, help="pcap file to write")
+    y.add_argument("--seed", type=int, default=1)
+    y.add_argument("--messages", type=int, default=100, help="application messages (other traffic scales with it)")
+    y.set_defaults(func=_cmd_synth)
 
     m = sub.add_parser("demo", help="run the main job on the embedded default (the shared test vectors)")
     m.add_argument("--shared", default="../shared", help="folder holding vectors/ (default ../shared)")

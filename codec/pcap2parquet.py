@@ -1,0 +1,531 @@
+"""Captured traffic in, Parquet tables out: the main job of mqcodec.
+
+    frames ─ CaptureProcessor ─► TCP stream events ─► one framer per connection
+    direction (IBM MQ TSH framing on 1414, MSMQ PacketSize framing on 1801,
+    or detected by content) ─► protocol messages ─► batch decoders (compiled
+    core when built) ─► ``messages.parquet`` + ``pcf_parameters.parquet``
+
+Nothing is dropped silently: a message that spans a capture gap, a framing
+error or a decode error becomes a row with ``error`` set (and its bytes in
+``raw`` when ``--raw``, always for error rows); frames that are not decoded
+are counted in the summary.  Memory is bounded: messages are decoded and
+written in chunks (one Parquet row group per chunk), and the reassembly and
+framing layers bound their own buffers.
+
+``Converter`` is I/O-free apart from the Parquet writers it is given; the
+CLI (``mqcodec pcap2parquet``) and the Spark data source drive it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+from collections import Counter
+from typing import Any, Iterable, Optional
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import batch as _batch
+from .batch import schema as _schema
+
+__all__ = ["Converter", "ConvertOptions", "convert", "MESSAGES_COMMON", "messages_schema", "pcf_parameters_schema"]
+
+KEY_SHIFT = 40
+DEFAULT_MQ_PORTS = (1414,)
+DEFAULT_MSMQ_PORTS = (1801,)
+MSMQ_PING_PORT = 3527
+
+#: columns every row of messages.parquet has, whatever its protocol
+MESSAGES_COMMON = [
+    # (capture index << 40) | message number within that capture: unique in
+    # one conversion, and the same whichever engine converts (a Spark task
+    # converts one capture and knows its index)
+    pa.field("message_key", pa.int64(), nullable=False),
+    pa.field("capture", pa.string(), nullable=False),
+    pa.field("frame", pa.int64()),
+    pa.field("ts", pa.timestamp("ns", tz="UTC")),
+    pa.field("src_ip", pa.string()),
+    pa.field("src_port", pa.int32()),
+    pa.field("dst_ip", pa.string()),
+    pa.field("dst_port", pa.int32()),
+    pa.field("tcp_stream", pa.int64()),
+    pa.field("stream_offset", pa.int64()),
+    pa.field("protocol", pa.string(), nullable=False),
+    pa.field("kind", pa.string()),
+    pa.field("error", pa.string()),
+    pa.field("error_structure", pa.string()),
+    pa.field("error_field", pa.string()),
+    pa.field("error_offset", pa.int64()),
+    pa.field("length", pa.int64()),
+    pa.field("raw", pa.binary()),
+    # the MSMQ facts analysts ask for first, under short names (derived from
+    # the msmq_* columns of the batch decoder, which follow the spec's names)
+    pa.field("msmq_message_id", pa.string()),      # SourceQueueManager GUID \ MessageID (an OBJECTID)
+    pa.field("msmq_source_qm", pa.string()),
+    pa.field("msmq_label", pa.string()),
+    pa.field("msmq_class", pa.int32()),
+    pa.field("msmq_class_name", pa.string()),
+    pa.field("msmq_priority", pa.int32()),
+    pa.field("msmq_destination", pa.string()),
+]
+
+#: short MSMQ column <- batch column
+_MSMQ_SHORT = {
+    "msmq_source_qm": "msmq_user_source_queue_manager",
+    "msmq_label": "msmq_props_label",
+    "msmq_class": "msmq_props_message_class",
+    "msmq_priority": "msmq_base_pr",
+    "msmq_destination": "msmq_user_destination_queue",
+}
+
+_BATCH_ONLY = {"record", "error_structure", "error_field", "error_offset", "error_reason", "raw"}
+
+
+def _protocol_fields(schema: Optional[pa.Schema], prefix: str) -> list[pa.Field]:
+    if schema is None:
+        return []
+    out = []
+    for f in schema:
+        if f.name in _BATCH_ONLY:
+            continue
+        name = f.name if f.name.startswith(prefix) else prefix + f.name
+        out.append(pa.field(name, f.type))
+    return out
+
+
+def _mq_schema():
+    return getattr(_schema, "MQ_MESSAGES", None)
+
+
+def _msmq_schema():
+    return getattr(_schema, "MSMQ_PACKETS", None)
+
+
+def messages_schema() -> pa.Schema:
+    """messages.parquet: the common columns, then every column of the IBM MQ
+    message batch schema (``md_*``, chain facts, ``pcf_*``) and of the MSMQ
+    packet batch schema (prefixed ``msmq_``), nullable."""
+    fields = list(MESSAGES_COMMON)
+    seen = {f.name for f in fields}
+    for f in _protocol_fields(_mq_schema(), "") + _protocol_fields(_msmq_schema(), "msmq_"):
+        if f.name not in seen:
+            fields.append(f)
+            seen.add(f.name)
+    return pa.schema(fields)
+
+
+def pcf_parameters_schema() -> pa.Schema:
+    """pcf_parameters.parquet: the long-form PCF parameter schema with
+    ``message_key`` (the join key to messages) in place of ``record``."""
+    fields = [pa.field("message_key", pa.int64(), nullable=False)]
+    fields += [f for f in _schema.PCF_PARAMETERS if f.name != "record"]
+    return pa.schema(fields)
+
+
+@dataclasses.dataclass
+class ConvertOptions:
+    mq_ports: tuple = DEFAULT_MQ_PORTS
+    msmq_ports: tuple = DEFAULT_MSMQ_PORTS
+    detect_by_content: bool = True
+    raw: bool = False
+    chunk_messages: int = 20000
+    impl: Optional[str] = None
+
+
+# ---------------------------------------------------------------------------
+# per-direction state
+# ---------------------------------------------------------------------------
+class _Direction:
+    __slots__ = ("protocol", "framer", "marks", "src", "sport", "dst", "dport", "stream", "undetected")
+
+    def __init__(self, conn, direction):
+        from .capture import CLIENT_TO_SERVER
+
+        self.protocol: Optional[str] = None
+        self.framer = None
+        self.marks: list = []          # (stream offset, frame number, ts_ns), ascending
+        if direction == CLIENT_TO_SERVER:
+            self.src, self.sport, self.dst, self.dport = conn.client, conn.client_port, conn.server, conn.server_port
+        else:
+            self.src, self.sport, self.dst, self.dport = conn.server, conn.server_port, conn.client, conn.client_port
+        self.stream = conn.stream
+        self.undetected = 0
+
+    def mark(self, offset: int, frame: int, ts: int) -> None:
+        self.marks.append((offset, frame, ts))
+
+    def locate(self, offset: int) -> tuple[Optional[int], Optional[int]]:
+        """(frame, ts) of the frame holding stream byte ``offset``; forgets
+        marks before it (the framers never look back)."""
+        marks = self.marks
+        lo, hi = 0, len(marks)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if marks[mid][0] <= offset:
+                lo = mid + 1
+            else:
+                hi = mid
+        i = lo - 1
+        if i < 0:
+            return None, None
+        _, frame, ts = marks[i]
+        if i > 64:
+            del marks[: i - 1]
+        return frame, ts
+
+
+def _detect(data: bytes) -> Optional[str]:
+    if data[:3] == b"TSH" and len(data) >= 4 and data[3:4] in (b" ", b"M", b"C"):
+        return "mq"
+    if len(data) >= 8 and data[0] == 0x10 and data[4:8] == b"LIOR":
+        return "msmq"
+    return None
+
+
+class Converter:
+    """Feed captures, get Parquet.  ``messages_writer``/``pcf_writer`` are
+    callables taking a ``pa.Table`` (e.g. a ``pq.ParquetWriter.write_table``);
+    :func:`convert` wires them to files."""
+
+    def __init__(self, write_messages, write_pcf, options: ConvertOptions | None = None):
+        self.options = options or ConvertOptions()
+        self.write_messages = write_messages
+        self.write_pcf = write_pcf
+        self.messages_schema = messages_schema()
+        self.pcf_schema = pcf_parameters_schema()
+        self.summary: Counter = Counter()
+        self.by_kind: Counter = Counter()
+        self.capture_reports: list[dict] = []
+        self._key = 0
+        self._pending: list[dict] = []
+
+    # -------------------------------------------------------------- input
+    def add_capture(self, source, name: Optional[str] = None, progress=None, *, index: Optional[int] = None) -> None:
+        """Convert one capture. ``index``: its position in the job's input
+        list (the high bits of ``message_key``); default: the next one."""
+        from .capture import CaptureProcessor, Gap, StreamClosed, StreamData, StreamOpened, UDPDatagram, open_capture
+
+        name = name or (os.path.basename(source) if isinstance(source, (str, os.PathLike)) else "capture")
+        self._capture_index = len(self.capture_reports) if index is None else int(index)
+        self._key = self._capture_index << KEY_SHIFT
+        proc = CaptureProcessor()
+        dirs: dict = {}
+        reader = open_capture(source)
+        mq_ports = frozenset(self.options.mq_ports)
+        msmq_ports = frozenset(self.options.msmq_ports)
+        for frame in reader:
+            if progress is not None:
+                progress(frame)
+            for ev in proc.feed(frame):
+                t = type(ev)
+                if t is StreamData:
+                    d = self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports)
+                    d.mark(ev.offset, ev.frame_number, ev.ts_ns)
+                    if d.protocol is None:
+                        if not self.options.detect_by_content or self._detect(d, ev.data) is None:
+                            d.undetected += len(ev.data)
+                            continue
+                    d.framer.feed(ev.data)
+                    self._drain(name, d)
+                elif t is Gap:
+                    d = self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports)
+                    d.mark(ev.offset, ev.frame_number, ev.ts_ns)
+                    self.summary["gaps"] += 1
+                    self.summary["gap bytes"] += ev.length
+                    if d.framer is not None:
+                        d.framer.gap(ev.length)
+                        self._drain(name, d)
+                elif t is StreamClosed:
+                    d = dirs.get((ev.conn, ev.direction))
+                    if d is not None and d.framer is not None:
+                        close = getattr(d.framer, "close", None)
+                        if close is not None:
+                            close()
+                        self._drain(name, d)
+                elif t is UDPDatagram:
+                    if MSMQ_PING_PORT in (ev.sport, ev.dport):
+                        self._ping(name, ev)
+                elif t is StreamOpened:
+                    pass
+            if len(self._pending) >= self.options.chunk_messages:
+                self.flush()
+        for ev in proc.close():
+            if type(ev) is StreamClosed:
+                d = dirs.get((ev.conn, ev.direction))
+                if d is not None and d.framer is not None:
+                    close = getattr(d.framer, "close", None)
+                    if close is not None:
+                        close()
+                    self._drain(name, d)
+            elif type(ev) is Gap:
+                self.summary["gaps"] += 1
+                self.summary["gap bytes"] += ev.length
+        for d in dirs.values():
+            if d.undetected:
+                self.summary["bytes in streams of no known protocol"] += d.undetected
+        report = proc.report()
+        report["capture"] = name
+        self.capture_reports.append(report)
+        self.summary["frames"] += report["stats"].get("frames", 0)
+        self.summary["frames skipped"] += report["stats"].get("skipped", 0)
+        self.summary["frames malformed"] += report["stats"].get("malformed", 0)
+        self.flush()
+
+    def _direction(self, dirs, conn, direction, mq_ports, msmq_ports) -> _Direction:
+        key = (conn, direction)
+        d = dirs.get(key)
+        if d is None:
+            d = dirs[key] = _Direction(conn, direction)
+            if conn.server_port in mq_ports or conn.client_port in mq_ports:
+                self._start(d, "mq")
+            elif conn.server_port in msmq_ports or conn.client_port in msmq_ports:
+                self._start(d, "msmq")
+        return d
+
+    def _detect(self, d: _Direction, data: bytes) -> Optional[str]:
+        proto = _detect(data)
+        if proto is not None:
+            self._start(d, proto)
+        return proto
+
+    @staticmethod
+    def _start(d: _Direction, protocol: str) -> None:
+        d.protocol = protocol
+        if protocol == "mq":
+            from .ibmmq.framing import MQStreamFramer
+
+            d.framer = MQStreamFramer()
+        else:
+            from .msmq.framing import MSMQStreamFramer
+
+            d.framer = MSMQStreamFramer()
+
+    # ---------------------------------------------------------- framing
+    def _drain(self, capture: str, d: _Direction) -> None:
+        for ev in d.framer:  # both framers iterate their ready events, stopping at NEED_DATA/CLOSED
+            kind = type(ev).__name__
+            if kind in ("Message", "Packet"):
+                start = _attr(ev, "stream_offset_start", "offset")
+                data = _attr(ev, "message_bytes", "data")
+                self._add(capture, d, start, d.protocol, _attr(ev, "kind"), data)
+            elif kind == "FramingError":
+                self.summary["framing errors"] += 1
+                row = self._add(capture, d, _attr(ev, "offset"), d.protocol, "framing error",
+                                _attr(ev, "raw") or b"")
+                row["error"] = str(_attr(ev, "reason") or "framing error")
+                row["error_structure"] = _attr(ev, "structure")
+                row["error_field"] = _attr(ev, "field")
+            elif kind == "Resynchronised":
+                self.summary["resynchronisations"] += 1
+                self.summary["bytes skipped by resynchronisation"] += int(_attr(ev, "skipped", "skipped_bytes") or 0)
+            # segments and other events are not messages
+
+    def _add(self, capture, d, offset, protocol, kind, data) -> dict:
+        frame, ts = d.locate(offset if offset is not None else 0)
+        self._key += 1
+        row = {
+            "message_key": self._key, "capture": capture, "frame": frame, "ts": ts,
+            "src_ip": d.src, "src_port": d.sport, "dst_ip": d.dst, "dst_port": d.dport,
+            "tcp_stream": d.stream, "stream_offset": offset, "protocol": protocol,
+            "kind": str(kind) if kind is not None else None, "error": None, "error_structure": None,
+            "error_field": None, "error_offset": None, "length": len(data), "_data": bytes(data),
+        }
+        self._pending.append(row)
+        return row
+
+    def _ping(self, capture, ev) -> None:
+        self._key += 1
+        self._pending.append({
+            "message_key": self._key, "capture": capture, "frame": ev.frame_number, "ts": ev.ts_ns,
+            "src_ip": ev.src, "src_port": ev.sport, "dst_ip": ev.dst, "dst_port": ev.dport,
+            "tcp_stream": None, "stream_offset": None, "protocol": "msmq", "kind": "Ping",
+            "error": None, "error_structure": None, "error_field": None, "error_offset": None,
+            "length": len(ev.payload), "_data": bytes(ev.payload), "_ping": True,
+        })
+
+    # ---------------------------------------------------------- decoding
+    def flush(self) -> None:
+        rows, self._pending = self._pending, []
+        if not rows:
+            return
+        mq = [r for r in rows if r["protocol"] == "mq" and r["error"] is None]
+        ms = [r for r in rows if r["protocol"] == "msmq" and r["error"] is None and not r.get("_ping")]
+        extra: dict[int, dict] = {}
+        pcf_tables = []
+        if mq:
+            self._decode_mq(mq, extra, pcf_tables)
+        if ms:
+            self._decode_msmq(ms, extra)
+        for r in rows:
+            if r.get("_ping"):
+                self._decode_ping(r)
+        self._write(rows, extra)
+        for t in pcf_tables:
+            self.write_pcf(t)
+
+    def _decode_mq(self, rows, extra, pcf_tables) -> None:
+        if not hasattr(_batch, "decode_mq_batch"):
+            from .ibmmq import decode_message
+
+            for r in rows:  # no batch decoder built yet: decode one by one, keep errors
+                try:
+                    decode_message(r["_data"])
+                except Exception as exc:  # DecodeError
+                    _set_error(r, exc)
+            return
+        table = _batch.decode_mq_batch([r["_data"] for r in rows], impl=self.options.impl)
+        cols = {name: table.column(name).to_pylist() for name in table.schema.names}
+        n = len(rows)
+        for i in range(n):
+            r = rows[i]
+            if cols.get("error_structure", [None] * n)[i] is not None:
+                r["error"] = cols["error_reason"][i] if "error_reason" in cols else "decode error"
+                r["error_structure"] = cols["error_structure"][i]
+                r["error_field"] = cols["error_field"][i]
+                r["error_offset"] = cols["error_offset"][i]
+            extra[r["message_key"]] = {k: v[i] for k, v in cols.items() if k not in _BATCH_ONLY}
+        # PCF bodies -> long-form parameters, grouped by the CCSID strings inherit
+        if "body_offset" not in cols:
+            return
+        groups: dict = {}
+        for i, r in enumerate(rows):
+            e = extra[r["message_key"]]
+            if r["error"] is None and e.get("pcf_type") is not None and e.get("body_offset") is not None:
+                groups.setdefault(e.get("body_ccsid"), []).append((r, e))
+        for ccsid, members in groups.items():
+            bodies = [r["_data"][e["body_offset"]:] for r, e in members]
+            kw = {"impl": self.options.impl}
+            if ccsid:
+                kw["ccsid"] = ccsid
+            res = _batch.decode_pcf_batch(bodies, **kw)
+            params = res.parameters
+            keys = pa.array([members[i][0]["message_key"] for i in range(len(members))], pa.int64())
+            key_col = keys.take(params.column("record"))
+            arrays = [key_col] + [params.column(f.name) for f in self.pcf_schema if f.name != "message_key"]
+            pcf_tables.append(pa.Table.from_arrays(arrays, schema=self.pcf_schema))
+
+    def _decode_msmq(self, rows, extra) -> None:
+        if not hasattr(_batch, "decode_msmq_batch"):
+            from .msmq import decode_packet
+
+            for r in rows:
+                try:
+                    decode_packet(r["_data"])
+                except Exception as exc:
+                    _set_error(r, exc)
+            return
+        table = _batch.decode_msmq_batch([r["_data"] for r in rows], impl=self.options.impl)
+        cols = {name: table.column(name).to_pylist() for name in table.schema.names}
+        for i, r in enumerate(rows):
+            if cols["error_structure"][i] is not None:
+                r["error"] = cols.get("error_reason", [None] * len(rows))[i] or "decode error"
+                r["error_structure"] = cols["error_structure"][i]
+                r["error_field"] = cols["error_field"][i]
+                r["error_offset"] = cols["error_offset"][i]
+            e = {(k if k.startswith("msmq_") else "msmq_" + k): v[i] for k, v in cols.items() if k not in _BATCH_ONLY}
+            for short, long_name in _MSMQ_SHORT.items():
+                e[short] = e.get(long_name)
+            if e.get("msmq_source_qm") is not None and e.get("msmq_user_message_id") is not None:
+                e["msmq_message_id"] = "%s\\%d" % (e["msmq_source_qm"], e["msmq_user_message_id"])
+            if e.get("msmq_class") is not None:
+                from .msmq.constants import MQMSG_CLASS_NAMES
+
+                e["msmq_class_name"] = MQMSG_CLASS_NAMES.get(e["msmq_class"])
+            extra[r["message_key"]] = e
+
+    @staticmethod
+    def _decode_ping(r) -> None:
+        from .msmq import decode_ping
+
+        try:
+            decode_ping(r["_data"])
+        except Exception as exc:
+            _set_error(r, exc)
+
+    def _write(self, rows, extra) -> None:
+        schema = self.messages_schema
+        raw_all = self.options.raw
+        columns: dict[str, list] = {f.name: [] for f in schema}
+        names = [f.name for f in schema]
+        for r in rows:
+            e = extra.get(r["message_key"], {})
+            proto = r["protocol"]
+            self.by_kind[(proto, r["kind"] or "-")] += 1
+            self.summary["messages"] += 1
+            if r["error"] is not None:
+                self.summary["errors"] += 1
+            for name in names:
+                if name == "raw":
+                    columns[name].append(r["_data"] if (raw_all or r["error"] is not None) else None)
+                elif name in r:
+                    columns[name].append(r[name])
+                else:
+                    columns[name].append(e.get(name))
+        arrays = [pa.array(columns[f.name], type=f.type) for f in schema]
+        self.write_messages(pa.Table.from_arrays(arrays, schema=schema))
+
+    # ---------------------------------------------------------- summary
+    def report(self) -> dict:
+        return {
+            "summary": dict(self.summary),
+            "messages_by_protocol_and_kind": {"%s/%s" % k: v for k, v in sorted(self.by_kind.items())},
+            "captures": self.capture_reports,
+        }
+
+
+def _attr(ev, *names):
+    for n in names:
+        if hasattr(ev, n):
+            return getattr(ev, n)
+    return None
+
+
+def _set_error(row: dict, exc: Exception) -> None:
+    row["error"] = str(exc)
+    row["error_structure"] = getattr(exc, "structure", None)
+    row["error_field"] = getattr(exc, "field", None)
+    row["error_offset"] = getattr(exc, "offset", None)
+
+
+def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None, *, progress: bool = False) -> dict:
+    """Convert captures to ``outdir/messages.parquet`` and
+    ``outdir/pcf_parameters.parquet``; returns the summary report."""
+    os.makedirs(outdir, exist_ok=True)
+    mschema, pschema = messages_schema(), pcf_parameters_schema()
+    mw = pq.ParquetWriter(os.path.join(outdir, "messages.parquet"), mschema, compression="zstd")
+    pw = pq.ParquetWriter(os.path.join(outdir, "pcf_parameters.parquet"), pschema, compression="zstd")
+    conv = Converter(mw.write_table, pw.write_table, options)
+    try:
+        for index, path in enumerate(inputs):
+            bar = _Progress(path) if progress else None
+            conv.add_capture(path, progress=bar, index=index)
+            if bar is not None:
+                bar.done()
+    finally:
+        mw.close()
+        pw.close()
+    return conv.report()
+
+
+class _Progress:
+    """A progress line on stderr (only used when stderr is a terminal)."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.t0 = time.monotonic()
+        self.last = 0.0
+        self.frames = 0
+
+    def __call__(self, frame) -> None:
+        self.frames += 1
+        now = time.monotonic()
+        if now - self.last > 0.5:
+            self.last = now
+            rate = self.frames / max(now - self.t0, 1e-9)
+            sys.stderr.write("\r%s: %d frames (%.0f/s)" % (self.path, self.frames, rate))
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        sys.stderr.write("\r%s: %d frames in %.1f s\n" % (self.path, self.frames, time.monotonic() - self.t0))

@@ -1,0 +1,265 @@
+"""A traffic simulator: deterministic captures of a small message-queuing
+network, built entirely with mqcodec's own encoders.
+
+The network::
+
+    app 10.1.1.10 ──client conn──► QM1 10.1.0.1:1414 ══channel QM1.TO.QM2══► QM2 10.1.0.2:1414
+    dspmqrte 10.1.1.20 ──client conn──┘           ◄══channel QM2.TO.QM1══
+    MSMQ hosts 10.2.0.x ──TCP 1801 sessions──► 10.2.0.1 ; UDP 3527 pings
+
+* the application puts messages (MQSTR, some behind an MQRFH2, both byte
+  orders, several CCSIDs) on QM1 and gets replies;
+* a dspmqrte-like client puts trace-route messages; the trace-route rules
+  (:mod:`mqcodec.ibmmq.traceroute_rules`) decide what each queue manager and
+  MCA does: activities accumulate in the message, activity reports and the
+  trace-route reply travel back over the channel and to the client;
+* application messages for QM2 cross the channel as MESSAGE_DATA (MQXQH);
+* MSMQ sessions (EstablishConnection, ConnectionParameters, UserMessages,
+  SessionAcks) from :func:`mqcodec.msmq.framing.simulate_session`, and UDP
+  pings.
+
+Everything is a function of ``seed`` and ``messages``.  The traffic is
+segmented by TCP MSS with ACKs, handshakes and FIN; :func:`write_capture`
+writes it as a classic pcap.
+"""
+from __future__ import annotations
+
+import random
+from typing import Iterable
+
+from .capture.writer import NS_PER_S, TcpConversation, ethernet, ipv4, udp, PcapWriter
+from .ibmmq import constants as C
+from .ibmmq.framing import encode_get_reply, encode_message_data, encode_put, encode_put_reply
+from .ibmmq.headers import MQMD, MQRFH2
+from .ibmmq.message import MQMessage
+from .ibmmq.pcf import PcfParameter as P
+from .ibmmq.traceroute_rules import (PerformedActivity, QueueManagerProfile, TraceRouteState, activity_report,
+                                     apply_activity, new_trace_route_message, trace_route_reply)
+
+__all__ = ["generate", "write_capture", "NETWORK"]
+
+NETWORK = {
+    "QM1": ("10.1.0.1", 1414),
+    "QM2": ("10.1.0.2", 1414),
+    "app": "10.1.1.10",
+    "dspmqrte": "10.1.1.20",
+    "msmq_server": ("10.2.0.1", 1801),
+}
+START_NS = 1_763_712_000 * NS_PER_S  # 2025-11-21T08:00:00Z
+_CCSIDS = (1208, 819, 437, 500, 1047, 1140)
+
+
+def _date_time(ts_ns: int) -> tuple[str, str]:
+    import datetime as _dt
+
+    t = _dt.datetime.fromtimestamp(ts_ns / NS_PER_S, tz=_dt.timezone.utc)
+    return t.strftime("%Y%m%d"), t.strftime("%H%M%S") + "%02d" % (t.microsecond // 10000)
+
+
+def _app_message(rnd: random.Random, i: int, ts: int, *, little: bool) -> MQMessage:
+    enc = C.ENCODING_LITTLE if little else C.ENCODING_BIG
+    ccsid = rnd.choice(_CCSIDS)
+    date, time = _date_time(ts)
+    body = "payment %06d amount=%d.%02d currency=EUR" % (i, rnd.randrange(1, 10 ** 5), rnd.randrange(100))
+    with_rfh2 = i % 3 == 0
+    md = MQMD(Version=1, MsgType=C.MQMT_DATAGRAM, Encoding=enc, CodedCharSetId=ccsid if not with_rfh2 else 1208,
+              Format="MQHRF2" if with_rfh2 else "MQSTR", Priority=rnd.randrange(10),
+              Persistence=rnd.randrange(2), MsgId=rnd.getrandbits(192).to_bytes(24, "big"),
+              PutApplType=C.MQAT_JAVA if with_rfh2 else C.MQAT_UNIX, PutApplName="payments-app",
+              PutDate=date, PutTime=time, ReplyToQ="PAYMENTS.REPLY", ReplyToQMgr="QM1", UserIdentifier="app")
+    headers = []
+    if with_rfh2:
+        headers.append(MQRFH2(Encoding=enc, CodedCharSetId=ccsid, Format="MQSTR", NameValueCCSID=1208,
+                              folders=["<mcd><Msd>jms_text</Msd></mcd>",
+                                       "<jms><Dst>queue:///PAYMENTS</Dst><Pri>4</Pri></jms>"]))
+    return MQMessage(md, headers, body, md_encoding=enc, md_ccsid=819)
+
+
+def _op(optype: int, qmgr: str, ts: int, **names) -> P:
+    date, time = _date_time(ts)
+    params = [P.integer(C.MQIACF_OPERATION_TYPE, optype),
+              P.string(C.MQCACF_OPERATION_DATE, "%s-%s-%s" % (date[:4], date[4:6], date[6:])),
+              P.string(C.MQCACF_OPERATION_TIME, "%s.%s.%s" % (time[:2], time[2:4], time[4:6])),
+              P.string(C.MQCA_Q_MGR_NAME, qmgr)]
+    for key, pid in (("q", C.MQCA_Q_NAME), ("channel", C.MQCACH_CHANNEL_NAME), ("xmitq", C.MQCACH_XMIT_Q_NAME)):
+        if key in names:
+            params.append(P.string(pid, names[key]))
+    return P.group(C.MQGACF_OPERATION, params)
+
+
+def _activity(appl: str, appl_type: int, desc: str, *ops: P) -> P:
+    return P.group(C.MQGACF_ACTIVITY, [P.string(C.MQCACF_APPL_NAME, appl), P.integer(C.MQIA_APPL_TYPE, appl_type),
+                                       P.string(C.MQCACF_ACTIVITY_DESC, desc), *ops])
+
+
+def _pcf_message(body, *, msg_type: int, fmt: str, feedback: int = 0, report: int = 0, correl: bytes = b"",
+                 little: bool, ts: int, appl: str) -> MQMessage:
+    enc = C.ENCODING_LITTLE if little else C.ENCODING_BIG
+    date, time = _date_time(ts)
+    body.encoding = enc
+    md = MQMD(Version=1, MsgType=msg_type, Feedback=feedback, Report=report, Encoding=enc, CodedCharSetId=1208,
+              Format=fmt, MsgId=(ts & ((1 << 192) - 1)).to_bytes(24, "big"),
+              CorrelId=correl.ljust(24, b"\0")[:24], PutApplName=appl, PutApplType=C.MQAT_QMGR,
+              PutDate=date, PutTime=time, ReplyToQ="DSPMQRTE.REPLY", ReplyToQMgr="QM1")
+    return MQMessage(md, [], body, md_encoding=enc, md_ccsid=819)
+
+
+class _Clock:
+    def __init__(self, start: int):
+        self.t = start
+
+    def tick(self, ns: int = 1_000_000) -> int:
+        self.t += ns
+        return self.t
+
+
+def generate(seed: int = 1, messages: int = 100) -> list:
+    """Every frame of the simulated network, in time order, as
+    ``capture.writer.SimPacket`` records (ts_ns, Ethernet frame, ...)."""
+    rnd = random.Random(seed)
+    clock = _Clock(START_NS)
+    qm1, qm2 = NETWORK["QM1"], NETWORK["QM2"]
+    app = TcpConversation((NETWORK["app"], 40000 + rnd.randrange(1000)), qm1, isn_client=rnd.getrandbits(32),
+                          isn_server=rnd.getrandbits(32), start_ns=clock.t, step_ns=20_000)
+    dsp = TcpConversation((NETWORK["dspmqrte"], 41000 + rnd.randrange(1000)), qm1, isn_client=rnd.getrandbits(32),
+                          isn_server=rnd.getrandbits(32), start_ns=clock.t + 7_000, step_ns=20_000)
+    ch12 = TcpConversation((qm1[0], 50000 + rnd.randrange(1000)), qm2, isn_client=rnd.getrandbits(32),
+                           isn_server=rnd.getrandbits(32), start_ns=clock.t + 13_000, step_ns=20_000)
+    ch21 = TcpConversation((qm2[0], 51000 + rnd.randrange(1000)), qm1, isn_client=rnd.getrandbits(32),
+                           isn_server=rnd.getrandbits(32), start_ns=clock.t + 17_000, step_ns=20_000)
+    packets: list = []
+    for conv in (app, dsp, ch12, ch21):
+        packets += conv.handshake()
+
+    n_trace = max(1, messages // 25)
+    request = 1
+    for i in range(messages):
+        little = rnd.random() < 0.6
+        msg = _app_message(rnd, i, app.ts, little=little)
+        split = rnd.choice((None, None, 2048, 512))
+        packets += app.send(0, encode_put(msg, conversation_id=1, request_id=request, max_segment_length=split))
+        packets += app.send(1, encode_put_reply(msg, conversation_id=1, request_id=request))
+        request += 1
+        if i % 2 == 0:  # destined to QM2: crosses the channel with an MQXQH
+            packets += ch12.send(0, encode_message_data(msg, remote_q_name="PAYMENTS", remote_qmgr_name="QM2",
+                                                        max_segment_length=rnd.choice((None, 1024))))
+        if i % 5 == 4:  # the application gets a reply
+            reply = _app_message(rnd, 10 ** 6 + i, app.ts, little=little)
+            packets += app.send(1, encode_get_reply(reply, conversation_id=1, request_id=request))
+            request += 1
+        if i % max(1, messages // n_trace) == 0:
+            packets += _trace_route(rnd, i, dsp, ch12, ch21)
+
+    for k in range(max(1, messages // 50)):
+        packets += _msmq_session(seed * 7919 + k, k, max(2, messages // max(1, messages // 50) // 2), clock.t)
+    packets += _pings(rnd, 3, clock.t)
+
+    for conv in (app, dsp, ch12, ch21):
+        packets += conv.close()
+    packets.sort(key=lambda p: p.ts_ns)
+    return packets
+
+
+def _trace_route(rnd: random.Random, i: int, dsp: TcpConversation, ch12: TcpConversation,
+                 ch21: TcpConversation) -> list:
+    """One trace-route message through QM1 -> QM2 with activity reports and a
+    reply, every decision taken by the trace-route rules."""
+    out: list = []
+    little = i % 2 == 1
+    report = C.MQRO_ACTIVITY | C.MQRO_DISCARD_MSG
+    qm = QueueManagerProfile("QM1")
+    state = TraceRouteState(Detail=C.MQROUTE_DETAIL_MEDIUM, Accumulate=C.MQROUTE_ACCUMULATE_AND_REPLY,
+                            Forward=C.MQROUTE_FORWARD_IF_SUPPORTED, Deliver=C.MQROUTE_DELIVER_NO, MaxActivities=10)
+    msg = new_trace_route_message(state)
+    # 1. dspmqrte puts it (a user-application activity: level LOW)
+    put = _activity("dspmqrte", C.MQAT_UNIX, "Display Route Application",
+                    _op(C.MQOPER_PUT, "QM1", dsp.ts, q="TARGET.Q", xmitq="QM2"))
+    o1 = apply_activity(msg, PerformedActivity(C.MQROUTE_DETAIL_LOW, put), qm, report_options=report)
+    trm = _pcf_message(o1.message, msg_type=C.MQMT_DATAGRAM, fmt="MQADMIN", report=report, little=little,
+                       ts=dsp.ts, appl="dspmqrte")
+    out += dsp.send(0, encode_put(trm, conversation_id=1, request_id=i + 1))
+    out += dsp.send(1, encode_put_reply(trm, conversation_id=1, request_id=i + 1))
+    # 2. the sender MCA on QM1 gets it from the transmission queue and sends it (level MEDIUM)
+    mca1 = _activity("amqrmppa", C.MQAT_QMGR, "Sending Message Channel Agent",
+                     _op(C.MQOPER_GET, "QM1", ch12.ts, q="QM2"),
+                     _op(C.MQOPER_SEND, "QM1", ch12.ts, channel="QM1.TO.QM2", xmitq="QM2"))
+    o2 = apply_activity(o1.message, PerformedActivity(C.MQROUTE_DETAIL_MEDIUM, mca1, action="forward",
+                                                      remote_supports_trace_route=True), qm, report_options=report)
+    reports = []
+    if o1.activity_report:
+        reports.append(activity_report(put, TraceRouteState.from_group(o1.message.find(C.MQGACF_TRACE_ROUTE))))
+    if o2.activity_report:
+        reports.append(activity_report(mca1, TraceRouteState.from_group(o2.message.find(C.MQGACF_TRACE_ROUTE))))
+    if o2.disposition.value == "forwarded":
+        fwd = _pcf_message(o2.message, msg_type=C.MQMT_DATAGRAM, fmt="MQADMIN", report=report, little=little,
+                           ts=ch12.ts, appl="dspmqrte")
+        out += ch12.send(0, encode_message_data(fwd, remote_q_name="TARGET.Q", remote_qmgr_name="QM2"))
+        # 3. the receiver MCA on QM2 receives it and it arrives at its target (Deliver NO)
+        mca2 = _activity("amqrmppa", C.MQAT_QMGR, "Receiving Message Channel Agent",
+                         _op(C.MQOPER_RECEIVE, "QM2", ch12.ts, channel="QM1.TO.QM2"),
+                         _op(C.MQOPER_DISCARD, "QM2", ch12.ts, q="TARGET.Q"))
+        o3 = apply_activity(o2.message, PerformedActivity(C.MQROUTE_DETAIL_MEDIUM, mca2, action="arrive"),
+                            QueueManagerProfile("QM2"), report_options=report)
+        if o3.activity_report:
+            reports.append(activity_report(mca2, TraceRouteState.from_group(o3.message.find(C.MQGACF_TRACE_ROUTE))))
+        if o3.reply:
+            reply = trace_route_reply(o3.message)
+            reply.md.CorrelId = trm.md.MsgId
+            out += ch21.send(0, encode_message_data(reply, remote_q_name="DSPMQRTE.REPLY", remote_qmgr_name="QM1"))
+            out += dsp.send(1, encode_get_reply(reply, conversation_id=1, request_id=i + 2))
+    for rep in reports:
+        rep.md.CorrelId = trm.md.MsgId
+        rep.md.ReplyToQMgr = "QM1"
+        out += dsp.send(1, encode_get_reply(rep, conversation_id=1, request_id=i + 3))
+    return out
+
+
+def _msmq_session(seed: int, k: int, n: int, start: int) -> list:
+    from .msmq.framing import simulate_session
+
+    sess = simulate_session(seed, messages=n)
+    conv = TcpConversation(("10.2.0.%d" % (10 + k % 200), 49152 + k), NETWORK["msmq_server"],
+                           isn_client=seed & 0xFFFFFFFF, isn_server=(seed * 31) & 0xFFFFFFFF,
+                           start_ns=start + 3_000 + k * 50_000_000, step_ns=30_000)
+    out = conv.handshake()
+    ini, acc = list(sess.initiator_packets), list(sess.acceptor_packets)
+    while ini or acc:
+        if ini:
+            out += conv.send(0, ini.pop(0)[1])
+        if acc:
+            out += conv.send(1, acc.pop(0)[1])
+    out += conv.close()
+    return out
+
+
+def _pings(rnd: random.Random, n: int, start: int) -> list:
+    import uuid
+
+    from .capture.writer import SimPacket
+    from .msmq import PingFlags, PingPacket
+
+    out = []
+    for i in range(n):
+        cookie = rnd.getrandbits(32)
+        # [MS-MQQB] 2.2.7 / 3.1.7.7: the response echoes the request's Cookie and RC
+        req = PingPacket(Flags=PingFlags(RC=1), Cookie=cookie, QMGuid=uuid.UUID(int=rnd.getrandbits(128))).encode()
+        resp = PingPacket(Flags=PingFlags(RC=1), Cookie=cookie, QMGuid=uuid.UUID(int=rnd.getrandbits(128))).encode()
+        for j, (src, dst, payload) in enumerate((("10.2.0.9", "10.2.0.1", req), ("10.2.0.1", "10.2.0.9", resp))):
+            frame = ethernet(ipv4(src, dst, 17, udp(src, dst, 3527, 3527, payload), ident=i * 2 + j + 1))
+            out.append(SimPacket(start + 5_000 + i * 1_000_000 + j * 200_000, frame, j, 0, len(payload), 0))
+    return out
+
+
+def write_capture(path_or_file, seed: int = 1, messages: int = 100) -> int:
+    """Write the simulated traffic as a pcap; returns the number of frames."""
+    packets = generate(seed, messages)
+    if hasattr(path_or_file, "write"):
+        w = PcapWriter(path_or_file, nanosecond=True)
+        for p in packets:
+            w.write(p.ts_ns, p.frame)
+    else:
+        with open(path_or_file, "wb") as f:
+            w = PcapWriter(f, nanosecond=True)
+            for p in packets:
+                w.write(p.ts_ns, p.frame)
+    return len(packets)
