@@ -19,6 +19,7 @@ system-deps:
 	@missing=""; \
 	command -v tshark >/dev/null 2>&1 || missing="$$missing tshark"; \
 	command -v dot    >/dev/null 2>&1 || missing="$$missing graphviz"; \
+	command -v java   >/dev/null 2>&1 || missing="$$missing openjdk-17-jre-headless"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
@@ -30,7 +31,7 @@ system-deps:
 $(VENV)/.installed: pyproject.toml setup.py $(wildcard _ext/*.pyx) $(wildcard _ext/*.pxd)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,spark]'
 	touch $@
 
 demo: setup

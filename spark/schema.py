@@ -1,0 +1,109 @@
+"""Spark schemas of the decoded columns, derived from the batch decoders'
+ONE Arrow definition (:mod:`mqcodec.batch.schema`).
+
+Nothing here spells a field a second time: the per-record Arrow schema of a
+decoder (:func:`row_schema`) is the batch schema without its ``record``
+column (in Spark the row *is* the record), plus, for a decoder with a child
+table (PCF parameters), that table without ``record`` as a list-of-structs
+column.  The Spark ``StructType`` is then produced by pyspark's own Arrow
+conversion (``pyspark.sql.pandas.types.from_arrow_schema``), and the Arrow
+types Spark expects back from a Python worker by its inverse
+(``to_arrow_schema``), so both sides always agree with pyspark's mapping
+(``fixed_size_binary(24)`` -> ``BinaryType``, ``list`` -> ``ArrayType``...).
+
+One rule is added (:func:`spark_compatible`): Spark has no unsigned
+integers (pyspark refuses ``uint8``..``uint64``), so each is widened to the
+smallest signed type holding all its values -- ``uint8`` -> ``int16``
+(ShortType), ``uint16`` -> ``int32``, ``uint32`` -> ``int64``, ``uint64`` ->
+``decimal(20, 0)``.  Values are unchanged; the casts are exact.
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+
+__all__ = [
+    "RECORD",
+    "without_record",
+    "nested_row_schema",
+    "spark_compatible",
+    "to_spark_schema",
+    "to_spark_type",
+    "spark_arrow_type",
+    "spark_arrow_schema",
+]
+
+#: the record-number column of every batch table (row position in the batch)
+RECORD = "record"
+
+
+def without_record(schema: pa.Schema) -> pa.Schema:
+    """``schema`` minus its ``record`` column (if it has one)."""
+    i = schema.get_field_index(RECORD)
+    return schema if i < 0 else schema.remove(i)
+
+
+def nested_row_schema(rows: pa.Schema, children: tuple[str, pa.Schema] | None = None) -> pa.Schema:
+    """The per-record Arrow schema: ``rows`` without ``record``, plus the
+    child table (``(column name, child schema)``) as a non-null list of
+    non-null structs without ``record``."""
+    out = without_record(rows)
+    if children is not None:
+        name, child = children
+        item = pa.field("item", pa.struct(list(without_record(child))), nullable=False)
+        out = out.append(pa.field(name, pa.list_(item), nullable=False))
+    return out
+
+
+_WIDER = {
+    pa.uint8(): pa.int16(),
+    pa.uint16(): pa.int32(),
+    pa.uint32(): pa.int64(),
+    pa.uint64(): pa.decimal128(20, 0),
+}
+
+
+def spark_compatible(t: "pa.DataType | pa.Schema") -> "pa.DataType | pa.Schema":
+    """``t`` with every unsigned integer (at any depth) widened to a signed
+    type Spark has; everything else as it is."""
+    if isinstance(t, pa.Schema):
+        return pa.schema([f.with_type(spark_compatible(f.type)) for f in t], metadata=t.metadata)
+    if t in _WIDER:
+        return _WIDER[t]
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(spark_compatible(f.type)) for f in t])
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(spark_compatible(t.value_type)))
+    if pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(spark_compatible(t.value_type)))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(t.value_field.with_type(spark_compatible(t.value_type)), t.list_size)
+    return t
+
+
+def to_spark_schema(schema: pa.Schema):
+    """Arrow schema -> ``pyspark.sql.types.StructType``: pyspark's own
+    mapping, after :func:`spark_compatible`."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(spark_compatible(schema))
+
+
+def to_spark_type(schema: pa.Schema):
+    """The Spark ``StructType`` of the decoded struct column (same as
+    :func:`to_spark_schema`; named for readability at call sites)."""
+    return to_spark_schema(schema)
+
+
+def spark_arrow_type(spark_type, *, large: bool = False) -> pa.DataType:
+    """The Arrow type a Python worker must hand back for ``spark_type``
+    (``large``: ``spark.sql.execution.arrow.useLargeVarTypes``)."""
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    return to_arrow_type(spark_type, timezone="UTC", prefers_large_types=large)
+
+
+def spark_arrow_schema(spark_schema, *, large: bool = False) -> pa.Schema:
+    """The Arrow schema a Python worker must hand back for ``spark_schema``."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(spark_schema, timezone="UTC", prefers_large_types=large)

@@ -1,0 +1,61 @@
+"""A SparkSession with the settings the mqcodec adapter relies on.
+
+    from mqcodec.spark.session import get_session
+    spark = get_session()                    # local[*], for a laptop / notebook
+    spark = get_session(master="yarn")       # or leave master None under spark-submit
+
+Only the settings that matter for the adapter are set here (docs/spark.md
+explains each); everything else stays the cluster's.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Mapping
+
+__all__ = ["ADAPTER_CONF", "LOCAL_CONF", "get_session"]
+
+#: Settings of the Arrow exchange between the JVM and the Python workers.
+ADAPTER_CONF: dict[str, str] = {
+    # Arrow for toPandas/createDataFrame too (the UDFs use Arrow regardless).
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    # 64-bit offsets for binary/string columns: a batch of large MQ messages
+    # (up to 100 MB each) can pass 2 GiB, the limit of 32-bit offsets.
+    "spark.sql.execution.arrow.useLargeVarTypes": "true",
+    # Records per Arrow batch handed to one batch-decoder call: big enough to
+    # amortise the call, small enough to bound worker memory.
+    "spark.sql.execution.arrow.maxRecordsPerBatch": "4096",
+}
+
+#: Extra settings for a local session (tests, notebooks on one machine).
+LOCAL_CONF: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "4",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+}
+
+
+def get_session(master: str | None = "local[*]", app_name: str = "mqcodec",
+                conf: Mapping[str, Any] | None = None):
+    """Get or create the SparkSession with :data:`ADAPTER_CONF` (and, for a
+    ``local`` master, :data:`LOCAL_CONF`), then ``conf`` on top.
+
+    ``master=None`` leaves the master to ``spark-submit`` / the cluster.
+    Sets ``PYSPARK_PYTHON`` to this interpreter when unset, so local workers
+    import the same mqcodec; on a cluster ship the wheel (docs/spark.md).
+    """
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    settings: dict[str, Any] = dict(ADAPTER_CONF)
+    if master is not None:
+        builder = builder.master(master)
+        if master.startswith("local"):
+            settings.update(LOCAL_CONF)
+    settings.update(conf or {})
+    for key, value in settings.items():
+        builder = builder.config(key, str(value))
+    return builder.getOrCreate()

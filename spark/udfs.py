@@ -1,0 +1,401 @@
+"""Spark UDFs and DataFrame helpers over the batch decoders.
+
+A THIN adapter: every byte is decoded by :mod:`mqcodec.batch`; this module
+only moves Arrow arrays between Spark and the batch functions and reshapes
+their output into one struct per input row.
+
+The registry (:data:`DECODERS`) names each batch decoder, its function and
+its Arrow schema (both as ``"module:attribute"`` so a decoder that is not
+written yet costs nothing until it is asked for).  Adding a decoder is one
+:func:`register` line.  For each registered ``kind``:
+
+* :func:`arrow_decoder` (``arrow_udf``): Arrow array in, struct array out;
+* :func:`pandas_decoder` (``pandas_udf``): Series of bytes in, struct
+  column (a pandas DataFrame) out, for code written against pandas UDFs;
+* :func:`decode_column` (``mapInArrow``): the fast path -- the column's
+  Arrow buffers go straight to the batch decoder, no Python object per row;
+* :func:`explode_children` / :func:`explode_pcf_parameters`: the long form
+  (one row per child, e.g. per PCF parameter) via ``mapInArrow``.
+
+Decode errors never fail a task: the batch decoders turn a bad record into
+a row with the ``error_*`` columns and ``raw`` set (docs/spark.md).
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from .schema import (
+    RECORD,
+    nested_row_schema,
+    spark_arrow_schema,
+    spark_arrow_type,
+    to_spark_schema,
+    without_record,
+)
+
+__all__ = [
+    "Decoder",
+    "DECODERS",
+    "register",
+    "get",
+    "available",
+    "decode_arrow",
+    "arrow_decoder",
+    "pandas_decoder",
+    "decode_column",
+    "explode_children",
+    "explode_pcf_parameters",
+    "LARGE_VAR_TYPES",
+]
+
+#: the Spark setting that makes Spark exchange ``large_binary`` /
+#: ``large_string`` (64-bit offsets) with Python workers
+LARGE_VAR_TYPES = "spark.sql.execution.arrow.useLargeVarTypes"
+
+
+def _resolve(ref: Any) -> Any:
+    if not isinstance(ref, str):
+        return ref
+    module, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+@dataclass(frozen=True)
+class Decoder:
+    """One batch decoder as the adapter sees it.
+
+    ``function``: ``records -> pa.RecordBatch`` (one row per record, a
+    ``record`` column numbering them from 0), or ``records -> (rows,
+    children)`` when ``children`` is given.  ``schema``: the Arrow schema of
+    ``rows``.  ``children``: ``(column name, schema of the child table)``;
+    the child table carries ``record`` and is nested as a list column.
+    Each may be the object itself or ``"module:attribute"``.
+    """
+
+    name: str
+    function: Any
+    schema: Any
+    children: tuple[str, Any] | None = None
+
+    def batch_function(self) -> Callable:
+        return _resolve(self.function)
+
+    def arrow_schema(self) -> pa.Schema:
+        """The per-record Arrow schema (what one decoded struct holds)."""
+        kids = None if self.children is None else (self.children[0], _resolve(self.children[1]))
+        return nested_row_schema(_resolve(self.schema), kids)
+
+    def child_schema(self) -> pa.Schema:
+        """The Arrow schema of one long-form child row (``record`` removed)."""
+        if self.children is None:
+            raise ValueError("decoder %r has no child table" % self.name)
+        return without_record(_resolve(self.children[1]))
+
+    def spark_type(self):
+        """The Spark ``StructType`` of the decoded struct column.
+
+        Its direct fields are all nullable: a ``pandas_udf`` cannot hand back
+        a non-nullable struct field (pyspark rebuilds the struct from pandas
+        columns), and every UDF of a kind must have the same type.  Nested
+        nullability (e.g. inside PCF parameters) is the batch schema's."""
+        from pyspark.sql.types import StructField, StructType
+
+        st = to_spark_schema(self.arrow_schema())
+        return StructType([StructField(f.name, f.dataType, True, f.metadata) for f in st.fields])
+
+    def spark_arrow_type(self, *, large: bool = False) -> pa.DataType:
+        """The Arrow type of :meth:`spark_type` as Spark exchanges it with
+        Python (``large``: ``useLargeVarTypes``); what the UDFs return."""
+        return spark_arrow_type(self.spark_type(), large=large)
+
+    def is_available(self) -> bool:
+        try:
+            self.batch_function()
+            self.arrow_schema()
+        except (ImportError, AttributeError):
+            return False
+        return True
+
+
+#: kind -> Decoder
+DECODERS: dict[str, Decoder] = {}
+
+
+def register(name: str, function: Any, schema: Any, children: tuple[str, Any] | None = None) -> Decoder:
+    """Add (or replace) a batch decoder under ``name``."""
+    dec = Decoder(name, function, schema, children)
+    DECODERS[name] = dec
+    return dec
+
+
+# The registry: one line a decoder.
+register("pcf", "mqcodec.batch:decode_pcf_batch", "mqcodec.batch.schema:PCF_HEADERS",
+         children=("parameters", "mqcodec.batch.schema:PCF_PARAMETERS"))
+register("mq", "mqcodec.batch:decode_mq_batch", "mqcodec.batch.schema:MQ_MESSAGES")
+register("msmq", "mqcodec.batch:decode_msmq_batch", "mqcodec.batch.schema:MSMQ_PACKETS")
+
+
+def get(kind: "str | Decoder") -> Decoder:
+    """The registered decoder ``kind`` (a :class:`Decoder` is returned as
+    it is); ``LookupError`` naming what exists if unknown, ``ImportError``
+    if its batch function is not importable."""
+    if isinstance(kind, Decoder):
+        return kind
+    try:
+        dec = DECODERS[kind]
+    except KeyError:
+        raise LookupError("unknown decoder %r (registered: %s)" % (kind, ", ".join(sorted(DECODERS)))) from None
+    try:
+        dec.batch_function()
+        dec.arrow_schema()
+    except (ImportError, AttributeError) as exc:
+        raise ImportError("the %r batch decoder is not available: %s" % (kind, exc)) from exc
+    return dec
+
+
+def available() -> list[str]:
+    """The kinds whose batch function and schema import."""
+    return sorted(k for k, d in DECODERS.items() if d.is_available())
+
+
+# ---------------------------------------------------------------------------
+# Arrow in, Arrow out (no Spark needed; every UDF below calls this)
+# ---------------------------------------------------------------------------
+
+def _binary(records: Any) -> pa.Array:
+    if isinstance(records, pa.ChunkedArray):
+        records = records.combine_chunks() if records.num_chunks != 1 else records.chunk(0)
+    if not isinstance(records, pa.Array):
+        records = pa.array(records, type=pa.large_binary())
+    if not (pa.types.is_binary(records.type) or pa.types.is_large_binary(records.type)):
+        raise TypeError("the records column must be binary, not %s" % records.type)
+    return records
+
+
+def _in_record_order(table: pa.RecordBatch, n: int | None) -> tuple[pa.RecordBatch, np.ndarray]:
+    rec = table.column(RECORD).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    if len(rec) > 1 and (np.diff(rec) < 0).any():
+        order = np.argsort(rec, kind="stable")
+        table, rec = table.take(pa.array(order)), rec[order]
+    if n is not None and not np.array_equal(rec, np.arange(n)):
+        raise RuntimeError("the batch decoder did not return one row per record in order")
+    return table, rec
+
+
+def _columns(table: pa.RecordBatch, schema: pa.Schema) -> list[pa.Array]:
+    return [table.column(f.name) for f in schema]
+
+
+def decode_rows(records: Any, kind: "str | Decoder", **options) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+    """Run the batch decoder ``kind``: ``(rows, children)`` with the
+    ``record`` column kept, rows in record order (``children`` is None for
+    a decoder without a child table)."""
+    dec = get(kind)
+    arr = _binary(records)
+    out = dec.batch_function()(arr, **options)
+    if dec.children is None:
+        rows, kids = out, None
+    else:
+        rows, kids = out[0], out[1]
+    rows, _ = _in_record_order(_as_batch(rows), len(arr))
+    return rows, (None if kids is None else _as_batch(kids))
+
+
+def _as_batch(table: "pa.RecordBatch | pa.Table") -> pa.RecordBatch:
+    if isinstance(table, pa.RecordBatch):
+        return table
+    batches = table.combine_chunks().to_batches()
+    return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
+
+
+def decode_arrow(records: Any, kind: "str | Decoder", *, target: pa.DataType | None = None, **options) -> pa.StructArray:
+    """Decode a binary array with the batch decoder ``kind``: one struct per
+    record, typed by ``Decoder.arrow_schema()`` (or cast to ``target``, the
+    Arrow type Spark expects).  ``options`` go to the batch function (e.g.
+    ``encoding=546`` for PCF)."""
+    dec = get(kind)
+    arr = _binary(records)
+    n = len(arr)
+    rows, kids = decode_rows(arr, dec, **options)
+    schema = dec.arrow_schema()
+    cols = _columns(rows, without_record(_resolve(dec.schema)))
+    if kids is not None:
+        cols.append(_nest(kids, n, schema.field(dec.children[0]).type))
+    out = pa.StructArray.from_arrays(cols, fields=list(schema))
+    if target is not None and out.type != target:
+        out = out.cast(target)
+    return out
+
+
+def _nest(kids: pa.RecordBatch, n: int, list_type: pa.ListType) -> pa.ListArray:
+    """Child rows (with ``record``) -> one list per record (no per-row Python)."""
+    kids, rec = _in_record_order(kids, None)
+    if len(rec) and (rec[0] < 0 or rec[-1] >= n):
+        raise RuntimeError("the batch decoder returned a child row for a record that does not exist")
+    counts = np.bincount(rec, minlength=n) if len(rec) else np.zeros(n, np.int64)
+    offsets = np.zeros(n + 1, np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    item = list_type.value_type
+    values = pa.StructArray.from_arrays([kids.column(f.name) for f in item], fields=list(item))
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values, type=list_type)
+
+
+# ---------------------------------------------------------------------------
+# Column UDFs
+# ---------------------------------------------------------------------------
+
+def arrow_decoder(kind: "str | Decoder", **options):
+    """An ``arrow_udf``: ``df.select(arrow_decoder("pcf")("payload"))``.
+
+    The UDF receives the column as a ``pa.Array`` (binary or large_binary)
+    and returns the struct array of :func:`decode_arrow`."""
+    from pyspark.sql.functions import arrow_udf
+
+    dec = get(kind)
+    spark_type = dec.spark_type()
+
+    target = dec.spark_arrow_type()
+
+    def decode(records: pa.Array) -> pa.Array:
+        return decode_arrow(records, dec, target=target, **options)
+
+    decode.__name__ = "mqcodec_%s_arrow" % dec.name
+    decode.__annotations__ = {"records": pa.Array, "return": pa.Array}
+    return arrow_udf(decode, spark_type)
+
+
+def pandas_decoder(kind: "str | Decoder", **options):
+    """A ``pandas_udf`` (Series of bytes -> DataFrame = struct column), the
+    same decoded values as :func:`arrow_decoder` for callers on pandas UDFs.
+    Slower: Spark converts every row to a Python object and back."""
+    import pandas as pd
+    from pyspark.sql.functions import pandas_udf
+
+    dec = get(kind)
+    spark_type = dec.spark_type()
+
+    target = dec.spark_arrow_type()
+
+    def decode(records: pd.Series) -> pd.DataFrame:
+        arr = pa.array([None if x is None else bytes(x) for x in records], type=pa.large_binary())
+        out = decode_arrow(arr, dec, target=target, **options)
+        table = pa.Table.from_struct_array(out)
+        return table.to_pandas(types_mapper=_pandas_types, integer_object_nulls=True)
+
+    decode.__name__ = "mqcodec_%s_pandas" % dec.name
+    # real classes, not the strings of ``from __future__ import annotations``:
+    # pyspark infers the UDF type from them
+    decode.__annotations__ = {"records": pd.Series, "return": pd.DataFrame}
+    return pandas_udf(decode, spark_type)
+
+
+def _pandas_types(t: pa.DataType):
+    """Integers/booleans to pandas' nullable dtypes (no float round trip of
+    int64 values, nulls stay nulls)."""
+    import pandas as pd
+
+    mapping = {
+        pa.int8(): pd.Int8Dtype(),
+        pa.int16(): pd.Int16Dtype(),
+        pa.int32(): pd.Int32Dtype(),
+        pa.int64(): pd.Int64Dtype(),
+        pa.bool_(): pd.BooleanDtype(),
+    }
+    return mapping.get(t)
+
+
+# ---------------------------------------------------------------------------
+# DataFrame helpers (mapInArrow: the fast path)
+# ---------------------------------------------------------------------------
+
+def _large(df) -> bool:
+    try:
+        return str(df.sparkSession.conf.get(LARGE_VAR_TYPES, "false")).lower() == "true"
+    except Exception:  # pragma: no cover - e.g. a restricted Connect session
+        return False
+
+
+def decode_column(df, column: str, kind: "str | Decoder", *, alias: str | None = None, **options):
+    """``df`` with one more column, ``alias`` (default ``kind``): the struct
+    decoded from the binary column ``column`` -- the same values as
+    ``df.withColumn(alias, arrow_decoder(kind)(column))``.
+
+    Runs as ``mapInArrow``: each Arrow batch's ``column`` goes to the batch
+    decoder as it is (buffers, offsets, validity); no Python object per row.
+    """
+    from pyspark.sql.types import StructField, StructType
+
+    dec = get(kind)
+    alias = alias or dec.name
+    if alias in df.columns:
+        raise ValueError("column %r already exists; pass another alias" % alias)
+    _check_binary(df, column)
+    out_schema = StructType(list(df.schema.fields) + [StructField(alias, dec.spark_type(), False)])
+    target = spark_arrow_schema(out_schema, large=_large(df))
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            decoded = decode_arrow(batch.column(column), dec, target=target.field(alias).type, **options)
+            arrays = [batch.column(i) for i in range(batch.num_columns)] + [decoded]
+            yield _batch(arrays, target)
+
+    return df.mapInArrow(run, out_schema)
+
+
+def _check_binary(df, column: str) -> None:
+    from pyspark.sql.types import BinaryType
+
+    if column not in df.columns:
+        raise ValueError("no column %r in %s" % (column, df.columns))
+    if not isinstance(df.schema[column].dataType, BinaryType):
+        raise TypeError("column %r must be binary, not %s" % (column, df.schema[column].dataType.simpleString()))
+
+
+def _batch(arrays: list[pa.Array], target: pa.Schema) -> pa.RecordBatch:
+    arrays = [a if a.type == f.type else a.cast(f.type) for a, f in zip(arrays, target)]
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def explode_children(df, column: str, kind: "str | Decoder", *, keep: list[str] | None = None, **options):
+    """The long form: one row per child row of the batch decoder ``kind``
+    (for PCF: one per parameter, in pre-order), carrying the ``keep``
+    columns of its record (default: every column but ``column``) and the
+    child schema's columns.  A record without children (or that failed to
+    decode: see its ``error_*`` in :func:`decode_column`) gives no row."""
+    from pyspark.sql.types import StructType
+
+    dec = get(kind)
+    child = dec.child_schema()
+    keep = [c for c in df.columns if c != column] if keep is None else list(keep)
+    _check_binary(df, column)
+    missing = [c for c in keep if c not in df.columns]
+    if missing:
+        raise ValueError("no column(s) %s in %s" % (missing, df.columns))
+    clash = [c for c in keep if c in child.names]
+    if clash:
+        raise ValueError("kept column(s) %s clash with the %s child columns; rename them" % (clash, dec.name))
+    kept = [df.schema[c] for c in keep]
+    out_schema = StructType(kept + list(to_spark_schema(child).fields))
+    target = spark_arrow_schema(out_schema, large=_large(df))
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            _, kids = decode_rows(batch.column(column), dec, **options)
+            kids, rec = _in_record_order(kids, None)
+            idx = pa.array(rec, pa.int64())
+            arrays = [batch.column(c).take(idx) for c in keep]
+            arrays += [kids.column(f.name) for f in child]
+            yield _batch(arrays, target)
+
+    return df.mapInArrow(run, out_schema)
+
+
+def explode_pcf_parameters(df, column: str, *, keep: list[str] | None = None, **options):
+    """One row per PCF parameter of the PCF bodies in ``column`` (see
+    :func:`explode_children`); ``options`` as for ``decode_pcf_batch``."""
+    return explode_children(df, column, "pcf", keep=keep, **options)
