@@ -1,0 +1,82 @@
+"""Capture conversion throughput, side by side with tshark on the same file.
+
+Rows (group "capture"; records = frames):
+  read only            - mqcodec.capture: pcap records -> Frame objects
+  read+reassemble      - frames -> link/IP/TCP decode -> TCP stream events
+  pcap2parquet local   - the whole job: reassembly, framing, batch decoding, Parquet
+  tshark fields        - `tshark -r F -T fields -e mq.md.msgid` (dissects every frame), whole process
+
+Run:  .venv/bin/python -m pytest benchmarks/bench_capture.py --benchmark-only
+Size: MQCODEC_BENCH_CAPTURE_MESSAGES (default 3000) application messages of
+the simulator (about 8 frames each).
+"""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import record
+from mqcodec import synth
+
+MESSAGES = int(os.environ.get("MQCODEC_BENCH_CAPTURE_MESSAGES", "3000"))
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cap") / "synth.pcap"
+    frames = synth.write_capture(str(path), seed=1, messages=MESSAGES)
+    return str(path), frames, os.path.getsize(path)
+
+
+def _read(path):
+    from mqcodec.capture import open_capture
+
+    n = 0
+    for _ in open_capture(path):
+        n += 1
+    return n
+
+
+def _reassemble(path):
+    from mqcodec.capture import iter_capture_events
+
+    n = 0
+    for _ in iter_capture_events(path):
+        n += 1
+    return n
+
+
+def test_read(benchmark, capture):
+    path, frames, size = capture
+    assert benchmark.pedantic(_read, args=(path,), rounds=3) == frames
+    record(benchmark, "capture:read only", frames, size)
+
+
+def test_reassemble(benchmark, capture):
+    path, frames, size = capture
+    benchmark.pedantic(_reassemble, args=(path,), rounds=3)
+    record(benchmark, "capture:read+reassemble", frames, size)
+
+
+def test_pcap2parquet_local(benchmark, capture, tmp_path):
+    from mqcodec.pcap2parquet import convert
+
+    path, frames, size = capture
+    report = benchmark.pedantic(convert, args=([path], str(tmp_path / "out")), rounds=2)
+    assert report["summary"]["frames"] == frames
+    record(benchmark, "capture:pcap2parquet local", frames, size)
+
+
+def test_tshark(benchmark, capture):
+    exe = shutil.which("tshark")
+    if exe is None:
+        pytest.skip("tshark not installed")
+    path, frames, size = capture
+
+    def run():
+        return subprocess.run([exe, "-r", path, "-T", "fields", "-e", "mq.md.msgid"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, check=True)
+
+    benchmark.pedantic(run, rounds=2)
+    record(benchmark, "capture:tshark fields", frames, size)
