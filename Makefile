@@ -1,17 +1,21 @@
 # The two commands of the README.  Each sets up a fresh machine by itself:
-# Debian packages (tshark, graphviz) when missing, then a virtualenv in .venv
-# with mqcodec installed editable (building the Cython core) and its test deps.
+# Debian packages (tshark, graphviz, Java 17 for Spark) when missing, then a
+# virtualenv in .venv with mqcodec installed editable (building the Cython
+# core) with its test and Spark dependencies.
 #
-#   make demo   - run the main job on the embedded default
+#   make run    - the main job on its embedded default: simulate a capture, convert it
+#                 (and the shared real capture) to Parquet through Spark on local[*]
 #   make test   - run every test (this is what .ci/run calls)
+#   make bench  - the benchmark suite (figures in BENCHMARKS.md)
 
 PYTHON  ?= python3
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
-APT_PKGS := tshark graphviz
 SHARED  ?= ../shared
+OUT     ?= out
+MESSAGES ?= 2000
 
-.PHONY: demo test setup system-deps bench clean
+.PHONY: run test setup system-deps bench clean
 
 setup: system-deps $(VENV)/.installed
 
@@ -34,8 +38,11 @@ $(VENV)/.installed: pyproject.toml setup.py $(wildcard _ext/*.pyx) $(wildcard _e
 	$(PY) -m pip install -q -e '.[test,spark]'
 	touch $@
 
-demo: setup
-	$(PY) -m mqcodec demo --shared $(SHARED)
+run: setup
+	mkdir -p $(OUT)
+	$(PY) -m mqcodec synth -o $(OUT)/sample.pcap --seed 1 --messages $(MESSAGES)
+	$(PY) -m mqcodec pcap2parquet $(OUT)/sample.pcap $(wildcard $(SHARED)/captures/*.pcap) \
+	    -o $(OUT)/parquet --engine spark --master "local[*]"
 
 test: setup
 	$(PY) -m pytest -q -p no:cacheprovider tests
@@ -44,4 +51,4 @@ bench: setup
 	$(PY) -m pytest -q benchmarks --benchmark-only
 
 clean:
-	rm -rf $(VENV) build *.egg-info _ext/*.c _ext/*.so
+	rm -rf $(VENV) build *.egg-info _ext/*.c _ext/*.cpp _ext/*.so $(OUT)
