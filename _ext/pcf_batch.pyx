@@ -8,17 +8,24 @@ PCF parameter, in long form.  The walk runs without the GIL and creates no
 Python object per record or per parameter; columns grow in C++ vectors and
 are wrapped once with ``pa.Array.from_buffers``.
 
+This is the compiled twin of ``mqcodec.batch.pcf_pure`` (which runs
+``mqcodec.ibmmq.pcf.decode_pcf`` record by record): every check below is
+made in the same order as pcf.py makes it, with the same structure, field,
+offset and reason, so that both implementations give identical tables
+(tests/test_batch_equivalence.py).  Change the two together.
+
 Strings are decoded through 256-entry byte -> UTF-8 tables built once from
 the same codecs the pure path uses (``mqcodec.ccsid``), so both paths give
 the same text, U+FFFD replacements included.  Strings in a CCSID with no
-single-byte table (UTF-8 with non-ASCII bytes, UTF-16, DBCS) are decoded by
-Python under the GIL: correct, and rare in PCF.
+single-byte table (UTF-8 with non-ASCII bytes, UTF-16, DBCS, unknown
+CCSIDs) are decoded by ``mqcodec.ccsid.decode_text`` under the GIL.
 
-Errors are recorded per record as codes (structure, field, offset) and
-turned into the ``error_*`` columns after the walk; a failing record keeps
-its raw bytes and its parameters decoded so far are withdrawn, so the
-parameters table only holds rows of records that decoded.
+Errors are recorded per record as codes (structure, field, reason, up to
+three integer arguments) and an offset, and turned into the ``error_*``
+columns after the walk (tables in ``mqcodec.batch.errors``); a failing
+record keeps its raw bytes and its parameters decoded so far are withdrawn.
 """
+cimport cython
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
@@ -33,7 +40,10 @@ from mqcodec.batch import errors as _errors
 cnp.import_array()
 
 # ---------------------------------------------------------------- constants
-DEF MAX_DEPTH = 64          # documented bound on MQCFGR nesting (pure path: the same)
+DEF MAX_DEPTH = 64          # pcf.MAX_GROUP_DEPTH
+DEF MIN_PARAM = 12          # pcf.MIN_PARAMETER_LENGTH
+DEF DEFAULT_CCSID = 1208    # pcf.DEFAULT_CCSID
+DEF EBCDIC_EPH_CCSID = 500  # CCSID inherited when the MQEPH StrucId is EBCDIC
 DEF MAX_TABLES = 96
 
 cdef enum:
@@ -50,13 +60,74 @@ cdef enum:
     T_INTEGER64 = 23
     T_INTEGER64_LIST = 25
 
-# error codes: structure and field are indices into the name tables of
-# mqcodec.batch.errors (shared with the pure implementation)
+# structure codes (batch/errors.py STRUCTURES)
+DEF S_MQCFH = 0
+DEF S_MQEPH = 1
+DEF S_PARAM = 2
+DEF S_MQCFGR = 12
+DEF S_RECORD = 15
+# field codes (batch/errors.py FIELDS)
+DEF F_NONE = 0
+DEF F_TYPE = 1
+DEF F_STRUCLENGTH = 2
+DEF F_VERSION = 3
+DEF F_PARAMETERCOUNT = 9
+DEF F_COUNT = 24
+DEF F_STRINGLENGTH = 25
+DEF F_FILTERVALUELENGTH = 26
+# reason codes (batch/errors.py REASONS)
+DEF R_DETECT_TRUNC = 0
+DEF R_DETECT_NONE = 1
+DEF R_FIXED_TRUNC = 2
+DEF R_EPH_VERSION = 3
+DEF R_EPH_SMALL = 4
+DEF R_PAST_END = 5
+DEF R_CFH_LEN = 6
+DEF R_CFH_VERSION = 7
+DEF R_NEG_PCOUNT = 8
+DEF R_PCOUNT_ROOM = 9
+DEF R_EPH_SLACK = 10
+DEF R_PARAM_TRUNC = 11
+DEF R_SLEN_TRUNC = 12
+DEF R_UNKNOWN_TYPE = 13
+DEF R_TOO_SMALL = 14
+DEF R_NEG_COUNT = 15
+DEF R_IL_COUNT = 16
+DEF R_NEG_STRINGLENGTH = 17
+DEF R_NEG_FVL = 18
+DEF R_FIT_STRINGLENGTH = 19
+DEF R_FIT_FVL = 20
+DEF R_SL_FIT = 21
+DEF R_SL_EMPTY = 22
+DEF R_TOO_DEEP = 23
+DEF R_NULL = 24
+
 cdef struct Err:
     int structure
     int field
     int reason
     int64_t offset
+    int64_t a0
+    int64_t a1
+    int64_t a2
+
+# MQEPH field offsets and codes (errors.FIELDS), in declaration order
+cdef int _EPH_OFF[16]
+cdef int _EPH_CODE[16]
+_eph_names = ["StrucId", "Version", "StrucLength", "Encoding", "CodedCharSetId", "Format", "Flags"]
+_eph_offs = [0, 4, 8, 12, 16, 20, 28]
+for _k in range(7):
+    _EPH_OFF[_k] = _eph_offs[_k]
+    _EPH_CODE[_k] = _errors.FIELDS.index(_eph_names[_k])
+for _k in range(9):
+    _EPH_OFF[7 + _k] = 32 + 4 * _k
+    _EPH_CODE[7 + _k] = _errors.FIELDS.index("PCFHeader." + _errors.FIELDS[1 + _k])
+# MQCFH field k is at 4*k, code 1+k
+cdef int _CFH_OFF[9]
+cdef int _CFH_CODE[9]
+for _k in range(9):
+    _CFH_OFF[_k] = 4 * _k
+    _CFH_CODE[_k] = 1 + _k
 
 # ------------------------------------------------------------ string tables
 cdef int32_t _tab_ccsid[MAX_TABLES]
@@ -128,16 +199,19 @@ cdef class _Out:
     cdef vector[int32_t] h_encoding
     cdef vector[uint8_t] h_eph
     cdef vector[int32_t] h_fields        # 9 MQCFH ints per record
-    cdef vector[uint8_t] h_has_cfh
+    cdef vector[uint8_t] h_ok            # 1 = decoded (header columns set)
+    cdef vector[uint8_t] h_raw           # 1 = failed and not null (raw bytes kept)
     cdef vector[int64_t] h_end
     cdef vector[int32_t] e_struct        # -1 = no error
     cdef vector[int32_t] e_field
     cdef vector[int32_t] e_reason
     cdef vector[int64_t] e_offset
+    cdef vector[int64_t] e_args          # 3 per record
 
     cdef void push_err(self, Err e) noexcept nogil:
         self.e_struct.push_back(e.structure); self.e_field.push_back(e.field)
         self.e_reason.push_back(e.reason); self.e_offset.push_back(e.offset)
+        self.e_args.push_back(e.a0); self.e_args.push_back(e.a1); self.e_args.push_back(e.a2)
     # per-parameter columns
     cdef vector[int64_t] p_record
     cdef vector[int32_t] p_index
@@ -190,21 +264,30 @@ cdef class _Out:
 
 # ------------------------------------------------------------------ walking
 cdef struct Walk:
-    const uint8_t* base      # the whole input buffer
+    const uint8_t* b         # the record's first byte (offsets below are relative to it)
+    int64_t abs              # absolute offset of the record in the input buffer
+    int64_t n                # record length
     int64_t rec
-    int64_t start            # absolute offset of the record's first byte
     bint le
-    int32_t ccsid            # inherited CCSID for strings with CodedCharSetId 0
+    int32_t ccsid            # inherited CCSID for strings with CodedCharSetId <= 0
     int32_t next_index
     Err err
 
 
-cdef inline bint _fail(Walk* w, int structure, int field, int reason, int64_t abs_off) noexcept nogil:
+cdef inline bint _fail(Walk* w, int structure, int field, int reason, int64_t off,
+                       int64_t a0=0, int64_t a1=0, int64_t a2=0) noexcept nogil:
     w.err.structure = structure
     w.err.field = field
     w.err.reason = reason
-    w.err.offset = abs_off - w.start
+    w.err.offset = off
+    w.err.a0 = a0
+    w.err.a1 = a1
+    w.err.a2 = a2
     return False
+
+
+cdef inline int64_t _nonneg(int64_t v) noexcept nogil:
+    return v if v > 0 else 0
 
 
 cdef inline int _struct_code(int32_t typ) noexcept nogil:
@@ -221,15 +304,17 @@ cdef inline int _struct_code(int32_t typ) noexcept nogil:
     if typ == T_GROUP: return 12
     if typ == T_INTEGER64: return 13
     if typ == T_INTEGER64_LIST: return 14
-    return 2   # "PCF parameter"
+    return S_PARAM
 
 
 cdef inline int32_t _fixed_len(int32_t typ) noexcept nogil:
+    # size of the fixed part of each declaration in pcf.py (MQCFT_USER: Type,
+    # StrucLength, Parameter = 12)
     if typ == T_INTEGER: return 16
     if typ == T_STRING: return 20
     if typ == T_INTEGER_LIST: return 16
     if typ == T_STRING_LIST: return 24
-    if typ == T_USER: return 8
+    if typ == T_USER: return 12
     if typ == T_BYTE_STRING: return 16
     if typ == T_INTEGER_FILTER: return 20
     if typ == T_STRING_FILTER: return 24
@@ -240,57 +325,83 @@ cdef inline int32_t _fixed_len(int32_t typ) noexcept nogil:
     return -1
 
 
-# field codes (batch/errors.py FIELDS)
-DEF F_NONE = 0
-DEF F_TYPE = 1
-DEF F_STRUCLENGTH = 2
-DEF F_COUNT = 3
-DEF F_STRINGLENGTH = 4
-DEF F_FILTERVALUELENGTH = 5
-DEF F_PARAMETERCOUNT = 6
-DEF F_VERSION = 7
-DEF F_STRUCID = 8
-DEF F_CODEDCHARSETID = 9
-# reason codes (batch/errors.py REASONS)
-DEF R_TRUNCATED = 0
-DEF R_TOO_SMALL = 1
-DEF R_PAST_END = 2
-DEF R_NEGATIVE = 3
-DEF R_UNKNOWN_TYPE = 4
-DEF R_TOO_DEEP = 5
-DEF R_COUNT_TOO_BIG = 6
-DEF R_BAD_VERSION = 7
-DEF R_BAD_BYTE_ORDER = 8
-DEF R_NULL = 9
-DEF R_CHILDREN_PAST_END = 10
+cdef inline bint _is_header_type(int32_t t) noexcept nogil:
+    # MQCFH.Type values of a PCF message (cmqcfc.h MQCFT_*; pcf._HEADER_TYPES)
+    return (t == 1 or t == 2 or t == 7 or t == 8 or t == 10 or t == 12 or t == 16 or t == 17
+            or t == 18 or t == 19 or t == 21 or t == 22 or t == 26 or t == 27)
+
+
+cdef inline int _score(const uint8_t* p, bint le) noexcept nogil:
+    # plausibility of an MQCFH in this byte order (pcf._looks_like_cfh)
+    cdef int32_t t = rd32(p, le), sl = rd32(p + 4, le), ver = rd32(p + 8, le)
+    cdef int s = 0
+    if sl == 36:
+        s += 4
+    if 1 <= ver <= 3:
+        s += 2
+    if _is_header_type(t):
+        s += 1
+    return s
+
+
+cdef inline int32_t _eff_ccsid(int32_t field, int32_t inherited) noexcept nogil:
+    # 0 = MQCCSI_DEFAULT and negative values inherit (pcf._eff_ccsid)
+    return field if field > 0 else inherited
+
+
+cdef bint _check_count(Walk* w, int32_t count, int64_t pos, int64_t end, int structure,
+                       int64_t field_off) noexcept nogil:
+    # pcf._check_count
+    cdef int64_t room = end - pos
+    if count < 0:
+        return _fail(w, structure, F_PARAMETERCOUNT, R_NEG_PCOUNT, field_off, count)
+    if <int64_t>count * MIN_PARAM > room:
+        return _fail(w, structure, F_PARAMETERCOUNT, R_PCOUNT_ROOM, field_off,
+                     count, <int64_t>count * MIN_PARAM, _nonneg(room))
+    return True
+
+
+cdef bint _truncated(Walk* w, int structure, const int* offs, const int* codes, int nf,
+                     int64_t size, int64_t avail) noexcept nogil:
+    # pcf._truncated: name the last field that starts at or before the cut
+    cdef int k, field = codes[0]
+    cdef int64_t at = 0
+    for k in range(nf):
+        if offs[k] <= avail:
+            field = codes[k]
+            at = offs[k]
+    return _fail(w, structure, field, R_FIXED_TRUNC, at, size, _nonneg(avail))
 
 
 cdef bint _params(_Out o, Walk* w, int64_t pos, int64_t end, int32_t count, int32_t parent,
                   int32_t depth, int64_t* out_pos) noexcept nogil:
-    """Decode ``count`` parameters from ``pos``; groups recurse (depth-bounded)."""
-    cdef const uint8_t* b = w.base
-    cdef int32_t i, typ, slen, fixed, n, k, cs, strlen_, param, nchild
-    cdef int64_t p = pos, q
+    """Decode ``count`` parameters from ``pos`` (pcf._decode_list /
+    _decode_parameter, check for check); groups recurse, depth-bounded."""
+    cdef const uint8_t* b = w.b
+    cdef int32_t i, typ, slen, fixed, n, k, cs, strlen_, param, nchild, idx
+    cdef int64_t p = pos, q, avail
     cdef size_t row
     cdef StrRef ref
     cdef int sc
     for i in range(count):
-        if end - p < 4:
-            return _fail(w, 2, F_TYPE, R_TRUNCATED, p)
+        avail = end - p
+        if avail < 4:
+            return _fail(w, S_PARAM, F_TYPE, R_PARAM_TRUNC, p, MIN_PARAM, _nonneg(avail))
         typ = rd32(b + p, w.le)
+        sc = _struct_code(typ)
+        if avail < 8:
+            return _fail(w, sc, F_STRUCLENGTH, R_SLEN_TRUNC, p + 4, avail - 4)
+        slen = rd32(b + p + 4, w.le)
         fixed = _fixed_len(typ)
         if fixed < 0:
-            return _fail(w, 2, F_TYPE, R_UNKNOWN_TYPE, p)
-        sc = _struct_code(typ)
-        if end - p < 8:
-            return _fail(w, sc, F_STRUCLENGTH, R_TRUNCATED, p + 4)
-        slen = rd32(b + p + 4, w.le)
+            return _fail(w, S_PARAM, F_TYPE, R_UNKNOWN_TYPE, p, typ)
         if slen < fixed:
-            return _fail(w, sc, F_STRUCLENGTH, R_TOO_SMALL, p + 4)
-        if slen > end - p:
-            return _fail(w, sc, F_STRUCLENGTH, R_PAST_END, p + 4)
-        param = rd32(b + p + 8, w.le) if typ != T_USER else 0
-        row = o.new_param(w.rec, w.next_index, parent, depth, param, typ)
+            return _fail(w, sc, F_STRUCLENGTH, R_TOO_SMALL, p + 4, slen, fixed)
+        if slen > avail:
+            return _fail(w, sc, F_STRUCLENGTH, R_PAST_END, p + 4, slen, avail)
+        param = rd32(b + p + 8, w.le)
+        idx = w.next_index
+        row = o.new_param(w.rec, idx, parent, depth, param, typ)
         w.next_index += 1
         if typ == T_INTEGER:
             o.p_int[row] = rd32(b + p + 12, w.le); o.p_int_ok[row] = 1
@@ -300,9 +411,9 @@ cdef bint _params(_Out o, Walk* w, int64_t pos, int64_t end, int32_t count, int3
             n = rd32(b + p + 12, w.le)
             k = 4 if typ == T_INTEGER_LIST else 8
             if n < 0:
-                return _fail(w, sc, F_COUNT, R_NEGATIVE, p + 12)
+                return _fail(w, sc, F_COUNT, R_NEG_COUNT, p + 12, n)
             if <int64_t>n * k > slen - 16:
-                return _fail(w, sc, F_COUNT, R_COUNT_TOO_BIG, p + 12)
+                return _fail(w, sc, F_COUNT, R_IL_COUNT, p + 12, n, <int64_t>n * k, slen - 16)
             o.p_count[row] = n; o.p_count_ok[row] = 1
             o.p_ilist_start[row] = o.ilist.size(); o.p_ilist_len[row] = n
             for q in range(n):
@@ -316,20 +427,20 @@ cdef bint _params(_Out o, Walk* w, int64_t pos, int64_t end, int32_t count, int3
                 strlen_ = rd32(b + p + 16, w.le)
                 q = p + 20
                 if strlen_ < 0:
-                    return _fail(w, sc, F_STRINGLENGTH, R_NEGATIVE, p + 16)
+                    return _fail(w, sc, F_STRINGLENGTH, R_NEG_STRINGLENGTH, p + 16, strlen_)
                 if strlen_ > slen - 20:
-                    return _fail(w, sc, F_STRINGLENGTH, R_PAST_END, p + 16)
+                    return _fail(w, sc, F_STRINGLENGTH, R_FIT_STRINGLENGTH, p + 16, strlen_, slen)
             else:
+                strlen_ = rd32(b + p + 20, w.le)
+                if strlen_ < 0:
+                    return _fail(w, sc, F_FILTERVALUELENGTH, R_NEG_FVL, p + 20, strlen_)
+                if strlen_ > slen - 24:
+                    return _fail(w, sc, F_FILTERVALUELENGTH, R_FIT_FVL, p + 20, strlen_, slen)
                 o.p_op[row] = rd32(b + p + 12, w.le); o.p_op_ok[row] = 1
                 cs = rd32(b + p + 16, w.le)
-                strlen_ = rd32(b + p + 20, w.le)
                 q = p + 24
-                if strlen_ < 0:
-                    return _fail(w, sc, F_FILTERVALUELENGTH, R_NEGATIVE, p + 20)
-                if strlen_ > slen - 24:
-                    return _fail(w, sc, F_FILTERVALUELENGTH, R_PAST_END, p + 20)
             o.p_ccsid[row] = cs; o.p_ccsid_ok[row] = 1
-            ref.src = q; ref.length = strlen_; ref.ccsid = cs if cs != 0 else w.ccsid
+            ref.src = w.abs + q; ref.length = strlen_; ref.ccsid = _eff_ccsid(cs, w.ccsid)
             o.p_str_ref[row] = o.strs.size()
             o.strs.push_back(ref)
         elif typ == T_STRING_LIST:
@@ -337,49 +448,50 @@ cdef bint _params(_Out o, Walk* w, int64_t pos, int64_t end, int32_t count, int3
             n = rd32(b + p + 16, w.le)
             strlen_ = rd32(b + p + 20, w.le)
             if n < 0:
-                return _fail(w, sc, F_COUNT, R_NEGATIVE, p + 16)
+                return _fail(w, sc, F_COUNT, R_NEG_COUNT, p + 16, n)
             if strlen_ < 0:
-                return _fail(w, sc, F_STRINGLENGTH, R_NEGATIVE, p + 20)
+                return _fail(w, sc, F_STRINGLENGTH, R_NEG_STRINGLENGTH, p + 20, strlen_)
             if <int64_t>n * strlen_ > slen - 24:
-                return _fail(w, sc, F_COUNT, R_COUNT_TOO_BIG, p + 16)
+                return _fail(w, sc, F_STRINGLENGTH, R_SL_FIT, p + 20, n, strlen_, slen)
+            if strlen_ == 0 and n > w.n:
+                return _fail(w, sc, F_COUNT, R_SL_EMPTY, p + 16, n)
             o.p_ccsid[row] = cs; o.p_ccsid_ok[row] = 1
             o.p_count[row] = n; o.p_count_ok[row] = 1
             o.p_slist_start[row] = o.strs.size(); o.p_slist_len[row] = n
-            ref.length = strlen_; ref.ccsid = cs if cs != 0 else w.ccsid
+            ref.length = strlen_; ref.ccsid = _eff_ccsid(cs, w.ccsid)
             for q in range(n):
-                ref.src = p + 24 + q * strlen_
+                ref.src = w.abs + p + 24 + q * strlen_
                 o.strs.push_back(ref)
         elif typ == T_BYTE_STRING:
             strlen_ = rd32(b + p + 12, w.le)
             if strlen_ < 0:
-                return _fail(w, sc, F_STRINGLENGTH, R_NEGATIVE, p + 12)
+                return _fail(w, sc, F_STRINGLENGTH, R_NEG_STRINGLENGTH, p + 12, strlen_)
             if strlen_ > slen - 16:
-                return _fail(w, sc, F_STRINGLENGTH, R_PAST_END, p + 12)
-            o.p_bytes_src[row] = p + 16; o.p_bytes_len[row] = strlen_
+                return _fail(w, sc, F_STRINGLENGTH, R_FIT_STRINGLENGTH, p + 12, strlen_, slen)
+            o.p_bytes_src[row] = w.abs + p + 16; o.p_bytes_len[row] = strlen_
         elif typ == T_BYTE_STRING_FILTER:
-            o.p_op[row] = rd32(b + p + 12, w.le); o.p_op_ok[row] = 1
             strlen_ = rd32(b + p + 16, w.le)
             if strlen_ < 0:
-                return _fail(w, sc, F_FILTERVALUELENGTH, R_NEGATIVE, p + 16)
+                return _fail(w, sc, F_FILTERVALUELENGTH, R_NEG_FVL, p + 16, strlen_)
             if strlen_ > slen - 20:
-                return _fail(w, sc, F_FILTERVALUELENGTH, R_PAST_END, p + 16)
-            o.p_bytes_src[row] = p + 20; o.p_bytes_len[row] = strlen_
+                return _fail(w, sc, F_FILTERVALUELENGTH, R_FIT_FVL, p + 16, strlen_, slen)
+            o.p_op[row] = rd32(b + p + 12, w.le); o.p_op_ok[row] = 1
+            o.p_bytes_src[row] = w.abs + p + 20; o.p_bytes_len[row] = strlen_
         elif typ == T_INTEGER_FILTER:
             o.p_op[row] = rd32(b + p + 12, w.le); o.p_op_ok[row] = 1
             o.p_int[row] = rd32(b + p + 16, w.le); o.p_int_ok[row] = 1
         elif typ == T_USER:
-            o.p_bytes_src[row] = p; o.p_bytes_len[row] = slen
+            # opaque: the bytes after Parameter, up to StrucLength
+            o.p_bytes_src[row] = w.abs + p + 12; o.p_bytes_len[row] = slen - 12
         elif typ == T_GROUP:
+            if depth >= MAX_DEPTH:
+                return _fail(w, S_MQCFGR, F_NONE, R_TOO_DEEP, p, MAX_DEPTH)
             nchild = rd32(b + p + 12, w.le)
-            if nchild < 0:
-                return _fail(w, sc, F_PARAMETERCOUNT, R_NEGATIVE, p + 12)
-            if <int64_t>nchild * 8 > end - p - slen:
-                return _fail(w, sc, F_PARAMETERCOUNT, R_CHILDREN_PAST_END, p + 12)
-            if depth + 1 > MAX_DEPTH:
-                return _fail(w, sc, F_PARAMETERCOUNT, R_TOO_DEEP, p)
+            if not _check_count(w, nchild, p + slen, end, S_MQCFGR, p + 12):
+                return False
             o.p_count[row] = nchild; o.p_count_ok[row] = 1
-            # never skip a group by its StrucLength: children follow it
-            if not _params(o, w, p + slen, end, nchild, o.p_index[row], depth + 1, &q):
+            # never skip a group by its StrucLength: its children follow it
+            if not _params(o, w, p + slen, end, nchild, idx, depth + 1, &q):
                 return False
             p = q
             continue
@@ -388,112 +500,136 @@ cdef bint _params(_Out o, Walk* w, int64_t pos, int64_t end, int32_t count, int3
     return True
 
 
-cdef int _detect_le(const uint8_t* p, int64_t n, int forced) noexcept nogil:
-    """0 big-endian, 1 little-endian, -1 undecidable (for MQCFH-first)."""
-    if forced >= 0:
-        return forced
-    if n < 8:
-        return -1
-    if rd32(p + 4, 0) == 36:
-        return 0
-    if rd32(p + 4, 1) == 36:
-        return 1
-    return -1
+cdef bint _walk_record(_Out o, Walk* w, int forced_le, bint has_ccsid, int32_t ccsid,
+                       int32_t* cfh, bint* eph_out, int64_t* end_out) noexcept nogil:
+    """One record (pcf._decode_pcf_at in strict mode, check for check)."""
+    cdef const uint8_t* b = w.b
+    cdef int64_t n = w.n, off = 0, avail = n, pcf_end, cfh_at, pos, q
+    cdef int le = forced_le, sb, sl_
+    cdef bint is_eph = False, ebcdic = False
+    cdef int32_t vb, vl, v, sl
+    cdef int i
+    if n >= 4:
+        if b[0] == 0x45 and b[1] == 0x50 and b[2] == 0x48 and b[3] == 0x20:      # "EPH "
+            is_eph = True
+        elif b[0] == 0xC5 and b[1] == 0xD7 and b[2] == 0xC8 and b[3] == 0x40:    # "EPH " in EBCDIC
+            is_eph = True
+            ebcdic = True
+    # ---- byte order (pcf._detect) unless the caller gave the Encoding
+    if le < 0:
+        if avail >= 8 and is_eph:
+            vb = rd32(b + 4, 0)
+            vl = rd32(b + 4, 1)
+            if vb == 1 and vl != 1:
+                le = 0
+            elif vl == 1 and vb != 1:
+                le = 1
+            elif avail >= 32 + 12:
+                off = 32
+                avail -= 32
+        if le < 0:
+            if avail < 12:
+                return _fail(w, S_MQCFH, F_TYPE, R_DETECT_TRUNC, off, _nonneg(avail))
+            sb = _score(b + off, 0)
+            sl_ = _score(b + off, 1)
+            if sb == sl_:
+                return _fail(w, S_MQCFH, F_STRUCLENGTH, R_DETECT_NONE, off + 4)
+            le = 0 if sb > sl_ else 1
+    w.le = le
+    if has_ccsid:
+        w.ccsid = ccsid
+    elif ebcdic:
+        w.ccsid = EBCDIC_EPH_CCSID
+    else:
+        w.ccsid = DEFAULT_CCSID
+    # ---- MQEPH
+    pcf_end = n
+    if is_eph:
+        if n < 68:
+            return _truncated(w, S_MQEPH, _EPH_OFF, _EPH_CODE, 16, 68, n)
+        v = rd32(b + 4, le)
+        if v != 1:
+            return _fail(w, S_MQEPH, F_VERSION, R_EPH_VERSION, 4, v)
+        sl = rd32(b + 8, le)
+        if sl < 68:
+            return _fail(w, S_MQEPH, F_STRUCLENGTH, R_EPH_SMALL, 8, sl)
+        if sl > n:
+            return _fail(w, S_MQEPH, F_STRUCLENGTH, R_PAST_END, 8, sl, n)
+        pcf_end = sl
+        cfh_at = 32
+    else:
+        if n < 36:
+            return _truncated(w, S_MQCFH, _CFH_OFF, _CFH_CODE, 9, 36, n)
+        cfh_at = 0
+    # ---- MQCFH
+    for i in range(9):
+        cfh[i] = rd32(b + cfh_at + 4 * i, le)
+    if cfh[1] != 36:
+        return _fail(w, S_MQCFH, F_STRUCLENGTH, R_CFH_LEN, cfh_at + 4, cfh[1])
+    if cfh[2] < 1 or cfh[2] > 3:
+        return _fail(w, S_MQCFH, F_VERSION, R_CFH_VERSION, cfh_at + 8, cfh[2])
+    pos = cfh_at + 36
+    if not _check_count(w, cfh[8], pos, pcf_end, S_MQCFH, cfh_at + 32):
+        return False
+    if not _params(o, w, pos, pcf_end, cfh[8], -1, 0, &q):
+        return False
+    if is_eph and q != pcf_end:
+        return _fail(w, S_MQEPH, F_STRUCLENGTH, R_EPH_SLACK, 8, pcf_end - q)
+    eph_out[0] = is_eph
+    end_out[0] = q
+    return True
 
 
 cdef void _record(_Out o, const uint8_t* base, int64_t start, int64_t n, int64_t rec,
-                  int forced_le, int32_t ccsid) noexcept nogil:
+                  int forced_le, bint has_ccsid, int32_t ccsid, int32_t enc_given) noexcept nogil:
     cdef Walk w
-    cdef int le
-    cdef int64_t p = start, end = start + n, hend, q
-    cdef int32_t slen, version, i
+    cdef int32_t cfh[9]
+    cdef int i
+    cdef bint ok, eph = False
+    cdef int64_t pend = -1
     cdef size_t np0 = o.p_record.size(), ns0 = o.strs.size(), ni0 = o.ilist.size()
-    cdef bint eph = False, ok
-    cdef bint detected = False
-    w.base = base; w.rec = rec; w.start = start; w.ccsid = ccsid; w.next_index = 0; w.le = 0
+    cdef int32_t enc_value
+    w.b = base + start; w.abs = start; w.n = n; w.rec = rec; w.le = 0
+    w.ccsid = DEFAULT_CCSID; w.next_index = 0
     w.err.structure = -1; w.err.field = 0; w.err.reason = 0; w.err.offset = 0
-    o.h_record.push_back(rec)
-    o.h_has_cfh.push_back(0)
+    w.err.a0 = 0; w.err.a1 = 0; w.err.a2 = 0
     for i in range(9):
-        o.h_fields.push_back(0)
-    o.h_end.push_back(-1)
-    ok = True
-    if n >= 4 and base[p] == 0x45 and base[p + 1] == 0x50 and base[p + 2] == 0x48 and base[p + 3] == 0x20:
-        # MQEPH: StrucId "EPH ", Version, StrucLength, Encoding, CodedCharSetId, Format, Flags, MQCFH
-        eph = True
-        if n < 12:
-            ok = _fail(&w, 1, F_VERSION if n < 8 else F_STRUCLENGTH, R_TRUNCATED, p + (4 if n < 8 else 8))
-        else:
-            le = forced_le
-            if le < 0:
-                le = 0 if rd32(base + p + 4, 0) == 1 else (1 if rd32(base + p + 4, 1) == 1 else -1)
-            if le < 0:
-                ok = _fail(&w, 1, F_VERSION, R_BAD_VERSION, p + 4)
-            else:
-                w.le = le
-                detected = True
-                version = rd32(base + p + 4, le)
-                slen = rd32(base + p + 8, le)
-                if version != 1:
-                    ok = _fail(&w, 1, F_VERSION, R_BAD_VERSION, p + 4)
-                elif n < 68:
-                    ok = _fail(&w, 1, F_STRUCLENGTH if n >= 12 else F_NONE, R_TRUNCATED, p + 8)
-                elif slen < 68:
-                    ok = _fail(&w, 1, F_STRUCLENGTH, R_TOO_SMALL, p + 8)
-                elif slen > n:
-                    ok = _fail(&w, 1, F_STRUCLENGTH, R_PAST_END, p + 8)
-                else:
-                    hend = p + slen
-                    p += 32
-    else:
-        le = _detect_le(base + p, n, forced_le)
-        if le < 0:
-            ok = _fail(&w, 0, F_STRUCLENGTH, R_TRUNCATED if n < 8 else R_BAD_BYTE_ORDER, p + 4 if n >= 4 else p)
-        else:
-            w.le = le
-            detected = True
-            hend = end
+        cfh[i] = 0
+    ok = _walk_record(o, &w, forced_le, has_ccsid, ccsid, cfh, &eph, &pend)
+    # (typed locals: a conditional expression passed straight to push_back miscompiles)
+    cdef uint8_t u_eph = 0, u_ok = 0, u_raw = 1
     if ok:
-        if end - p < 36:
-            ok = _fail(&w, 0, F_NONE, R_TRUNCATED, p)
-        elif rd32(base + p + 4, w.le) != 36:
-            ok = _fail(&w, 0, F_STRUCLENGTH, R_BAD_BYTE_ORDER, p + 4)
-        else:
-            for i in range(9):
-                o.h_fields[o.h_fields.size() - 9 + i] = rd32(base + p + 4 * i, w.le)
-            o.h_has_cfh[o.h_has_cfh.size() - 1] = 1
-            version = rd32(base + p + 8, w.le)
-            if version < 1 or version > 3:
-                ok = _fail(&w, 0, F_VERSION, R_BAD_VERSION, p + 8)
-            else:
-                slen = rd32(base + p + 32, w.le)     # ParameterCount
-                if slen < 0:
-                    ok = _fail(&w, 0, F_PARAMETERCOUNT, R_NEGATIVE, p + 32)
-                elif <int64_t>slen * 8 > hend - p - 36:
-                    ok = _fail(&w, 0, F_PARAMETERCOUNT, R_CHILDREN_PAST_END, p + 32)
-                else:
-                    ok = _params(o, &w, p + 36, hend, slen, -1, 0, &q)
-                    if ok:
-                        o.h_end[o.h_end.size() - 1] = q - start
-    cdef int32_t enc_value = 0x111
-    cdef uint8_t eph_value = 0
-    if not detected:
-        enc_value = 0
+        u_ok = 1
+        u_raw = 0
+    if eph:
+        u_eph = 1
+    if not ok:
+        pend = -1
+        for i in range(9):
+            cfh[i] = 0
+    o.h_record.push_back(rec)
+    for i in range(9):
+        o.h_fields.push_back(cfh[i])
+    if forced_le >= 0:
+        enc_value = enc_given
     elif w.le:
         enc_value = 0x222
-    if eph:
-        eph_value = 1
+    else:
+        enc_value = 0x111
     o.h_encoding.push_back(enc_value)
-    o.h_eph.push_back(eph_value)
+    o.h_eph.push_back(u_eph)
+    o.h_ok.push_back(u_ok)
+    o.h_raw.push_back(u_raw)
+    o.h_end.push_back(pend)
     if not ok:
         o.truncate_params(np0, ns0, ni0)
     o.push_err(w.err)
 
 
 # ----------------------------------------------------------------- strings
-cdef bint _decode_str(const uint8_t* base, StrRef r, vector[char]& out) noexcept nogil:
-    """Append the UTF-8 of one string (trimmed); False when Python must decode it."""
-    cdef int t = _table_for(r.ccsid)
+cdef bint _decode_str(const uint8_t* base, StrRef r, int t, vector[char]& out) noexcept nogil:
+    """Append the UTF-8 of one string (trimmed) using table ``t`` (-1: none);
+    False when Python must decode it."""
     cdef int64_t i, last
     cdef const uint8_t* s = base + r.src
     cdef uint8_t c
@@ -527,16 +663,26 @@ cdef object _strings(const uint8_t* base, _Out o):
     cdef vector[char] data
     cdef vector[int64_t] offs
     cdef bytes py
+    cdef const char* pyp
+    cdef Py_ssize_t k
+    cdef StrRef r
+    cdef int32_t last_cs = 1208
+    cdef int t = _table_for(1208)
     offs.reserve(n + 1)
     offs.push_back(0)
     with nogil:
         for i in range(n):
-            if not _decode_str(base, o.strs[i], data):
+            if o.strs[i].ccsid != last_cs:
+                last_cs = o.strs[i].ccsid
+                t = _table_for(last_cs)
+            if not _decode_str(base, o.strs[i], t, data):
+                r = o.strs[i]
                 with gil:
-                    r = o.strs[i]
+                    # the pure path's own function: same text, U+FFFD included
                     py = _ccsid.decode_text((<const char*>base)[r.src:r.src + r.length], r.ccsid).encode("utf-8")
-                    for ch in py:
-                        data.push_back(<char>ch)
+                    pyp = py
+                    for k in range(len(py)):
+                        data.push_back(pyp[k])
             offs.push_back(data.size())
     return _vec_char(data), _vec_i64(offs)
 
@@ -574,32 +720,30 @@ cdef object _vec_char(vector[char]& v):
     return a
 
 
-def _masked(values, ok, typ):
-    mask = ok.astype(bool)
-    arr = pa.array(values, type=typ)
-    if mask.all():
-        return arr
-    return pa.Array.from_buffers(typ, len(values), [pa.array(mask).buffers()[1], arr.buffers()[1]],
-                                 null_count=int((~mask).sum()))
-
-
 # ------------------------------------------------------------------- entry
-def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=1208, valid=None):
+def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None):
     """Decode PCF records ``buf[offsets[i]:offsets[i+1]]``.
 
-    ``buf``: any contiguous bytes-like; ``offsets``: int64 array of n+1
-    offsets; ``valid``: optional uint8 array (0 = null record).  Returns
-    ``(headers, parameters)`` as ``pyarrow.RecordBatch`` in the schemas of
-    ``mqcodec.batch.schema``.
+    ``buf``: any contiguous bytes-like; ``offsets``: n+1 offsets (any integer
+    dtype); ``valid``: optional array, 0/False = null record.  ``encoding``:
+    the governing MQENC (None: detect per record); ``ccsid``: the CCSID
+    strings with CodedCharSetId <= 0 inherit (None: 1208, or 500 after an
+    EBCDIC MQEPH StrucId).  Returns ``(headers, parameters)`` as
+    ``pyarrow.RecordBatch`` in the schemas of ``mqcodec.batch.schema``.
     """
     from mqcodec.batch.schema import PCF_HEADERS, PCF_PARAMETERS
 
-    cdef const uint8_t[::1] data = memoryview(buf).cast("B") if len(buf) else b"\x00"
-    cdef const int64_t[::1] offs = np.ascontiguousarray(offsets, dtype=np.int64)
+    mv = memoryview(buf).cast("B")
+    cdef Py_ssize_t buflen = mv.nbytes       # bytes, whatever buf's item type
+    cdef const uint8_t[::1] data = mv if buflen else b"\x00"
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    cdef const int64_t[::1] offs = offsets
     cdef const uint8_t[::1] vmask
     cdef Py_ssize_t nrec = offs.shape[0] - 1, r
     cdef int forced = -1 if encoding is None else (1 if (int(encoding) & 0xF) == 2 else 0)
-    cdef int32_t cs = int(ccsid)
+    cdef int32_t enc_given = 0 if encoding is None else <int32_t>int(encoding)
+    cdef bint has_ccsid = ccsid is not None
+    cdef int32_t cs = int(ccsid) if has_ccsid else DEFAULT_CCSID
     cdef _Out o = _Out()
     cdef const uint8_t* base = &data[0]
     cdef bint has_valid = valid is not None
@@ -607,42 +751,43 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=1208, valid=None):
     cdef int j
     if nrec < 0:
         raise ValueError("offsets must hold at least one value")
-    if nrec and (offs[0] < 0 or offs[nrec] > len(buf)):
+    if nrec and (offs[0] < 0 or offs[nrec] > buflen):
         raise ValueError("offsets run outside the buffer")
     for r in range(nrec):
         if offs[r + 1] < offs[r]:
             raise ValueError("offsets must not decrease (record %d)" % r)
     if has_valid:
-        vmask = np.ascontiguousarray(valid, dtype=np.uint8)
-    nullerr.structure = 15; nullerr.field = F_NONE; nullerr.reason = R_NULL; nullerr.offset = 0
+        vmask = np.ascontiguousarray(valid).astype(np.uint8, copy=False)
+        if vmask.shape[0] != nrec:
+            raise ValueError("valid must hold one value per record")
+    nullerr.structure = S_RECORD; nullerr.field = F_NONE; nullerr.reason = R_NULL; nullerr.offset = 0
+    nullerr.a0 = 0; nullerr.a1 = 0; nullerr.a2 = 0
     with nogil:
         for r in range(nrec):
             if has_valid and not vmask[r]:
-                o.h_record.push_back(r); o.h_has_cfh.push_back(0)
+                o.h_record.push_back(r); o.h_ok.push_back(0); o.h_raw.push_back(0)
                 for j in range(9):
                     o.h_fields.push_back(0)
                 o.h_end.push_back(-1); o.h_encoding.push_back(0); o.h_eph.push_back(0)
                 o.push_err(nullerr)
                 continue
-            _record(o, base, offs[r], offs[r + 1] - offs[r], r, forced, cs)
+            _record(o, base, offs[r], offs[r + 1] - offs[r], r, forced, has_ccsid, cs, enc_given)
 
-    # ---- headers batch
+    # ---- headers batch: the header columns are set only for decoded records
     nh = o.h_record.size()
     fields = _vec_i32(o.h_fields).reshape(nh, 9) if nh else np.zeros((0, 9), np.int32)
-    has_cfh = _vec_u8(o.h_has_cfh).astype(bool)
+    failed = ~_vec_u8(o.h_ok).astype(bool)
     es, ef, eo, er, raw = _errors.error_columns(
         _vec_i32(o.e_struct), _vec_i32(o.e_field), _vec_i32(o.e_reason), _vec_i64(o.e_offset),
-        buf, np.asarray(offs))
-    enc = _vec_i32(o.h_encoding)
+        _vec_i64(o.e_args).reshape(nh, 3), _vec_u8(o.h_raw).astype(bool), buf, offsets)
     hcols = [
         pa.array(_vec_i64(o.h_record)),
-        pa.array(enc, mask=(enc == 0)),
-        pa.array(_vec_u8(o.h_eph).astype(bool), mask=(enc == 0)),
+        pa.array(_vec_i32(o.h_encoding), mask=failed),
+        pa.array(_vec_u8(o.h_eph).astype(bool), mask=failed),
     ]
     for i in range(9):
-        hcols.append(pa.array(fields[:, i], mask=~has_cfh))
-    hend = _vec_i64(o.h_end)
-    hcols.append(pa.array(hend, mask=(hend < 0)))
+        hcols.append(pa.array(fields[:, i], mask=failed))
+    hcols.append(pa.array(_vec_i64(o.h_end), mask=failed))
     hcols += [es, ef, eo, er, raw]
     headers = pa.RecordBatch.from_arrays(hcols, schema=PCF_HEADERS)
 
@@ -692,6 +837,7 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=1208, valid=None):
     return headers, params
 
 
+@cython.wraparound(True)
 def _string_array(sdata, start, end, valid):
     """A pa.string() array of slices [start, end) of ``sdata`` (null where not valid)."""
     start = np.where(valid, start, 0).astype(np.int64)
@@ -714,6 +860,7 @@ def _string_array(sdata, start, end, valid):
     return arr.cast(pa.string()) if typ != pa.string() else arr
 
 
+@cython.wraparound(True)
 def _bytes_array(buf, src, length, valid):
     src = np.where(valid, src, 0).astype(np.int64)
     length = np.where(valid, length, 0).astype(np.int64)
@@ -723,8 +870,17 @@ def _bytes_array(buf, src, length, valid):
                    src, length, int(offsets[-1]))
     vb = None if valid.all() else pa.array(valid.astype(bool)).buffers()[1]
     return pa.Array.from_buffers(pa.binary(), len(src),
-                                 [vb, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)],
+                                 [vb, pa.py_buffer(_int32_offsets(offsets, "bytes_value")), pa.py_buffer(data)],
                                  null_count=int((~valid).sum()))
+
+
+@cython.wraparound(True)
+def _int32_offsets(offsets, what):
+    # the schema's binary/list columns have 32-bit offsets: never wrap silently
+    if len(offsets) and offsets[-1] >= 2 ** 31:
+        raise ValueError("the %s column of this batch exceeds 2 GiB / 2**31 items: "
+                         "decode the input in smaller batches" % what)
+    return offsets.astype(np.int32)
 
 
 def _gather(src, start, length, total):
@@ -753,7 +909,7 @@ def _list_array(values, start, length, ):
     taken = values.take(pa.array(np.repeat(start, length) + _ranges(length))) if len(values) else values
     vb = None if valid.all() else pa.array(valid.astype(bool)).buffers()[1]
     typ = pa.list_(values.type)
-    return pa.Array.from_buffers(typ, len(start), [vb, pa.py_buffer(offsets.astype(np.int32))],
+    return pa.Array.from_buffers(typ, len(start), [vb, pa.py_buffer(_int32_offsets(offsets, "list"))],
                                  null_count=int((~valid).sum()), children=[taken])
 
 

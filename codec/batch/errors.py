@@ -1,58 +1,120 @@
 """Row-level errors of the batch decoders, shared by both implementations.
 
-The compiled walker records an error as three small integers (indices into
-the tables below) and an offset; :func:`error_columns` turns them into the
-``error_*`` columns and keeps the failing records' raw bytes.  The pure
-implementation maps its :class:`~mqcodec.DecodeError` to the same columns,
-so the two agree on structure, field and offset.
+The compiled walker records an error as small integers -- a structure code,
+a field code, a reason code, up to three integer arguments of the reason --
+and the offset; :func:`error_columns` turns them into the ``error_*``
+columns (only failing records become Python objects).  The tables below are
+the names and sentences of :mod:`mqcodec.ibmmq.pcf`'s ``DecodeError``\\ s, so a
+record gives the same ``error_structure``, ``error_field``,
+``error_offset`` *and* ``error_reason`` whichever implementation decoded it
+(tests/test_batch_equivalence.py compares all four).
+
+The index of every entry is used as a literal code by ``_ext/pcf_batch.pyx``:
+append, never reorder.
 """
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
 
-#: structure names (index = code); 2 is a parameter whose Type is not known
+__all__ = ["STRUCTURES", "FIELDS", "REASONS", "NULL_RECORD", "reason_text", "error_columns"]
+
+#: structure names (index = code), as pcf.py names them
 STRUCTURES = [
-    "MQCFH", "MQEPH", "PCF parameter", "MQCFIN", "MQCFST", "MQCFIL", "MQCFSL", "MQCFT_USER",
-    "MQCFBS", "MQCFIF", "MQCFSF", "MQCFBF", "MQCFGR", "MQCFIN64", "MQCFIL64", "record",
+    "MQCFH",         # 0
+    "MQEPH",         # 1
+    "PCFParameter",  # 2: a parameter whose Type is not known (or not read yet)
+    "MQCFIN",        # 3
+    "MQCFST",        # 4
+    "MQCFIL",        # 5
+    "MQCFSL",        # 6
+    "MQCFT_USER",    # 7
+    "MQCFBS",        # 8
+    "MQCFIF",        # 9
+    "MQCFSF",        # 10
+    "MQCFBF",        # 11
+    "MQCFGR",        # 12
+    "MQCFIN64",      # 13
+    "MQCFIL64",      # 14
+    "record",        # 15: the input record itself (null)
+    "PCF",           # 16: pure codec's defensive catch-all (never expected)
 ]
-FIELDS = [
-    "", "Type", "StrucLength", "Count", "StringLength", "FilterValueLength", "ParameterCount",
-    "Version", "StrucId", "CodedCharSetId",
-]
+
+_CFH_FIELDS = ["Type", "StrucLength", "Version", "Command", "MsgSeqNumber", "Control",
+               "CompCode", "Reason", "ParameterCount"]
+
+#: field names (index = code)
+FIELDS = (
+    [""]                                                            # 0
+    + _CFH_FIELDS                                                   # 1..9 (MQCFH, offset 4*(code-1))
+    + ["StrucId", "Encoding", "CodedCharSetId", "Format", "Flags"]  # 10..14 (MQEPH)
+    + ["PCFHeader." + f for f in _CFH_FIELDS]                       # 15..23 (MQEPH's embedded MQCFH)
+    + ["Count", "StringLength", "FilterValueLength"]                # 24..26
+)
+
+#: reason sentences (index = code), %-formatted with the error's integer
+#: arguments; the same texts as mqcodec.ibmmq.pcf's DecodeError reasons
 REASONS = [
-    "truncated",
-    "StrucLength smaller than the fixed part of the structure",
-    "runs past the end of the data",
-    "negative length or count",
-    "unknown PCF structure Type",
-    "groups nested deeper than the bound of 64",
-    "count larger than the structure holds",
-    "unsupported Version",
-    "byte order not recognisable (StrucLength is 36 in neither)",
-    "null record",
-    "more parameters announced than the remaining bytes can hold",
+    "truncated: %d bytes cannot show the byte order (MQCFH needs 36)",                 # 0
+    "neither byte order gives a plausible MQCFH (Type, StrucLength 36, Version 1-3)",  # 1
+    "truncated: %d bytes needed, %d present",                                          # 2
+    "Version %d is not MQEPH_VERSION_1",                                               # 3
+    "StrucLength %d is smaller than the 68-byte MQEPH",                                # 4
+    "StrucLength %d runs past the end (%d bytes remain)",                              # 5
+    "StrucLength %d is not MQCFH_STRUC_LENGTH (36)",                                   # 6
+    "Version %d is not 1, 2 or 3",                                                     # 7
+    "negative ParameterCount %d",                                                      # 8
+    "%d parameters need at least %d bytes but only %d remain",                         # 9
+    "%d bytes inside StrucLength follow the last parameter",                           # 10
+    "truncated: a parameter structure needs %d bytes, %d present",                     # 11
+    "truncated: StrucLength needs 4 bytes, %d present",                                # 12
+    "unknown PCF structure type %d",                                                   # 13
+    "StrucLength %d is smaller than the %d-byte fixed part",                           # 14
+    "negative Count %d",                                                               # 15
+    "Count %d needs %d bytes of Values but StrucLength leaves %d",                     # 16
+    "negative StringLength %d",                                                        # 17
+    "negative FilterValueLength %d",                                                   # 18
+    "StringLength %d does not fit in StrucLength %d",                                  # 19
+    "FilterValueLength %d does not fit in StrucLength %d",                             # 20
+    "Count %d x StringLength %d does not fit in StrucLength %d",                       # 21
+    "Count %d of empty strings exceeds the input size",                                # 22
+    "groups nested deeper than %d",                                                    # 23
+    "null record",                                                                     # 24
 ]
 
+#: (structure, field, offset, reason) of a null entry of the input
+NULL_RECORD = ("record", "", 0, "null record")
 
-def error_columns(e_struct, e_field, e_reason, e_offset, buf, offsets):
-    """The error_structure/field/offset/reason and raw columns for a batch."""
+
+def reason_text(code: int, args) -> str:
+    fmt = REASONS[code]
+    n = fmt.count("%d")
+    return fmt % tuple(int(a) for a in args[:n]) if n else fmt
+
+
+def error_columns(e_struct, e_field, e_reason, e_offset, e_args, raw_ok, buf, offsets):
+    """The error_structure/field/offset/reason and raw columns for a batch.
+
+    ``e_struct`` is -1 for records without error; ``e_args`` an (n, 3) int64
+    array; ``raw_ok`` marks the rows whose bytes go to ``raw`` (failed and
+    not null)."""
     n = len(e_struct)
-    failed = e_struct >= 0
+    failed = np.asarray(e_struct) >= 0
     if not failed.any():
         nulls = pa.nulls(n)
         return (nulls.cast(pa.string()), nulls.cast(pa.string()), nulls.cast(pa.int64()),
                 nulls.cast(pa.string()), nulls.cast(pa.binary()))
-    idx = np.flatnonzero(failed)
     s = [None] * n
     f = [None] * n
     r = [None] * n
     raw = [None] * n
     mv = memoryview(buf).cast("B") if len(buf) else b""
-    for i in idx:  # only failing records become Python objects
+    for i in np.flatnonzero(failed).tolist():  # only failing records become Python objects
         s[i] = STRUCTURES[e_struct[i]]
         f[i] = FIELDS[e_field[i]]
-        r[i] = REASONS[e_reason[i]]
-        raw[i] = bytes(mv[offsets[i]:offsets[i + 1]])
+        r[i] = reason_text(e_reason[i], e_args[i])
+        if raw_ok[i]:
+            raw[i] = bytes(mv[offsets[i]:offsets[i + 1]])
     return (pa.array(s, pa.string()), pa.array(f, pa.string()),
-            pa.array(e_offset, pa.int64(), mask=~failed), pa.array(r, pa.string()), pa.array(raw, pa.binary()))
+            pa.array(np.asarray(e_offset, dtype=np.int64), pa.int64(), mask=~failed),
+            pa.array(r, pa.string()), pa.array(raw, pa.binary()))

@@ -1,0 +1,316 @@
+"""Pure-Python implementation of the IBM MQ message batch decoder, and the
+front door shared by both implementations.
+
+The reference behaviour: each record (an MQMD first, then the header chain
+its Format starts, then the body) is decoded by
+:func:`mqcodec.ibmmq.message.decode_message` and written out as one row of
+:data:`mqcodec.batch.schema.MQ_MESSAGES`.  The compiled twin
+(``mqcodec._ext.mq_batch``) has the same entry point,
+``decode_mq_buffers(buf, offsets, *, encoding, ccsid, valid)``, and gives
+the same table for every input (tests/test_batch_mq.py).
+
+What makes a row fail: anything ``decode_message`` raises for the MQMD, a
+header of the chain, the chain bound, or the PCF *header* of a PCF body
+(MQCFH, or MQEPH and its embedded MQCFH, up to the ParameterCount check).
+The PCF *parameters* are not this decoder's business (the caller runs
+``decode_pcf_batch`` on the body slices), so a body whose parameters do not
+decode still gives a full row: the record is then decoded again with
+``lenient=True`` to obtain the chain, which is identical because the strict
+pass got past it.
+
+A failing record's row carries the error's structure, field, offset
+(from the start of the record) and reason plus the record's bytes in
+``raw``; its other columns are null.  A null record gives the error
+``record`` / ``""`` / 0 / ``"null record"`` and a null ``raw``.
+"""
+from __future__ import annotations
+
+import operator
+import os
+import sys
+from typing import Any, Iterable
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import DecodeError
+from ..ibmmq import pcf as _pcf
+from ..ibmmq.headers import MQMD, detect_md
+from ..ibmmq.message import decode_message
+from .errors import NULL_RECORD
+from .schema import MQ_MESSAGES
+
+__all__ = ["decode_batch", "decode_mq_buffers", "decode_records", "decode_row", "body_slices", "MQ_IMPLEMENTATION",
+           "MD_INT_FIELDS", "MD_BYTE_FIELDS", "MD_CHAR_FIELDS", "MD_V2_FIELDS", "PCF_COLUMNS"]
+
+#: column -> MQMD field (IBM's name)
+MD_INT_FIELDS = {
+    "md_version": "Version", "md_report": "Report", "md_msg_type": "MsgType", "md_expiry": "Expiry",
+    "md_feedback": "Feedback", "md_encoding": "Encoding", "md_ccsid": "CodedCharSetId",
+    "md_priority": "Priority", "md_persistence": "Persistence", "md_backout_count": "BackoutCount",
+    "md_put_appl_type": "PutApplType", "md_msg_seq_number": "MsgSeqNumber", "md_offset": "Offset",
+    "md_msg_flags": "MsgFlags", "md_original_length": "OriginalLength",
+}
+MD_BYTE_FIELDS = {
+    "md_msg_id": "MsgId", "md_correl_id": "CorrelId", "md_accounting_token": "AccountingToken",
+    "md_group_id": "GroupId",
+}
+MD_CHAR_FIELDS = {
+    "md_format": "Format", "md_reply_to_q": "ReplyToQ", "md_reply_to_q_mgr": "ReplyToQMgr",
+    "md_user_identifier": "UserIdentifier", "md_appl_identity_data": "ApplIdentityData",
+    "md_put_appl_name": "PutApplName", "md_put_date": "PutDate", "md_put_time": "PutTime",
+    "md_appl_origin_data": "ApplOriginData",
+}
+#: the fields only an MQMD version 2 has (null for version 1)
+MD_V2_FIELDS = frozenset({"GroupId", "MsgSeqNumber", "Offset", "MsgFlags", "OriginalLength"})
+#: column -> MQCFH field
+PCF_COLUMNS = {
+    "pcf_type": "Type", "pcf_version": "Version", "pcf_command": "Command",
+    "pcf_msg_seq_number": "MsgSeqNumber", "pcf_control": "Control", "pcf_comp_code": "CompCode",
+    "pcf_reason": "Reason", "pcf_parameter_count": "ParameterCount",
+}
+_ERROR_COLUMNS = ("error_structure", "error_field", "error_offset", "error_reason")
+_NAMES = [f.name for f in MQ_MESSAGES]
+
+#: structures of PCF *parameters* (errors there do not fail the row)
+_PARAMETER_STRUCTURES = frozenset(_pcf.PARAMETER_TYPES.values()) | {"PCFParameter", "MQCFGR"}
+
+
+def _parameter_level(exc: DecodeError) -> bool:
+    """True for errors pcf.py raises while walking the parameters (or
+    after them: the MQEPH's StrucLength slack check)."""
+    if exc.structure in _PARAMETER_STRUCTURES:
+        return True
+    return (exc.structure == "MQEPH" and exc.field == "StrucLength"
+            and exc.reason.endswith("follow the last parameter"))
+
+
+def decode_row(data: bytes, *, encoding: int | None = None, ccsid: int | None = None,
+               md_only: bool = False) -> dict[str, Any]:
+    """The row of one record (column name -> value); raises DecodeError for
+    a failing record.  ``md_only``: the record is an MQMD whose data the
+    protocol unit does not carry (an MQPUT_REPLY repeats the MQMD, not the
+    data): decode the MQMD alone; the body is empty."""
+    if md_only:
+        md_enc, md_cc = detect_md(data, 0, encoding, ccsid)
+        md = MQMD.decode(data, 0, len(data), md_enc, md_cc)
+        row = _md_columns(md, md_enc, md_cc)
+        enc, cc = md.next_governing(md_enc, md_cc)
+        row.update(header_formats=[], body_format=md.format_name, body_encoding=enc, body_ccsid=cc,
+                   body_offset=md.length, body_length=len(data) - md.length, pcf_has_eph=None)
+        for col in PCF_COLUMNS:
+            row[col] = None
+        return row
+    try:
+        msg = decode_message(data, encoding=encoding, ccsid=ccsid)
+    except DecodeError as exc:
+        if not _parameter_level(exc):
+            raise
+        msg = decode_message(data, encoding=encoding, ccsid=ccsid, lenient=True)
+        if not isinstance(msg.body, _pcf.PcfMessage):  # pragma: no cover - defensive
+            raise exc
+    row = _md_columns(msg.md, msg.md_encoding, msg.md_ccsid)
+    formats = [msg.md.format_name] + [h.format_name for h in msg.headers]
+    row["header_formats"] = formats[:-1]
+    row["body_format"] = msg.body_format
+    row["body_encoding"] = msg.encoding
+    row["body_ccsid"] = msg.ccsid
+    row["body_offset"] = msg.body_offset
+    row["body_length"] = len(data) - msg.body_offset
+    body = msg.body
+    if isinstance(body, _pcf.PcfMessage):
+        row["pcf_has_eph"] = body.eph is not None
+        for col, name in PCF_COLUMNS.items():
+            row[col] = body.cfh[name]
+    else:
+        row["pcf_has_eph"] = None
+        for col in PCF_COLUMNS:
+            row[col] = None
+    return row
+
+
+def _md_columns(md, md_encoding: int, md_ccsid: int) -> dict[str, Any]:
+    fields = md.fields
+    version = fields["Version"]
+    row: dict[str, Any] = {"md_own_encoding": md_encoding, "md_own_ccsid": md_ccsid}
+    for col, name in MD_INT_FIELDS.items():
+        row[col] = fields[name] if (version >= 2 or name not in MD_V2_FIELDS) else None
+    for col, name in MD_BYTE_FIELDS.items():
+        row[col] = fields[name] if (version >= 2 or name not in MD_V2_FIELDS) else None
+    for col, name in MD_CHAR_FIELDS.items():
+        row[col] = fields[name]
+    return row
+
+
+def decode_records(records: Iterable[bytes | None], *, encoding: int | None = None,
+                   ccsid: int | None = None, md_only=None) -> pa.RecordBatch:
+    """Decode an iterable of ``bytes`` (None for a null record); ``md_only``:
+    optional per-record flags (see :func:`decode_row`)."""
+    cols: dict[str, list] = {name: [] for name in _NAMES}
+    flags = list(md_only) if md_only is not None else None
+    for rec, data in enumerate(records):
+        err = None
+        row: dict[str, Any] = {}
+        if data is None:
+            err = NULL_RECORD
+        else:
+            try:
+                row = decode_row(data, encoding=encoding, ccsid=ccsid,
+                                 md_only=bool(flags[rec]) if flags is not None else False)
+            except DecodeError as exc:
+                err = (exc.structure, exc.field, exc.offset, exc.reason)
+        row["record"] = rec
+        if err is not None:
+            row.update(zip(_ERROR_COLUMNS, err))
+            row["raw"] = data
+        for name in _NAMES:
+            cols[name].append(row.get(name))
+    return pa.RecordBatch.from_arrays([pa.array(cols[f.name], f.type) for f in MQ_MESSAGES],
+                                      schema=MQ_MESSAGES)
+
+
+def decode_mq_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, md_only=None) -> pa.RecordBatch:
+    """Decode the records ``buf[offsets[i]:offsets[i+1]]`` (same contract as
+    ``mqcodec._ext.mq_batch.decode_mq_buffers``)."""
+    offs = np.ascontiguousarray(offsets, dtype=np.int64)
+    n = len(offs) - 1
+    if n < 0:
+        raise ValueError("offsets must hold at least one value")
+    mv = memoryview(buf).cast("B") if len(buf) else memoryview(b"")
+    if n and (offs[0] < 0 or offs[n] > len(mv)):
+        raise ValueError("offsets run outside the buffer")
+    if n and (np.diff(offs) < 0).any():
+        raise ValueError("offsets must not decrease (record %d)" % int(np.flatnonzero(np.diff(offs) < 0)[0]))
+    if valid is not None:
+        valid = np.asarray(valid).astype(bool)
+        if len(valid) != n:
+            raise ValueError("valid must hold one value per record")
+    if md_only is not None:
+        md_only = np.asarray(md_only).astype(bool)
+        if len(md_only) != n:
+            raise ValueError("md_only must hold one value per record")
+    starts = offs.tolist()
+    records = (None if valid is not None and not valid[i] else bytes(mv[starts[i]:starts[i + 1]])
+               for i in range(n))
+    return decode_records(records, encoding=encoding, ccsid=ccsid, md_only=md_only)
+
+
+# ---------------------------------------------------------------------------
+# The front door (mqcodec.batch.decode_mq_batch)
+# ---------------------------------------------------------------------------
+def _load_compiled():
+    try:
+        from .._ext import mq_batch
+    except ImportError:
+        return None
+    return mq_batch
+
+
+_COMPILED = None if os.environ.get("MQCODEC_PURE") == "1" else _load_compiled()
+
+#: "c" when ``impl=None`` runs the compiled implementation, else "py".
+MQ_IMPLEMENTATION = "c" if _COMPILED is not None else "py"
+
+
+def _module(impl: str | None):
+    if impl is None:
+        return _COMPILED if _COMPILED is not None else _PURE
+    if impl == "py":
+        return _PURE
+    if impl == "c":
+        mod = _COMPILED if _COMPILED is not None else _load_compiled()
+        if mod is None:
+            raise ImportError("the compiled MQ batch decoder (mqcodec._ext.mq_batch) is not built")
+        return mod
+    raise ValueError("impl must be None, 'c' or 'py', not %r" % (impl,))
+
+
+_PURE = sys.modules[__name__]   # this module: the pure implementation
+
+
+def decode_batch(records: Any, *, encoding: int | None = None, ccsid: int | None = None,
+                 impl: str | None = None, md_only=None) -> pa.RecordBatch:
+    """See :func:`mqcodec.batch.decode_mq_batch`."""
+    mod = _module(impl)
+    kw = {"encoding": _mqlong("encoding", encoding), "ccsid": _mqlong("ccsid", ccsid)}
+    if md_only is not None:
+        kw["md_only"] = np.ascontiguousarray(np.asarray(md_only, dtype=bool), dtype=np.uint8)
+    if isinstance(records, pa.ChunkedArray):
+        records = (pa.concat_arrays(records.chunks) if records.num_chunks
+                   else pa.array([], type=records.type))
+    if isinstance(records, pa.Array):
+        return _decode_array(mod, records, kw)
+    if (isinstance(records, tuple) and len(records) == 2 and records[1] is not None
+            and not isinstance(records[1], (bytes, bytearray, memoryview))):
+        buf, offsets = records       # (buffer, offsets), not a pair of records
+        return mod.decode_mq_buffers(buf, offsets, **kw)
+    items = [x if x is None or isinstance(x, bytes) else bytes(x) for x in records]
+    return _decode_array(mod, pa.array(items, type=pa.large_binary()), kw)
+
+
+def _mqlong(name: str, value: Any) -> int | None:
+    """encoding and ccsid are MQLONGs: anything else is refused up front, the
+    same way for both implementations."""
+    if value is None:
+        return None
+    value = operator.index(value)
+    if not -2 ** 31 <= value < 2 ** 31:
+        raise ValueError("%s %d is not an MQLONG (32-bit signed)" % (name, value))
+    return value
+
+
+def _decode_array(mod, arr: pa.Array, kw: dict) -> pa.RecordBatch:
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        arr = arr.view(pa.large_binary() if pa.types.is_large_string(arr.type) else pa.binary())
+    if not (pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)):
+        raise TypeError("records must be a binary or large_binary array, not %s" % arr.type)
+    n = len(arr)
+    bufs = arr.buffers()
+    if n == 0:
+        return mod.decode_mq_buffers(b"", np.zeros(1, np.int64), **kw)
+    if bufs[1] is None:  # pragma: no cover - no offsets: nothing but nulls
+        return mod.decode_mq_buffers(b"", np.zeros(n + 1, np.int64),
+                                     valid=arr.is_valid().to_numpy(zero_copy_only=False), **kw)
+    width = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
+    offsets = np.frombuffer(bufs[1], dtype=width)[arr.offset:arr.offset + n + 1]
+    data = bufs[2] if bufs[2] is not None else b""
+    valid = None
+    if arr.null_count:
+        valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    return mod.decode_mq_buffers(data, offsets, valid=valid, **kw)
+
+
+def body_slices(records: Any, batch: pa.RecordBatch) -> pa.Array:
+    """The body of every record (``record[body_offset:]``) as a
+    ``large_binary`` array aligned with ``batch`` (the result of
+    ``decode_mq_batch(records)``); null where the row failed.  Built with
+    vectorised numpy gathers, no Python object per record.  Feed the PCF
+    rows to ``decode_pcf_batch`` (same ``record`` numbering when the whole
+    array is passed)."""
+    if isinstance(records, pa.ChunkedArray):
+        records = (pa.concat_arrays(records.chunks) if records.num_chunks
+                   else pa.array([], type=records.type))
+    if not isinstance(records, pa.Array):
+        records = pa.array([x if x is None or isinstance(x, bytes) else bytes(x) for x in records],
+                           type=pa.large_binary())
+    if not (pa.types.is_binary(records.type) or pa.types.is_large_binary(records.type)):
+        raise TypeError("records must be a binary or large_binary array, not %s" % records.type)
+    n = len(records)
+    if batch.num_rows != n:
+        raise ValueError("batch has %d rows for %d records" % (batch.num_rows, n))
+    if n == 0:
+        return pa.array([], type=pa.large_binary())
+    bufs = records.buffers()
+    width = np.int64 if pa.types.is_large_binary(records.type) else np.int32
+    offs = np.frombuffer(bufs[1], dtype=width)[records.offset:records.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+    ok = batch.column("body_offset").is_valid().to_numpy(zero_copy_only=False)
+    start = offs[:-1] + batch.column("body_offset").fill_null(0).to_numpy()
+    length = np.where(ok, batch.column("body_length").fill_null(0).to_numpy(), 0)
+    new_offs = np.zeros(n + 1, np.int64)
+    np.cumsum(length, out=new_offs[1:])
+    idx = np.repeat(start - new_offs[:-1], length) + np.arange(new_offs[-1], dtype=np.int64)
+    body = data[idx] if len(idx) else np.zeros(0, np.uint8)
+    validity = None if ok.all() else pa.py_buffer(np.packbits(ok, bitorder="little"))
+    return pa.Array.from_buffers(pa.large_binary(), n, [validity, pa.py_buffer(new_offs), pa.py_buffer(body)],
+                                 null_count=int(n - ok.sum()))
