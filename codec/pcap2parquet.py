@@ -309,7 +309,12 @@ class Converter:
             if kind in ("Message", "Packet"):
                 start = _attr(ev, "stream_offset_start", "offset")
                 data = _attr(ev, "message_bytes", "data")
-                self._add(capture, d, start, d.protocol, _attr(ev, "kind"), data)
+                row = self._add(capture, d, start, d.protocol, _attr(ev, "kind"), data)
+                md_length = _attr(ev, "md_length")
+                if md_length is not None and len(data) == md_length:
+                    # the unit carries the MQMD but no data (an MQPUT_REPLY repeats the
+                    # MQMD, not the data): decode the MQMD alone, follow no chain
+                    row["_md_only"] = True
             elif kind == "FramingError":
                 self.summary["framing errors"] += 1
                 row = self._add(capture, d, _attr(ev, "offset"), d.protocol, "framing error",
@@ -375,7 +380,8 @@ class Converter:
                 except Exception as exc:  # DecodeError
                     _set_error(r, exc)
             return
-        table = _batch.decode_mq_batch([r["_data"] for r in rows], impl=self.options.impl)
+        table = _batch.decode_mq_batch([r["_data"] for r in rows], impl=self.options.impl,
+                                       md_only=[bool(r.get("_md_only")) for r in rows])
         cols = {name: table.column(name).to_pylist() for name in table.schema.names}
         n = len(rows)
         for i in range(n):

@@ -42,10 +42,16 @@ def _tshark_mqmds(tshark, pcap):
     for line in out.splitlines():
         frame, stream, *vals = line.split("|")
         cols = [v.split(";") for v in vals]
+        seen = set()
         for i in range(len(cols[0])):
             msgid, fmt, appl, mtype, enc, ccsid = (c[i] if i < len(c) else "" for c in cols)
-            rows.append((int(frame), int(stream), bytes.fromhex(msgid), fmt.rstrip(), appl.rstrip(),
-                         int(mtype), int(enc), int(ccsid)))
+            row = (int(frame), int(stream), bytes.fromhex(msgid), fmt.rstrip(), appl.rstrip(),
+                   int(mtype), int(enc), int(ccsid))
+            # when an MQ unit spans several TSH segments, tshark shows its MQMD twice in the
+            # frame that completes it (first segment, then the reassembled unit): one message
+            if row not in seen:
+                seen.add(row)
+                rows.append(row)
     return rows
 
 
