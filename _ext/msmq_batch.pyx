@@ -1,0 +1,1238 @@
+# distutils: language = c++
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Compiled batch decoder for MSMQ binary-protocol packets.
+
+Many records in (one buffer + int64 offsets), one Arrow record batch out
+(schema ``mqcodec.batch.schema.MSMQ_PACKETS``, one row per record).  The walk
+runs without the GIL and creates no Python object per record: numeric
+columns are written straight into preallocated numpy arrays of their Arrow
+width, validity is kept per header (all columns of one header share it),
+GUIDs are formatted in C, UTF-16 text is converted to UTF-8 in C.
+
+This is the compiled twin of ``mqcodec.batch.msmq_pure`` (which runs
+``mqcodec.msmq.decode_packet`` record by record): every check below is made
+in the same order as base.py / user.py / properties.py / session.py /
+optional_headers.py / packet.py make it, with the same structure, field,
+offset and reason, so both implementations give identical tables
+(tests/test_batch_msmq.py).  Change them together.
+
+Native: Ping, BaseHeader, InternalHeader, EstablishConnection,
+ConnectionParameters, SessionAck, UserHeader, TransactionHeader,
+SecurityHeader (SecurityID, EncryptionKey, Signature), MessagePropertiesHeader,
+DebugHeader, the SessionHeader after a UserMessage.  Records whose
+UserHeader announces SRMP/Compound headers (AH), a SoapHeader (HH) or a
+MultiQueueFormatHeader (MQ), or whose SecurityHeader carries a SenderCert or
+ProviderInfo -- and the rare text cases whose presentation needs Python's
+FormatName parser or str.upper() (a direct name starting with "DIRECT=" or
+with a non-ASCII character in its first 7, an OrderAck/FinalAck candidate
+with a direct DestinationQueue) -- are decoded by the pure implementation
+after the walk and their rows put in place; ``stats()`` counts them.
+
+Errors are recorded per record as codes (structure, field, reason, up to
+three integer arguments) and an offset; the tables are in
+``mqcodec.batch.msmq_pure`` (STRUCTURES, FIELDS, REASONS).
+"""
+cimport cython
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memset
+from libcpp.vector cimport vector
+
+import numpy as np
+cimport numpy as cnp
+import pyarrow as pa
+
+from mqcodec.batch import msmq_pure as _pure
+from mqcodec.batch.schema import MSMQ_PACKETS
+
+cnp.import_array()
+
+# ------------------------------------------------------------------ outcome
+DEF OK = 0
+DEF ERR = 1
+DEF FALLBACK_HEADER = 2
+DEF FALLBACK_TEXT = 3
+
+# ------------------------------------------------------------------ structure codes (msmq_pure.STRUCTURES)
+DEF S_RECORD = 0
+DEF S_PING = 1
+DEF S_BASE = 2
+DEF S_INTERNAL = 3
+DEF S_SESSION = 4
+DEF S_USER = 5
+DEF S_XACT = 6
+DEF S_MP = 7
+DEF S_DEBUG = 8
+DEF S_USERMSG = 9
+DEF S_SEC = 10
+
+# ------------------------------------------------------------------ reason codes (msmq_pure.REASONS)
+DEF R_NULL = 0
+DEF R_TRUNC = 1
+DEF R_SIGNATURE = 2
+DEF R_VERSION = 3
+DEF R_PS_BELOW = 4
+DEF R_PS_ABOVE = 5
+DEF R_PS_INPUT = 6
+DEF R_TR_NO_DH = 7
+DEF R_DH_INTERNAL = 8
+DEF R_INTERNAL_TRUNC = 9
+DEF R_PT = 10
+DEF R_SA_NO_SH = 11
+DEF R_SA_SIZE = 12
+DEF R_SH_TRUNC = 13
+DEF R_SH_EC = 14
+DEF R_SH_CP = 15
+DEF R_EC_SIZE = 16
+DEF R_CP_SIZE = 17
+DEF R_UH_TRUNC = 18
+DEF R_TH_DM = 19
+DEF R_MP_CLEAR = 20
+DEF R_DQ_INVALID = 21
+DEF R_AQ_INVALID = 22
+DEF R_Q_ID = 23
+DEF R_Q_PUB = 24
+DEF R_Q_PRIV = 25
+DEF R_Q_DCOUNT = 26
+DEF R_Q_DPAST = 27
+DEF R_Q_DWHOLE = 28
+DEF R_Q_DNULL = 29
+DEF R_Q_DPAD = 30
+DEF R_CQ = 31
+DEF R_ANN_TH = 32
+DEF R_ANN_MP = 33
+DEF R_ANN_DH = 34
+DEF R_XACT_SEQ0 = 35
+DEF R_XACT_PREV = 36
+DEF R_XACT_CG = 37
+DEF R_MP_TRUNC = 38
+DEF R_MP_ALLOC = 39
+DEF R_MP_LABELLEN = 40
+DEF R_MP_LABELPAST = 41
+DEF R_MP_LABELNULL = 42
+DEF R_MP_EXT = 43
+DEF R_MP_BODY = 44
+DEF R_MP_PAD = 45
+DEF R_DBG_QT = 46
+DEF R_DBG_QI = 47
+DEF R_REST = 48
+DEF R_USH_TRUNC = 49
+DEF R_SEC_ST = 50
+DEF R_SEC_AU = 51
+DEF R_SEC_AS = 52
+DEF R_SEC_ST0 = 53
+DEF R_SEC_ST2 = 54
+DEF R_SEC_NONE = 55
+DEF R_SEC_ITEM = 56     # + 0 SecurityID, 1 EncryptionKey, 2 Signature
+DEF R_SEC_SID = 59
+DEF R_ANN_SEC = 60
+
+# field codes: looked up by name in msmq_pure.FIELDS at import
+cdef int F_NONE, F_FLAGS, F_SIGNATURE, F_VERSIONNUMBER, F_PACKETSIZE, F_RESERVED, F_ACKSEQ
+cdef int F_DQ, F_AQ, F_RQ, F_CONNECTORTYPE, F_TXSEQNUM, F_PREVTXSEQNUM, F_CONNECTORQMGUID
+cdef int F_LABELLENGTH, F_LABEL, F_ALLOCATIONBODYSIZE, F_EXTENSIONSIZE, F_MESSAGESIZE, F_QUEUEIDENTIFIER
+cdef int F_SENDERIDSIZE, F_SECURITYID
+cdef int F_SEC_SIZE[3]
+
+_F = _pure.FIELDS.index
+F_NONE = _F(""); F_FLAGS = _F("Flags"); F_SIGNATURE = _F("Signature")
+F_VERSIONNUMBER = _F("VersionNumber"); F_PACKETSIZE = _F("PacketSize"); F_RESERVED = _F("Reserved")
+F_ACKSEQ = _F("AckSequenceNumber"); F_DQ = _F("DestinationQueue"); F_AQ = _F("AdminQueue")
+F_RQ = _F("ResponseQueue"); F_CONNECTORTYPE = _F("ConnectorType")
+F_TXSEQNUM = _F("TxSequenceNumber"); F_PREVTXSEQNUM = _F("PreviousTxSequenceNumber")
+F_CONNECTORQMGUID = _F("ConnectorQMGuid"); F_LABELLENGTH = _F("LabelLength"); F_LABEL = _F("Label")
+F_ALLOCATIONBODYSIZE = _F("AllocationBodySize"); F_EXTENSIONSIZE = _F("ExtensionSize")
+F_MESSAGESIZE = _F("MessageSize"); F_QUEUEIDENTIFIER = _F("QueueIdentifier")
+F_SENDERIDSIZE = _F("SenderIdSize"); F_SECURITYID = _F("SecurityID")
+F_SEC_SIZE[0] = _F("SenderIdSize"); F_SEC_SIZE[1] = _F("EncryptionKeySize"); F_SEC_SIZE[2] = _F("SignatureSize")
+
+# Fixed parts: (field name, relative offset) in declaration order.  A cut
+# fixed part names the last field starting at or before the cut
+# (layout.parse_at and the explicit checks of user.py / properties.py).
+_CUTS = {
+    "ping": [("Flags", 0), ("Signature", 2), ("Cookie", 4), ("QMGuid", 8)],
+    "base": [("VersionNumber", 0), ("Reserved", 1), ("Flags", 2), ("Signature", 4), ("PacketSize", 8),
+             ("TimeToReachQueue", 12)],
+    "user": [("SourceQueueManager", 0), ("QueueManagerAddress", 16), ("TimeToBeReceived", 32),
+             ("SentTime", 36), ("MessageID", 40), ("Flags", 44)],
+    "xact": [("Flags", 0), ("TxSequenceID", 4), ("TxSequenceNumber", 12), ("PreviousTxSequenceNumber", 16)],
+    "mp": [("Flags", 0), ("LabelLength", 1), ("MessageClass", 2), ("CorrelationID", 4), ("BodyType", 24),
+           ("ApplicationTag", 28), ("MessageSize", 32), ("AllocationBodySize", 36), ("PrivacyLevel", 40),
+           ("HashAlgorithm", 44), ("EncryptionAlgorithm", 48), ("ExtensionSize", 52)],
+    "debug": [("Flags", 0), ("Reserved", 2)],
+    "sec": [("Flags", 0), ("SenderIdSize", 2), ("EncryptionKeySize", 4), ("SignatureSize", 6),
+            ("SenderCertSize", 8), ("ProviderInfoSize", 12)],
+}
+DEF CUT_PING = 0
+DEF CUT_BASE = 1
+DEF CUT_USER = 2
+DEF CUT_XACT = 3
+DEF CUT_MP = 4
+DEF CUT_DEBUG = 5
+DEF CUT_SEC = 6
+cdef int _cut_n[7]
+cdef int _cut_rel[7][16]
+cdef int _cut_code[7][16]
+for _k, _name in enumerate(["ping", "base", "user", "xact", "mp", "debug", "sec"]):
+    _cut_n[_k] = len(_CUTS[_name])
+    for _j, (_fname, _rel) in enumerate(_CUTS[_name]):
+        _cut_rel[_k][_j] = _rel
+        _cut_code[_k][_j] = _F(_fname)
+
+# ------------------------------------------------------------------ columns
+# Numeric columns, in this order; each belongs to a validity group.
+cdef enum:
+    G_PACKET, G_PING, G_BASE, G_INTERNAL, G_EC, G_CP, G_SESSION, G_SESSION_COUNTED, G_USER, G_CQ,
+    G_DQ, G_AQ, G_RQ, G_XACT, G_XACT_CG, G_SEC, G_PROPS, G_LABEL, G_DEBUG, G_DEBUG_QI, G_NEVER, NGROUPS
+
+cdef enum:
+    N_PACKET_END,
+    N_PING_FLAGS, N_PING_RC, N_PING_RF, N_PING_SIGNATURE, N_PING_COOKIE,
+    N_BASE_VERSION_NUMBER, N_BASE_RESERVED, N_BASE_FLAGS, N_BASE_PR, N_BASE_IN, N_BASE_SH, N_BASE_DH,
+    N_BASE_TR, N_BASE_SIGNATURE, N_BASE_PACKET_SIZE, N_BASE_TIME_TO_REACH_QUEUE,
+    N_INTERNAL_RESERVED, N_INTERNAL_FLAGS, N_INTERNAL_PT, N_INTERNAL_CS,
+    N_EC_TIME_STAMP, N_EC_OPERATING_SYSTEM, N_EC_RE, N_EC_SE, N_EC_OS, N_EC_QS, N_EC_RESERVED,
+    N_EC_PADDING_IS_SERVER_FILL,
+    N_CP_RECOVERABLE_ACK_TIMEOUT, N_CP_ACK_TIMEOUT, N_CP_RESERVED, N_CP_WINDOW_SIZE,
+    N_SESSION_ACK_SEQUENCE_NUMBER, N_SESSION_RECOVERABLE_MSG_ACK_SEQ_NUMBER,
+    N_SESSION_RECOVERABLE_MSG_ACK_FLAGS, N_SESSION_USER_MSG_SEQUENCE_NUMBER,
+    N_SESSION_RECOVERABLE_MSG_SEQ_NUMBER, N_SESSION_WINDOW_SIZE, N_SESSION_RESERVED,
+    N_SESSION_HEADER_COUNTED,
+    N_USER_TIME_TO_BE_RECEIVED, N_USER_SENT_TIME, N_USER_MESSAGE_ID, N_USER_FLAGS, N_USER_RC, N_USER_DM,
+    N_USER_JN, N_USER_JP, N_USER_DQ, N_USER_AQ, N_USER_RQ, N_USER_SH, N_USER_TH, N_USER_MP, N_USER_CQ,
+    N_USER_MQ, N_USER_AH, N_USER_HH,
+    N_XACT_FLAGS, N_XACT_CG, N_XACT_FA, N_XACT_FM, N_XACT_LM, N_XACT_ID, N_XACT_TX_SEQUENCE_ID_ORDINAL,
+    N_XACT_TX_SEQUENCE_ID_TIME_STAMP, N_XACT_TX_SEQUENCE_NUMBER, N_XACT_PREVIOUS_TX_SEQUENCE_NUMBER,
+    N_SEC_FLAGS, N_SEC_ST, N_SEC_SENDER_ID_SIZE, N_SEC_ENCRYPTION_KEY_SIZE, N_SEC_SIGNATURE_SIZE,
+    N_SEC_SENDER_CERT_SIZE, N_SEC_PROVIDER_INFO_SIZE,
+    N_PROPS_FLAGS, N_PROPS_PA, N_PROPS_PR, N_PROPS_NA, N_PROPS_NR, N_PROPS_LABEL_LENGTH,
+    N_PROPS_MESSAGE_CLASS, N_PROPS_BODY_TYPE, N_PROPS_APPLICATION_TAG, N_PROPS_MESSAGE_SIZE,
+    N_PROPS_ALLOCATION_BODY_SIZE, N_PROPS_PRIVACY_LEVEL, N_PROPS_HASH_ALGORITHM,
+    N_PROPS_ENCRYPTION_ALGORITHM, N_PROPS_EXTENSION_SIZE, N_PROPS_EXTENSION_OFFSET, N_PROPS_BODY_OFFSET,
+    N_DEBUG_FLAGS, N_DEBUG_QT, N_DEBUG_RESERVED,
+    NNUM
+
+_NUM_NAMES = """packet_end
+ping_flags ping_rc ping_rf ping_signature ping_cookie
+base_version_number base_reserved base_flags base_pr base_in base_sh base_dh base_tr base_signature
+base_packet_size base_time_to_reach_queue
+internal_reserved internal_flags internal_pt internal_cs
+ec_time_stamp ec_operating_system ec_re ec_se ec_os ec_qs ec_reserved ec_padding_is_server_fill
+cp_recoverable_ack_timeout cp_ack_timeout cp_reserved cp_window_size
+session_ack_sequence_number session_recoverable_msg_ack_seq_number session_recoverable_msg_ack_flags
+session_user_msg_sequence_number session_recoverable_msg_seq_number session_window_size session_reserved
+session_header_counted
+user_time_to_be_received user_sent_time user_message_id user_flags user_rc user_dm user_jn user_jp
+user_dq user_aq user_rq user_sh user_th user_mp user_cq user_mq user_ah user_hh
+xact_flags xact_cg xact_fa xact_fm xact_lm xact_id xact_tx_sequence_id_ordinal
+xact_tx_sequence_id_time_stamp xact_tx_sequence_number xact_previous_tx_sequence_number
+sec_flags sec_st sec_sender_id_size sec_encryption_key_size sec_signature_size sec_sender_cert_size
+sec_provider_info_size
+props_flags props_pa props_pr props_na props_nr props_label_length props_message_class props_body_type
+props_application_tag props_message_size props_allocation_body_size props_privacy_level
+props_hash_algorithm props_encryption_algorithm props_extension_size props_extension_offset
+props_body_offset
+debug_flags debug_qt debug_reserved""".split()
+assert len(_NUM_NAMES) == NNUM, (len(_NUM_NAMES), NNUM)
+#: bytes per value of each numeric column as the walk writes it (put8/16/32/64; bool = 1)
+_NUM_WIDTHS = [8, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 1, 1, 1, 4, 4, 4, 2, 2, 1, 1, 4, 2, 1, 1, 1, 1, 2, 1, 4, 4, 2, 2, 2, 2, 4, 2, 2, 2, 2, 1, 4, 4, 4, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 1, 1, 1, 1, 4, 4, 4, 4, 4, 2, 1, 2, 2, 2, 4, 4, 1, 1, 1, 1, 1, 1, 2, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8, 2, 1, 2]
+for _name, _w in zip(_NUM_NAMES, _NUM_WIDTHS):
+    _t = MSMQ_PACKETS.field(_name).type
+    assert _w == (1 if pa.types.is_boolean(_t) else _t.bit_width // 8), (_name, _w, _t)
+
+# GUID (string) columns: 16 wire bytes per row, formatted after the walk
+cdef enum:
+    U_PING_QM_GUID, U_EC_CLIENT_GUID, U_EC_SERVER_GUID, U_USER_SOURCE_QUEUE_MANAGER,
+    U_USER_QUEUE_MANAGER_ADDRESS, U_USER_CONNECTOR_TYPE, U_XACT_CONNECTOR_QM_GUID,
+    U_DEBUG_QUEUE_IDENTIFIER, NGUID
+_GUID_COLS = [("ping_qm_guid", G_PING), ("ec_client_guid", G_EC), ("ec_server_guid", G_EC),
+              ("user_source_queue_manager", G_USER), ("user_queue_manager_address", G_USER),
+              ("user_connector_type", G_CQ), ("xact_connector_qm_guid", G_XACT_CG),
+              ("debug_queue_identifier", G_DEBUG_QI)]
+
+# text columns (UTF-8 built in C, one _Text each, in this order)
+_TEXT_COLS = [("props_label", G_LABEL), ("user_destination_queue", G_DQ),
+              ("user_admin_queue", G_AQ), ("user_response_queue", G_RQ)]
+
+_PREFIX_GROUP = [("packet_end", G_PACKET), ("ping_", G_PING), ("base_", G_BASE),
+                 ("internal_", G_INTERNAL), ("ec_", G_EC), ("cp_", G_CP),
+                 ("session_header_counted", G_SESSION_COUNTED), ("session_", G_SESSION),
+                 ("user_", G_USER), ("xact_", G_XACT), ("sec_", G_SEC), ("props_", G_PROPS), ("debug_", G_DEBUG)]
+
+
+def _group_of(name):
+    for prefix, g in _PREFIX_GROUP:
+        if name.startswith(prefix):
+            return g
+    return G_NEVER
+
+
+KINDS = ["Ping", "SessionAck", "EstablishConnection", "ConnectionParameters", "UserMessage",
+         "OrderAck", "FinalAck"]
+DEF K_PING = 0
+DEF K_SESSION_ACK = 1
+DEF K_EC = 2
+DEF K_CP = 3
+DEF K_USER = 4
+DEF K_ORDER_ACK = 5
+DEF K_FINAL_ACK = 6
+
+cdef uint8_t _ORDER_ACK_LABEL[15]
+for _k, _c in enumerate(list("QM Ordering Ack".encode("ascii"))):
+    _ORDER_ACK_LABEL[_k] = _c
+
+# ------------------------------------------------------------------ per-run state
+cdef struct Err:
+    int structure
+    int field
+    int reason
+    int64_t offset
+    int64_t a0
+    int64_t a1
+    int64_t a2
+
+
+cdef struct Queue:
+    int kind            # 0 none, 1 PrivateQueueFormatNameId, 2 Public, 3 Private, 4 Direct
+    uint32_t ident
+    int64_t guid_at     # record-relative offset of the 16-byte GUID (Public, Private)
+    int64_t name_at     # record-relative offset of the direct name (terminator excluded: nunits)
+    int64_t nunits
+
+
+cdef struct Run:
+    int64_t n                       # records
+    int64_t i                       # current record
+    const uint8_t* d                # current record's bytes
+    int64_t L                       # current record's length
+    void* num[NNUM]
+    uint8_t* grp[NGROUPS]
+    uint8_t* guid[NGUID]
+    int8_t* kind
+    uint8_t* corr                   # n x 20 CorrelationID
+    Err err
+
+
+cdef class _Text:
+    cdef vector[char] data
+    cdef vector[int32_t] offs
+
+
+# ------------------------------------------------------------------ reading / writing
+cdef inline uint32_t rd16(const uint8_t* p) noexcept nogil:
+    return (<uint32_t>p[0]) | (<uint32_t>p[1] << 8)
+
+
+cdef inline uint32_t rd32(const uint8_t* p) noexcept nogil:
+    return (<uint32_t>p[0]) | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
+
+
+# One writer per Arrow width: the call sites name the width of their column
+# (checked against the schema at import, see _NUM_WIDTHS).
+cdef inline void put8(Run* r, int k, uint32_t v) noexcept nogil:
+    (<uint8_t*>r.num[k])[r.i] = <uint8_t>v
+
+
+cdef inline void put16(Run* r, int k, uint32_t v) noexcept nogil:
+    (<uint16_t*>r.num[k])[r.i] = <uint16_t>v
+
+
+cdef inline void put32(Run* r, int k, uint32_t v) noexcept nogil:
+    (<uint32_t*>r.num[k])[r.i] = v
+
+
+cdef inline void put64(Run* r, int k, int64_t v) noexcept nogil:
+    (<int64_t*>r.num[k])[r.i] = v
+
+
+cdef inline void valid(Run* r, int g) noexcept nogil:
+    r.grp[g][r.i] = 1
+
+
+cdef inline void put_guid(Run* r, int u, int64_t at) noexcept nogil:
+    memcpy(r.guid[u] + 16 * r.i, r.d + at, 16)
+
+
+cdef inline int fail(Run* r, int structure, int field, int reason, int64_t off,
+                     int64_t a0=0, int64_t a1=0, int64_t a2=0) noexcept nogil:
+    r.err.structure = structure
+    r.err.field = field
+    r.err.reason = reason
+    r.err.offset = off
+    r.err.a0 = a0
+    r.err.a1 = a1
+    r.err.a2 = a2
+    return ERR
+
+
+cdef inline int fail_cut(Run* r, int structure, int cut, int64_t start, int64_t avail, int reason,
+                         int64_t a0, int64_t a1) noexcept nogil:
+    """A cut fixed part: the last field starting at or before the cut."""
+    cdef int j, code = F_NONE
+    cdef int64_t at = start
+    for j in range(_cut_n[cut]):
+        if _cut_rel[cut][j] <= avail:
+            code = _cut_code[cut][j]
+            at = start + _cut_rel[cut][j]
+    return fail(r, structure, code, reason, at, a0, a1)
+
+
+cdef inline int64_t nonneg(int64_t v) noexcept nogil:
+    return v if v > 0 else 0
+
+
+cdef inline int64_t utf8_at(char* o, int64_t j, uint32_t cp) noexcept nogil:
+    """Write code point ``cp`` as UTF-8 at o[j]; returns the next j."""
+    if cp < 0x80:
+        o[j] = <char>cp
+        return j + 1
+    if cp < 0x800:
+        o[j] = <char>(0xC0 | (cp >> 6))
+        o[j + 1] = <char>(0x80 | (cp & 0x3F))
+        return j + 2
+    if cp < 0x10000:
+        o[j] = <char>(0xE0 | (cp >> 12))
+        o[j + 1] = <char>(0x80 | ((cp >> 6) & 0x3F))
+        o[j + 2] = <char>(0x80 | (cp & 0x3F))
+        return j + 3
+    o[j] = <char>(0xF0 | (cp >> 18))
+    o[j + 1] = <char>(0x80 | ((cp >> 12) & 0x3F))
+    o[j + 2] = <char>(0x80 | ((cp >> 6) & 0x3F))
+    o[j + 3] = <char>(0x80 | (cp & 0x3F))
+    return j + 4
+
+
+cdef void utf16_append(vector[char]& out, const uint8_t* p, int64_t nunits) noexcept nogil:
+    """UTF-16LE -> UTF-8; a lone surrogate becomes U+FFFD (msmq_pure.arrow_text).
+    At most 3 bytes per code unit (a pair: 4 bytes for 2 units)."""
+    cdef size_t start = out.size()
+    cdef int64_t k = 0, j = 0
+    cdef uint32_t u, u2
+    cdef char* o
+    out.resize(start + 3 * nunits)
+    o = out.data() + start
+    while k < nunits:
+        u = rd16(p + 2 * k)
+        if u < 0x80:
+            o[j] = <char>u
+            j += 1
+        elif 0xD800 <= u < 0xDC00:
+            if k + 1 < nunits:
+                u2 = rd16(p + 2 * k + 2)
+                if 0xDC00 <= u2 < 0xE000:
+                    j = utf8_at(o, j, 0x10000 + ((u - 0xD800) << 10) + (u2 - 0xDC00))
+                    k += 2
+                    continue
+            j = utf8_at(o, j, 0xFFFD)
+        elif 0xDC00 <= u < 0xE000:
+            j = utf8_at(o, j, 0xFFFD)
+        else:
+            j = utf8_at(o, j, u)
+        k += 1
+    out.resize(start + j)
+
+
+cdef const char* _HEX_UP = "0123456789ABCDEF"
+cdef const char* _HEX_LO = "0123456789abcdef"
+# byte order of the canonical text of a GUID read in its [MS-DTYP] packet form
+cdef int _GUID_ORDER[16]
+for _k, _v in enumerate([3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15]):
+    _GUID_ORDER[_k] = _v
+
+
+cdef void guid_text(char* out, const uint8_t* g, const char* hexd) noexcept nogil:
+    """36 characters: xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx."""
+    cdef int k, pos = 0
+    cdef uint8_t b
+    for k in range(16):
+        if k == 4 or k == 6 or k == 8 or k == 10:
+            out[pos] = 45  # '-'
+            pos += 1
+        b = g[_GUID_ORDER[k]]
+        out[pos] = hexd[b >> 4]
+        out[pos + 1] = hexd[b & 15]
+        pos += 2
+
+
+cdef void append_ascii(vector[char]& out, const char* s) noexcept nogil:
+    cdef int k = 0
+    while s[k] != 0:
+        out.push_back(s[k])
+        k += 1
+
+
+cdef void append_private(vector[char]& out, const uint8_t* host, uint32_t ident) noexcept nogil:
+    """PRIVATE=<GUID upper>\\<8 hex digits upper> (formatname.FormatName.private)."""
+    cdef char buf[36]
+    cdef int k
+    append_ascii(out, "PRIVATE=")
+    guid_text(buf, host, _HEX_UP)
+    for k in range(36):
+        out.push_back(buf[k])
+    out.push_back(92)  # '\\'
+    for k in range(8):
+        out.push_back(_HEX_UP[(ident >> (28 - 4 * k)) & 15])
+
+
+# ------------------------------------------------------------------ the walk
+cdef int decode_queue(Run* r, int kind, int64_t pos, int64_t end, int field, Queue* q,
+                      int64_t* nxt) noexcept nogil:
+    """user._decode_queue for one queue field at ``pos`` (UserHeader at 16)."""
+    cdef const uint8_t* d = r.d
+    cdef int64_t avail = end - pos, count, name_at, stop, need
+    q.kind = kind
+    if kind == 0:
+        nxt[0] = pos
+        return OK
+    if kind == 1:
+        if avail < 4:
+            return fail(r, S_USER, field, R_Q_ID, pos, nonneg(avail))
+        q.ident = rd32(d + pos)
+        nxt[0] = pos + 4
+        return OK
+    if kind == 2:
+        if avail < 16:
+            return fail(r, S_USER, field, R_Q_PUB, pos, nonneg(avail))
+        q.guid_at = pos
+        nxt[0] = pos + 16
+        return OK
+    if kind == 3:
+        if avail < 20:
+            return fail(r, S_USER, field, R_Q_PRIV, pos, nonneg(avail))
+        q.guid_at = pos
+        q.ident = rd32(d + pos + 16)
+        nxt[0] = pos + 20
+        return OK
+    # DirectQueueFormatName
+    if avail < 2:
+        return fail(r, S_USER, field, R_Q_DCOUNT, pos, nonneg(avail))
+    count = rd16(d + pos)
+    name_at = pos + 2
+    if count > end - name_at:
+        return fail(r, S_USER, field, R_Q_DPAST, pos, count, end - name_at)
+    if count < 2 or count % 2:
+        return fail(r, S_USER, field, R_Q_DWHOLE, pos, count)
+    if d[name_at + count - 2] != 0 or d[name_at + count - 1] != 0:
+        return fail(r, S_USER, field, R_Q_DNULL, name_at + count - 2)
+    stop = name_at + count
+    need = (4 - ((stop - 16) & 3)) & 3
+    if need > end - stop:
+        return fail(r, S_USER, field, R_Q_DPAD, stop, need)
+    q.name_at = name_at
+    q.nunits = count // 2 - 1
+    nxt[0] = stop + need
+    return OK
+
+
+cdef bint direct_needs_python(Run* r, Queue* q) noexcept nogil:
+    """True when FormatName.direct's "DIRECT=" prefix test (text[:7].upper())
+    cannot be decided in ASCII: the name starts with "DIRECT=" in any case,
+    or one of its first 7 characters is not ASCII."""
+    cdef int64_t k
+    cdef uint32_t u
+    cdef const char* want = "DIRECT="
+    cdef bint same = q.nunits >= 7
+    for k in range(7 if q.nunits > 7 else q.nunits):
+        u = rd16(r.d + q.name_at + 2 * k)
+        if u >= 0x80:
+            return True
+        if 97 <= u <= 122:
+            u -= 32
+        if u != <uint32_t>want[k]:
+            same = False
+    return same
+
+
+cdef int host_of(Run* r, int sel, Queue* aq, int aq_sel, int64_t* at) noexcept nogil:
+    """UserHeader._host_for: offset of the host GUID a PrivateQueueFormatNameId
+    is relative to; 0 when there is none."""
+    if sel == 2:
+        at[0] = 16        # SourceQueueManager
+        return 1
+    if sel == 3:
+        at[0] = 32        # QueueManagerAddress
+        return 1
+    if sel == 4:
+        if aq.kind == 3:
+            at[0] = aq.guid_at
+            return 1
+        if aq.kind == 1:
+            return host_of(r, aq_sel, aq, aq_sel, at)
+    return 0
+
+
+cdef void render(Run* r, _Text t, int g, int sel, Queue* q, Queue* aq, int aq_sel) noexcept nogil:
+    """The format name of one queue field (UserHeader.format_name), or null."""
+    cdef int64_t host
+    cdef char buf[36]
+    cdef int k
+    if q.kind == 0:
+        return
+    if q.kind == 2:
+        append_ascii(t.data, "PUBLIC=")
+        guid_text(buf, r.d + q.guid_at, _HEX_UP)
+        for k in range(36):
+            t.data.push_back(buf[k])
+    elif q.kind == 3:
+        append_private(t.data, r.d + q.guid_at, q.ident)
+    elif q.kind == 1:
+        if not host_of(r, sel, aq, aq_sel, &host):
+            return
+        append_private(t.data, r.d + host, q.ident)
+    else:
+        append_ascii(t.data, "DIRECT=")
+        utf16_append(t.data, r.d + q.name_at, q.nunits)
+    r.grp[g][r.i] = 1
+
+
+cdef inline int dq_kind(int t) noexcept nogil:
+    if t == 0: return 0
+    if t == 3: return 1
+    if t == 5: return 2
+    if t == 7: return 4
+    return -1
+
+
+cdef inline int aq_kind(int t) noexcept nogil:
+    if t == 0: return 0
+    if t == 2 or t == 3: return 1
+    if t == 5: return 2
+    if t == 6: return 3
+    if t == 7: return 4
+    return -1
+
+
+cdef inline int rq_kind(int t) noexcept nogil:
+    if t == 0 or t == 1: return 0
+    if t == 2 or t == 3 or t == 4: return 1
+    if t == 5: return 2
+    if t == 6: return 3
+    return 4
+
+
+cdef void session_cols(Run* r, int64_t at) noexcept nogil:
+    cdef const uint8_t* p = r.d + at
+    put16(r, N_SESSION_ACK_SEQUENCE_NUMBER, rd16(p))
+    put16(r, N_SESSION_RECOVERABLE_MSG_ACK_SEQ_NUMBER, rd16(p + 2))
+    put32(r, N_SESSION_RECOVERABLE_MSG_ACK_FLAGS, rd32(p + 4))
+    put16(r, N_SESSION_USER_MSG_SEQUENCE_NUMBER, rd16(p + 8))
+    put16(r, N_SESSION_RECOVERABLE_MSG_SEQ_NUMBER, rd16(p + 10))
+    put16(r, N_SESSION_WINDOW_SIZE, rd16(p + 12))
+    put16(r, N_SESSION_RESERVED, rd16(p + 14))
+    valid(r, G_SESSION)
+
+
+cdef inline int64_t align4(int64_t v) noexcept nogil:
+    return (v + 3) & ~(<int64_t>3)
+
+
+cdef int security(Run* r, int64_t at, int64_t end, int64_t* nxt) noexcept nogil:
+    """security.SecurityHeader._decode (strict) without SenderCert and
+    ProviderInfo: a header carrying either goes to the pure codec."""
+    cdef const uint8_t* d = r.d
+    cdef int64_t avail = end - at, p, size
+    cdef uint32_t sflags, st, sizes[3], certs, pis, cnt
+    cdef int k
+    if avail < 16:
+        return fail_cut(r, S_SEC, CUT_SEC, at, avail, R_TRUNC, 16, avail)
+    sflags = rd16(d + at)
+    sizes[0] = rd16(d + at + 2)
+    sizes[1] = rd16(d + at + 4)
+    sizes[2] = rd16(d + at + 6)
+    certs = rd32(d + at + 8)
+    pis = rd32(d + at + 12)
+    if certs or pis:
+        return FALLBACK_HEADER       # certificates, provider names: the pure codec
+    st = sflags & 15
+    if st > 2:
+        return fail(r, S_SEC, F_FLAGS, R_SEC_ST, at, st)
+    if (sflags >> 4) & 1:
+        return fail(r, S_SEC, F_FLAGS, R_SEC_AU, at)
+    if (sflags >> 8) & 15:
+        return fail(r, S_SEC, F_FLAGS, R_SEC_AS, at, (sflags >> 8) & 15)
+    if st == 0 and sizes[0]:
+        return fail(r, S_SEC, F_SENDERIDSIZE, R_SEC_ST0, at + 2, sizes[0])
+    if st == 2 and sizes[0] != 16:
+        return fail(r, S_SEC, F_SENDERIDSIZE, R_SEC_ST2, at + 2, sizes[0])
+    if not (sizes[0] or sizes[1] or sizes[2]):
+        return fail(r, S_SEC, F_NONE, R_SEC_NONE, at)
+    p = at + 16
+    for k in range(3):
+        size = sizes[k]
+        if not size:
+            continue
+        if p + align4(size) > end:
+            return fail(r, S_SEC, F_SEC_SIZE[k], R_SEC_ITEM + k, at + 2 + 2 * k, size, p, end)
+        p += align4(size)
+    if st == 1 and sizes[0]:
+        # exactly one [MS-DTYP] 2.4.2.2 SID: Revision 1, SubAuthorityCount <= 15
+        cnt = d[at + 17] if sizes[0] >= 2 else 0
+        if sizes[0] < 8 or d[at + 16] != 1 or cnt > 15 or sizes[0] != 8 + 4 * cnt:
+            return fail(r, S_SEC, F_SECURITYID, R_SEC_SID, at + 16, sizes[0])
+    put16(r, N_SEC_FLAGS, sflags)
+    put8(r, N_SEC_ST, st)
+    put16(r, N_SEC_SENDER_ID_SIZE, sizes[0])
+    put16(r, N_SEC_ENCRYPTION_KEY_SIZE, sizes[1])
+    put16(r, N_SEC_SIGNATURE_SIZE, sizes[2])
+    put32(r, N_SEC_SENDER_CERT_SIZE, 0)
+    put32(r, N_SEC_PROVIDER_INFO_SIZE, 0)
+    valid(r, G_SEC)
+    nxt[0] = p
+    return OK
+
+
+cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nogil:
+    cdef const uint8_t* d = r.d
+    cdef int64_t L = r.L, size, end, pos, o, p, nb, need, avail, nxt, ext_at, body_at, stop, sh_end
+    cdef uint32_t bflags, uflags, iflags, pt, u, mflags, ll, mclass, msize, alloc, esize, xflags, dflags
+    cdef uint32_t seq, prev, qt, osf
+    cdef int k, ok, dqs, aqs, rqs, kind
+    cdef bint IN, SH, DH, TR, counted
+    cdef Queue qd, qa, qr
+    # ---------------------------------------------------------------- Ping
+    if L >= 4 and d[2] == 0x48 and d[3] == 0x55 and not (
+            L >= 8 and d[4] == 76 and d[5] == 73 and d[6] == 79 and d[7] == 82):
+        if L < 24:
+            return fail_cut(r, S_PING, CUT_PING, 0, L, R_TRUNC, 24, L)
+        u = rd16(d)
+        put16(r, N_PING_FLAGS, u)
+        put8(r, N_PING_RC, u & 1)
+        put8(r, N_PING_RF, (u >> 1) & 1)
+        put16(r, N_PING_SIGNATURE, rd16(d + 2))
+        put32(r, N_PING_COOKIE, rd32(d + 4))
+        put_guid(r, U_PING_QM_GUID, 8)
+        valid(r, G_PING)
+        r.kind[r.i] = K_PING
+        put64(r, N_PACKET_END, 24)
+        valid(r, G_PACKET)
+        return OK
+    # ---------------------------------------------------------------- BaseHeader
+    if L < 16:
+        return fail_cut(r, S_BASE, CUT_BASE, 0, L, R_TRUNC, 16, L)
+    if d[0] != 0x10:
+        return fail(r, S_BASE, F_VERSIONNUMBER, R_VERSION, 0, d[0])
+    if rd32(d + 4) != 0x524F494C:
+        return fail(r, S_BASE, F_SIGNATURE, R_SIGNATURE, 4, 4)
+    size = rd32(d + 8)
+    if size < 16:
+        return fail(r, S_BASE, F_PACKETSIZE, R_PS_BELOW, 8, size)
+    if size > 0x00400000:
+        return fail(r, S_BASE, F_PACKETSIZE, R_PS_ABOVE, 8, size, 0x00400000)
+    if size > L:
+        return fail(r, S_BASE, F_PACKETSIZE, R_PS_INPUT, 8, size, L)
+    end = size
+    bflags = rd16(d + 2)
+    IN = (bflags >> 3) & 1
+    SH = (bflags >> 4) & 1
+    DH = (bflags >> 5) & 1
+    TR = (bflags >> 8) & 1
+    if TR and not DH:
+        return fail(r, S_BASE, F_FLAGS, R_TR_NO_DH, 2)
+    put8(r, N_BASE_VERSION_NUMBER, d[0])
+    put8(r, N_BASE_RESERVED, d[1])
+    put16(r, N_BASE_FLAGS, bflags)
+    put8(r, N_BASE_PR, bflags & 7)
+    put8(r, N_BASE_IN, IN)
+    put8(r, N_BASE_SH, SH)
+    put8(r, N_BASE_DH, DH)
+    put8(r, N_BASE_TR, TR)
+    put32(r, N_BASE_SIGNATURE, rd32(d + 4))
+    put32(r, N_BASE_PACKET_SIZE, size)
+    put32(r, N_BASE_TIME_TO_REACH_QUEUE, rd32(d + 12))
+    valid(r, G_BASE)
+    # ---------------------------------------------------------------- internal packets
+    if IN:
+        if DH:
+            return fail(r, S_BASE, F_FLAGS, R_DH_INTERNAL, 2)
+        if end - 16 < 4:
+            return fail(r, S_INTERNAL, F_RESERVED, R_INTERNAL_TRUNC, 16, end - 16)
+        iflags = rd16(d + 18)
+        pt = iflags & 15
+        if pt < 1 or pt > 3:
+            return fail(r, S_INTERNAL, F_FLAGS, R_PT, 18, pt)
+        put16(r, N_INTERNAL_RESERVED, rd16(d + 16))
+        put16(r, N_INTERNAL_FLAGS, iflags)
+        put8(r, N_INTERNAL_PT, pt)
+        put8(r, N_INTERNAL_CS, (iflags >> 4) & 1)
+        valid(r, G_INTERNAL)
+        if pt == 1:
+            if not SH:
+                return fail(r, S_BASE, F_FLAGS, R_SA_NO_SH, 2)
+            if size == 36:
+                sh_end = end
+                counted = True
+            elif size == 20:
+                sh_end = L
+                counted = False
+            else:
+                return fail(r, S_BASE, F_PACKETSIZE, R_SA_SIZE, 8, size)
+            if sh_end - 20 < 16:
+                return fail(r, S_SESSION, F_ACKSEQ, R_SH_TRUNC, 20, nonneg(sh_end - 20))
+            session_cols(r, 20)
+            put8(r, N_SESSION_HEADER_COUNTED, counted)
+            valid(r, G_SESSION_COUNTED)
+            r.kind[r.i] = K_SESSION_ACK
+            put64(r, N_PACKET_END, 36)
+            valid(r, G_PACKET)
+            return OK
+        if SH:
+            return fail(r, S_BASE, F_FLAGS, R_SH_EC if pt == 2 else R_SH_CP, 2)
+        if pt == 2:
+            if size != 572:
+                return fail(r, S_BASE, F_PACKETSIZE, R_EC_SIZE, 8, size)
+            put_guid(r, U_EC_CLIENT_GUID, 20)
+            put_guid(r, U_EC_SERVER_GUID, 36)
+            put32(r, N_EC_TIME_STAMP, rd32(d + 52))
+            osf = rd16(d + 56)
+            put16(r, N_EC_OPERATING_SYSTEM, osf)
+            put8(r, N_EC_RE, osf & 0xFF)
+            put8(r, N_EC_SE, (osf >> 8) & 1)
+            put8(r, N_EC_OS, (osf >> 9) & 1)
+            put8(r, N_EC_QS, (osf >> 10) & 1)
+            put16(r, N_EC_RESERVED, rd16(d + 58))
+            ok = 1
+            for k in range(512):
+                if d[60 + k] != 0x5A:
+                    ok = 0
+                    break
+            put8(r, N_EC_PADDING_IS_SERVER_FILL, ok)
+            valid(r, G_EC)
+            r.kind[r.i] = K_EC
+            put64(r, N_PACKET_END, 572)
+        else:
+            if size != 32:
+                return fail(r, S_BASE, F_PACKETSIZE, R_CP_SIZE, 8, size)
+            put32(r, N_CP_RECOVERABLE_ACK_TIMEOUT, rd32(d + 20))
+            put32(r, N_CP_ACK_TIMEOUT, rd32(d + 24))
+            put16(r, N_CP_RESERVED, rd16(d + 28))
+            put16(r, N_CP_WINDOW_SIZE, rd16(d + 30))
+            valid(r, G_CP)
+            r.kind[r.i] = K_CP
+            put64(r, N_PACKET_END, 32)
+        valid(r, G_PACKET)
+        return OK
+    # ---------------------------------------------------------------- UserMessage: UserHeader
+    avail = end - 16
+    if avail < 48:
+        return fail_cut(r, S_USER, CUT_USER, 16, avail, R_UH_TRUNC, avail, 0)
+    uflags = rd32(d + 60)
+    if uflags & ((1 << 23) | (1 << 25) | (1 << 28)):
+        return FALLBACK_HEADER       # MQF, SRMP/Compound, SoapHeader
+    if (uflags >> 20) & 1 and (uflags >> 5) & 3 == 0:
+        return fail(r, S_USER, F_FLAGS, R_TH_DM, 60)
+    if not (uflags >> 21) & 1:
+        return fail(r, S_USER, F_FLAGS, R_MP_CLEAR, 60)
+    pos = 64
+    dqs = (uflags >> 10) & 7
+    aqs = (uflags >> 13) & 7
+    rqs = (uflags >> 16) & 7
+    if dq_kind(dqs) < 0:
+        return fail(r, S_USER, F_FLAGS, R_DQ_INVALID, 60, dqs)
+    if decode_queue(r, dq_kind(dqs), pos, end, F_DQ, &qd, &nxt) != OK:
+        return ERR
+    pos = nxt
+    if aq_kind(aqs) < 0:
+        return fail(r, S_USER, F_FLAGS, R_AQ_INVALID, 60, aqs)
+    if decode_queue(r, aq_kind(aqs), pos, end, F_AQ, &qa, &nxt) != OK:
+        return ERR
+    pos = nxt
+    if decode_queue(r, rq_kind(rqs), pos, end, F_RQ, &qr, &nxt) != OK:
+        return ERR
+    pos = nxt
+    if (uflags >> 22) & 1:
+        if end - pos < 16:
+            return fail(r, S_USER, F_CONNECTORTYPE, R_CQ, pos, nonneg(end - pos))
+        put_guid(r, U_USER_CONNECTOR_TYPE, pos)
+        valid(r, G_CQ)
+        pos += 16
+    put_guid(r, U_USER_SOURCE_QUEUE_MANAGER, 16)
+    put_guid(r, U_USER_QUEUE_MANAGER_ADDRESS, 32)
+    put32(r, N_USER_TIME_TO_BE_RECEIVED, rd32(d + 48))
+    put32(r, N_USER_SENT_TIME, rd32(d + 52))
+    put32(r, N_USER_MESSAGE_ID, rd32(d + 56))
+    put32(r, N_USER_FLAGS, uflags)
+    put8(r, N_USER_RC, uflags & 31)
+    put8(r, N_USER_DM, (uflags >> 5) & 3)
+    put8(r, N_USER_JN, (uflags >> 8) & 1)
+    put8(r, N_USER_JP, (uflags >> 9) & 1)
+    put8(r, N_USER_DQ, dqs)
+    put8(r, N_USER_AQ, aqs)
+    put8(r, N_USER_RQ, rqs)
+    put8(r, N_USER_SH, (uflags >> 19) & 1)
+    put8(r, N_USER_TH, (uflags >> 20) & 1)
+    put8(r, N_USER_MP, (uflags >> 21) & 1)
+    put8(r, N_USER_CQ, (uflags >> 22) & 1)
+    put8(r, N_USER_MQ, (uflags >> 23) & 1)
+    put8(r, N_USER_AH, (uflags >> 25) & 1)
+    put8(r, N_USER_HH, (uflags >> 28) & 1)
+    valid(r, G_USER)
+    # ---------------------------------------------------------------- TransactionHeader
+    if (uflags >> 20) & 1:
+        if pos >= end:
+            return fail(r, S_XACT, F_NONE, R_ANN_TH, pos, end)
+        avail = end - pos
+        if avail < 20:
+            return fail_cut(r, S_XACT, CUT_XACT, pos, avail, R_TRUNC, 20, avail)
+        xflags = rd32(d + pos)
+        seq = rd32(d + pos + 12)
+        prev = rd32(d + pos + 16)
+        if seq == 0:
+            return fail(r, S_XACT, F_TXSEQNUM, R_XACT_SEQ0, pos + 12)
+        if prev == <uint32_t>-1:
+            return fail(r, S_XACT, F_PREVTXSEQNUM, R_XACT_PREV, pos + 16)
+        put32(r, N_XACT_FLAGS, xflags)
+        put8(r, N_XACT_CG, xflags & 1)
+        put8(r, N_XACT_FA, (xflags >> 1) & 1)
+        put8(r, N_XACT_FM, (xflags >> 2) & 1)
+        put8(r, N_XACT_LM, (xflags >> 3) & 1)
+        put32(r, N_XACT_ID, (xflags >> 4) & 0xFFFFF)
+        put32(r, N_XACT_TX_SEQUENCE_ID_ORDINAL, rd32(d + pos + 4))
+        put32(r, N_XACT_TX_SEQUENCE_ID_TIME_STAMP, rd32(d + pos + 8))
+        put32(r, N_XACT_TX_SEQUENCE_NUMBER, seq)
+        put32(r, N_XACT_PREVIOUS_TX_SEQUENCE_NUMBER, prev)
+        valid(r, G_XACT)
+        pos += 20
+        if xflags & 1:
+            if pos + 16 > end:
+                return fail(r, S_XACT, F_CONNECTORQMGUID, R_XACT_CG, pos, nonneg(end - pos))
+            put_guid(r, U_XACT_CONNECTOR_QM_GUID, pos)
+            valid(r, G_XACT_CG)
+            pos += 16
+    # ---------------------------------------------------------------- SecurityHeader
+    if (uflags >> 19) & 1:
+        if pos >= end:
+            return fail(r, S_SEC, F_NONE, R_ANN_SEC, pos, end)
+        k = security(r, pos, end, &nxt)
+        if k != OK:
+            return k
+        pos = nxt
+    # ---------------------------------------------------------------- MessagePropertiesHeader
+    if pos >= end:
+        return fail(r, S_MP, F_NONE, R_ANN_MP, pos, end)
+    o = pos
+    avail = end - o
+    if avail < 56:
+        return fail_cut(r, S_MP, CUT_MP, o, avail, R_MP_TRUNC, avail, 0)
+    mflags = d[o]
+    ll = d[o + 1]
+    mclass = rd16(d + o + 2)
+    msize = rd32(d + o + 32)
+    alloc = rd32(d + o + 36)
+    esize = rd32(d + o + 52)
+    if alloc < msize:
+        return fail(r, S_MP, F_ALLOCATIONBODYSIZE, R_MP_ALLOC, o + 36, alloc, msize)
+    p = o + 56
+    if ll > 250:
+        return fail(r, S_MP, F_LABELLENGTH, R_MP_LABELLEN, o + 1, ll)
+    if ll:
+        nb = 2 * ll
+        if nb > end - p:
+            return fail(r, S_MP, F_LABEL, R_MP_LABELPAST, p, nb, nonneg(end - p))
+        if d[p + nb - 2] != 0 or d[p + nb - 1] != 0:
+            return fail(r, S_MP, F_LABEL, R_MP_LABELNULL, p + nb - 2)
+        utf16_append(label.data, d + p, ll - 1)
+        valid(r, G_LABEL)
+        p += nb
+    if <int64_t>esize > end - p:
+        return fail(r, S_MP, F_EXTENSIONSIZE, R_MP_EXT, o + 52, esize, p, nonneg(end - p))
+    ext_at = p
+    p += esize
+    if <int64_t>msize > end - p:
+        return fail(r, S_MP, F_MESSAGESIZE, R_MP_BODY, o + 32, msize, p, nonneg(end - p))
+    body_at = p
+    p += msize
+    need = (4 - ((p - o) & 3)) & 3
+    if need > end - p:
+        return fail(r, S_MP, F_NONE, R_MP_PAD, p, need)
+    pos = p + need
+    put8(r, N_PROPS_FLAGS, mflags)
+    put8(r, N_PROPS_PA, mflags & 1)
+    put8(r, N_PROPS_PR, (mflags >> 1) & 1)
+    put8(r, N_PROPS_NA, (mflags >> 2) & 1)
+    put8(r, N_PROPS_NR, (mflags >> 3) & 1)
+    put8(r, N_PROPS_LABEL_LENGTH, ll)
+    put16(r, N_PROPS_MESSAGE_CLASS, mclass)
+    memcpy(r.corr + 20 * r.i, d + o + 4, 20)
+    put32(r, N_PROPS_BODY_TYPE, rd32(d + o + 24))
+    put32(r, N_PROPS_APPLICATION_TAG, rd32(d + o + 28))
+    put32(r, N_PROPS_MESSAGE_SIZE, msize)
+    put32(r, N_PROPS_ALLOCATION_BODY_SIZE, alloc)
+    put32(r, N_PROPS_PRIVACY_LEVEL, rd32(d + o + 40))
+    put32(r, N_PROPS_HASH_ALGORITHM, rd32(d + o + 44))
+    put32(r, N_PROPS_ENCRYPTION_ALGORITHM, rd32(d + o + 48))
+    put32(r, N_PROPS_EXTENSION_SIZE, esize)
+    put64(r, N_PROPS_EXTENSION_OFFSET, ext_at)
+    put64(r, N_PROPS_BODY_OFFSET, body_at)
+    valid(r, G_PROPS)
+    # ---------------------------------------------------------------- DebugHeader
+    if DH:
+        if pos >= end:
+            return fail(r, S_DEBUG, F_NONE, R_ANN_DH, pos, end)
+        avail = end - pos
+        if avail < 4:
+            return fail_cut(r, S_DEBUG, CUT_DEBUG, pos, avail, R_TRUNC, 4, avail)
+        dflags = rd16(d + pos)
+        qt = dflags & 3
+        if qt > 1:
+            return fail(r, S_DEBUG, F_FLAGS, R_DBG_QT, pos, qt)
+        put16(r, N_DEBUG_FLAGS, dflags)
+        put8(r, N_DEBUG_QT, qt)
+        put16(r, N_DEBUG_RESERVED, rd16(d + pos + 2))
+        valid(r, G_DEBUG)
+        pos += 4
+        if qt == 1:
+            if pos + 16 > end:
+                return fail(r, S_DEBUG, F_QUEUEIDENTIFIER, R_DBG_QI, pos, nonneg(end - pos))
+            put_guid(r, U_DEBUG_QUEUE_IDENTIFIER, pos)
+            valid(r, G_DEBUG_QI)
+            pos += 16
+    # ---------------------------------------------------------------- end of the UserMessage
+    if pos < end:
+        return fail(r, S_USERMSG, F_NONE, R_REST, pos, end - pos)
+    # OrderAck / FinalAck ([MS-MQQB] 3.1.5.1.1; packet._classify)
+    kind = K_USER
+    if bflags == 0 and ll == 16:
+        ok = 1
+        for k in range(15):
+            if rd16(d + o + 56 + 2 * k) != _ORDER_ACK_LABEL[k]:
+                ok = 0
+                break
+        if ok and (mclass == 0xFF or mclass >= 0x4000):
+            if dqs == 7:
+                return FALLBACK_TEXT     # str.upper().endswith on the direct name
+            if dqs == 3 and qd.ident == 4:
+                kind = K_ORDER_ACK if mclass == 0xFF else K_FINAL_ACK
+    # SessionHeader after PacketSize (BaseHeader.Flags.SH)
+    stop = end
+    if SH:
+        if L - end < 16:
+            return fail(r, S_SESSION, F_ACKSEQ, R_USH_TRUNC, end, nonneg(L - end))
+        session_cols(r, end)
+        stop = end + 16
+    # format names (presentation; decided last, after every check)
+    if (qd.kind == 4 and direct_needs_python(r, &qd)) or (qa.kind == 4 and direct_needs_python(r, &qa)) \
+            or (qr.kind == 4 and direct_needs_python(r, &qr)):
+        return FALLBACK_TEXT
+    render(r, tdq, G_DQ, dqs, &qd, &qa, aqs)
+    render(r, taq, G_AQ, aqs, &qa, &qa, aqs)
+    if rqs == 1:
+        # "same as the administration queue": AQ's text once more
+        if r.grp[G_AQ][r.i]:
+            render(r, trq, G_RQ, aqs, &qa, &qa, aqs)
+    else:
+        render(r, trq, G_RQ, rqs, &qr, &qa, aqs)
+    r.kind[r.i] = kind
+    put64(r, N_PACKET_END, stop)
+    valid(r, G_PACKET)
+    return OK
+
+
+# ------------------------------------------------------------------ statistics
+cdef int64_t _st_records = 0
+cdef int64_t _st_fallback_header = 0
+cdef int64_t _st_fallback_text = 0
+
+
+def stats():
+    """Counters since import (or reset_stats): records walked, records handed
+    to the pure codec for rare headers (SH/AH/HH/MQ) and for text whose
+    presentation needs Python (see the module docstring)."""
+    return {"records": _st_records, "fallback_rare_header": _st_fallback_header,
+            "fallback_text": _st_fallback_text}
+
+
+def reset_stats():
+    global _st_records, _st_fallback_header, _st_fallback_text
+    _st_records = 0
+    _st_fallback_header = 0
+    _st_fallback_text = 0
+
+
+# ------------------------------------------------------------------ entry point
+def _text_array(_Text t, Py_ssize_t n, bitmap):
+    cdef Py_ssize_t nb = t.data.size()
+    if nb > 0x7FFFFFFF:
+        raise OverflowError("more than 2 GiB of text in one column: decode in smaller batches")
+    data = np.empty(nb, np.uint8)
+    cdef uint8_t[::1] dv = data
+    if nb:
+        memcpy(&dv[0], t.data.data(), nb)
+    offs = np.empty(n + 1, np.int32)
+    cdef int32_t[::1] ov = offs
+    if n + 1:
+        memcpy(&ov[0], t.offs.data(), (n + 1) * sizeof(int32_t))
+    return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(offs), pa.py_buffer(data)])
+
+
+def _bitmap(mask):
+    """Arrow validity bitmap from a 0/1 uint8 array."""
+    return pa.py_buffer(np.packbits(mask.view(np.bool_), bitorder="little"))
+
+
+def decode_msmq_buffers(buf, offsets, *, valid=None):
+    """Decode MSMQ packets ``buf[offsets[i]:offsets[i+1]]`` (one packet per
+    record, from its first byte).  ``buf``: any contiguous bytes-like;
+    ``offsets``: n+1 offsets; ``valid``: optional array, 0/False = null
+    record.  Returns a ``pyarrow.RecordBatch`` in schema ``MSMQ_PACKETS``."""
+    global _st_records, _st_fallback_header, _st_fallback_text
+    mv, offs_np, valid_np = _pure.check_offsets(buf, offsets, valid)
+    cdef Py_ssize_t buflen = len(mv)
+    cdef const uint8_t[::1] data = mv if buflen else memoryview(b"\x00")
+    cdef const int64_t[::1] offs = offs_np
+    cdef Py_ssize_t n = offs.shape[0] - 1, i
+    cdef const uint8_t[::1] vmask
+    cdef bint has_valid = valid_np is not None
+    if has_valid:
+        vmask = np.ascontiguousarray(valid_np, dtype=np.uint8)
+    # ---- output arrays
+    cdef Run r
+    memset(&r, 0, sizeof(Run))
+    r.n = n
+    num_arrays = []
+    dtypes = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.int64}
+    cdef cnp.ndarray a
+    cdef int k, w
+    for k, name in enumerate(_NUM_NAMES):
+        w = _NUM_WIDTHS[k]
+        a = np.empty(n, dtypes[w])        # null slots stay undefined, as Arrow allows
+        num_arrays.append(a)
+        r.num[k] = cnp.PyArray_DATA(a)
+    groups = np.zeros((NGROUPS, n), np.uint8)
+    a = groups
+    for k in range(NGROUPS):
+        r.grp[k] = <uint8_t*>cnp.PyArray_DATA(a) + k * n
+    guids = np.empty((NGUID, n, 16), np.uint8)
+    a = guids
+    for k in range(NGUID):
+        r.guid[k] = <uint8_t*>cnp.PyArray_DATA(a) + k * n * 16
+    kinds = np.full(n, -1, np.int8)
+    a = kinds
+    r.kind = <int8_t*>cnp.PyArray_DATA(a)
+    corr = np.empty((n, 20), np.uint8)
+    a = corr
+    r.corr = <uint8_t*>cnp.PyArray_DATA(a)
+    outcome = np.zeros(n, np.uint8)
+    cdef uint8_t[::1] outv = outcome
+    e_struct = np.zeros(n, np.int32)
+    e_field = np.zeros(n, np.int32)
+    e_reason = np.zeros(n, np.int32)
+    e_offset = np.empty(n, np.int64)
+    e_args = np.empty((n, 3), np.int64)
+    cdef int32_t[::1] esv = e_struct, efv = e_field, erv = e_reason
+    cdef int64_t[::1] eov = e_offset
+    cdef int64_t[:, ::1] eav = e_args
+    cdef _Text tl = _Text(), tdq = _Text(), taq = _Text(), trq = _Text()
+    cdef _Text tt
+    cdef size_t m0, m1, m2, m3
+    cdef int res, g
+    cdef int64_t nfb_h = 0, nfb_t = 0
+    for tt in (tl, tdq, taq, trq):
+        tt.offs.reserve(n + 1)
+        tt.offs.push_back(0)
+    with nogil:
+        for i in range(n):
+            r.i = i
+            m0 = tl.data.size(); m1 = tdq.data.size(); m2 = taq.data.size(); m3 = trq.data.size()
+            if has_valid and not vmask[i]:
+                res = ERR
+                r.err.structure = S_RECORD; r.err.field = F_NONE; r.err.reason = R_NULL
+                r.err.offset = 0; r.err.a0 = 0; r.err.a1 = 0; r.err.a2 = 0
+            else:
+                r.d = &data[0] + offs[i]
+                r.L = offs[i + 1] - offs[i]
+                res = walk(&r, tl, tdq, taq, trq)
+            if res != OK:
+                # nothing but the error columns (or the pure row) for this record
+                for g in range(NGROUPS):
+                    r.grp[g][i] = 0
+                r.kind[i] = -1
+                tl.data.resize(m0); tdq.data.resize(m1); taq.data.resize(m2); trq.data.resize(m3)
+                if res == ERR:
+                    esv[i] = r.err.structure; efv[i] = r.err.field; erv[i] = r.err.reason
+                    eov[i] = r.err.offset
+                    eav[i, 0] = r.err.a0; eav[i, 1] = r.err.a1; eav[i, 2] = r.err.a2
+                elif res == FALLBACK_HEADER:
+                    nfb_h += 1
+                else:
+                    nfb_t += 1
+            outv[i] = res
+            tl.offs.push_back(<int32_t>tl.data.size()); tdq.offs.push_back(<int32_t>tdq.data.size())
+            taq.offs.push_back(<int32_t>taq.data.size()); trq.offs.push_back(<int32_t>trq.data.size())
+    _st_records += n
+    _st_fallback_header += nfb_h
+    _st_fallback_text += nfb_t
+    # ---- columns (validity bitmaps once per header group; values zero-copy)
+    counts = np.count_nonzero(groups, axis=1)
+    bitmaps = []
+    for k in range(NGROUPS):
+        bitmaps.append(None if counts[k] in (0, n) else _bitmap(groups[k]))
+    cols = {}
+    cols["record"] = pa.array(np.arange(n, dtype=np.int64))
+    kind_idx = pa.array(kinds.astype(np.int32), mask=kinds < 0)
+    cols["kind"] = pa.array(KINDS, pa.string()).take(kind_idx)
+    for k, name in enumerate(_NUM_NAMES):
+        t = MSMQ_PACKETS.field(name).type
+        g = _group_of(name)
+        if counts[g] == 0:
+            continue                     # all null
+        vals = num_arrays[k]
+        if pa.types.is_boolean(t):
+            vbuf = pa.py_buffer(np.packbits(vals.view(np.bool_), bitorder="little"))
+        else:
+            vbuf = pa.py_buffer(vals)
+        cols[name] = pa.Array.from_buffers(t, n, [bitmaps[g], vbuf])
+    cdef char* gt
+    cdef const uint8_t* graw
+    cdef Py_ssize_t j
+    for k, (name, g) in enumerate(_GUID_COLS):
+        if counts[g] == 0:
+            continue
+        text = np.empty(n * 36, np.uint8)
+        a = text
+        gt = <char*>cnp.PyArray_DATA(a)
+        a = guids
+        graw = <const uint8_t*>cnp.PyArray_DATA(a) + k * n * 16
+        with nogil:
+            for j in range(n):
+                guid_text(gt + 36 * j, graw + 16 * j, _HEX_LO)
+        offs36 = np.arange(0, 36 * (n + 1), 36, dtype=np.int32)
+        cols[name] = pa.Array.from_buffers(pa.string(), n, [bitmaps[g], pa.py_buffer(offs36),
+                                                            pa.py_buffer(text)])
+    for tt, (name, g) in zip((tl, tdq, taq, trq), _TEXT_COLS):
+        if counts[g]:
+            cols[name] = _text_array(tt, n, bitmaps[g])
+    if counts[G_PROPS]:
+        cols["props_correlation_id"] = pa.Array.from_buffers(pa.binary(20), n, [bitmaps[G_PROPS],
+                                                                                 pa.py_buffer(corr)])
+    failed = outcome == ERR
+    if failed.any():
+        es = [None] * n
+        ef = [None] * n
+        er = [None] * n
+        raw = [None] * n
+        for j in np.flatnonzero(failed).tolist():   # only failing records become Python objects
+            es[j] = _pure.STRUCTURES[e_struct[j]]
+            ef[j] = _pure.FIELDS[e_field[j]]
+            rec = None if (has_valid and not valid_np[j]) else bytes(mv[offs_np[j]:offs_np[j + 1]])
+            er[j] = _pure.reason_text(int(e_reason[j]), e_args[j], rec)
+            raw[j] = rec
+        cols["error_structure"] = pa.array(es, pa.string())
+        cols["error_field"] = pa.array(ef, pa.string())
+        cols["error_offset"] = pa.array(e_offset, pa.int64(), mask=~failed)
+        cols["error_reason"] = pa.array(er, pa.string())
+        cols["raw"] = pa.array(raw, pa.binary())
+    arrays = []
+    for f in MSMQ_PACKETS:
+        if f.name in cols:
+            arrays.append(cols[f.name])
+        else:
+            arrays.append(pa.nulls(n, f.type))   # all null (or only the pure codec decodes them)
+    batch = pa.RecordBatch.from_arrays(arrays, schema=MSMQ_PACKETS)
+    # ---- records handed to the pure codec: their rows replace the empty ones
+    fb = np.flatnonzero(outcome >= FALLBACK_HEADER)
+    if len(fb):
+        recs = [bytes(mv[offs_np[j]:offs_np[j + 1]]) for j in fb.tolist()]
+        pure = _pure.decode_records(recs, record_numbers=fb)
+        idx = np.arange(n, dtype=np.int64)
+        idx[fb] = n + np.arange(len(fb), dtype=np.int64)
+        batch = pa.concat_batches([batch, pure]).take(pa.array(idx))
+    return batch
