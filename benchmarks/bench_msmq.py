@@ -1,0 +1,99 @@
+"""MSMQ packet batch decoding side by side.
+
+Rows (group "msmq"; records = packets):
+  memory copy          - copying the same input bytes once
+  batch compiled       - mqcodec.batch.decode_msmq_batch(impl="c")
+  batch pure           - the same API, pure Python (impl="py")
+  construct compiled   - a plain construct BaseHeader declaration (16 bytes), .compile()d
+  construct            - the same declaration, interpreted
+
+Data: the packets of simulated MSMQ sessions (mqcodec.msmq.framing.simulate_session:
+EstablishConnection, ConnectionParameters, UserMessages with and without
+SessionHeader, SessionAcks), tiled to MQCODEC_BENCH_N (default 1000000) packets;
+the pure and construct rows use MQCODEC_BENCH_SMALL (default 2000).
+
+Run:  .venv/bin/python -m pytest benchmarks/bench_msmq.py --benchmark-only
+"""
+import os
+
+import construct as cs
+import numpy as np
+import pytest
+
+from conftest import record
+
+N = int(os.environ.get("MQCODEC_BENCH_N", "1000000"))
+SMALL = int(os.environ.get("MQCODEC_BENCH_SMALL", "2000"))
+
+BASE_HEADER = cs.Struct("VersionNumber" / cs.Int8ul, "Reserved" / cs.Int8ul, "Flags" / cs.Int16ul,
+                        "Signature" / cs.Const(b"LIOR"), "PacketSize" / cs.Int32ul,
+                        "TimeToReachQueue" / cs.Int32ul)
+
+
+def _packets():
+    from mqcodec.msmq.framing import simulate_session
+
+    out = []
+    for seed in range(16):
+        s = simulate_session(seed, messages=8)
+        out += [p for _, p in s.initiator_packets] + [p for _, p in s.acceptor_packets]
+    return out
+
+
+def _tiled(n):
+    pk = _packets()
+    lens = np.array([len(p) for p in pk], np.int64)
+    pool = np.frombuffer(b"".join(pk), np.uint8)
+    reps, rem = divmod(n, len(pk))
+    buf = np.concatenate([np.tile(pool, reps), pool[: int(lens[:rem].sum())]])
+    offs = np.zeros(n + 1, np.int64)
+    np.cumsum(np.concatenate([np.tile(lens, reps), lens[:rem]]), out=offs[1:])
+    return buf, offs
+
+
+@pytest.fixture(scope="module")
+def big():
+    return _tiled(N)
+
+
+@pytest.fixture(scope="module")
+def small():
+    buf, offs = _tiled(SMALL)
+    return buf, offs, [bytes(buf[offs[i]:offs[i + 1]]) for i in range(SMALL)]
+
+
+def test_memory_copy(benchmark, big):
+    buf, _ = big
+    out = np.empty_like(buf)
+    benchmark(np.copyto, out, buf)
+    record(benchmark, "msmq:memory copy", N, buf.nbytes)
+
+
+def test_batch_compiled(benchmark, big):
+    from mqcodec import batch
+
+    buf, offs = big
+    t = benchmark.pedantic(batch.decode_msmq_batch, args=((buf, offs),), kwargs={"impl": "c"}, rounds=3)
+    assert t.column("error_structure").null_count == N
+    record(benchmark, "msmq:batch compiled", N, buf.nbytes)
+
+
+def test_batch_pure(benchmark, small):
+    from mqcodec import batch
+
+    buf, offs, _ = small
+    benchmark.pedantic(batch.decode_msmq_batch, args=((buf, offs),), kwargs={"impl": "py"}, rounds=2)
+    record(benchmark, "msmq:batch pure", SMALL, buf.nbytes)
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["construct", "construct compiled"])
+def test_construct(benchmark, small, compiled):
+    buf, offs, recs = small
+    parser = BASE_HEADER.compile() if compiled else BASE_HEADER
+
+    def run():
+        for r in recs:
+            parser.parse(r)
+
+    benchmark.pedantic(run, rounds=2)
+    record(benchmark, "msmq:" + ("construct compiled" if compiled else "construct"), SMALL, buf.nbytes)

@@ -1,0 +1,44 @@
+"""Benchmarks run side by side in one session; the summary at the end turns
+pytest-benchmark's timings into records/s, MB/s and ratios against the
+named baselines (plain construct, construct compiled, memory copy)."""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+#: name -> (seconds per call, records per call, bytes per call)
+RESULTS: dict[str, tuple[float, int, int]] = {}
+
+
+def record(benchmark, name: str, records: int, nbytes: int) -> None:
+    benchmark.extra_info.update(records=records, bytes=nbytes)
+    RESULTS[name] = (benchmark, records, nbytes)
+
+
+def pytest_terminal_summary(terminalreporter):
+    rows = []
+    for name, (bench, n, nbytes) in RESULTS.items():
+        stats = getattr(bench, "stats", None)
+        if stats is None or getattr(stats, "stats", None) is None:
+            continue
+        t = stats.stats.median
+        rows.append((name, n / t, nbytes / t / 1e6))
+    if not rows:
+        return
+    rates = {name: rps for name, rps, _ in rows}
+    mbs = {name: m for name, _, m in rows}
+    tr = terminalreporter
+    tr.section("mqcodec throughput (median of rounds, one process, one core)")
+    base = {k: v for k, v in rates.items()}
+    tr.write_line("%-34s %14s %10s %12s %10s %10s" % ("row", "records/s", "MB/s", "x construct", "% memcpy",
+                                                     "x tshark"))
+    for name, rps, mb in rows:
+        group = name.split(":")[0]
+        c = base.get(group + ":construct compiled")
+        m = mbs.get(group + ":memory copy")
+        t = base.get(group + ":tshark fields")
+        tr.write_line("%-34s %14.0f %10.1f %12s %10s %10s" % (
+            name, rps, mb, "%.1f" % (rps / c) if c else "-", "%.1f" % (100 * mb / m) if m else "-",
+            "%.2f" % (rps / t) if t else "-"))
