@@ -645,3 +645,15 @@ def test_fallback_is_counted_and_identical(vectors):
     assert rows[3]["sec_sender_cert_size"] == 4 and rows[4]["soap_header_data_length"] == 2   # "h" + null
     assert rows[5]["kind"] == "OrderAck"                   # [MS-MQQB] 3.1.5.1.1, direct order_queue$
     assert c.equals(decode_msmq_batch(records, impl="py"))
+
+
+def test_a_tuple_of_two_records_is_two_records(vectors, mimpl):
+    """(record, record) is two packets, not (buffer, offsets): the shared
+    front door (mqcodec.batch._front) tells them apart by the second item."""
+    from mqcodec.batch import decode_msmq_batch
+
+    a = (vectors / "msmq" / "4.1.8_session_ack.bin").read_bytes()
+    b = (vectors / "msmq" / "4.1.5_connection_parameters_request.bin").read_bytes()
+    t = decode_msmq_batch((a, b), impl=mimpl)
+    assert t.column("kind").to_pylist() == ["SessionAck", "ConnectionParameters"]
+    assert t.column("base_packet_size").to_pylist() == [len(a), len(b)]

@@ -25,8 +25,6 @@ A failing record's row carries the error's structure, field, offset
 """
 from __future__ import annotations
 
-import operator
-import os
 import sys
 from typing import Any, Iterable
 
@@ -34,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import DecodeError
+from ._front import Implementations, check_offsets, dispatch, mqlong
 from ..ibmmq import pcf as _pcf
 from ..ibmmq.headers import MQMD, detect_md
 from ..ibmmq.message import decode_message
@@ -172,112 +171,39 @@ def decode_records(records: Iterable[bytes | None], *, encoding: int | None = No
 def decode_mq_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, md_only=None) -> pa.RecordBatch:
     """Decode the records ``buf[offsets[i]:offsets[i+1]]`` (same contract as
     ``mqcodec._ext.mq_batch.decode_mq_buffers``)."""
-    offs = np.ascontiguousarray(offsets, dtype=np.int64)
+    extra = {"md_only": md_only}
+    mv, offs, valid = check_offsets(buf, offsets, valid, extra=extra)
+    md_only = extra["md_only"]
     n = len(offs) - 1
-    if n < 0:
-        raise ValueError("offsets must hold at least one value")
-    mv = memoryview(buf).cast("B") if len(buf) else memoryview(b"")
-    if n and (offs[0] < 0 or offs[n] > len(mv)):
-        raise ValueError("offsets run outside the buffer")
-    if n and (np.diff(offs) < 0).any():
-        raise ValueError("offsets must not decrease (record %d)" % int(np.flatnonzero(np.diff(offs) < 0)[0]))
-    if valid is not None:
-        valid = np.asarray(valid).astype(bool)
-        if len(valid) != n:
-            raise ValueError("valid must hold one value per record")
-    if md_only is not None:
-        md_only = np.asarray(md_only).astype(bool)
-        if len(md_only) != n:
-            raise ValueError("md_only must hold one value per record")
     starts = offs.tolist()
     records = (None if valid is not None and not valid[i] else bytes(mv[starts[i]:starts[i + 1]])
                for i in range(n))
     return decode_records(records, encoding=encoding, ccsid=ccsid, md_only=md_only)
 
 
-# ---------------------------------------------------------------------------
-# The front door (mqcodec.batch.decode_mq_batch)
-# ---------------------------------------------------------------------------
-def _load_compiled():
-    try:
-        from .._ext import mq_batch
-    except ImportError:
-        return None
-    return mq_batch
-
-
-_COMPILED = None if os.environ.get("MQCODEC_PURE") == "1" else _load_compiled()
-
-#: "c" when ``impl=None`` runs the compiled implementation, else "py".
-MQ_IMPLEMENTATION = "c" if _COMPILED is not None else "py"
-
-
-def _module(impl: str | None):
-    if impl is None:
-        return _COMPILED if _COMPILED is not None else _PURE
-    if impl == "py":
-        return _PURE
-    if impl == "c":
-        mod = _COMPILED if _COMPILED is not None else _load_compiled()
-        if mod is None:
-            raise ImportError("the compiled MQ batch decoder (mqcodec._ext.mq_batch) is not built")
-        return mod
-    raise ValueError("impl must be None, 'c' or 'py', not %r" % (impl,))
-
-
-_PURE = sys.modules[__name__]   # this module: the pure implementation
-
-
 def decode_batch(records: Any, *, encoding: int | None = None, ccsid: int | None = None,
                  impl: str | None = None, md_only=None) -> pa.RecordBatch:
     """See :func:`mqcodec.batch.decode_mq_batch`."""
-    mod = _module(impl)
-    kw = {"encoding": _mqlong("encoding", encoding), "ccsid": _mqlong("ccsid", ccsid)}
-    if md_only is not None:
-        kw["md_only"] = np.ascontiguousarray(np.asarray(md_only, dtype=bool), dtype=np.uint8)
-    if isinstance(records, pa.ChunkedArray):
-        records = (pa.concat_arrays(records.chunks) if records.num_chunks
-                   else pa.array([], type=records.type))
-    if isinstance(records, pa.Array):
-        return _decode_array(mod, records, kw)
-    if (isinstance(records, tuple) and len(records) == 2 and records[1] is not None
-            and not isinstance(records[1], (bytes, bytearray, memoryview))):
-        buf, offsets = records       # (buffer, offsets), not a pair of records
-        return mod.decode_mq_buffers(buf, offsets, **kw)
-    items = [x if x is None or isinstance(x, bytes) else bytes(x) for x in records]
-    return _decode_array(mod, pa.array(items, type=pa.large_binary()), kw)
+    mod = _IMPLS.pick(impl)
+    kw = {"encoding": mqlong("encoding", encoding), "ccsid": mqlong("ccsid", ccsid)}
+    flags = None if md_only is None else np.ascontiguousarray(np.asarray(md_only, dtype=bool), dtype=np.uint8)
 
+    seen = [0]
 
-def _mqlong(name: str, value: Any) -> int | None:
-    """encoding and ccsid are MQLONGs: anything else is refused up front, the
-    same way for both implementations."""
-    if value is None:
-        return None
-    value = operator.index(value)
-    if not -2 ** 31 <= value < 2 ** 31:
-        raise ValueError("%s %d is not an MQLONG (32-bit signed)" % (name, value))
-    return value
+    def call(data, offsets, valid, first):
+        n = len(offsets) - 1
+        seen[0] = first + n
+        extra = {}
+        if flags is not None:
+            if first + n > len(flags):
+                raise ValueError("md_only must hold one value per record")
+            extra["md_only"] = flags[first:first + n]
+        return mod.decode_mq_buffers(data, offsets, valid=valid, **kw, **extra)
 
-
-def _decode_array(mod, arr: pa.Array, kw: dict) -> pa.RecordBatch:
-    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
-        arr = arr.view(pa.large_binary() if pa.types.is_large_string(arr.type) else pa.binary())
-    if not (pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)):
-        raise TypeError("records must be a binary or large_binary array, not %s" % arr.type)
-    n = len(arr)
-    bufs = arr.buffers()
-    if n == 0:
-        return mod.decode_mq_buffers(b"", np.zeros(1, np.int64), **kw)
-    if bufs[1] is None:  # pragma: no cover - no offsets: nothing but nulls
-        return mod.decode_mq_buffers(b"", np.zeros(n + 1, np.int64),
-                                     valid=arr.is_valid().to_numpy(zero_copy_only=False), **kw)
-    width = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
-    offsets = np.frombuffer(bufs[1], dtype=width)[arr.offset:arr.offset + n + 1]
-    data = bufs[2] if bufs[2] is not None else b""
-    valid = None
-    if arr.null_count:
-        valid = arr.is_valid().to_numpy(zero_copy_only=False)
-    return mod.decode_mq_buffers(data, offsets, valid=valid, **kw)
+    result = dispatch(records, call)
+    if flags is not None and seen[0] != len(flags):
+        raise ValueError("md_only must hold one value per record")
+    return result
 
 
 def body_slices(records: Any, batch: pa.RecordBatch) -> pa.Array:
@@ -314,3 +240,9 @@ def body_slices(records: Any, batch: pa.RecordBatch) -> pa.Array:
     validity = None if ok.all() else pa.py_buffer(np.packbits(ok, bitorder="little"))
     return pa.Array.from_buffers(pa.large_binary(), n, [validity, pa.py_buffer(new_offs), pa.py_buffer(body)],
                                  null_count=int(n - ok.sum()))
+
+
+# the implementations: created last, as mqcodec._ext.mq_batch reads this module's tables
+_IMPLS = Implementations("mq_batch", sys.modules[__name__], "MQ")
+#: "c" when ``impl=None`` runs the compiled implementation, else "py".
+MQ_IMPLEMENTATION = _IMPLS.default

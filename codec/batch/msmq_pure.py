@@ -18,15 +18,14 @@ the codec keeps (``surrogatepass``) but Arrow cannot store, becomes U+FFFD.
 """
 from __future__ import annotations
 
-import os
 import sys
 import uuid
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from ..errors import DecodeError
+from ._front import Implementations, check_offsets, dispatch
 from ..msmq import decode_packet
 from ..msmq.base import PingPacket
 from .schema import MSMQ_PACKETS
@@ -170,89 +169,10 @@ def arrow_text(text: str | None) -> str | None:
 # input forms and the impl switch
 # ---------------------------------------------------------------------------
 
-def _load_compiled():
-    try:
-        from .._ext import msmq_batch
-    except ImportError:
-        return None
-    return msmq_batch
-
-
-_COMPILED = None if os.environ.get("MQCODEC_PURE") == "1" else _load_compiled()
-_THIS = sys.modules[__name__]
-
-
-def _module(impl: str | None):
-    if impl is None:
-        return _COMPILED if _COMPILED is not None else _THIS
-    if impl == "py":
-        return _THIS
-    if impl == "c":
-        mod = _COMPILED if _COMPILED is not None else _load_compiled()
-        if mod is None:
-            raise ImportError("the compiled MSMQ batch decoder (mqcodec._ext.msmq_batch) is not built")
-        return mod
-    raise ValueError("impl must be None, 'c' or 'py', not %r" % (impl,))
-
-
 def decode_batch(records: Any, *, impl: str | None = None) -> pa.RecordBatch:
     """See :func:`mqcodec.batch.decode_msmq_batch`."""
-    mod = _module(impl)
-    if isinstance(records, pa.ChunkedArray):
-        parts, base = [], 0
-        for chunk in records.chunks:
-            parts.append(_shift(_decode_array(mod, chunk), base))
-            base += len(chunk)
-        if not parts:
-            return mod.decode_msmq_buffers(b"", np.zeros(1, np.int64))
-        return pa.concat_batches(parts)
-    if isinstance(records, pa.Array):
-        return _decode_array(mod, records)
-    if isinstance(records, tuple) and len(records) == 2:
-        buf, offsets = records
-        return mod.decode_msmq_buffers(buf, offsets)
-    items = [x if x is None or isinstance(x, bytes) else bytes(x) for x in records]
-    return _decode_array(mod, pa.array(items, type=pa.large_binary()))
-
-
-def _decode_array(mod, arr: pa.Array) -> pa.RecordBatch:
-    if not (pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)):
-        raise TypeError("records must be a binary or large_binary array, not %s" % arr.type)
-    n = len(arr)
-    bufs = arr.buffers()
-    if n == 0 or bufs[1] is None:
-        return mod.decode_msmq_buffers(b"", np.zeros(n + 1, np.int64))
-    width = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
-    offsets = np.frombuffer(bufs[1], dtype=width)[arr.offset:arr.offset + n + 1]
-    data = bufs[2] if bufs[2] is not None else b""
-    valid = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else None
-    return mod.decode_msmq_buffers(data, offsets, valid=valid)
-
-
-def _shift(batch: pa.RecordBatch, base: int) -> pa.RecordBatch:
-    if base == 0:
-        return batch
-    i = batch.schema.get_field_index("record")
-    col = pa.array(batch.column(i).to_numpy() + base, pa.int64())
-    return batch.set_column(i, batch.schema.field(i), col)
-
-
-def check_offsets(buf, offsets, valid):
-    """Validate the (buffer, offsets[, valid]) input; returns (memoryview, int64 offsets, valid)."""
-    offs = np.ascontiguousarray(offsets, dtype=np.int64)
-    if offs.ndim != 1 or len(offs) < 1:
-        raise ValueError("offsets must hold at least one value")
-    n = len(offs) - 1
-    mv = memoryview(buf).cast("B") if len(buf) else memoryview(b"")
-    if n and (offs[0] < 0 or offs[n] > len(mv)):
-        raise ValueError("offsets run outside the buffer")
-    if n and (np.diff(offs) < 0).any():
-        raise ValueError("offsets must not decrease (record %d)" % int(np.flatnonzero(np.diff(offs) < 0)[0]))
-    if valid is not None:
-        valid = np.asarray(valid).astype(bool)
-        if len(valid) != n:
-            raise ValueError("valid must hold one value per record")
-    return mv, offs, valid
+    mod = _IMPLS.pick(impl)
+    return dispatch(records, lambda data, offsets, valid, first: mod.decode_msmq_buffers(data, offsets, valid=valid))
 
 
 # ---------------------------------------------------------------------------
@@ -405,3 +325,6 @@ def _offset_of(pkt, target: str) -> int:
         pos += len(h.encode())
     raise KeyError(target)
 
+
+# the implementations: created last, as mqcodec._ext.msmq_batch reads this module's tables
+_IMPLS = Implementations("msmq_batch", sys.modules[__name__], "MSMQ")
