@@ -5,8 +5,12 @@
 Many records in (one buffer + int64 offsets), two Arrow record batches out
 (schemas in ``mqcodec.batch.schema``): one row per record and one row per
 PCF parameter, in long form.  The walk runs without the GIL and creates no
-Python object per record or per parameter; columns grow in C++ vectors and
-are wrapped once with ``pa.Array.from_buffers``.
+Python object per record or per parameter.  It runs twice: pass 1 checks
+every record and counts its parameter rows, list items and bytes; every
+column is then allocated once with its exact size (numpy), and pass 2 walks
+the records that passed again, writing values, int32 offsets and validity
+bits by index.  The columns are wrapped with ``pa.Array.from_buffers``
+without a further copy.
 
 This is the compiled twin of ``mqcodec.batch.pcf_pure`` (which runs
 ``mqcodec.ibmmq.pcf.decode_pcf`` record by record): every check below is
@@ -18,17 +22,20 @@ Strings are decoded through 256-entry byte -> UTF-8 tables built once from
 the same codecs the pure path uses (``mqcodec.ccsid``), so both paths give
 the same text, U+FFFD replacements included.  Strings in a CCSID with no
 single-byte table (UTF-8 with non-ASCII bytes, UTF-16, DBCS, unknown
-CCSIDs) are decoded by ``mqcodec.ccsid.decode_text`` under the GIL.
+CCSIDs) are decoded by ``mqcodec.ccsid.decode_text`` under the GIL (in
+pass 2, straight into the output buffer).
 
 Errors are recorded per record as codes (structure, field, reason, up to
 three integer arguments) and an offset, and turned into the ``error_*``
 columns after the walk (tables in ``mqcodec.batch.errors``); a failing
-record keeps its raw bytes and its parameters decoded so far are withdrawn.
+record keeps its raw bytes and produces no parameter rows (its counts are
+rolled back in pass 1 and pass 2 skips it).  Output that outgrows Arrow's
+32-bit offsets raises ValueError (see docs/batch.md, "Known differences").
 """
 cimport cython
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcpy
-from libcpp.vector cimport vector
+from libc.stdlib cimport free, realloc
+from libc.string cimport memcpy, memset
 
 import numpy as np
 cimport numpy as cnp
@@ -187,79 +194,86 @@ cdef inline int64_t rd64(const uint8_t* p, bint le) noexcept nogil:
 
 
 # ---------------------------------------------------------- column builders
-cdef struct StrRef:
-    int64_t src          # absolute offset of the string in the input buffer
-    int32_t length       # bytes
-    int32_t ccsid
+# Two passes over the records.  Pass 1 (write=False) makes every check,
+# records the header columns and the errors, and only COUNTS parameter rows,
+# list items and bytes (the counters of a failing record are rolled back, so
+# it produces no parameter rows).  The columns are then allocated once with
+# exact sizes, and pass 2 (write=True) walks the records that passed again
+# with the same code and writes every value by index.  The four variable-size
+# columns get their offsets written as they go (``*_off[row + 1]``), so no
+# second pass over lists or strings is needed.
+
+cdef struct Buf:              # growable byte buffer for decoded UTF-8
+    char* data
+    int64_t len
+    int64_t cap
 
 
-cdef class _Out:
-    # per-record (headers) columns
-    cdef vector[int64_t] h_record
-    cdef vector[int32_t] h_encoding
-    cdef vector[uint8_t] h_eph
-    cdef vector[int32_t] h_fields        # 9 MQCFH ints per record
-    cdef vector[uint8_t] h_ok            # 1 = decoded (header columns set)
-    cdef vector[uint8_t] h_raw           # 1 = failed and not null (raw bytes kept)
-    cdef vector[int64_t] h_end
-    cdef vector[int32_t] e_struct        # -1 = no error
-    cdef vector[int32_t] e_field
-    cdef vector[int32_t] e_reason
-    cdef vector[int64_t] e_offset
-    cdef vector[int64_t] e_args          # 3 per record
+cdef int _reserve(Buf* b, int64_t extra) except -1 nogil:
+    cdef int64_t want = b.len + extra, cap
+    cdef char* p
+    if want <= b.cap:
+        return 0
+    cap = b.cap * 2 if b.cap * 2 > want else want
+    if cap < 64:
+        cap = 64
+    p = <char*>realloc(b.data, <size_t>cap)
+    if p == NULL:
+        with gil:
+            raise MemoryError()
+    b.data = p
+    b.cap = cap
+    return 0
 
-    cdef void push_err(self, Err e) noexcept nogil:
-        self.e_struct.push_back(e.structure); self.e_field.push_back(e.field)
-        self.e_reason.push_back(e.reason); self.e_offset.push_back(e.offset)
-        self.e_args.push_back(e.a0); self.e_args.push_back(e.a1); self.e_args.push_back(e.a2)
-    # per-parameter columns
-    cdef vector[int64_t] p_record
-    cdef vector[int32_t] p_index
-    cdef vector[int32_t] p_parent
-    cdef vector[int32_t] p_depth
-    cdef vector[int32_t] p_param
-    cdef vector[int32_t] p_type
-    cdef vector[int64_t] p_int
-    cdef vector[uint8_t] p_int_ok
-    cdef vector[int32_t] p_count
-    cdef vector[uint8_t] p_count_ok
-    cdef vector[int32_t] p_op
-    cdef vector[uint8_t] p_op_ok
-    cdef vector[int32_t] p_ccsid
-    cdef vector[uint8_t] p_ccsid_ok
-    cdef vector[int64_t] p_str_ref       # index into strs, -1 = null
-    cdef vector[int64_t] p_bytes_src     # absolute offset, -1 = null
-    cdef vector[int32_t] p_bytes_len
-    cdef vector[int64_t] p_ilist_start   # into ilist, -1 = null
-    cdef vector[int32_t] p_ilist_len
-    cdef vector[int64_t] p_slist_start   # into strs, -1 = null
-    cdef vector[int32_t] p_slist_len
-    cdef vector[int64_t] ilist
-    cdef vector[StrRef] strs
 
-    cdef void truncate_params(self, size_t n, size_t nstr, size_t nilist) noexcept nogil:
-        self.p_record.resize(n); self.p_index.resize(n); self.p_parent.resize(n)
-        self.p_depth.resize(n); self.p_param.resize(n); self.p_type.resize(n)
-        self.p_int.resize(n); self.p_int_ok.resize(n); self.p_count.resize(n)
-        self.p_count_ok.resize(n); self.p_op.resize(n); self.p_op_ok.resize(n)
-        self.p_ccsid.resize(n); self.p_ccsid_ok.resize(n); self.p_str_ref.resize(n)
-        self.p_bytes_src.resize(n); self.p_bytes_len.resize(n); self.p_ilist_start.resize(n)
-        self.p_ilist_len.resize(n); self.p_slist_start.resize(n); self.p_slist_len.resize(n)
-        self.strs.resize(nstr); self.ilist.resize(nilist)
+# nullable parameter columns, index into Cols.bm / Cols.nvalid
+DEF V_INT = 0
+DEF V_COUNT = 1
+DEF V_OP = 2
+DEF V_CCSID = 3
+DEF V_SV = 4
+DEF V_B = 5
+DEF V_IL = 6
+DEF V_SL = 7
+DEF MAX_STR_DATA = 2147483646   # 2**31 - 2: largest string data with int32 offsets
 
-    cdef size_t new_param(self, int64_t rec, int32_t idx, int32_t parent, int32_t depth,
-                          int32_t param, int32_t typ) noexcept nogil:
-        self.p_record.push_back(rec); self.p_index.push_back(idx); self.p_parent.push_back(parent)
-        self.p_depth.push_back(depth); self.p_param.push_back(param); self.p_type.push_back(typ)
-        self.p_int.push_back(0); self.p_int_ok.push_back(0)
-        self.p_count.push_back(0); self.p_count_ok.push_back(0)
-        self.p_op.push_back(0); self.p_op_ok.push_back(0)
-        self.p_ccsid.push_back(0); self.p_ccsid_ok.push_back(0)
-        self.p_str_ref.push_back(-1)
-        self.p_bytes_src.push_back(-1); self.p_bytes_len.push_back(0)
-        self.p_ilist_start.push_back(-1); self.p_ilist_len.push_back(0)
-        self.p_slist_start.push_back(-1); self.p_slist_len.push_back(0)
-        return self.p_record.size() - 1
+
+cdef struct Cols:
+    bint write
+    const uint8_t* base
+    # counters: rows / items / bytes so far
+    int64_t np
+    int64_t ni            # int-list items
+    int64_t nsl           # string-list items
+    int64_t nb            # byte-string bytes
+    int64_t nsv_raw       # raw bytes of string_value strings (capacity hint)
+    int64_t nsl_raw       # raw bytes of string-list items (capacity hint)
+    # parameter columns (pass 2)
+    int64_t* p_record
+    int32_t* p_index
+    int32_t* p_parent
+    int32_t* p_depth
+    int32_t* p_param
+    int32_t* p_type
+    int64_t* p_int
+    int32_t* p_count
+    int32_t* p_op
+    int32_t* p_ccsid
+    int32_t* sv_off       # np + 1 offsets into sv
+    int32_t* b_off        # np + 1 offsets into b_data
+    uint8_t* b_data
+    int32_t* il_off       # np + 1 offsets into il_val
+    int64_t* il_val
+    int32_t* sl_off       # np + 1 offsets into the string-list items
+    int32_t* slc_off      # nsl + 1 offsets into sl
+    uint8_t* bm[8]        # validity bitmaps of the nullable columns (V_*)
+    int64_t nvalid[8]     # set bits in each
+    bint sv_over          # the string data passed 2**31 - 2 bytes
+    bint sl_over
+    Buf sv
+    Buf sl
+    int32_t last_cs
+    int last_t
 
 
 # ------------------------------------------------------------------ walking
@@ -373,25 +387,107 @@ cdef bint _truncated(Walk* w, int structure, const int* offs, const int* codes, 
     return _fail(w, structure, field, R_FIXED_TRUNC, at, size, _nonneg(avail))
 
 
-cdef bint _params(_Out o, Walk* w, int64_t pos, int64_t end, int32_t count, int32_t parent,
-                  int32_t depth, int64_t* out_pos) noexcept nogil:
+
+# ----------------------------------------------------------------- strings
+cdef int _put_str(Cols* c, Buf* out, int64_t src, int32_t length, int32_t cs) except -1 nogil:
+    """Append the UTF-8 of one string (trimmed) to ``out``: through the
+    CCSID's byte table, as plain ASCII for UTF-8, or else by the pure path's
+    own ``ccsid.decode_text`` under the GIL (same text, U+FFFD included)."""
+    cdef const uint8_t* s = c.base + src
+    cdef int64_t i, last
+    cdef int t, j, L
+    cdef uint8_t ch
+    cdef char* d
+    cdef bint ascii_
+    if cs != c.last_cs:
+        c.last_cs = cs
+        c.last_t = _table_for(cs)
+    t = c.last_t
+    if t >= 0:
+        last = length
+        while last > 0 and _tab_trim[t][s[last - 1]]:
+            last -= 1
+        _reserve(out, 4 * last)
+        d = out.data + out.len
+        for i in range(last):
+            ch = s[i]
+            L = _tab_len[t][ch]
+            if L == 1:
+                d[0] = <char>_tab_utf8[t][ch][0]
+                d += 1
+            else:
+                for j in range(L):
+                    d[j] = <char>_tab_utf8[t][ch][j]
+                d += L
+        out.len = d - out.data
+        return 0
+    if cs == 1208:
+        # UTF-8: ASCII-only strings are copied; anything else goes to Python
+        ascii_ = True
+        for i in range(length):
+            if s[i] >= 0x80:
+                ascii_ = False
+                break
+        if ascii_:
+            last = length
+            while last > 0 and (s[last - 1] == 0x20 or s[last - 1] == 0):
+                last -= 1
+            _reserve(out, last)
+            if last:
+                memcpy(out.data + out.len, s, <size_t>last)
+            out.len += last
+            return 0
+    return _py_str(out, s, length, cs)
+
+
+cdef int _py_str(Buf* out, const uint8_t* s, int32_t length, int32_t cs) except -1 with gil:
+    # the pure path's own function: same text, U+FFFD included
+    cdef bytes py = _ccsid.decode_text((<const char*>s)[:length], cs).encode("utf-8")
+    cdef Py_ssize_t k = len(py)
+    _reserve(out, k)
+    if k:
+        memcpy(out.data + out.len, <const char*>py, <size_t>k)
+    out.len += k
+    return 0
+
+
+# ------------------------------------------------------------------ walking
+cdef inline void _valid(Cols* c, int v, int64_t row) noexcept nogil:
+    c.bm[v][row >> 3] |= <uint8_t>(1 << (row & 7))
+    c.nvalid[v] += 1
+
+
+cdef inline void _new_param(Cols* c, int64_t rec, int32_t idx, int32_t parent, int32_t depth,
+                            int32_t param, int32_t typ) noexcept nogil:
+    cdef int64_t row = c.np
+    c.p_record[row] = rec; c.p_index[row] = idx; c.p_parent[row] = parent
+    c.p_depth[row] = depth; c.p_param[row] = param; c.p_type[row] = typ
+    c.p_int[row] = 0; c.p_count[row] = 0; c.p_op[row] = 0; c.p_ccsid[row] = 0
+    c.sv_off[row + 1] = <int32_t>c.sv.len
+    c.b_off[row + 1] = <int32_t>c.nb
+    c.il_off[row + 1] = <int32_t>c.ni
+    c.sl_off[row + 1] = <int32_t>c.nsl
+
+
+cdef int _params(Cols* c, Walk* w, int64_t pos, int64_t end, int32_t count, int32_t parent,
+                 int32_t depth, int64_t* out_pos) except -1 nogil:
     """Decode ``count`` parameters from ``pos`` (pcf._decode_list /
-    _decode_parameter, check for check); groups recurse, depth-bounded."""
+    _decode_parameter, check for check); groups recurse, depth-bounded.
+    1 = decoded, 0 = failed (w.err set)."""
     cdef const uint8_t* b = w.b
+    cdef bint le = w.le, wr = c.write
     cdef int32_t i, typ, slen, fixed, n, k, cs, strlen_, param, nchild, idx
-    cdef int64_t p = pos, q, avail
-    cdef size_t row
-    cdef StrRef ref
+    cdef int64_t p = pos, q, avail, row, src
     cdef int sc
     for i in range(count):
         avail = end - p
         if avail < 4:
             return _fail(w, S_PARAM, F_TYPE, R_PARAM_TRUNC, p, MIN_PARAM, _nonneg(avail))
-        typ = rd32(b + p, w.le)
+        typ = rd32(b + p, le)
         sc = _struct_code(typ)
         if avail < 8:
             return _fail(w, sc, F_STRUCLENGTH, R_SLEN_TRUNC, p + 4, avail - 4)
-        slen = rd32(b + p + 4, w.le)
+        slen = rd32(b + p + 4, le)
         fixed = _fixed_len(typ)
         if fixed < 0:
             return _fail(w, S_PARAM, F_TYPE, R_UNKNOWN_TYPE, p, typ)
@@ -399,54 +495,68 @@ cdef bint _params(_Out o, Walk* w, int64_t pos, int64_t end, int32_t count, int3
             return _fail(w, sc, F_STRUCLENGTH, R_TOO_SMALL, p + 4, slen, fixed)
         if slen > avail:
             return _fail(w, sc, F_STRUCLENGTH, R_PAST_END, p + 4, slen, avail)
-        param = rd32(b + p + 8, w.le)
+        param = rd32(b + p + 8, le)
         idx = w.next_index
-        row = o.new_param(w.rec, idx, parent, depth, param, typ)
+        row = c.np
+        if wr:
+            _new_param(c, w.rec, idx, parent, depth, param, typ)
+        c.np += 1
         w.next_index += 1
         if typ == T_INTEGER:
-            o.p_int[row] = rd32(b + p + 12, w.le); o.p_int_ok[row] = 1
+            if wr:
+                c.p_int[row] = rd32(b + p + 12, le); _valid(c, V_INT, row)
         elif typ == T_INTEGER64:
-            o.p_int[row] = rd64(b + p + 16, w.le); o.p_int_ok[row] = 1
+            if wr:
+                c.p_int[row] = rd64(b + p + 16, le); _valid(c, V_INT, row)
         elif typ == T_INTEGER_LIST or typ == T_INTEGER64_LIST:
-            n = rd32(b + p + 12, w.le)
+            n = rd32(b + p + 12, le)
             k = 4 if typ == T_INTEGER_LIST else 8
             if n < 0:
                 return _fail(w, sc, F_COUNT, R_NEG_COUNT, p + 12, n)
             if <int64_t>n * k > slen - 16:
                 return _fail(w, sc, F_COUNT, R_IL_COUNT, p + 12, n, <int64_t>n * k, slen - 16)
-            o.p_count[row] = n; o.p_count_ok[row] = 1
-            o.p_ilist_start[row] = o.ilist.size(); o.p_ilist_len[row] = n
-            for q in range(n):
+            if wr:
+                c.p_count[row] = n; _valid(c, V_COUNT, row)
                 if k == 4:
-                    o.ilist.push_back(rd32(b + p + 16 + 4 * q, w.le))
+                    for q in range(n):
+                        c.il_val[c.ni + q] = rd32(b + p + 16 + 4 * q, le)
                 else:
-                    o.ilist.push_back(rd64(b + p + 16 + 8 * q, w.le))
+                    for q in range(n):
+                        c.il_val[c.ni + q] = rd64(b + p + 16 + 8 * q, le)
+                c.il_off[row + 1] = <int32_t>(c.ni + n)
+                _valid(c, V_IL, row)
+            c.ni += n
         elif typ == T_STRING or typ == T_STRING_FILTER:
             if typ == T_STRING:
-                cs = rd32(b + p + 12, w.le)
-                strlen_ = rd32(b + p + 16, w.le)
+                cs = rd32(b + p + 12, le)
+                strlen_ = rd32(b + p + 16, le)
                 q = p + 20
                 if strlen_ < 0:
                     return _fail(w, sc, F_STRINGLENGTH, R_NEG_STRINGLENGTH, p + 16, strlen_)
                 if strlen_ > slen - 20:
                     return _fail(w, sc, F_STRINGLENGTH, R_FIT_STRINGLENGTH, p + 16, strlen_, slen)
             else:
-                strlen_ = rd32(b + p + 20, w.le)
+                strlen_ = rd32(b + p + 20, le)
                 if strlen_ < 0:
                     return _fail(w, sc, F_FILTERVALUELENGTH, R_NEG_FVL, p + 20, strlen_)
                 if strlen_ > slen - 24:
                     return _fail(w, sc, F_FILTERVALUELENGTH, R_FIT_FVL, p + 20, strlen_, slen)
-                o.p_op[row] = rd32(b + p + 12, w.le); o.p_op_ok[row] = 1
-                cs = rd32(b + p + 16, w.le)
+                if wr:
+                    c.p_op[row] = rd32(b + p + 12, le); _valid(c, V_OP, row)
+                cs = rd32(b + p + 16, le)
                 q = p + 24
-            o.p_ccsid[row] = cs; o.p_ccsid_ok[row] = 1
-            ref.src = w.abs + q; ref.length = strlen_; ref.ccsid = _eff_ccsid(cs, w.ccsid)
-            o.p_str_ref[row] = o.strs.size()
-            o.strs.push_back(ref)
+            if wr:
+                c.p_ccsid[row] = cs; _valid(c, V_CCSID, row)
+                _put_str(c, &c.sv, w.abs + q, strlen_, _eff_ccsid(cs, w.ccsid))
+                c.sv_off[row + 1] = <int32_t>c.sv.len
+                if c.sv.len > MAX_STR_DATA:
+                    c.sv_over = True
+                _valid(c, V_SV, row)
+            c.nsv_raw += strlen_
         elif typ == T_STRING_LIST:
-            cs = rd32(b + p + 12, w.le)
-            n = rd32(b + p + 16, w.le)
-            strlen_ = rd32(b + p + 20, w.le)
+            cs = rd32(b + p + 12, le)
+            n = rd32(b + p + 16, le)
+            strlen_ = rd32(b + p + 20, le)
             if n < 0:
                 return _fail(w, sc, F_COUNT, R_NEG_COUNT, p + 16, n)
             if strlen_ < 0:
@@ -455,53 +565,70 @@ cdef bint _params(_Out o, Walk* w, int64_t pos, int64_t end, int32_t count, int3
                 return _fail(w, sc, F_STRINGLENGTH, R_SL_FIT, p + 20, n, strlen_, slen)
             if strlen_ == 0 and n > w.n:
                 return _fail(w, sc, F_COUNT, R_SL_EMPTY, p + 16, n)
-            o.p_ccsid[row] = cs; o.p_ccsid_ok[row] = 1
-            o.p_count[row] = n; o.p_count_ok[row] = 1
-            o.p_slist_start[row] = o.strs.size(); o.p_slist_len[row] = n
-            ref.length = strlen_; ref.ccsid = _eff_ccsid(cs, w.ccsid)
-            for q in range(n):
-                ref.src = w.abs + p + 24 + q * strlen_
-                o.strs.push_back(ref)
-        elif typ == T_BYTE_STRING:
-            strlen_ = rd32(b + p + 12, w.le)
-            if strlen_ < 0:
-                return _fail(w, sc, F_STRINGLENGTH, R_NEG_STRINGLENGTH, p + 12, strlen_)
-            if strlen_ > slen - 16:
-                return _fail(w, sc, F_STRINGLENGTH, R_FIT_STRINGLENGTH, p + 12, strlen_, slen)
-            o.p_bytes_src[row] = w.abs + p + 16; o.p_bytes_len[row] = strlen_
-        elif typ == T_BYTE_STRING_FILTER:
-            strlen_ = rd32(b + p + 16, w.le)
-            if strlen_ < 0:
-                return _fail(w, sc, F_FILTERVALUELENGTH, R_NEG_FVL, p + 16, strlen_)
-            if strlen_ > slen - 20:
-                return _fail(w, sc, F_FILTERVALUELENGTH, R_FIT_FVL, p + 16, strlen_, slen)
-            o.p_op[row] = rd32(b + p + 12, w.le); o.p_op_ok[row] = 1
-            o.p_bytes_src[row] = w.abs + p + 20; o.p_bytes_len[row] = strlen_
+            if wr:
+                c.p_ccsid[row] = cs; _valid(c, V_CCSID, row)
+                c.p_count[row] = n; _valid(c, V_COUNT, row)
+                cs = _eff_ccsid(cs, w.ccsid)
+                for q in range(n):
+                    _put_str(c, &c.sl, w.abs + p + 24 + q * strlen_, strlen_, cs)
+                    c.slc_off[c.nsl + q + 1] = <int32_t>c.sl.len
+                if c.sl.len > MAX_STR_DATA:
+                    c.sl_over = True
+                c.sl_off[row + 1] = <int32_t>(c.nsl + n)
+                _valid(c, V_SL, row)
+            c.nsl += n
+            c.nsl_raw += <int64_t>n * strlen_
+        elif typ == T_BYTE_STRING or typ == T_BYTE_STRING_FILTER or typ == T_USER:
+            if typ == T_BYTE_STRING:
+                strlen_ = rd32(b + p + 12, le)
+                if strlen_ < 0:
+                    return _fail(w, sc, F_STRINGLENGTH, R_NEG_STRINGLENGTH, p + 12, strlen_)
+                if strlen_ > slen - 16:
+                    return _fail(w, sc, F_STRINGLENGTH, R_FIT_STRINGLENGTH, p + 12, strlen_, slen)
+                src = p + 16
+            elif typ == T_BYTE_STRING_FILTER:
+                strlen_ = rd32(b + p + 16, le)
+                if strlen_ < 0:
+                    return _fail(w, sc, F_FILTERVALUELENGTH, R_NEG_FVL, p + 16, strlen_)
+                if strlen_ > slen - 20:
+                    return _fail(w, sc, F_FILTERVALUELENGTH, R_FIT_FVL, p + 16, strlen_, slen)
+                if wr:
+                    c.p_op[row] = rd32(b + p + 12, le); _valid(c, V_OP, row)
+                src = p + 20
+            else:
+                # MQCFT_USER, opaque: the bytes after Parameter, up to StrucLength
+                strlen_ = slen - 12
+                src = p + 12
+            if wr:
+                if strlen_:
+                    memcpy(c.b_data + c.nb, b + src, <size_t>strlen_)
+                c.b_off[row + 1] = <int32_t>(c.nb + strlen_)
+                _valid(c, V_B, row)
+            c.nb += strlen_
         elif typ == T_INTEGER_FILTER:
-            o.p_op[row] = rd32(b + p + 12, w.le); o.p_op_ok[row] = 1
-            o.p_int[row] = rd32(b + p + 16, w.le); o.p_int_ok[row] = 1
-        elif typ == T_USER:
-            # opaque: the bytes after Parameter, up to StrucLength
-            o.p_bytes_src[row] = w.abs + p + 12; o.p_bytes_len[row] = slen - 12
+            if wr:
+                c.p_op[row] = rd32(b + p + 12, le); _valid(c, V_OP, row)
+                c.p_int[row] = rd32(b + p + 16, le); _valid(c, V_INT, row)
         elif typ == T_GROUP:
             if depth >= MAX_DEPTH:
                 return _fail(w, S_MQCFGR, F_NONE, R_TOO_DEEP, p, MAX_DEPTH)
-            nchild = rd32(b + p + 12, w.le)
+            nchild = rd32(b + p + 12, le)
             if not _check_count(w, nchild, p + slen, end, S_MQCFGR, p + 12):
-                return False
-            o.p_count[row] = nchild; o.p_count_ok[row] = 1
+                return 0
+            if wr:
+                c.p_count[row] = nchild; _valid(c, V_COUNT, row)
             # never skip a group by its StrucLength: its children follow it
-            if not _params(o, w, p + slen, end, nchild, idx, depth + 1, &q):
-                return False
+            if not _params(c, w, p + slen, end, nchild, idx, depth + 1, &q):
+                return 0
             p = q
             continue
         p += slen
     out_pos[0] = p
-    return True
+    return 1
 
 
-cdef bint _walk_record(_Out o, Walk* w, int forced_le, bint has_ccsid, int32_t ccsid,
-                       int32_t* cfh, bint* eph_out, int64_t* end_out) noexcept nogil:
+cdef int _walk_record(Cols* c, Walk* w, int forced_le, bint has_ccsid, int32_t ccsid,
+                      int32_t* cfh, bint* eph_out, int64_t* end_out) except -1 nogil:
     """One record (pcf._decode_pcf_at in strict mode, check for check)."""
     cdef const uint8_t* b = w.b
     cdef int64_t n = w.n, off = 0, avail = n, pcf_end, cfh_at, pos, q
@@ -571,7 +698,7 @@ cdef bint _walk_record(_Out o, Walk* w, int forced_le, bint has_ccsid, int32_t c
     pos = cfh_at + 36
     if not _check_count(w, cfh[8], pos, pcf_end, S_MQCFH, cfh_at + 32):
         return False
-    if not _params(o, w, pos, pcf_end, cfh[8], -1, 0, &q):
+    if not _params(c, w, pos, pcf_end, cfh[8], -1, 0, &q):
         return False
     if is_eph and q != pcf_end:
         return _fail(w, S_MQEPH, F_STRUCLENGTH, R_EPH_SLACK, 8, pcf_end - q)
@@ -580,14 +707,28 @@ cdef bint _walk_record(_Out o, Walk* w, int forced_le, bint has_ccsid, int32_t c
     return True
 
 
-cdef void _record(_Out o, const uint8_t* base, int64_t start, int64_t n, int64_t rec,
-                  int forced_le, bint has_ccsid, int32_t ccsid, int32_t enc_given) noexcept nogil:
+cdef struct Hdr:
+    int32_t* h_encoding
+    uint8_t* h_eph
+    int32_t* h_fields        # 9 MQCFH ints per record
+    uint8_t* h_ok            # 1 = decoded (header columns set)
+    uint8_t* h_raw           # 1 = failed and not null (raw bytes kept)
+    int64_t* h_end
+    int32_t* e_struct        # -1 = no error
+    int32_t* e_field
+    int32_t* e_reason
+    int64_t* e_offset
+    int64_t* e_args          # 3 per record
+
+
+cdef int _record(Cols* c, Hdr* h, const uint8_t* base, int64_t start, int64_t n, int64_t rec,
+                 int forced_le, bint has_ccsid, int32_t ccsid, int32_t enc_given) except -1 nogil:
     cdef Walk w
     cdef int32_t cfh[9]
-    cdef int i
-    cdef bint ok, eph = False
+    cdef int i, ok
+    cdef bint eph = False
     cdef int64_t pend = -1
-    cdef size_t np0 = o.p_record.size(), ns0 = o.strs.size(), ni0 = o.ilist.size()
+    cdef int64_t np0 = c.np, ni0 = c.ni, nsl0 = c.nsl, nb0 = c.nb, nsv0 = c.nsv_raw, nslr0 = c.nsl_raw
     cdef int32_t enc_value
     w.b = base + start; w.abs = start; w.n = n; w.rec = rec; w.le = 0
     w.ccsid = DEFAULT_CCSID; w.next_index = 0
@@ -595,129 +736,69 @@ cdef void _record(_Out o, const uint8_t* base, int64_t start, int64_t n, int64_t
     w.err.a0 = 0; w.err.a1 = 0; w.err.a2 = 0
     for i in range(9):
         cfh[i] = 0
-    ok = _walk_record(o, &w, forced_le, has_ccsid, ccsid, cfh, &eph, &pend)
-    # (typed locals: a conditional expression passed straight to push_back miscompiles)
-    cdef uint8_t u_eph = 0, u_ok = 0, u_raw = 1
-    if ok:
-        u_ok = 1
-        u_raw = 0
-    if eph:
-        u_eph = 1
+    ok = _walk_record(c, &w, forced_le, has_ccsid, ccsid, cfh, &eph, &pend)
+    if c.write:
+        if not ok:
+            _internal_error(rec)
+        return 0
     if not ok:
+        # a failing record produces no parameter rows
+        c.np = np0; c.ni = ni0; c.nsl = nsl0; c.nb = nb0; c.nsv_raw = nsv0; c.nsl_raw = nslr0
         pend = -1
+        eph = False
         for i in range(9):
             cfh[i] = 0
-    o.h_record.push_back(rec)
     for i in range(9):
-        o.h_fields.push_back(cfh[i])
+        h.h_fields[9 * rec + i] = cfh[i]
     if forced_le >= 0:
         enc_value = enc_given
     elif w.le:
         enc_value = 0x222
     else:
         enc_value = 0x111
-    o.h_encoding.push_back(enc_value)
-    o.h_eph.push_back(u_eph)
-    o.h_ok.push_back(u_ok)
-    o.h_raw.push_back(u_raw)
-    o.h_end.push_back(pend)
-    if not ok:
-        o.truncate_params(np0, ns0, ni0)
-    o.push_err(w.err)
+    h.h_encoding[rec] = enc_value
+    h.h_eph[rec] = 1 if eph else 0
+    h.h_ok[rec] = 1 if ok else 0
+    h.h_raw[rec] = 0 if ok else 1
+    h.h_end[rec] = pend
+    h.e_struct[rec] = w.err.structure; h.e_field[rec] = w.err.field
+    h.e_reason[rec] = w.err.reason; h.e_offset[rec] = w.err.offset
+    h.e_args[3 * rec] = w.err.a0; h.e_args[3 * rec + 1] = w.err.a1; h.e_args[3 * rec + 2] = w.err.a2
+    return 0
 
 
-# ----------------------------------------------------------------- strings
-cdef bint _decode_str(const uint8_t* base, StrRef r, int t, vector[char]& out) noexcept nogil:
-    """Append the UTF-8 of one string (trimmed) using table ``t`` (-1: none);
-    False when Python must decode it."""
-    cdef int64_t i, last
-    cdef const uint8_t* s = base + r.src
-    cdef uint8_t c
-    cdef int j
-    if t < 0:
-        if r.ccsid != 1208:
-            return False
-        # UTF-8: ASCII-only strings are copied; anything else goes to Python
-        last = r.length
-        for i in range(r.length):
-            if s[i] >= 0x80:
-                return False
-        while last > 0 and (s[last - 1] == 0x20 or s[last - 1] == 0):
-            last -= 1
-        for i in range(last):
-            out.push_back(<char>s[i])
-        return True
-    last = r.length
-    while last > 0 and _tab_trim[t][s[last - 1]]:
-        last -= 1
-    for i in range(last):
-        c = s[i]
-        for j in range(_tab_len[t][c]):
-            out.push_back(<char>_tab_utf8[t][c][j])
-    return True
-
-
-cdef object _strings(const uint8_t* base, _Out o):
-    """UTF-8 data + int64 offsets for every StrRef, in order."""
-    cdef size_t n = o.strs.size(), i
-    cdef vector[char] data
-    cdef vector[int64_t] offs
-    cdef bytes py
-    cdef const char* pyp
-    cdef Py_ssize_t k
-    cdef StrRef r
-    cdef int32_t last_cs = 1208
-    cdef int t = _table_for(1208)
-    offs.reserve(n + 1)
-    offs.push_back(0)
-    with nogil:
-        for i in range(n):
-            if o.strs[i].ccsid != last_cs:
-                last_cs = o.strs[i].ccsid
-                t = _table_for(last_cs)
-            if not _decode_str(base, o.strs[i], t, data):
-                r = o.strs[i]
-                with gil:
-                    # the pure path's own function: same text, U+FFFD included
-                    py = _ccsid.decode_text((<const char*>base)[r.src:r.src + r.length], r.ccsid).encode("utf-8")
-                    pyp = py
-                    for k in range(len(py)):
-                        data.push_back(pyp[k])
-            offs.push_back(data.size())
-    return _vec_char(data), _vec_i64(offs)
+cdef int _internal_error(int64_t rec) except -1 with gil:
+    raise RuntimeError("pcf_batch: record %d decoded in the counting pass but not in the writing pass" % rec)
 
 
 # ------------------------------------------------------------ numpy wrapping
-cdef object _vec_i64(vector[int64_t]& v):
-    a = np.empty(v.size(), dtype=np.int64)
-    cdef int64_t[::1] m = a
-    if v.size():
-        memcpy(&m[0], v.data(), v.size() * sizeof(int64_t))
+cdef inline void* _ptr(object a):
+    return cnp.PyArray_DATA(<cnp.ndarray>a)
+
+
+cdef object _buf_array(Buf* b):
+    a = np.empty(b.len, dtype=np.uint8)
+    if b.len:
+        memcpy(cnp.PyArray_DATA(<cnp.ndarray>a), b.data, <size_t>b.len)
     return a
 
 
-cdef object _vec_i32(vector[int32_t]& v):
-    a = np.empty(v.size(), dtype=np.int32)
-    cdef int32_t[::1] m = a
-    if v.size():
-        memcpy(&m[0], v.data(), v.size() * sizeof(int32_t))
-    return a
+def _bitmap(bm, n, nvalid):
+    """(validity buffer or None, null count) of an LSB-first bitmap with
+    ``nvalid`` bits set among ``n``."""
+    if nvalid == n:
+        return None, 0
+    return pa.py_buffer(bm), n - nvalid
 
 
-cdef object _vec_u8(vector[uint8_t]& v):
-    a = np.empty(v.size(), dtype=np.uint8)
-    cdef uint8_t[::1] m = a
-    if v.size():
-        memcpy(&m[0], v.data(), v.size())
-    return a
+def _prim(typ, values, n, validity):
+    return pa.Array.from_buffers(typ, n, [validity[0], pa.py_buffer(values[:n])], null_count=validity[1])
 
 
-cdef object _vec_char(vector[char]& v):
-    a = np.empty(v.size(), dtype=np.uint8)
-    cdef uint8_t[::1] m = a
-    if v.size():
-        memcpy(&m[0], v.data(), v.size())
-    return a
+def _overflow(what):
+    # the schema's string/binary/list columns have 32-bit offsets: never wrap silently
+    return ValueError("the %s column of this batch exceeds 2 GiB / 2**31 items: "
+                      "decode the input in smaller batches" % what)
 
 
 # ------------------------------------------------------------------- entry
@@ -744,10 +825,10 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None):
     cdef int32_t enc_given = 0 if encoding is None else <int32_t>int(encoding)
     cdef bint has_ccsid = ccsid is not None
     cdef int32_t cs = int(ccsid) if has_ccsid else DEFAULT_CCSID
-    cdef _Out o = _Out()
     cdef const uint8_t* base = &data[0]
     cdef bint has_valid = valid is not None
-    cdef Err nullerr
+    cdef Cols c
+    cdef Hdr h
     cdef int j
     if nrec < 0:
         raise ValueError("offsets must hold at least one value")
@@ -760,74 +841,141 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None):
         vmask = np.ascontiguousarray(valid).astype(np.uint8, copy=False)
         if vmask.shape[0] != nrec:
             raise ValueError("valid must hold one value per record")
-    nullerr.structure = S_RECORD; nullerr.field = F_NONE; nullerr.reason = R_NULL; nullerr.offset = 0
-    nullerr.a0 = 0; nullerr.a1 = 0; nullerr.a2 = 0
+
+    # ---- pass 1: check and count; header columns and errors per record
+    h_encoding = np.zeros(nrec + 1, np.int32); h.h_encoding = <int32_t*>_ptr(h_encoding)
+    h_eph = np.zeros(nrec + 1, np.uint8); h.h_eph = <uint8_t*>_ptr(h_eph)
+    h_fields = np.zeros(9 * nrec + 1, np.int32); h.h_fields = <int32_t*>_ptr(h_fields)
+    h_ok = np.zeros(nrec + 1, np.uint8); h.h_ok = <uint8_t*>_ptr(h_ok)
+    h_raw = np.zeros(nrec + 1, np.uint8); h.h_raw = <uint8_t*>_ptr(h_raw)
+    h_end = np.zeros(nrec + 1, np.int64); h.h_end = <int64_t*>_ptr(h_end)
+    e_struct = np.zeros(nrec + 1, np.int32); h.e_struct = <int32_t*>_ptr(e_struct)
+    e_field = np.zeros(nrec + 1, np.int32); h.e_field = <int32_t*>_ptr(e_field)
+    e_reason = np.zeros(nrec + 1, np.int32); h.e_reason = <int32_t*>_ptr(e_reason)
+    e_offset = np.zeros(nrec + 1, np.int64); h.e_offset = <int64_t*>_ptr(e_offset)
+    e_args = np.zeros(3 * nrec + 1, np.int64); h.e_args = <int64_t*>_ptr(e_args)
+    memset(&c, 0, sizeof(Cols))
+    c.base = base
+    c.last_cs = 1208
+    c.last_t = _table_for(1208)
     with nogil:
         for r in range(nrec):
             if has_valid and not vmask[r]:
-                o.h_record.push_back(r); o.h_ok.push_back(0); o.h_raw.push_back(0)
-                for j in range(9):
-                    o.h_fields.push_back(0)
-                o.h_end.push_back(-1); o.h_encoding.push_back(0); o.h_eph.push_back(0)
-                o.push_err(nullerr)
+                h.h_end[r] = -1
+                h.e_struct[r] = S_RECORD; h.e_field[r] = F_NONE; h.e_reason[r] = R_NULL
                 continue
-            _record(o, base, offs[r], offs[r + 1] - offs[r], r, forced, has_ccsid, cs, enc_given)
+            _record(&c, &h, base, offs[r], offs[r + 1] - offs[r], r, forced, has_ccsid, cs, enc_given)
+
+    # ---- allocate every parameter column once, with exact sizes
+    cdef int64_t npar = c.np, ni = c.ni, nsl = c.nsl, nb = c.nb
+    cdef int64_t sv_cap = c.nsv_raw + 64, sl_cap = c.nsl_raw + 64
+    cdef int v
+    if npar >= 2 ** 31 - 1:
+        raise _overflow("parameters")
+    if nb >= 2 ** 31:
+        raise _overflow("bytes_value")
+    if ni >= 2 ** 31 or nsl >= 2 ** 31:
+        raise _overflow("list")
+    # every row of these is written in pass 2 (np.empty: no page is touched twice)
+    p_record = np.empty(npar + 1, np.int64)
+    p_index = np.empty(npar + 1, np.int32)
+    p_parent = np.empty(npar + 1, np.int32)
+    p_depth = np.empty(npar + 1, np.int32)
+    p_param = np.empty(npar + 1, np.int32)
+    p_type = np.empty(npar + 1, np.int32)
+    p_int = np.empty(npar + 1, np.int64)
+    p_count = np.empty(npar + 1, np.int32)
+    p_op = np.empty(npar + 1, np.int32)
+    p_ccsid = np.empty(npar + 1, np.int32)
+    sv_off = np.empty(npar + 1, np.int32)
+    b_off = np.empty(npar + 1, np.int32)
+    il_off = np.empty(npar + 1, np.int32)
+    sl_off = np.empty(npar + 1, np.int32)
+    slc_off = np.empty(nsl + 1, np.int32)
+    b_data = np.empty(nb + 1, np.uint8)
+    il_val = np.empty(ni + 1, np.int64)
+    bitmaps = [np.zeros((npar + 7) // 8 + 1, np.uint8) for v in range(8)]
+    sv_off[0] = 0; b_off[0] = 0; il_off[0] = 0; sl_off[0] = 0; slc_off[0] = 0
+    c.p_record = <int64_t*>_ptr(p_record); c.p_index = <int32_t*>_ptr(p_index)
+    c.p_parent = <int32_t*>_ptr(p_parent); c.p_depth = <int32_t*>_ptr(p_depth)
+    c.p_param = <int32_t*>_ptr(p_param); c.p_type = <int32_t*>_ptr(p_type)
+    c.p_int = <int64_t*>_ptr(p_int); c.p_count = <int32_t*>_ptr(p_count)
+    c.p_op = <int32_t*>_ptr(p_op); c.p_ccsid = <int32_t*>_ptr(p_ccsid)
+    c.sv_off = <int32_t*>_ptr(sv_off); c.b_off = <int32_t*>_ptr(b_off)
+    c.il_off = <int32_t*>_ptr(il_off); c.sl_off = <int32_t*>_ptr(sl_off)
+    c.slc_off = <int32_t*>_ptr(slc_off)
+    c.b_data = <uint8_t*>_ptr(b_data); c.il_val = <int64_t*>_ptr(il_val)
+    for v in range(8):
+        c.bm[v] = <uint8_t*>_ptr(bitmaps[v])
+        c.nvalid[v] = 0
+
+    # ---- pass 2: the records that passed, written by index
+    c.write = True
+    c.np = 0; c.ni = 0; c.nsl = 0; c.nb = 0; c.nsv_raw = 0; c.nsl_raw = 0
+    try:
+        _reserve(&c.sv, sv_cap)
+        _reserve(&c.sl, sl_cap)
+        with nogil:
+            for r in range(nrec):
+                if h.h_ok[r]:
+                    _record(&c, &h, base, offs[r], offs[r + 1] - offs[r], r, forced, has_ccsid, cs, enc_given)
+        if c.sv_over:
+            raise _overflow("string_value")
+        if c.sl_over:
+            raise _overflow("string_list")
+        sv_data = _buf_array(&c.sv)
+        sl_data = _buf_array(&c.sl)
+    finally:
+        free(c.sv.data)
+        free(c.sl.data)
+        c.sv.data = NULL
+        c.sl.data = NULL
 
     # ---- headers batch: the header columns are set only for decoded records
-    nh = o.h_record.size()
-    fields = _vec_i32(o.h_fields).reshape(nh, 9) if nh else np.zeros((0, 9), np.int32)
-    failed = ~_vec_u8(o.h_ok).astype(bool)
+    nh = nrec
+    h_ok = h_ok[:nh]
+    fields = h_fields[:9 * nh].reshape(nh, 9)
+    failed = ~h_ok.astype(bool)
     es, ef, eo, er, raw = _errors.error_columns(
-        _vec_i32(o.e_struct), _vec_i32(o.e_field), _vec_i32(o.e_reason), _vec_i64(o.e_offset),
-        _vec_i64(o.e_args).reshape(nh, 3), _vec_u8(o.h_raw).astype(bool), buf, offsets)
+        e_struct[:nh], e_field[:nh], e_reason[:nh], e_offset[:nh],
+        e_args[:3 * nh].reshape(nh, 3), h_raw[:nh].astype(bool), buf, offsets)
     hcols = [
-        pa.array(_vec_i64(o.h_record)),
-        pa.array(_vec_i32(o.h_encoding), mask=failed),
-        pa.array(_vec_u8(o.h_eph).astype(bool), mask=failed),
+        pa.array(np.arange(nh, dtype=np.int64)),
+        pa.array(h_encoding[:nh], mask=failed),
+        pa.array(h_eph[:nh].astype(bool), mask=failed),
     ]
     for i in range(9):
         hcols.append(pa.array(fields[:, i], mask=failed))
-    hcols.append(pa.array(_vec_i64(o.h_end), mask=failed))
+    hcols.append(pa.array(h_end[:nh], mask=failed))
     hcols += [es, ef, eo, er, raw]
     headers = pa.RecordBatch.from_arrays(hcols, schema=PCF_HEADERS)
 
     # ---- parameters batch
-    sdata, soffs = _strings(base, o)
-    str_ref = _vec_i64(o.p_str_ref)
-    np_ = len(str_ref)
-    has_s = str_ref >= 0
-    idx = np.where(has_s, str_ref, 0)
-    s_start = soffs[idx] if len(soffs) > 1 else np.zeros(np_, np.int64)
-    s_end = soffs[idx + 1] if len(soffs) > 1 else np.zeros(np_, np.int64)
-    string_value = _string_array(sdata, s_start, s_end, has_s)
+    n_ = npar
+    vb = [_bitmap(bitmaps[v], n_, c.nvalid[v]) for v in range(8)]
 
-    bsrc = _vec_i64(o.p_bytes_src)
-    blen = _vec_i32(o.p_bytes_len).astype(np.int64)
-    has_b = bsrc >= 0
-    bytes_value = _bytes_array(buf, bsrc, blen, has_b)
-
-    il_start = _vec_i64(o.p_ilist_start)
-    il_len = _vec_i32(o.p_ilist_len).astype(np.int64)
-    ilist = _vec_i64(o.ilist)
-    int_list = _list_array(pa.array(ilist, type=pa.int64()), il_start, il_len)
-
-    sl_start = _vec_i64(o.p_slist_start)
-    sl_len = _vec_i32(o.p_slist_len).astype(np.int64)
-    nstr = len(soffs) - 1
-    all_strings = _string_array(sdata, soffs[:-1], soffs[1:], np.ones(nstr, bool))
-    string_list = _list_array(all_strings, sl_start, sl_len)
+    string_value = pa.Array.from_buffers(pa.string(), n_, [vb[V_SV][0], pa.py_buffer(sv_off), pa.py_buffer(sv_data)],
+                                         null_count=vb[V_SV][1])
+    bytes_value = pa.Array.from_buffers(pa.binary(), n_, [vb[V_B][0], pa.py_buffer(b_off), pa.py_buffer(b_data[:nb])],
+                                        null_count=vb[V_B][1])
+    int_list = pa.Array.from_buffers(pa.list_(pa.int64()), n_, [vb[V_IL][0], pa.py_buffer(il_off)],
+                                     null_count=vb[V_IL][1],
+                                     children=[pa.Array.from_buffers(pa.int64(), ni, [None, pa.py_buffer(il_val[:ni])])])
+    all_strings = pa.Array.from_buffers(pa.string(), nsl, [None, pa.py_buffer(slc_off), pa.py_buffer(sl_data)])
+    string_list = pa.Array.from_buffers(pa.list_(pa.string()), n_, [vb[V_SL][0], pa.py_buffer(sl_off)],
+                                        null_count=vb[V_SL][1], children=[all_strings])
 
     pcols = [
-        pa.array(_vec_i64(o.p_record)),
-        pa.array(_vec_i32(o.p_index)),
-        pa.array(_vec_i32(o.p_parent)),
-        pa.array(_vec_i32(o.p_depth)),
-        pa.array(_vec_i32(o.p_param)),
-        pa.array(_vec_i32(o.p_type)),
-        pa.array(_vec_i64(o.p_int), mask=~_vec_u8(o.p_int_ok).astype(bool)),
-        pa.array(_vec_i32(o.p_count), mask=~_vec_u8(o.p_count_ok).astype(bool)),
-        pa.array(_vec_i32(o.p_op), mask=~_vec_u8(o.p_op_ok).astype(bool)),
-        pa.array(_vec_i32(o.p_ccsid), mask=~_vec_u8(o.p_ccsid_ok).astype(bool)),
+        pa.array(p_record[:n_]),
+        pa.array(p_index[:n_]),
+        pa.array(p_parent[:n_]),
+        pa.array(p_depth[:n_]),
+        pa.array(p_param[:n_]),
+        pa.array(p_type[:n_]),
+        _prim(pa.int64(), p_int, n_, vb[V_INT]),
+        _prim(pa.int32(), p_count, n_, vb[V_COUNT]),
+        _prim(pa.int32(), p_op, n_, vb[V_OP]),
+        _prim(pa.int32(), p_ccsid, n_, vb[V_CCSID]),
         string_value,
         bytes_value,
         int_list,
@@ -835,89 +983,3 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None):
     ]
     params = pa.RecordBatch.from_arrays(pcols, schema=PCF_PARAMETERS)
     return headers, params
-
-
-@cython.wraparound(True)
-def _string_array(sdata, start, end, valid):
-    """A pa.string() array of slices [start, end) of ``sdata`` (null where not valid)."""
-    start = np.where(valid, start, 0).astype(np.int64)
-    end = np.where(valid, end, 0).astype(np.int64)
-    lengths = end - start
-    offsets = np.zeros(len(start) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    if len(start) and (start[1:] == end[:-1]).all() and start[0] == 0 and not (~valid).any():
-        data = sdata[: offsets[-1]]
-    else:
-        data = _gather(sdata, start, lengths, int(offsets[-1]))
-    n = len(start)
-    if offsets[-1] < 2 ** 31 - 1:
-        typ, offsets = pa.string(), offsets.astype(np.int32)
-    else:  # pragma: no cover - batches that large are split by the callers
-        typ = pa.large_string()
-    vb = None if valid.all() else pa.array(valid.astype(bool)).buffers()[1]
-    arr = pa.Array.from_buffers(typ, n, [vb, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(data))],
-                                null_count=int((~valid).sum()))
-    return arr.cast(pa.string()) if typ != pa.string() else arr
-
-
-@cython.wraparound(True)
-def _bytes_array(buf, src, length, valid):
-    src = np.where(valid, src, 0).astype(np.int64)
-    length = np.where(valid, length, 0).astype(np.int64)
-    offsets = np.zeros(len(src) + 1, dtype=np.int64)
-    np.cumsum(length, out=offsets[1:])
-    data = _gather(np.frombuffer(memoryview(buf).cast("B"), dtype=np.uint8) if len(buf) else np.zeros(0, np.uint8),
-                   src, length, int(offsets[-1]))
-    vb = None if valid.all() else pa.array(valid.astype(bool)).buffers()[1]
-    return pa.Array.from_buffers(pa.binary(), len(src),
-                                 [vb, pa.py_buffer(_int32_offsets(offsets, "bytes_value")), pa.py_buffer(data)],
-                                 null_count=int((~valid).sum()))
-
-
-@cython.wraparound(True)
-def _int32_offsets(offsets, what):
-    # the schema's binary/list columns have 32-bit offsets: never wrap silently
-    if len(offsets) and offsets[-1] >= 2 ** 31:
-        raise ValueError("the %s column of this batch exceeds 2 GiB / 2**31 items: "
-                         "decode the input in smaller batches" % what)
-    return offsets.astype(np.int32)
-
-
-def _gather(src, start, length, total):
-    out = np.empty(total, dtype=np.uint8)
-    cdef const uint8_t[::1] s = np.ascontiguousarray(src, dtype=np.uint8) if len(src) else np.zeros(1, np.uint8)
-    cdef uint8_t[::1] d = out if total else np.zeros(1, np.uint8)
-    cdef const int64_t[::1] st = np.ascontiguousarray(start, dtype=np.int64)
-    cdef const int64_t[::1] ln = np.ascontiguousarray(length, dtype=np.int64)
-    cdef Py_ssize_t i, n = st.shape[0]
-    cdef int64_t pos = 0
-    with nogil:
-        for i in range(n):
-            if ln[i]:
-                memcpy(&d[pos], &s[st[i]], ln[i])
-                pos += ln[i]
-    return out
-
-
-def _list_array(values, start, length, ):
-    valid = start >= 0
-    start = np.where(valid, start, 0)
-    length = np.where(valid, length, 0)
-    offsets = np.zeros(len(start) + 1, dtype=np.int64)
-    np.cumsum(length, out=offsets[1:])
-    # lists are emitted in order, so each list's values are contiguous and in row order
-    taken = values.take(pa.array(np.repeat(start, length) + _ranges(length))) if len(values) else values
-    vb = None if valid.all() else pa.array(valid.astype(bool)).buffers()[1]
-    typ = pa.list_(values.type)
-    return pa.Array.from_buffers(typ, len(start), [vb, pa.py_buffer(_int32_offsets(offsets, "list"))],
-                                 null_count=int((~valid).sum()), children=[taken])
-
-
-def _ranges(length):
-    total = int(length.sum())
-    if total == 0:
-        return np.zeros(0, np.int64)
-    ends = np.cumsum(length)
-    out = np.arange(total, dtype=np.int64)
-    out -= np.repeat(ends - length, length)
-    return out
