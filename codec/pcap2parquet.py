@@ -131,6 +131,10 @@ class ConvertOptions:
     detect_by_content: bool = True
     raw: bool = False
     chunk_messages: int = 20000
+    #: also decode and write once the pending messages hold this many bytes: error rows
+    #: keep their bytes (an MSMQ packet may be 4 MiB, an MQ message 100 MiB), so a
+    #: chunk counted in messages alone is not a memory bound
+    chunk_bytes: int = 64 << 20
     impl: Optional[str] = None
 
 
@@ -200,6 +204,7 @@ class Converter:
         self.capture_reports: list[dict] = []
         self._key = 0
         self._pending: list[dict] = []
+        self._pending_bytes = 0
 
     # -------------------------------------------------------------- input
     def add_capture(self, source, name: Optional[str] = None, progress=None, *, index: Optional[int] = None) -> None:
@@ -215,30 +220,35 @@ class Converter:
         reader = open_capture(source)
         mq_ports = frozenset(self.options.mq_ports)
         msmq_ports = frozenset(self.options.msmq_ports)
-        for frame in reader:
+        file_error = []
+        for frame in _frames_until_error(reader, file_error):
             if progress is not None:
                 progress(frame)
             for ev in proc.feed(frame):
                 t = type(ev)
                 if t is StreamData:
                     d = self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports)
-                    d.mark(ev.offset, ev.frame_number, ev.ts_ns)
                     if d.protocol is None:
                         if not self.options.detect_by_content or self._detect(d, ev.data) is None:
                             d.undetected += len(ev.data)
-                            continue
+                            continue  # no mark: nothing will ask where these bytes were
+                    d.mark(ev.offset, ev.frame_number, ev.ts_ns)
                     d.framer.feed(ev.data)
                     self._drain(name, d)
                 elif t is Gap:
                     d = self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports)
-                    d.mark(ev.offset, ev.frame_number, ev.ts_ns)
                     self.summary["gaps"] += 1
                     self.summary["gap bytes"] += ev.length
                     if d.framer is not None:
+                        d.mark(ev.offset, ev.frame_number, ev.ts_ns)
                         d.framer.gap(ev.length)
                         self._drain(name, d)
                 elif t is StreamClosed:
-                    d = dirs.get((ev.conn, ev.direction))
+                    # a closed direction gets no more events: forget it (memory bounded by
+                    # open connections, not by every connection of the capture)
+                    d = dirs.pop((ev.conn, ev.direction), None)
+                    if d is not None and d.undetected:
+                        self.summary["bytes in streams of no known protocol"] += d.undetected
                     if d is not None and d.framer is not None:
                         close = getattr(d.framer, "close", None)
                         if close is not None:
@@ -249,16 +259,20 @@ class Converter:
                         self._ping(name, ev)
                 elif t is StreamOpened:
                     pass
-            if len(self._pending) >= self.options.chunk_messages:
+            if len(self._pending) >= self.options.chunk_messages or self._pending_bytes >= self.options.chunk_bytes:
                 self.flush()
         for ev in proc.close():
             if type(ev) is StreamClosed:
-                d = dirs.get((ev.conn, ev.direction))
+                d = dirs.pop((ev.conn, ev.direction), None)
+                if d is not None and d.undetected:
+                    self.summary["bytes in streams of no known protocol"] += d.undetected
                 if d is not None and d.framer is not None:
                     close = getattr(d.framer, "close", None)
                     if close is not None:
                         close()
                     self._drain(name, d)
+                    if self._pending_bytes >= self.options.chunk_bytes:
+                        self.flush()
             elif type(ev) is Gap:
                 self.summary["gaps"] += 1
                 self.summary["gap bytes"] += ev.length
@@ -267,6 +281,18 @@ class Converter:
                 self.summary["bytes in streams of no known protocol"] += d.undetected
         report = proc.report()
         report["capture"] = name
+        # damage in the file structure after the first frame ends the capture, not the job
+        # (docs/ROBUSTNESS-captures.md): the frames before it are converted and it is counted
+        if file_error:
+            self.summary["captures ended by a file error"] += 1
+            report["file_error"] = str(file_error[0])
+        if reader.truncation is not None:
+            self.summary["captures cut short"] += 1
+            report["truncation"] = reader.truncation._asdict()
+        inner = getattr(reader.parser, "inner", None)
+        skipped_blocks = getattr(inner, "skipped_blocks", None)
+        if skipped_blocks:
+            self.summary["pcapng blocks skipped"] += sum(skipped_blocks.values())
         self.capture_reports.append(report)
         self.summary["frames"] += report["stats"].get("frames", 0)
         self.summary["frames skipped"] += report["stats"].get("skipped", 0)
@@ -338,6 +364,7 @@ class Converter:
             "error_field": None, "error_offset": None, "length": len(data), "_data": bytes(data),
         }
         self._pending.append(row)
+        self._pending_bytes += len(data)
         return row
 
     def _ping(self, capture, ev) -> None:
@@ -353,6 +380,7 @@ class Converter:
     # ---------------------------------------------------------- decoding
     def flush(self) -> None:
         rows, self._pending = self._pending, []
+        self._pending_bytes = 0
         if not rows:
             return
         mq = [r for r in rows if r["protocol"] == "mq" and r["error"] is None]
@@ -479,6 +507,26 @@ class Converter:
             "messages_by_protocol_and_kind": {"%s/%s" % k: v for k, v in sorted(self.by_kind.items())},
             "captures": self.capture_reports,
         }
+
+
+def _frames_until_error(reader, file_error: list):
+    """The reader's frames; a DecodeError in the file structure after the first
+    frame is appended to ``file_error`` and ends the iteration (one in the file
+    header, before any frame, propagates: the input is not a readable capture)."""
+    from .errors import DecodeError
+
+    it = iter(reader)
+    while True:
+        try:
+            frame = next(it)
+        except StopIteration:
+            return
+        except DecodeError as exc:
+            if reader.frames == 0:
+                raise
+            file_error.append(exc)
+            return
+        yield frame
 
 
 def _attr(ev, *names):

@@ -84,10 +84,14 @@ def decode_frame(frame: Frame):
             ip = parse_ipv6(data, off)
         else:
             return Skipped(number, "ethertype 0x%04x" % etype)
+        # bytes the IP length promises beyond the capture are missing only when the snap
+        # length cut the record; beyond what it cut they never existed (a damaged or lying
+        # length field must not swallow the stream's next segments as a gap)
+        missing = min(ip.missing, max(0, frame.origlen - frame.caplen))
         if ip.fragment:
             if ip.version != 4:
                 return Skipped(number, "IP fragment")
-            if ip.missing:
+            if missing:
                 return Skipped(number, "IP fragment cut by the snap length")
             if (ip.frag & 0x1FFF) * 8 + (ip.end - ip.start) > MAX_DATAGRAM:
                 return Malformed(number, "IPv4", "Fragment Offset", off + 6,
@@ -95,7 +99,7 @@ def decode_frame(frame: Frame):
             return IPv4Fragment(number, frame.ts_ns, ip.src, ip.dst, ip.proto, ip.ident,
                                 (ip.frag & 0x1FFF) * 8, bool(ip.frag & 0x2000), data[ip.start:ip.end], 0, vlans)
         return decode_transport(number, frame.ts_ns, ip.version, ip.src, ip.dst, ip.proto, data,
-                                ip.start, ip.end, ip.missing, vlans)
+                                ip.start, ip.end, missing, vlans)
     except UnsupportedLink as exc:
         return Skipped(number, str(exc))
     except LinkError as exc:  # includes IPError

@@ -154,8 +154,10 @@ class PcapParser:
             if incl > maxlen:
                 self._consume(pos)
                 self.next_number = number
-                raise DecodeError("pcap record header", "incl_len", self._base + 8,
+                exc = DecodeError("pcap record header", "incl_len", self._base + 8,
                                   "incl_len %d exceeds the maximum %d" % (incl, maxlen))
+                exc.frames_before = out  # the complete frames this feed read before the damage
+                raise exc
             end = pos + RECORD_HEADER_LEN + incl
             if end > n:
                 break

@@ -186,6 +186,9 @@ class PcapngParser:
                     break
                 self._block(buf, pos, blen, out)
                 pos += blen
+        except DecodeError as exc:
+            exc.frames_before = out  # the complete frames this feed read before the damage
+            raise
         finally:
             if pos:
                 del buf[:pos]

@@ -101,8 +101,12 @@ class CaptureParser:
                 self.inner = self._detect(data)
         if self._gz is not None:
             out = []
-            for piece in self._gz.feed(data):
-                out.extend(self._feed_plain(piece))
+            try:
+                for piece in self._gz.feed(data):
+                    out.extend(self._feed_plain(piece))
+            except DecodeError as exc:
+                exc.frames_before = out + list(getattr(exc, "frames_before", ()))
+                raise
             return out
         return self.inner.feed(data)
 
@@ -161,7 +165,15 @@ class CaptureReader:
                 chunk = read(size)
                 if not chunk:
                     break
-                for frame in parser.feed(chunk):
+                try:
+                    frames = parser.feed(chunk)
+                except DecodeError as exc:
+                    # the complete frames before damaged file structure are still yielded
+                    for frame in getattr(exc, "frames_before", ()):
+                        self.frames += 1
+                        yield frame
+                    raise
+                for frame in frames:
                     self.frames += 1
                     yield frame
             self.truncation = parser.close()
