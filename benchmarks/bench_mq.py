@@ -19,6 +19,7 @@ import construct as cs
 import numpy as np
 import pytest
 
+import datasets
 from conftest import record
 
 N = int(os.environ.get("MQCODEC_BENCH_N", "200000"))
@@ -33,14 +34,7 @@ def _messages(k=256):
 
 
 def _tiled(n):
-    msgs = _messages()
-    lens = np.array([len(m) for m in msgs], np.int64)
-    pool = np.frombuffer(b"".join(msgs), np.uint8)
-    reps, rem = divmod(n, len(msgs))
-    buf = np.concatenate([np.tile(pool, reps), pool[: int(lens[:rem].sum())]])
-    offs = np.zeros(n + 1, np.int64)
-    np.cumsum(np.concatenate([np.tile(lens, reps), lens[:rem]]), out=offs[1:])
-    return buf, offs
+    return datasets.tile(_messages(), n)
 
 
 def _mqmd1(little):

@@ -20,6 +20,7 @@ import construct as cs
 import numpy as np
 import pytest
 
+import datasets
 from conftest import record
 
 N = int(os.environ.get("MQCODEC_BENCH_N", "1000000"))
@@ -41,14 +42,7 @@ def _packets():
 
 
 def _tiled(n):
-    pk = _packets()
-    lens = np.array([len(p) for p in pk], np.int64)
-    pool = np.frombuffer(b"".join(pk), np.uint8)
-    reps, rem = divmod(n, len(pk))
-    buf = np.concatenate([np.tile(pool, reps), pool[: int(lens[:rem].sum())]])
-    offs = np.zeros(n + 1, np.int64)
-    np.cumsum(np.concatenate([np.tile(lens, reps), lens[:rem]]), out=offs[1:])
-    return buf, offs
+    return datasets.tile(_packets(), n)
 
 
 @pytest.fixture(scope="module")

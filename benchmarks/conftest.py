@@ -4,7 +4,6 @@ named baselines (plain construct, construct compiled, memory copy)."""
 import os
 import sys
 
-import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
