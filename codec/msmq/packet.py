@@ -38,36 +38,26 @@ from .properties import MessagePropertiesHeader
 from .session import SessionHeader
 from .user import DirectQueueFormatName, PrivateQueueFormatNameId, UserHeader
 
+from .optional_headers import FLAG_BITS, IMPLEMENTATION_HEADER_ORDER, OPTIONAL_HEADER_ORDER
+
 __all__ = ["Packet", "decode_packet", "encode_packet", "decode_ping", "USER_MESSAGE_HEADERS"]
 
-#: (attribute, flag owner, flag name) in the order of [MS-MQMQ] 2.2.20 with the
-#: two SRMP headers of [MS-MQRR] 2.2.5.1 between DebugHeader and SoapHeader.
-USER_MESSAGE_HEADERS = (
-    ("TransactionHeader", "UserHeader", "TH"),
-    ("SecurityHeader", "UserHeader", "SH"),
-    ("MessagePropertiesHeader", "UserHeader", "MP"),
-    ("DebugHeader", "BaseHeader", "DH"),
-    ("SRMPEnvelopeHeader", "UserHeader", "AH"),
-    ("CompoundMessageHeader", "UserHeader", "AH"),
-    ("SoapHeader", "UserHeader", "HH"),
-    ("MultiQueueFormatHeader", "UserHeader", "MQ"),
-)
+def _rows(order: tuple) -> tuple:
+    """(attribute, flag owner, flag name) rows of an optional_headers order
+    table, without the SessionHeader (which this module reads after
+    PacketSize, see decode_packet)."""
+    return tuple((name, owner, flag) for _cls, name, (owner, flag) in order if name != "SessionHeader")
+
+
+#: The headers after the UserHeader in the order of [MS-MQMQ] 2.2.20, with the
+#: two SRMP headers of [MS-MQRR] 2.2.5.1 between DebugHeader and SoapHeader
+#: (one table: optional_headers.OPTIONAL_HEADER_ORDER).
+USER_MESSAGE_HEADERS = _rows(OPTIONAL_HEADER_ORDER)
 #: The order Microsoft's implementation parses (optional_headers.IMPLEMENTATION_HEADER_ORDER):
 #: MultiQueueFormatHeader right after DebugHeader, and UserHeader bits 26/27
 #: (reserved "X3" in [MS-MQMQ]) announcing EodHeader / EodAckHeader.
-_IMPLEMENTATION_HEADERS = (
-    ("TransactionHeader", "UserHeader", "TH"),
-    ("SecurityHeader", "UserHeader", "SH"),
-    ("MessagePropertiesHeader", "UserHeader", "MP"),
-    ("DebugHeader", "BaseHeader", "DH"),
-    ("MultiQueueFormatHeader", "UserHeader", "MQ"),
-    ("SRMPEnvelopeHeader", "UserHeader", "AH"),
-    ("CompoundMessageHeader", "UserHeader", "AH"),
-    ("EodHeader", "UserHeader", "EOD"),
-    ("EodAckHeader", "UserHeader", "EODACK"),
-    ("SoapHeader", "UserHeader", "HH"),
-)
-_EXTRA_USER_BITS = {"EOD": 1 << 26, "EODACK": 1 << 27}
+_IMPLEMENTATION_HEADERS = _rows(IMPLEMENTATION_HEADER_ORDER)
+_EXTRA_USER_BITS = {flag: FLAG_BITS[("UserHeader", flag)] for flag in ("EOD", "EODACK")}
 
 _ALL_HEADER_ATTRS = ("InternalHeader", "EstablishConnectionHeader", "ConnectionParametersHeader",
                      "UserHeader", "TransactionHeader", "SecurityHeader", "MessagePropertiesHeader",
