@@ -17,11 +17,10 @@ Run:  .venv/bin/python -m pytest benchmarks/bench_msmq.py --benchmark-only
 import os
 
 import construct as cs
-import numpy as np
 import pytest
 
 import datasets
-from conftest import record
+from conftest import batch_row, memory_copy_row, record
 
 N = int(os.environ.get("MQCODEC_BENCH_N", "1000000"))
 SMALL = int(os.environ.get("MQCODEC_BENCH_SMALL", "2000"))
@@ -58,26 +57,22 @@ def small():
 
 def test_memory_copy(benchmark, big):
     buf, _ = big
-    out = np.empty_like(buf)
-    benchmark(np.copyto, out, buf)
-    record(benchmark, "msmq:memory copy", N, buf.nbytes)
+    memory_copy_row(benchmark, "msmq", buf, N)
 
 
 def test_batch_compiled(benchmark, big):
     from mqcodec import batch
 
     buf, offs = big
-    t = benchmark.pedantic(batch.decode_msmq_batch, args=((buf, offs),), kwargs={"impl": "c"}, rounds=3)
+    t = batch_row(benchmark, "msmq", batch.decode_msmq_batch, buf, offs, N, "c", rounds=3)
     assert t.column("error_structure").null_count == N
-    record(benchmark, "msmq:batch compiled", N, buf.nbytes)
 
 
 def test_batch_pure(benchmark, small):
     from mqcodec import batch
 
     buf, offs, _ = small
-    benchmark.pedantic(batch.decode_msmq_batch, args=((buf, offs),), kwargs={"impl": "py"}, rounds=2)
-    record(benchmark, "msmq:batch pure", SMALL, buf.nbytes)
+    batch_row(benchmark, "msmq", batch.decode_msmq_batch, buf, offs, SMALL, "py", rounds=2)
 
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["construct", "construct compiled"])

@@ -16,12 +16,11 @@ compared).
 """
 import os
 
-import numpy as np
 import pytest
 
 import construct_baseline
 import datasets
-from conftest import record
+from conftest import batch_row, memory_copy_row, record
 
 N = int(os.environ.get("MQCODEC_BENCH_N", "200000"))
 SMALL = int(os.environ.get("MQCODEC_BENCH_SMALL", "2000"))
@@ -39,10 +38,8 @@ def small():
 
 
 def test_memory_copy(benchmark, big):
-    buf, offs = big
-    out = np.empty_like(buf)
-    benchmark(np.copyto, out, buf)
-    record(benchmark, "pcf:memory copy", N, buf.nbytes)
+    buf, _ = big
+    memory_copy_row(benchmark, "pcf", buf, N)
 
 
 def test_batch_compiled(benchmark, big):
@@ -53,16 +50,15 @@ def test_batch_compiled(benchmark, big):
         batch.decode_pcf_batch((buf, offs), impl="c")
     except ImportError:
         pytest.skip("compiled core not built")
-    benchmark.pedantic(batch.decode_pcf_batch, args=((buf, offs),), kwargs={"impl": "c"}, rounds=3)
-    record(benchmark, "pcf:batch compiled", N, buf.nbytes)
+    res = batch_row(benchmark, "pcf", batch.decode_pcf_batch, buf, offs, N, "c", rounds=3)
+    assert res.headers.column("error_structure").null_count == N
 
 
 def test_batch_pure(benchmark, small):
     from mqcodec import batch
 
     buf, offs, _ = small
-    benchmark.pedantic(batch.decode_pcf_batch, args=((buf, offs),), kwargs={"impl": "py"}, rounds=2)
-    record(benchmark, "pcf:batch pure", SMALL, buf.nbytes)
+    batch_row(benchmark, "pcf", batch.decode_pcf_batch, buf, offs, SMALL, "py", rounds=2)
 
 
 def _parse_all(parser, records_le, records_be):

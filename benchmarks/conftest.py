@@ -41,3 +41,20 @@ def pytest_terminal_summary(terminalreporter):
         tr.write_line("%-34s %14.0f %10.1f %12s %10s %10s" % (
             name, rps, mb, "%.1f" % (rps / c) if c else "-", "%.1f" % (100 * mb / m) if m else "-",
             "%.2f" % (rps / t) if t else "-"))
+
+
+# The rows every decoder group measures the same way (so their ratios compare like with like).
+def memory_copy_row(benchmark, group: str, buf, n: int) -> None:
+    """Copying the input bytes once: the physical limit."""
+    import numpy as np
+
+    out = np.empty_like(buf)
+    benchmark(np.copyto, out, buf)
+    record(benchmark, group + ":memory copy", n, buf.nbytes)
+
+
+def batch_row(benchmark, group: str, decode, buf, offs, n: int, impl: str, rounds: int):
+    """One batch decoder on ``(buf, offs)``: row "<group>:batch compiled|pure"."""
+    result = benchmark.pedantic(decode, args=((buf, offs),), kwargs={"impl": impl}, rounds=rounds)
+    record(benchmark, "%s:batch %s" % (group, "compiled" if impl == "c" else "pure"), n, buf.nbytes)
+    return result
