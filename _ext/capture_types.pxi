@@ -1,0 +1,32 @@
+# Types shared by the compiled capture core (capture_core.pyx) and the stream
+# framers it includes (framer_mq.pxi, framer_msmq.pxi).  Included, never
+# compiled alone.
+#
+# The framers are the compiled fast path of mqcodec.ibmmq.framing.MQStreamFramer
+# and mqcodec.msmq.framing.MSMQStreamFramer: for the byte streams they accept
+# they emit exactly the Message/Packet events the pure framers emit, in the
+# same order, and they BAIL (return -1) wherever the pure framer would do
+# anything else (a FramingError, a Resynchronised, a layout the fast path does
+# not know).  The capture core then hands the whole connection to the pure
+# pipeline, which replays it from its first frame and skips the messages the
+# fast path already emitted: those are, by construction, a prefix of the pure
+# framer's messages for that direction.
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, int16_t, int32_t, int64_t, uint64_t
+
+# Called by a framer for each complete message, in stream order.
+#   start   stream offset of the message's first byte: what the pure framer
+#           reports as Message.stream_offset_start (MQ) / Packet.offset (MSMQ)
+#   data, length
+#           the message bytes, equal to Message.message_bytes / Packet.data;
+#           valid only during the call (the core copies them)
+#   kind    index into the framer's kind-name table (MQ_KIND_NAMES, MSMQ_KIND_NAMES)
+#   md_only 1 when the pure converter marks the row "_md_only" (MQ: the
+#           Message's md_length is not None and len(message_bytes) == md_length);
+#           always 0 for MSMQ
+# Returns 0, or -1 when the core could not store the message (out of memory):
+# the framer then returns FRAMER_BAIL.
+ctypedef int (*emit_fn)(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t length,
+                        int kind, int md_only) noexcept nogil
+
+cdef enum:
+    FRAMER_BAIL = -1
