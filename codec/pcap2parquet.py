@@ -203,7 +203,8 @@ class Converter:
         self.by_kind: Counter = Counter()
         self.capture_reports: list[dict] = []
         self._key = 0
-        self._pending: list[dict] = []
+        self._pending: list[dict] = []    # rows of the pure pipeline, one dict each
+        self._blocks: list[pa.Table] = []  # rows of the compiled core, a table per batch (BLOCK_SCHEMA)
         self._pending_bytes = 0
 
     # -------------------------------------------------------------- input
@@ -379,126 +380,185 @@ class Converter:
 
     # ---------------------------------------------------------- decoding
     def flush(self) -> None:
+        """Decode the pending messages and write them (one row group).
+
+        Rows are assembled column by column: the common columns of every
+        pending row, then, for each protocol, the batch decoder's Arrow
+        columns for its rows (nulls for the other protocol's), concatenated
+        and put back in ``message_key`` order."""
         rows, self._pending = self._pending, []
+        blocks, self._blocks = self._blocks, []
         self._pending_bytes = 0
-        if not rows:
+        if rows:
+            blocks.append(_rows_block(rows))
+        if not blocks:
             return
-        mq = [r for r in rows if r["protocol"] == "mq" and r["error"] is None]
-        ms = [r for r in rows if r["protocol"] == "msmq" and r["error"] is None and not r.get("_ping")]
-        extra: dict[int, dict] = {}
-        pcf_tables = []
-        if mq:
-            self._decode_mq(mq, extra, pcf_tables)
-        if ms:
-            self._decode_msmq(ms, extra)
-        for r in rows:
-            if r.get("_ping"):
-                self._decode_ping(r)
-        self._write(rows, extra)
-        for t in pcf_tables:
-            self.write_pcf(t)
+        block = blocks[0] if len(blocks) == 1 else pa.concat_tables(blocks)
+        self._write_block(block)
 
-    def _decode_mq(self, rows, extra, pcf_tables) -> None:
-        if not hasattr(_batch, "decode_mq_batch"):
-            from .ibmmq import decode_message
+    def _write_block(self, block: pa.Table) -> None:
+        import pyarrow.compute as pc
 
-            for r in rows:  # no batch decoder built yet: decode one by one, keep errors
-                try:
-                    decode_message(r["_data"])
-                except Exception as exc:  # DecodeError
-                    _set_error(r, exc)
+        schema = self.messages_schema
+        n = block.num_rows
+        protocol = block.column("protocol")
+        undecoded = pc.is_valid(block.column("error"))
+        ping = block.column("_ping")
+        mq_mask = pc.and_(pc.equal(protocol, "mq"), pc.invert(undecoded))
+        ms_mask = pc.and_(pc.and_(pc.equal(protocol, "msmq"), pc.invert(undecoded)), pc.invert(ping))
+        rest_mask = pc.invert(pc.or_(mq_mask, ms_mask))
+        parts = []
+        if pc.any(mq_mask).as_py():
+            parts.append(self._mq_part(block.filter(mq_mask)))
+        if pc.any(ms_mask).as_py():
+            parts.append(self._msmq_part(block.filter(ms_mask)))
+        if pc.any(rest_mask).as_py():
+            parts.append(self._rest_part(block.filter(rest_mask)))
+        table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        if len(parts) > 1:
+            table = table.take(pc.sort_indices(table.column("message_key")))
+        assert table.num_rows == n
+        # summary: messages by protocol and kind, errors
+        self.summary["messages"] += n
+        errors = pc.sum(pc.is_valid(table.column("error")).cast(pa.int64())).as_py() or 0
+        if errors:
+            self.summary["errors"] += errors
+        counts = pa.table({"p": table.column("protocol"),
+                           "k": pc.fill_null(table.column("kind"), "-")}).group_by(["p", "k"]).aggregate([([], "count_all")])
+        for p_, k_, c_ in zip(counts.column("p").to_pylist(), counts.column("k").to_pylist(),
+                              counts.column("count_all").to_pylist()):
+            self.by_kind[(p_, k_)] += c_
+        self.write_messages(table)
+
+    def _common(self, part: pa.Table, decoded: dict) -> pa.Table:
+        """``part`` (a block's rows) as a table of the messages schema:
+        common columns from the block, protocol columns from ``decoded``
+        (name -> array), nulls elsewhere."""
+        import pyarrow.compute as pc
+
+        n = part.num_rows
+        raw_all = self.options.raw
+        arrays = []
+        for f in self.messages_schema:
+            name = f.name
+            if name in decoded:
+                a = decoded[name]
+            elif name == "raw":
+                data = part.column("_data")
+                if raw_all:
+                    a = data
+                else:
+                    error = decoded.get("error", part.column("error"))
+                    a = pc.if_else(pc.is_valid(error), data, pa.scalar(None, data.type))
+            elif name in part.column_names:
+                a = part.column(name)
+            else:
+                a = pa.nulls(n, f.type)
+            if a.type != f.type:
+                a = a.cast(f.type)
+            arrays.append(a)
+        return pa.Table.from_arrays(arrays, schema=self.messages_schema)
+
+    def _mq_part(self, part: pa.Table) -> pa.Table:
+        import pyarrow.compute as pc
+
+        data = part.column("_data")
+        if not hasattr(_batch, "decode_mq_batch"):  # pragma: no cover - the batch package always has it
+            raise RuntimeError("mqcodec.batch.decode_mq_batch is missing")
+        table = _batch.decode_mq_batch(data.combine_chunks(), impl=self.options.impl,
+                                       md_only=part.column("_md_only").to_pylist())
+        decoded = {name: table.column(name) for name in table.schema.names if name not in _BATCH_ONLY}
+        failed = pc.is_valid(table.column("error_structure"))
+        decoded["error"] = pc.if_else(failed, pc.fill_null(table.column("error_reason"), "decode error"),
+                                      pa.scalar(None, pa.string()))
+        for name in ("error_structure", "error_field", "error_offset"):
+            decoded[name] = table.column(name)
+        out = self._common(part, decoded)
+        self._pcf(part, table, failed)
+        return out
+
+    def _pcf(self, part: pa.Table, table, failed) -> None:
+        """PCF bodies -> long-form parameters, grouped by the CCSID strings inherit."""
+        import pyarrow.compute as pc
+
+        if "body_offset" not in table.schema.names:
             return
-        table = _batch.decode_mq_batch([r["_data"] for r in rows], impl=self.options.impl,
-                                       md_only=[bool(r.get("_md_only")) for r in rows])
-        cols = {name: table.column(name).to_pylist() for name in table.schema.names}
-        n = len(rows)
-        for i in range(n):
-            r = rows[i]
-            if cols.get("error_structure", [None] * n)[i] is not None:
-                r["error"] = cols["error_reason"][i] if "error_reason" in cols else "decode error"
-                r["error_structure"] = cols["error_structure"][i]
-                r["error_field"] = cols["error_field"][i]
-                r["error_offset"] = cols["error_offset"][i]
-            extra[r["message_key"]] = {k: v[i] for k, v in cols.items() if k not in _BATCH_ONLY}
-        # PCF bodies -> long-form parameters, grouped by the CCSID strings inherit
-        if "body_offset" not in cols:
+        has = pc.and_(pc.and_(pc.invert(failed), pc.is_valid(table.column("pcf_type"))),
+                      pc.is_valid(table.column("body_offset")))
+        idx = pc.indices_nonzero(has).to_pylist()
+        if not idx:
             return
+        keys = part.column("message_key").to_pylist()
+        data = part.column("_data")
+        body_offset = table.column("body_offset").to_pylist()
+        body_ccsid = table.column("body_ccsid").to_pylist()
         groups: dict = {}
-        for i, r in enumerate(rows):
-            e = extra[r["message_key"]]
-            if r["error"] is None and e.get("pcf_type") is not None and e.get("body_offset") is not None:
-                groups.setdefault(e.get("body_ccsid"), []).append((r, e))
+        for i in idx:
+            groups.setdefault(body_ccsid[i], []).append(i)
         for ccsid, members in groups.items():
-            bodies = [r["_data"][e["body_offset"]:] for r, e in members]
+            bodies = [data[i].as_py()[body_offset[i]:] for i in members]
             kw = {"impl": self.options.impl}
             if ccsid:
                 kw["ccsid"] = ccsid
             res = _batch.decode_pcf_batch(bodies, **kw)
             params = res.parameters
-            keys = pa.array([members[i][0]["message_key"] for i in range(len(members))], pa.int64())
-            key_col = keys.take(params.column("record"))
+            key_col = pa.array([keys[i] for i in members], pa.int64()).take(params.column("record"))
             arrays = [key_col] + [params.column(f.name) for f in self.pcf_schema if f.name != "message_key"]
-            pcf_tables.append(pa.Table.from_arrays(arrays, schema=self.pcf_schema))
+            self.write_pcf(pa.Table.from_arrays(arrays, schema=self.pcf_schema))
 
-    def _decode_msmq(self, rows, extra) -> None:
-        if not hasattr(_batch, "decode_msmq_batch"):
-            from .msmq import decode_packet
+    def _msmq_part(self, part: pa.Table) -> pa.Table:
+        import pyarrow.compute as pc
 
-            for r in rows:
-                try:
-                    decode_packet(r["_data"])
-                except Exception as exc:
-                    _set_error(r, exc)
-            return
-        table = _batch.decode_msmq_batch([r["_data"] for r in rows], impl=self.options.impl)
-        cols = {name: table.column(name).to_pylist() for name in table.schema.names}
-        for i, r in enumerate(rows):
-            if cols["error_structure"][i] is not None:
-                r["error"] = cols.get("error_reason", [None] * len(rows))[i] or "decode error"
-                r["error_structure"] = cols["error_structure"][i]
-                r["error_field"] = cols["error_field"][i]
-                r["error_offset"] = cols["error_offset"][i]
-            e = {(k if k.startswith("msmq_") else "msmq_" + k): v[i] for k, v in cols.items() if k not in _BATCH_ONLY}
-            for short, long_name in _MSMQ_SHORT.items():
-                e[short] = e.get(long_name)
-            if e.get("msmq_source_qm") is not None and e.get("msmq_user_message_id") is not None:
-                e["msmq_message_id"] = "%s\\%d" % (e["msmq_source_qm"], e["msmq_user_message_id"])
-            if e.get("msmq_class") is not None:
-                from .msmq.constants import MQMSG_CLASS_NAMES
+        from .msmq.constants import MQMSG_CLASS_NAMES
 
-                e["msmq_class_name"] = MQMSG_CLASS_NAMES.get(e["msmq_class"])
-            extra[r["message_key"]] = e
+        table = _batch.decode_msmq_batch(part.column("_data").combine_chunks(), impl=self.options.impl)
+        decoded = {}
+        for name in table.schema.names:
+            if name not in _BATCH_ONLY:
+                decoded[name if name.startswith("msmq_") else "msmq_" + name] = table.column(name)
+        failed = pc.is_valid(table.column("error_structure"))
+        decoded["error"] = pc.if_else(failed, pc.fill_null(table.column("error_reason"), "decode error"),
+                                      pa.scalar(None, pa.string()))
+        for name in ("error_structure", "error_field", "error_offset"):
+            decoded[name] = table.column(name)
+        for short, long_name in _MSMQ_SHORT.items():
+            decoded[short] = decoded.get(long_name)
+        qm, mid = decoded.get("msmq_source_qm"), decoded.get("msmq_user_message_id")
+        if qm is not None and mid is not None:
+            decoded["msmq_message_id"] = pc.binary_join_element_wise(qm, mid.cast(pa.string()), "\\")
+        cls = decoded.get("msmq_class")
+        if cls is not None:
+            codes = sorted(MQMSG_CLASS_NAMES)
+            where = pc.index_in(cls.cast(pa.int64()), value_set=pa.array(codes, pa.int64()))
+            decoded["msmq_class_name"] = pa.array([MQMSG_CLASS_NAMES[c] for c in codes], pa.string()).take(where)
+        return self._common(part, {k: v for k, v in decoded.items() if v is not None})
 
-    @staticmethod
-    def _decode_ping(r) -> None:
+    def _rest_part(self, part: pa.Table) -> pa.Table:
+        """Rows no batch decoder sees: framing errors (already carrying their
+        error) and MSMQ pings (decoded one by one: they are few)."""
+        import pyarrow.compute as pc
+
+        ping = part.column("_ping").to_pylist()
+        if not any(ping):
+            return self._common(part, {})
         from .msmq import decode_ping
 
-        try:
-            decode_ping(r["_data"])
-        except Exception as exc:
-            _set_error(r, exc)
-
-    def _write(self, rows, extra) -> None:
-        schema = self.messages_schema
-        raw_all = self.options.raw
-        columns: dict[str, list] = {f.name: [] for f in schema}
-        names = [f.name for f in schema]
-        for r in rows:
-            e = extra.get(r["message_key"], {})
-            proto = r["protocol"]
-            self.by_kind[(proto, r["kind"] or "-")] += 1
-            self.summary["messages"] += 1
-            if r["error"] is not None:
-                self.summary["errors"] += 1
-            for name in names:
-                if name == "raw":
-                    columns[name].append(r["_data"] if (raw_all or r["error"] is not None) else None)
-                elif name in r:
-                    columns[name].append(r[name])
-                else:
-                    columns[name].append(e.get(name))
-        arrays = [pa.array(columns[f.name], type=f.type) for f in schema]
-        self.write_messages(pa.Table.from_arrays(arrays, schema=schema))
+        cols = {name: part.column(name).to_pylist() for name in ("error", "error_structure", "error_field", "error_offset")}
+        data = part.column("_data")
+        for i, is_ping in enumerate(ping):
+            if is_ping:
+                try:
+                    decode_ping(data[i].as_py())
+                except Exception as exc:  # DecodeError
+                    cols["error"][i] = str(exc)
+                    cols["error_structure"][i] = getattr(exc, "structure", None)
+                    cols["error_field"][i] = getattr(exc, "field", None)
+                    cols["error_offset"][i] = getattr(exc, "offset", None)
+        decoded = {"error": pa.array(cols["error"], pa.string()),
+                   "error_structure": pa.array(cols["error_structure"], pa.string()),
+                   "error_field": pa.array(cols["error_field"], pa.string()),
+                   "error_offset": pa.array(cols["error_offset"], pa.int64())}
+        return self._common(part, decoded)
 
     # ---------------------------------------------------------- summary
     def report(self) -> dict:
@@ -507,6 +567,28 @@ class Converter:
             "messages_by_protocol_and_kind": {"%s/%s" % k: v for k, v in sorted(self.by_kind.items())},
             "captures": self.capture_reports,
         }
+
+
+#: the pending rows of one chunk, before decoding: the common columns and the
+#: message bytes (the compiled core produces these columns directly)
+BLOCK_SCHEMA = pa.schema(
+    [f for f in MESSAGES_COMMON if f.name in (
+        "message_key", "capture", "frame", "ts", "src_ip", "src_port", "dst_ip", "dst_port", "tcp_stream",
+        "stream_offset", "protocol", "kind", "error", "error_structure", "error_field", "error_offset", "length")]
+    + [pa.field("_data", pa.large_binary()), pa.field("_md_only", pa.bool_()), pa.field("_ping", pa.bool_())]
+)
+
+
+def _rows_block(rows: list) -> pa.Table:
+    """Row dicts (the pure pipeline's pending rows) as a BLOCK_SCHEMA table."""
+    arrays = []
+    for f in BLOCK_SCHEMA:
+        name = f.name
+        if name in ("_md_only", "_ping"):
+            arrays.append(pa.array([bool(r.get(name)) for r in rows], pa.bool_()))
+        else:
+            arrays.append(pa.array([r[name] for r in rows], f.type))
+    return pa.Table.from_arrays(arrays, schema=BLOCK_SCHEMA)
 
 
 def _frames_until_error(reader, file_error: list):
