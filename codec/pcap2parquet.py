@@ -230,7 +230,7 @@ class Converter:
                 if t is StreamData:
                     d = self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports)
                     if d.protocol is None:
-                        if not self.options.detect_by_content or self._detect(d, ev.data) is None:
+                        if not self.options.detect_by_content or self._detect(d, ev.data, ev.offset) is None:
                             d.undetected += len(ev.data)
                             continue  # no mark: nothing will ask where these bytes were
                     d.mark(ev.offset, ev.frame_number, ev.ts_ns)
@@ -311,23 +311,26 @@ class Converter:
                 self._start(d, "msmq")
         return d
 
-    def _detect(self, d: _Direction, data: bytes) -> Optional[str]:
+    def _detect(self, d: _Direction, data: bytes, offset: int) -> Optional[str]:
         proto = _detect(data)
         if proto is not None:
-            self._start(d, proto)
+            self._start(d, proto, offset)
         return proto
 
     @staticmethod
-    def _start(d: _Direction, protocol: str) -> None:
+    def _start(d: _Direction, protocol: str, offset: int = 0) -> None:
+        """Frame ``d`` as ``protocol`` from stream ``offset`` on (0 for a
+        direction known by its port; the first recognised byte when detected
+        by content: the framers report stream offsets from there)."""
         d.protocol = protocol
         if protocol == "mq":
             from .ibmmq.framing import MQStreamFramer
 
-            d.framer = MQStreamFramer()
+            d.framer = MQStreamFramer(offset)
         else:
             from .msmq.framing import MSMQStreamFramer
 
-            d.framer = MSMQStreamFramer()
+            d.framer = MSMQStreamFramer(offset=offset)
 
     # ---------------------------------------------------------- framing
     def _drain(self, capture: str, d: _Direction) -> None:

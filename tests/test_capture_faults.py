@@ -638,3 +638,26 @@ def test_closed_connections_are_forgotten():
     s = conv.report()["summary"]
     assert s["messages"] == 200 and not s.get("errors")
     assert alive and alive[0] <= 2
+
+
+def test_content_detected_stream_reports_stream_offsets_and_frames():
+    """Regression (pcap2parquet.py): a direction recognised by its content
+    after other bytes (here 6 bytes of a greeting on port 5000, then an MQ
+    TSHM unit) got a framer counting from 0 instead of the stream offset of
+    the first recognised byte, so ``stream_offset`` was 6 too small and
+    ``frame`` pointed at the greeting's frame."""
+    from mqcodec.capture.writer import TcpConversation
+    from mqcodec.ibmmq.framing import encode_put
+
+    msg = synth._app_message(random.Random(3), 1, synth.START_NS, little=True)
+    unit = encode_put(msg, conversation_id=1, request_id=1)
+    conv = TcpConversation(("10.4.0.1", 40001), ("10.4.0.2", 5000), start_ns=synth.START_NS)
+    packets = conv.handshake() + conv.send(0, b"HELLO\n") + conv.send(0, unit) + conv.close()
+    frames = [(p.ts_ns, p.frame) for p in packets]
+    rows, s, _ = _run(_pcap(frames))
+    assert len(rows) == 1 and rows[0]["error"] is None and rows[0]["protocol"] == "mq"
+    assert rows[0]["stream_offset"] == 6
+    # the frame holding the unit's first byte: 3 handshake frames, the greeting and its ACK, then the unit
+    assert [len(p.frame) > 54 for p in packets][:6] == [False, False, False, True, False, True]
+    assert rows[0]["frame"] == 6
+    assert s["bytes in streams of no known protocol"] == 6
