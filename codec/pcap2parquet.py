@@ -136,13 +136,16 @@ class ConvertOptions:
     #: chunk counted in messages alone is not a memory bound
     chunk_bytes: int = 64 << 20
     impl: Optional[str] = None
+    #: the capture pipeline: None = the compiled capture core when built (docs/capture-core.md),
+    #: "py" = the pure pipeline (the reference); ``impl="py"`` implies it
+    capture_impl: Optional[str] = None
 
 
 # ---------------------------------------------------------------------------
 # per-direction state
 # ---------------------------------------------------------------------------
 class _Direction:
-    __slots__ = ("protocol", "framer", "marks", "src", "sport", "dst", "dport", "stream", "undetected")
+    __slots__ = ("protocol", "framer", "marks", "src", "sport", "dst", "dport", "stream", "undetected", "skip")
 
     def __init__(self, conn, direction):
         from .capture import CLIENT_TO_SERVER
@@ -156,6 +159,7 @@ class _Direction:
             self.src, self.sport, self.dst, self.dport = conn.server, conn.server_port, conn.client, conn.client_port
         self.stream = conn.stream
         self.undetected = 0
+        self.skip = 0  # messages to pass over (a connection replayed after the compiled core)
 
     def mark(self, offset: int, frame: int, ts: int) -> None:
         self.marks.append((offset, frame, ts))
@@ -205,83 +209,59 @@ class Converter:
         self._key = 0
         self._pending: list[dict] = []    # rows of the pure pipeline, one dict each
         self._blocks: list[pa.Table] = []  # rows of the compiled core, a table per batch (BLOCK_SCHEMA)
+        self._block_rows = 0
         self._pending_bytes = 0
+        self._mq_ports = frozenset(self.options.mq_ports)
+        self._replay = None  # pcap2parquet_compiled.Replay while replaying connections
+        self._msmq_ports = frozenset(self.options.msmq_ports)
 
     # -------------------------------------------------------------- input
     def add_capture(self, source, name: Optional[str] = None, progress=None, *, index: Optional[int] = None) -> None:
         """Convert one capture. ``index``: its position in the job's input
-        list (the high bits of ``message_key``); default: the next one."""
-        from .capture import CaptureProcessor, Gap, StreamClosed, StreamData, StreamOpened, UDPDatagram, open_capture
+        list (the high bits of ``message_key``); default: the next one.
 
+        The compiled capture core converts it when it is built and
+        ``options.impl`` is not ``"py"`` (and the source can be read twice:
+        a path, bytes or a seekable file); otherwise the pure pipeline."""
         name = name or (os.path.basename(source) if isinstance(source, (str, os.PathLike)) else "capture")
         self._capture_index = len(self.capture_reports) if index is None else int(index)
         self._key = self._capture_index << KEY_SHIFT
+        core = _core_module(self.options.capture_impl or self.options.impl)
+        if core is not None and _rereadable(source):
+            from . import pcap2parquet_compiled
+
+            if pcap2parquet_compiled.add_capture(self, core, source, name, progress):
+                return
+        self._add_capture_pure(source, name, progress)
+
+    def _add_capture_pure(self, source, name: str, progress=None) -> None:
+        from .capture import CaptureProcessor, StreamClosed, open_capture
+
         proc = CaptureProcessor()
         dirs: dict = {}
-        reader = open_capture(source)
-        mq_ports = frozenset(self.options.mq_ports)
-        msmq_ports = frozenset(self.options.msmq_ports)
+        reader = open_capture(_reopen(source))
         file_error = []
         for frame in _frames_until_error(reader, file_error):
             if progress is not None:
                 progress(frame)
-            for ev in proc.feed(frame):
-                t = type(ev)
-                if t is StreamData:
-                    d = self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports)
-                    if d.protocol is None:
-                        if not self.options.detect_by_content or self._detect(d, ev.data, ev.offset) is None:
-                            d.undetected += len(ev.data)
-                            continue  # no mark: nothing will ask where these bytes were
-                    d.mark(ev.offset, ev.frame_number, ev.ts_ns)
-                    d.framer.feed(ev.data)
-                    self._drain(name, d)
-                elif t is Gap:
-                    d = self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports)
-                    self.summary["gaps"] += 1
-                    self.summary["gap bytes"] += ev.length
-                    if d.framer is not None:
-                        d.mark(ev.offset, ev.frame_number, ev.ts_ns)
-                        d.framer.gap(ev.length)
-                        self._drain(name, d)
-                elif t is StreamClosed:
-                    # a closed direction gets no more events: forget it (memory bounded by
-                    # open connections, not by every connection of the capture)
-                    d = dirs.pop((ev.conn, ev.direction), None)
-                    if d is not None and d.undetected:
-                        self.summary["bytes in streams of no known protocol"] += d.undetected
-                    if d is not None and d.framer is not None:
-                        close = getattr(d.framer, "close", None)
-                        if close is not None:
-                            close()
-                        self._drain(name, d)
-                elif t is UDPDatagram:
-                    if MSMQ_PING_PORT in (ev.sport, ev.dport):
-                        self._ping(name, ev)
-                elif t is StreamOpened:
-                    pass
+            self._on_events(proc.feed(frame), name, dirs)
             if len(self._pending) >= self.options.chunk_messages or self._pending_bytes >= self.options.chunk_bytes:
                 self.flush()
         for ev in proc.close():
             if type(ev) is StreamClosed:
-                d = dirs.pop((ev.conn, ev.direction), None)
-                if d is not None and d.undetected:
-                    self.summary["bytes in streams of no known protocol"] += d.undetected
-                if d is not None and d.framer is not None:
-                    close = getattr(d.framer, "close", None)
-                    if close is not None:
-                        close()
-                    self._drain(name, d)
-                    if self._pending_bytes >= self.options.chunk_bytes:
-                        self.flush()
-            elif type(ev) is Gap:
-                self.summary["gaps"] += 1
-                self.summary["gap bytes"] += ev.length
+                self._on_events((ev,), name, dirs)
+                if self._pending_bytes >= self.options.chunk_bytes:
+                    self.flush()
+            else:
+                self._on_events((ev,), name, dirs, gaps_only=True)
         for d in dirs.values():
             if d.undetected:
                 self.summary["bytes in streams of no known protocol"] += d.undetected
         report = proc.report()
         report["capture"] = name
+        self._end_capture(report, reader, file_error)
+
+    def _end_capture(self, report: dict, reader, file_error: list) -> None:
         # damage in the file structure after the first frame ends the capture, not the job
         # (docs/ROBUSTNESS-captures.md): the frames before it are converted and it is counted
         if file_error:
@@ -300,11 +280,58 @@ class Converter:
         self.summary["frames malformed"] += report["stats"].get("malformed", 0)
         self.flush()
 
+    def _on_events(self, events, name: str, dirs: dict, *, gaps_only: bool = False) -> None:
+        """The pure pipeline's transport events -> framers -> pending rows."""
+        from .capture import Gap, StreamClosed, StreamData, UDPDatagram
+
+        mq_ports = self._mq_ports
+        msmq_ports = self._msmq_ports
+        for ev in events:
+            t = type(ev)
+            if gaps_only:
+                if t is Gap:
+                    self.summary["gaps"] += 1
+                    self.summary["gap bytes"] += ev.length
+                continue
+            if t is StreamData:
+                d = self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports)
+                if d.protocol is None:
+                    if not self.options.detect_by_content or self._detect(d, ev.data, ev.offset) is None:
+                        d.undetected += len(ev.data)
+                        continue  # no mark: nothing will ask where these bytes were
+                d.mark(ev.offset, ev.frame_number, ev.ts_ns)
+                d.framer.feed(ev.data)
+                self._drain(name, d)
+            elif t is Gap:
+                d = self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports)
+                self.summary["gaps"] += 1
+                self.summary["gap bytes"] += ev.length
+                if d.framer is not None:
+                    d.mark(ev.offset, ev.frame_number, ev.ts_ns)
+                    d.framer.gap(ev.length)
+                    self._drain(name, d)
+            elif t is StreamClosed:
+                # a closed direction gets no more events: forget it (memory bounded by
+                # open connections, not by every connection of the capture)
+                d = dirs.pop((ev.conn, ev.direction), None)
+                if d is not None and d.undetected:
+                    self.summary["bytes in streams of no known protocol"] += d.undetected
+                if d is not None and d.framer is not None:
+                    close = getattr(d.framer, "close", None)
+                    if close is not None:
+                        close()
+                    self._drain(name, d)
+            elif t is UDPDatagram:
+                if MSMQ_PING_PORT in (ev.sport, ev.dport):
+                    self._ping(name, ev)
+
     def _direction(self, dirs, conn, direction, mq_ports, msmq_ports) -> _Direction:
         key = (conn, direction)
         d = dirs.get(key)
         if d is None:
             d = dirs[key] = _Direction(conn, direction)
+            if self._replay is not None:  # a connection the compiled core handed back
+                self._replay.assign(d, conn, direction)
             if conn.server_port in mq_ports or conn.client_port in mq_ports:
                 self._start(d, "mq")
             elif conn.server_port in msmq_ports or conn.client_port in msmq_ports:
@@ -336,6 +363,9 @@ class Converter:
     def _drain(self, capture: str, d: _Direction) -> None:
         for ev in d.framer:  # both framers iterate their ready events, stopping at NEED_DATA/CLOSED
             kind = type(ev).__name__
+            if d.skip and kind in ("Message", "Packet"):
+                d.skip -= 1  # a replayed direction: the compiled core already wrote this message
+                continue
             if kind in ("Message", "Packet"):
                 start = _attr(ev, "stream_offset_start", "offset")
                 data = _attr(ev, "message_bytes", "data")
@@ -391,6 +421,7 @@ class Converter:
         and put back in ``message_key`` order."""
         rows, self._pending = self._pending, []
         blocks, self._blocks = self._blocks, []
+        self._block_rows = 0
         self._pending_bytes = 0
         if rows:
             blocks.append(_rows_block(rows))
@@ -594,6 +625,45 @@ def _rows_block(rows: list) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=BLOCK_SCHEMA)
 
 
+def _core_module(impl: Optional[str]):
+    """The compiled capture core, or None (pure pipeline): not built,
+    ``impl="py"``, or ``MQCODEC_PURE=1``."""
+    if impl == "py" or os.environ.get("MQCODEC_PURE") == "1":
+        return None
+    try:
+        from ._ext import capture_core
+    except ImportError:
+        if impl == "c":
+            raise
+        return None
+    return capture_core
+
+
+def _rereadable(source) -> bool:
+    """The compiled path reads a capture twice when connections need the
+    pure pipeline's replay: paths, bytes and seekable files can be."""
+    if isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview)):
+        return True
+    try:
+        return bool(source.seekable())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _reopen(source):
+    """``source`` ready to be read from its start (a seekable file is rewound)."""
+    if isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview)):
+        return source
+    seek = getattr(source, "seek", None)
+    if seek is not None:
+        try:
+            if source.seekable() and source.tell() != 0:
+                seek(0)
+        except (ValueError, OSError):
+            pass
+    return source
+
+
 def _frames_until_error(reader, file_error: list):
     """The reader's frames; a DecodeError in the file structure after the first
     frame is appended to ``file_error`` and ends the iteration (one in the file
@@ -665,6 +735,11 @@ class _Progress:
             rate = self.frames / max(now - self.t0, 1e-9)
             sys.stderr.write("\r%s: %d frames (%.0f/s)" % (self.path, self.frames, rate))
             sys.stderr.flush()
+
+    def advance(self, frames: int) -> None:
+        """The compiled engine reports frames a chunk at a time."""
+        self.frames += frames - 1
+        self(None)
 
     def done(self) -> None:
         sys.stderr.write("\r%s: %d frames in %.1f s\n" % (self.path, self.frames, time.monotonic() - self.t0))

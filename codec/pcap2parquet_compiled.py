@@ -1,0 +1,262 @@
+"""The compiled engine of :class:`mqcodec.pcap2parquet.Converter`.
+
+The compiled capture core (``mqcodec._ext.capture_core``, docs/capture-core.md)
+walks the capture, reassembles each TCP direction in order and frames IBM MQ
+and MSMQ messages in C; its messages arrive here a batch at a time as arrays
+(one bytes buffer and offsets, no Python object per message) and become a
+block of pending rows for the batch decoders.  What the core does not handle
+goes through the pure pipeline, so that the tables are the pure engine's:
+
+* frames it defers (not IP, UDP such as the MSMQ ping, malformed or
+  unsupported headers) go through a pure :class:`CaptureProcessor` as they
+  come, for the pings and for the skipped/malformed counts;
+* connections it hands back ("replay": out-of-order segments, gaps, a framer
+  meeting anything but clean messages, ...) are converted by the pure
+  pipeline in a second read of the capture, from their first frame, skipping
+  per direction the messages the core had already written (they are, by the
+  core's construction, the first messages of the pure framer for that
+  direction).
+
+Rows keep the pure engine's values; ``message_key`` numbers them in the order
+they are produced (core messages as they complete, then replayed ones), so the
+numbering -- unique either way -- differs from the pure engine's.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict, deque
+
+import numpy as np
+import pyarrow as pa
+
+from . import pcap2parquet as _p
+
+__all__ = ["add_capture", "Replay"]
+
+CHUNK = 4 << 20
+
+
+def _chunks(source):
+    """The decompressed bytes of a capture, a piece at a time."""
+    from .capture.reader import GZIP_MAGIC, _Gunzip
+
+    src = _p._reopen(source)
+    if isinstance(src, (bytes, bytearray, memoryview)):
+        data = bytes(src)
+        if data[:2] == GZIP_MAGIC:
+            g = _Gunzip(CHUNK)
+            yield from g.feed(data)
+            g.close()
+            return
+        for i in range(0, len(data), CHUNK):
+            yield data[i:i + CHUNK]
+        return
+    own = not hasattr(src, "read")
+    f = open(src, "rb") if own else src
+    try:
+        first = f.read(CHUNK)
+        if first[:2] == GZIP_MAGIC:
+            g = _Gunzip(CHUNK)
+            piece = first
+            while piece:
+                yield from g.feed(piece)
+                piece = f.read(CHUNK)
+            g.close()
+            return
+        piece = first
+        while piece:
+            yield piece
+            piece = f.read(CHUNK)
+    finally:
+        if own:
+            f.close()
+
+
+class Replay:
+    """Maps the pure pipeline's connections in the second read onto the
+    core's: its ``tcp_stream`` number and how many messages per direction
+    the core already wrote."""
+
+    def __init__(self, entries):
+        self._by_tuple = defaultdict(deque)
+        for conn, four, stream, c2s, s2c in entries:
+            self._by_tuple[tuple(four)].append((stream, c2s, s2c))
+        self._known: dict = {}
+
+    def assign(self, d, conn, direction) -> None:
+        from .capture import CLIENT_TO_SERVER
+
+        key = (conn.client, conn.client_port, conn.server, conn.server_port)
+        entry = self._known.get(conn)
+        if entry is None:
+            queue = self._by_tuple.get(key)
+            if not queue:  # the core never saw this connection (e.g. only in IP fragments)
+                entry = (None, 0, 0)
+            else:
+                entry = queue.popleft()
+            self._known[conn] = entry
+        d.stream = entry[0]
+        d.skip = entry[1] if direction == CLIENT_TO_SERVER else entry[2]
+
+
+def _take(conv, core, mod, side, name: str, conns: dict, kinds) -> int:
+    """Move the core's latest messages into a pending block; run deferred
+    frames through the pure processor.  Returns the number of messages."""
+    b = core.take()
+    for frame in b["deferred"]:
+        _side_events(conv, side.feed(frame), name)
+    n = len(b["seq"])
+    if n == 0:
+        return 0
+    offsets = np.ascontiguousarray(b["offsets"], dtype=np.int64)
+    data = pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets),
+                                                                   pa.py_buffer(b["data"])])
+    conn = np.asarray(b["conn"], dtype=np.int64)
+    direction = np.asarray(b["direction"], dtype=np.int8)
+    uniq, inverse = np.unique(conn, return_inverse=True)
+    cip, cport, sip, sport = [], [], [], []
+    for c in uniq.tolist():
+        info = conns.get(c)
+        if info is None:
+            info = conns[c] = core.connection(c)
+        cip.append(info[0])
+        cport.append(info[1])
+        sip.append(info[2])
+        sport.append(info[3])
+    inv = pa.array(inverse.astype(np.int64))
+    c2s = pa.array(direction == 0)
+    import pyarrow.compute as pc
+
+    cip_a, sip_a = pa.array(cip, pa.string()).take(inv), pa.array(sip, pa.string()).take(inv)
+    cport_a, sport_a = pa.array(cport, pa.int32()).take(inv), pa.array(sport, pa.int32()).take(inv)
+    protocol = np.asarray(b["protocol"], dtype=np.int64)
+    kind_index = np.asarray(b["kind"], dtype=np.int64) + protocol * len(kinds[0])
+    keys = conv._key + 1 + np.arange(n, dtype=np.int64)
+    conv._key += n
+    columns = {
+        "message_key": pa.array(keys),
+        "capture": pa.array([name], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
+        "frame": pa.array(np.asarray(b["frame"], dtype=np.int64)),
+        "ts": pa.array(np.asarray(b["ts_ns"], dtype=np.int64)).cast(pa.timestamp("ns", tz="UTC")),
+        "src_ip": pc.if_else(c2s, cip_a, sip_a),
+        "src_port": pc.if_else(c2s, cport_a, sport_a),
+        "dst_ip": pc.if_else(c2s, sip_a, cip_a),
+        "dst_port": pc.if_else(c2s, sport_a, cport_a),
+        "tcp_stream": pa.array(np.asarray(b["tcp_stream"], dtype=np.int64)),
+        "stream_offset": pa.array(np.asarray(b["stream_offset"], dtype=np.int64)),
+        "protocol": pa.array(["mq", "msmq"], pa.string()).take(pa.array(protocol)),
+        "kind": pa.array(kinds[0] + kinds[1], pa.string()).take(pa.array(kind_index)),
+        "length": pa.array(np.diff(offsets)),
+        "_data": data,
+        "_md_only": pa.array(np.asarray(b["md_only"], dtype=bool)),
+        "_ping": pa.array(np.zeros(n, dtype=bool)),
+    }
+    arrays = [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in _p.BLOCK_SCHEMA]
+    conv._blocks.append(pa.Table.from_arrays(arrays, schema=_p.BLOCK_SCHEMA))
+    conv._block_rows += n
+    conv._pending_bytes += int(offsets[-1] - offsets[0])
+    return n
+
+
+def _side_events(conv, events, name: str) -> None:
+    """Events of the deferred frames' pure processor: only UDP datagrams (the
+    MSMQ ping) make rows; TCP belongs to the core, which hands the
+    connections it cannot follow to the replay."""
+    from .capture import UDPDatagram
+
+    conv._on_events([ev for ev in events if type(ev) is UDPDatagram], name, {})
+
+
+def add_capture(conv, mod, source, name: str, progress=None) -> bool:
+    """Convert ``source`` with the compiled core; False when the core does
+    not support the file (nothing was emitted: the caller uses the pure
+    pipeline)."""
+    from .capture import CaptureProcessor, open_capture
+
+    opts = conv.options
+    core = mod.CaptureCore(mq_ports=tuple(opts.mq_ports), msmq_ports=tuple(opts.msmq_ports),
+                           detect_by_content=opts.detect_by_content)
+    side = CaptureProcessor()
+    kinds = (list(mod.MQ_KIND_NAMES), list(mod.MSMQ_KIND_NAMES))
+    conns: dict = {}
+    started = False
+    frames_seen = 0
+    for chunk in _chunks(source):
+        core.feed(chunk)
+        if not started:
+            if getattr(core, "supported", True) is False:
+                return False
+            started = True
+        _take(conv, core, mod, side, name, conns, kinds)
+        if progress is not None and hasattr(progress, "advance"):
+            frames = core.stats.get("frames", 0)
+            progress.advance(frames - frames_seen)
+            frames_seen = frames
+        if conv._block_rows + len(conv._pending) >= opts.chunk_messages or conv._pending_bytes >= opts.chunk_bytes:
+            conv.flush()
+        if core.stop is not None:
+            break
+    if not started:
+        return False
+    core.finish()
+    _take(conv, core, mod, side, name, conns, kinds)
+    _side_events(conv, side.close(), name)
+    stats = dict(core.stats)
+    replay = core.replay()
+    if replay:
+        _replay(conv, mod, core, source, name, replay)
+    # the pure reader's account of a damaged or cut file (it stops where the core stopped)
+    file_error: list = []
+    reader = open_capture(_p._reopen(source))
+    if core.stop is not None or getattr(core, "truncated", False):
+        for _ in _p._frames_until_error(reader, file_error):
+            pass
+    else:
+        class _Done:  # no damage: nothing for the pure reader to say
+            truncation = None
+            parser = None
+        reader = _Done()
+    side_report = side.report()
+    report = {
+        "capture": name,
+        "engine": "compiled",
+        "stats": {
+            "frames": stats.get("frames", 0),
+            "skipped": side_report["stats"].get("skipped", 0),
+            "malformed": side_report["stats"].get("malformed", 0),
+        },
+        "skipped": side_report["skipped"],
+        "malformed": side_report["malformed"],
+        "core": stats,
+        "replayed connections": len(replay),
+    }
+    undetected = stats.get("bytes in undetected streams", 0)
+    if undetected:
+        conv.summary["bytes in streams of no known protocol"] += undetected
+    conv._end_capture(report, reader, file_error)
+    return True
+
+
+def _replay(conv, mod, core, source, name: str, entries) -> None:
+    """Second read: the pure pipeline on the frames of the connections the
+    core handed back (and IPv4 fragments carrying TCP)."""
+    from .capture import CaptureProcessor, StreamClosed
+
+    filt = mod.ReplayFilter(core)
+    proc = CaptureProcessor()
+    dirs: dict = {}
+    conv._replay = Replay(entries)
+    try:
+        for chunk in _chunks(source):
+            for frame in filt.feed(chunk):
+                conv._on_events(proc.feed(frame), name, dirs)
+            if len(conv._pending) + conv._block_rows >= conv.options.chunk_messages \
+                    or conv._pending_bytes >= conv.options.chunk_bytes:
+                conv.flush()
+        for ev in proc.close():
+            conv._on_events((ev,), name, dirs, gaps_only=type(ev) is not StreamClosed)
+        for d in dirs.values():
+            if d.undetected:
+                conv.summary["bytes in streams of no known protocol"] += d.undetected
+    finally:
+        conv._replay = None
+    conv.summary["connections replayed by the pure pipeline"] += len(entries)
