@@ -245,6 +245,7 @@ class Converter:
             if progress is not None:
                 progress(frame)
             self._on_events(proc.feed(frame), name, dirs)
+            # BUDGET HOOK: the global byte budget over proc (reorder buffers) and dirs (framers)
             if len(self._pending) >= self.options.chunk_messages or self._pending_bytes >= self.options.chunk_bytes:
                 self.flush()
         for ev in proc.close():
