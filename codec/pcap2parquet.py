@@ -210,6 +210,7 @@ class Converter:
         self._pending: list[dict] = []    # rows of the pure pipeline, one dict each
         self._blocks: list[pa.Table] = []  # rows of the compiled core, a table per batch (BLOCK_SCHEMA)
         self._block_rows = 0
+        self._flushes = 0
         self._pending_bytes = 0
         self._mq_ports = frozenset(self.options.mq_ports)
         self._replay = None  # pcap2parquet_compiled.Replay while replaying connections
@@ -422,6 +423,7 @@ class Converter:
         and put back in ``message_key`` order."""
         rows, self._pending = self._pending, []
         blocks, self._blocks = self._blocks, []
+        self._flushes += 1
         self._block_rows = 0
         self._pending_bytes = 0
         if rows:

@@ -135,8 +135,8 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds) -> int:
     columns = {
         "message_key": pa.array(keys),
         "capture": pa.array([name], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
-        "frame": pa.array(np.asarray(b["frame"], dtype=np.int64)),
-        "ts": pa.array(np.asarray(b["ts_ns"], dtype=np.int64)).cast(pa.timestamp("ns", tz="UTC")),
+        "frame": _nonneg(b["frame"]),
+        "ts": _nonneg(b["ts_ns"]).cast(pa.timestamp("ns", tz="UTC")),
         "src_ip": pc.if_else(c2s, cip_a, sip_a),
         "src_port": pc.if_else(c2s, cport_a, sport_a),
         "dst_ip": pc.if_else(c2s, sip_a, cip_a),
@@ -155,6 +155,12 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds) -> int:
     conv._block_rows += n
     conv._pending_bytes += int(offsets[-1] - offsets[0])
     return n
+
+
+def _nonneg(values) -> pa.Array:
+    """int64 array with -1 (the core's "none") as null."""
+    v = np.asarray(values, dtype=np.int64)
+    return pa.array(v, mask=v < 0)
 
 
 def _side_events(conv, events, name: str) -> None:
@@ -179,13 +185,24 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     kinds = (list(mod.MQ_KIND_NAMES), list(mod.MSMQ_KIND_NAMES))
     conns: dict = {}
     started = False
+    mark = (len(conv._pending), len(conv._blocks), conv._key, conv._flushes, conv._pending_bytes, conv._block_rows)
+
+    def rollback() -> bool:
+        """Forget this capture's rows (none written yet): the pure pipeline takes it."""
+        if conv._flushes != mark[3]:  # pragma: no cover - the core decides before writing anything
+            raise RuntimeError("capture core gave up after rows were written: %s" % core.unsupported_reason)
+        del conv._pending[mark[0]:]
+        del conv._blocks[mark[1]:]
+        conv._key, conv._pending_bytes, conv._block_rows = mark[2], mark[4], mark[5]
+        return False
     frames_seen = 0
     for chunk in _chunks(source):
         core.feed(chunk)
-        if not started:
-            if getattr(core, "supported", True) is False:
-                return False
-            started = True
+        if not core.supported:
+            # a file header it does not take, a connection it cannot follow: the pure
+            # pipeline converts the whole capture (and raises on a damaged file header)
+            return rollback()
+        started = True
         _take(conv, core, mod, side, name, conns, kinds)
         if progress is not None and hasattr(progress, "advance"):
             frames = core.stats.get("frames", 0)
@@ -195,9 +212,11 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
             conv.flush()
         if core.stop is not None:
             break
-    if not started:
-        return False
+    if not started or core.format is None:
+        return rollback()  # empty, or too short to hold a file header: the pure reader says which
     core.finish()
+    if not core.supported:
+        return rollback()
     _take(conv, core, mod, side, name, conns, kinds)
     _side_events(conv, side.close(), name)
     stats = dict(core.stats)
@@ -229,9 +248,11 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
         "core": stats,
         "replayed connections": len(replay),
     }
-    undetected = stats.get("bytes in undetected streams", 0)
+    undetected = stats.get("bytes in streams of no known protocol", 0)
     if undetected:
         conv.summary["bytes in streams of no known protocol"] += undetected
+    if stats.get("pcapng blocks skipped"):
+        conv.summary["pcapng blocks skipped"] += stats["pcapng blocks skipped"]
     conv._end_capture(report, reader, file_error)
     return True
 
@@ -246,14 +267,16 @@ def _replay(conv, mod, core, source, name: str, entries) -> None:
     dirs: dict = {}
     conv._replay = Replay(entries)
     try:
+        limit_rows, limit_bytes = conv.options.chunk_messages, conv.options.chunk_bytes
         for chunk in _chunks(source):
             for frame in filt.feed(chunk):
                 conv._on_events(proc.feed(frame), name, dirs)
-            if len(conv._pending) + conv._block_rows >= conv.options.chunk_messages \
-                    or conv._pending_bytes >= conv.options.chunk_bytes:
-                conv.flush()
+                if len(conv._pending) >= limit_rows or conv._pending_bytes >= limit_bytes:
+                    conv.flush()
         for ev in proc.close():
             conv._on_events((ev,), name, dirs, gaps_only=type(ev) is not StreamClosed)
+            if conv._pending_bytes >= limit_bytes:
+                conv.flush()
         for d in dirs.values():
             if d.undetected:
                 conv.summary["bytes in streams of no known protocol"] += d.undetected

@@ -48,10 +48,12 @@ def _pcap(frames, snaplen=262144) -> bytes:
     return f.getvalue()
 
 
-def _run(data, *, captures=None):
-    """Convert capture bytes (or several) in memory; (rows, summary, report)."""
+def _run(data, *, captures=None, **options):
+    """Convert capture bytes (or several) in memory; (rows, summary, report).
+    The default capture pipeline (the compiled core when built); the pure
+    one with ``capture_impl="py"``."""
     tables = []
-    conv = Converter(tables.append, lambda t: None, ConvertOptions())
+    conv = Converter(tables.append, lambda t: None, ConvertOptions(**options))
     for i, c in enumerate(captures or [data]):
         conv.add_capture(c, name="c%d" % i)
     rows = pa.concat_tables(tables).to_pylist() if tables else []
@@ -600,7 +602,7 @@ def test_streams_of_no_known_protocol_keep_no_frame_marks(monkeypatch):
         frames.append((i, ethernet(ipv4("10.0.0.1", "10.0.0.2", 6,
                                         tcp("10.0.0.1", "10.0.0.2", 40000, 80, seq, 1, 0x18, payload)))))
         seq += len(payload)
-    rows, s, _ = _run(_pcap(frames))
+    rows, s, _ = _run(_pcap(frames), capture_impl="py")  # the pure pipeline's directions
     assert rows == [] and s["bytes in streams of no known protocol"] == seq - 1000
     assert made and max(len(d.marks) for d in made) == 0
 
@@ -633,7 +635,7 @@ def test_closed_connections_are_forgotten():
             alive.append(sum(isinstance(o, _Direction) for o in gc.get_objects()))
 
     tables = []
-    conv = Converter(tables.append, lambda t: None, ConvertOptions())
+    conv = Converter(tables.append, lambda t: None, ConvertOptions(capture_impl="py"))  # the pure pipeline's objects
     conv.add_capture(_pcap(frames), progress=progress)
     s = conv.report()["summary"]
     assert s["messages"] == 200 and not s.get("errors")
