@@ -1,0 +1,594 @@
+# IBM MQ stream framer: the compiled fast path of
+# mqcodec.ibmmq.framing.MQStreamFramer (issue #6).  Included by
+# capture_core.pyx after capture_types.pxi; see docs/framer-mq-compiled.md.
+#
+# It reproduces the pure framer's SYNC state (segment after segment, units
+# joined across segments, messages found in units) and emits exactly the
+# pure framer's Message events, at the same moment (when the last byte of
+# the segment that completes the unit has arrived).  Everywhere the pure
+# framer would report anything else (a FramingError, a Resynchronised: bad
+# eye-catcher, MQSegmLen out of range, a continuation without a first
+# segment, a unit whose structures do not parse, a joined unit above the
+# size limits, an incomplete stream at close) it returns FRAMER_BAIL, and
+# the pure framer takes the direction over.
+#
+# The rules below follow codec/ibmmq/framing.py (MQStreamFramer._process,
+# _segment, _check_size, _unit, _parse_message_unit) line by line; the
+# differential tests (tests/test_framer_mq_compiled.py) hold them together.
+from libc.stdlib cimport malloc, free, realloc
+from libc.string cimport memcpy
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
+
+#: Message.kind strings; the framer's ``kind`` is an index into this list.
+MQ_KIND_NAMES = ["MQGET", "MQPUT", "MQPUT1", "MQGET_REPLY", "MQPUT_REPLY", "MQPUT1_REPLY",
+                 "ASYNC_MESSAGE", "MESSAGE_DATA"]
+
+cdef enum:
+    # segment types (tsh.SEGMENT_TYPES)
+    _MQT_MESSAGE_DATA = 0x04
+    _MQT_ASYNC_MESSAGE = 0x0D
+    _MQT_MQGET = 0x85
+    _MQT_MQPUT = 0x86
+    _MQT_MQPUT1 = 0x87
+    _MQT_MQGET_REPLY = 0x95
+    _MQT_MQPUT_REPLY = 0x96
+    _MQT_MQPUT1_REPLY = 0x97
+    # CtlFlag1
+    _MQ_TCF_FIRST = 0x10
+    _MQ_TCF_LAST = 0x20
+    # header and structure sizes (tsh.py)
+    _MQ_TSH_LEN = 28
+    _MQ_TSHM_LEN = 36
+    _MQ_API_LEN = 16
+    _MQ_ASYNC_SHORT = 24
+    _MQ_ASYNC_FIXED = 55
+    _MQ_MSH_LEN = 20
+    _MQ_XQH_PREFIX = 104
+    # open multi-segment units kept at once (the pure framer allows 1024;
+    # more than this many at once is an unsupported layout: BAIL)
+    _MQ_MAX_PEND = 32
+
+# limits of the pure framer (framing.DEFAULT_MAX_SEGMENT_LENGTH,
+# DEFAULT_MAX_MESSAGE_LENGTH, max_pending_bytes: MQ_MAXMSGL_CEILING + 64 KiB)
+# and the eye-catchers read as big-endian uint32 (ASCII, EBCDIC)
+cdef extern from *:
+    """
+    #define MQF_MAX_SEG (100 * 1024 * 1024 + 64 * 1024)
+    #define MQF_MAX_MSG (100 * 1024 * 1024 + 64 * 1024)
+    #define MQF_MAX_PENDING_BYTES (100 * 1024 * 1024 + 64 * 1024)
+    #define MQF_ID_TSH 0x54534820u  /* "TSH " */
+    #define MQF_ID_TSHM 0x5453484Du  /* "TSHM" */
+    #define MQF_ID_TSHC 0x54534843u  /* "TSHC" */
+    #define MQF_ID_TSH_E 0xE3E2C840u
+    #define MQF_ID_TSHM_E 0xE3E2C8D4u
+    #define MQF_ID_TSHC_E 0xE3E2C8C3u
+    #define MQF_ID_MD 0x4D442020u  /* "MD  " */
+    #define MQF_ID_MD_E 0xD4C44040u
+    #define MQF_ID_PMO 0x504D4F20u  /* "PMO " */
+    #define MQF_ID_PMO_E 0xD7D4D640u
+    #define MQF_ID_GMO 0x474D4F20u  /* "GMO " */
+    #define MQF_ID_GMO_E 0xC7D4D640u
+    #define MQF_ID_OD 0x4F442020u  /* "OD  " */
+    #define MQF_ID_OD_E 0xD6C44040u
+    #define MQF_ID_XQH 0x58514820u  /* "XQH " */
+    #define MQF_ID_XQH_E 0xE7D8C840u
+    #define MQF_ID_MSH 0x4D534820u  /* "MSH " */
+    #define MQF_ID_MSH_E 0xD4E2C840u
+    """
+    const int64_t MQF_MAX_SEG
+    const int64_t MQF_MAX_MSG
+    const int64_t MQF_MAX_PENDING_BYTES
+    const uint32_t MQF_ID_TSH
+    const uint32_t MQF_ID_TSHM
+    const uint32_t MQF_ID_TSHC
+    const uint32_t MQF_ID_TSH_E
+    const uint32_t MQF_ID_TSHM_E
+    const uint32_t MQF_ID_TSHC_E
+    const uint32_t MQF_ID_MD
+    const uint32_t MQF_ID_MD_E
+    const uint32_t MQF_ID_PMO
+    const uint32_t MQF_ID_PMO_E
+    const uint32_t MQF_ID_GMO
+    const uint32_t MQF_ID_GMO_E
+    const uint32_t MQF_ID_OD
+    const uint32_t MQF_ID_OD_E
+    const uint32_t MQF_ID_XQH
+    const uint32_t MQF_ID_XQH_E
+    const uint32_t MQF_ID_MSH
+    const uint32_t MQF_ID_MSH_E
+
+
+cdef struct MQPend:
+    int64_t key            # TSHM ConversID, -1 for TSH/TSHC
+    int seg_type
+    int store              # 1: a message-bearing type, bytes kept in buf
+    int64_t start          # stream offset of the first segment
+    Py_ssize_t size        # bytes of the unit so far (pure _Pending.size)
+    uint8_t* buf
+    Py_ssize_t cap
+    Py_ssize_t hlen        # header length of the first segment
+    int little             # its ByteOrder says little-endian
+
+
+cdef struct MQFramer:
+    int64_t offset         # stream offset of buf[0] at the next run
+    int bailed
+    int npend
+    MQPend pend[_MQ_MAX_PEND]   # in the pure framer's dict order
+    uint8_t* scratch       # MQMD + data of a message whose bytes are not contiguous
+    Py_ssize_t scap
+
+
+# ----------------------------------------------------------------------
+# little helpers
+# ----------------------------------------------------------------------
+cdef inline uint32_t _mq_be32(const uint8_t* p) noexcept nogil:
+    return (<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | <uint32_t>p[3]
+
+
+cdef inline int32_t _mq_i32(const uint8_t* p, int little) noexcept nogil:
+    if little:
+        return <int32_t>((<uint32_t>p[3] << 24) | (<uint32_t>p[2] << 16) | (<uint32_t>p[1] << 8) | <uint32_t>p[0])
+    return <int32_t>_mq_be32(p)
+
+
+cdef inline uint32_t _mq_u16(const uint8_t* p, int little) noexcept nogil:
+    if little:
+        return (<uint32_t>p[1] << 8) | <uint32_t>p[0]
+    return (<uint32_t>p[0] << 8) | <uint32_t>p[1]
+
+
+cdef inline bint _mq_is(const uint8_t* u, Py_ssize_t ulen, Py_ssize_t pos, uint32_t a, uint32_t b) noexcept nogil:
+    """``bytes(unit[pos:pos+4]) in (a, b)``"""
+    cdef uint32_t v
+    if pos < 0 or pos + 4 > ulen:
+        return False
+    v = _mq_be32(u + pos)
+    return v == a or v == b
+
+
+cdef inline int _mq_kind(int t) noexcept nogil:
+    """Index in MQ_KIND_NAMES of a message-bearing segment type, -1 for the others."""
+    if t == _MQT_MQGET:
+        return 0
+    if t == _MQT_MQPUT:
+        return 1
+    if t == _MQT_MQPUT1:
+        return 2
+    if t == _MQT_MQGET_REPLY:
+        return 3
+    if t == _MQT_MQPUT_REPLY:
+        return 4
+    if t == _MQT_MQPUT1_REPLY:
+        return 5
+    if t == _MQT_ASYNC_MESSAGE:
+        return 6
+    if t == _MQT_MESSAGE_DATA:
+        return 7
+    return -1
+
+
+cdef inline Py_ssize_t _mq_versioned(const uint8_t* u, Py_ssize_t ulen, Py_ssize_t pos, int little,
+                                     int which) noexcept nogil:
+    """framing._versioned: the structure's size by its Version, -1 where the
+    pure framer raises DecodeError.  which: 0 MQMD, 1 MQPMO, 2 MQGMO, 3 MQOD."""
+    cdef int32_t v
+    cdef Py_ssize_t size = -1
+    if pos + 8 > ulen:
+        return -1
+    v = _mq_i32(u + pos + 4, little)
+    if which == 0:
+        if v == 1:
+            size = 324
+        elif v == 2:
+            size = 364
+    elif which == 1:
+        if v == 1:
+            size = 128
+        elif v == 2:
+            size = 152
+        elif v == 3:
+            size = 176
+    elif which == 2:
+        if v == 1:
+            size = 72
+        elif v == 2:
+            size = 80
+        elif v == 3:
+            size = 100
+        elif v == 4:
+            size = 112
+    else:
+        if v == 1:
+            size = 168
+        elif v == 2:
+            size = 200
+        elif v == 3:
+            size = 336
+        elif v == 4:
+            size = 400
+    if size < 0 or pos + size > ulen:
+        return -1
+    return size
+
+
+cdef inline int64_t _mq_records(Py_ssize_t ulen, Py_ssize_t pos, int64_t count, int64_t per) noexcept nogil:
+    """framing._records: the records' length, -1 where it raises."""
+    cdef int64_t total
+    if count < 0:
+        return -1
+    total = count * per
+    if total > <int64_t>(ulen - pos):
+        return -1
+    return total
+
+
+cdef int _mq_parse_unit(const uint8_t* u, Py_ssize_t ulen, Py_ssize_t hlen, int t, int little,
+                        Py_ssize_t* md_pos, Py_ssize_t* md_len, Py_ssize_t* d0, Py_ssize_t* d1) noexcept nogil:
+    """framing._parse_message_unit on a whole unit (first TSH + body) of a
+    message-bearing type: 1 a message (MQMD at md_pos, data u[d0:d1]), 0 no
+    message, -1 where the pure framer raises DecodeError (a FramingError)."""
+    cdef Py_ssize_t pos = hlen
+    cdef Py_ssize_t size, hl, between_start
+    cdef int must = (t == _MQT_MQPUT or t == _MQT_MQPUT1)
+    cdef int version, opts = 0, has_dl = 0
+    cdef int32_t recs, orec, rrec, fl, dl = 0
+    cdef uint32_t seg_index, qlen
+    cdef int64_t extra, pmr
+    if t > 0x80 and t <= 0x9F:
+        if pos + _MQ_API_LEN > ulen:
+            return -1
+        pos += _MQ_API_LEN
+        if t == _MQT_MQPUT1 or t == _MQT_MQPUT1_REPLY:
+            if not _mq_is(u, ulen, pos, MQF_ID_OD, MQF_ID_OD_E):
+                return -1 if must else 0
+            size = _mq_versioned(u, ulen, pos, little, 3)
+            if size < 0:
+                return -1
+            if size >= 200:     # version >= 2
+                recs = _mq_i32(u + pos + 168, little)
+                orec = _mq_i32(u + pos + 184, little)
+                rrec = _mq_i32(u + pos + 188, little)
+                if recs != 0:
+                    extra = _mq_records(ulen, pos + size, recs, (96 if orec != 0 else 0) + (8 if rrec != 0 else 0))
+                    if extra < 0:
+                        return -1
+                    size += extra
+            pos += size
+    elif t == _MQT_ASYNC_MESSAGE:
+        if pos + _MQ_ASYNC_SHORT > ulen:
+            return -1
+        seg_index = _mq_u16(u + pos + 20, little)
+        if seg_index == 0:
+            if pos + _MQ_ASYNC_FIXED > ulen:
+                return -1
+            qlen = u[pos + 54]
+            hl = _MQ_ASYNC_FIXED + qlen + (4 - (3 + qlen) % 4) % 4
+            if pos + hl > ulen:
+                return -1
+        else:
+            hl = _MQ_ASYNC_SHORT
+        pos += hl
+        if not _mq_is(u, ulen, pos, MQF_ID_MD, MQF_ID_MD_E):
+            return 0
+    elif t == _MQT_MESSAGE_DATA:
+        if _mq_is(u, ulen, pos, MQF_ID_MSH, MQF_ID_MSH_E):
+            if pos + _MQ_MSH_LEN > ulen:
+                return -1
+            pos += _MQ_MSH_LEN
+        if not _mq_is(u, ulen, pos, MQF_ID_XQH, MQF_ID_XQH_E):
+            return 0
+        if pos + _MQ_XQH_PREFIX > ulen:
+            return -1
+        pos += _MQ_XQH_PREFIX
+    md_pos[0] = pos
+    if not _mq_is(u, ulen, pos, MQF_ID_MD, MQF_ID_MD_E):
+        return -1 if (must or t == _MQT_MESSAGE_DATA) else 0
+    size = _mq_versioned(u, ulen, pos, little, 0)
+    if size < 0:
+        return -1
+    md_len[0] = size
+    pos += size
+    between_start = pos
+    if t == _MQT_MQPUT or t == _MQT_MQPUT_REPLY or t == _MQT_MQPUT1 or t == _MQT_MQPUT1_REPLY:
+        opts = 1
+    elif t == _MQT_MQGET or t == _MQT_MQGET_REPLY:
+        opts = 2
+    if opts:
+        if not (_mq_is(u, ulen, pos, MQF_ID_PMO, MQF_ID_PMO_E) if opts == 1 else _mq_is(u, ulen, pos, MQF_ID_GMO, MQF_ID_GMO_E)):
+            if must:
+                return -1
+        else:
+            size = _mq_versioned(u, ulen, pos, little, opts)
+            if size < 0:
+                return -1
+            if opts == 1 and size >= 152:        # MQPMO version >= 2
+                recs = _mq_i32(u + pos + 128, little)
+                if recs != 0:
+                    fl = _mq_i32(u + pos + 132, little)
+                    pmr = ((24 if fl & 1 else 0) + (24 if fl & 2 else 0) + (24 if fl & 4 else 0)
+                           + (4 if fl & 8 else 0) + (32 if fl & 16 else 0))
+                    extra = _mq_records(ulen, pos + size, recs,
+                                        (pmr if _mq_i32(u + pos + 136, little) != 0 else 0)
+                                        + (8 if _mq_i32(u + pos + 140, little) != 0 else 0))
+                    if extra < 0:
+                        return -1
+                    size += extra
+            pos += size
+            if ulen - pos >= 4:
+                dl = _mq_i32(u + pos, little)
+                has_dl = 1
+                pos += 4
+            elif must:
+                return -1
+    d0[0] = pos
+    d1[0] = ulen
+    if has_dl and (t == _MQT_MQPUT or t == _MQT_MQPUT1 or t == _MQT_MQGET_REPLY):
+        if dl < 0:
+            return -1
+        if dl > ulen - pos:
+            if t != _MQT_MQGET_REPLY:
+                return -1
+        else:
+            d1[0] = pos + dl
+    return 1
+
+
+cdef int _mq_emit_unit(MQFramer* f, const uint8_t* u, Py_ssize_t ulen, Py_ssize_t hlen, int t, int little,
+                       int64_t start, emit_fn emit, void* ctx) noexcept nogil:
+    """framing._unit: 0 (a message emitted, or none in this unit), -1 BAIL."""
+    cdef Py_ssize_t md_pos = 0, md_len = 0, d0 = 0, d1 = 0, total
+    cdef int kind = _mq_kind(t)
+    cdef int r
+    cdef uint8_t* nb
+    if kind < 0:
+        return 0
+    r = _mq_parse_unit(u, ulen, hlen, t, little, &md_pos, &md_len, &d0, &d1)
+    if r <= 0:
+        return r
+    if d0 == md_pos + md_len:
+        # MQMD and data are contiguous: no copy
+        return emit(ctx, start, u + md_pos, md_len + (d1 - d0), kind, d1 == d0)
+    total = md_len + (d1 - d0)
+    if total > f.scap:
+        nb = <uint8_t*>realloc(f.scratch, total)
+        if nb == NULL:
+            return -1
+        f.scratch = nb
+        f.scap = total
+    memcpy(f.scratch, u + md_pos, md_len)
+    memcpy(f.scratch + md_len, u + d0, d1 - d0)
+    return emit(ctx, start, f.scratch, total, kind, d1 == d0)
+
+
+cdef inline int _mq_pend_add(MQPend* p, const uint8_t* data, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t cap
+    cdef uint8_t* nb
+    if p.store:
+        if p.size + n > p.cap:
+            cap = p.cap * 2 if p.cap else 65536
+            while cap < p.size + n:
+                cap *= 2
+            nb = <uint8_t*>realloc(p.buf, cap)
+            if nb == NULL:
+                return -1
+            p.buf = nb
+            p.cap = cap
+        memcpy(p.buf + p.size, data, n)
+    p.size += n
+    return 0
+
+
+cdef int _mq_check_size(MQFramer* f, int i) noexcept nogil:
+    """framing._check_size: -1 where the pure framer marks the unit as
+    overflowing (a FramingError later) or drops an older open unit."""
+    cdef int j
+    cdef int64_t total = 0
+    if f.pend[i].size > MQF_MAX_MSG:
+        return -1
+    if f.npend > 1:
+        for j in range(f.npend):
+            total += f.pend[j].size
+        if total > MQF_MAX_PENDING_BYTES:
+            return -1
+    return 0
+
+
+# ----------------------------------------------------------------------
+# the framer
+# ----------------------------------------------------------------------
+cdef void mq_framer_init(MQFramer* f, int64_t offset) noexcept nogil:
+    f.offset = offset
+    f.bailed = 0
+    f.npend = 0
+    f.scratch = NULL
+    f.scap = 0
+
+
+cdef void mq_framer_free(MQFramer* f) noexcept nogil:
+    cdef int i
+    for i in range(f.npend):
+        free(f.pend[i].buf)
+        f.pend[i].buf = NULL
+    f.npend = 0
+    free(f.scratch)
+    f.scratch = NULL
+    f.scap = 0
+
+
+cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hlen, int tshm, int64_t start,
+                     emit_fn emit, void* ctx) noexcept nogil:
+    """framing._segment on one whole segment p[0:n]: 0 or -1 (BAIL)."""
+    cdef int little = p[hlen - 20] == 2
+    cdef int t = p[hlen - 19]
+    cdef int fl = p[hlen - 18]
+    cdef int first = (fl & _MQ_TCF_FIRST) != 0
+    cdef int last = (fl & _MQ_TCF_LAST) != 0
+    cdef int64_t key = <int64_t>_mq_be32(p + 8) if tshm else -1
+    cdef int i, pi = -1, spans, r
+    cdef Py_ssize_t skip
+    cdef MQPend* q
+    cdef MQPend done
+    for i in range(f.npend):
+        if f.pend[i].key == key:
+            pi = i
+            break
+    spans = t > 0x80 or t == _MQT_ASYNC_MESSAGE or (
+        t == _MQT_MESSAGE_DATA and ((first and not last) or
+                                    (not first and pi >= 0 and f.pend[pi].seg_type == _MQT_MESSAGE_DATA)))
+    if not spans:
+        return _mq_emit_unit(f, p, n, hlen, t, little, start, emit, ctx)
+    if first:
+        if pi >= 0:
+            return -1           # "a new first segment came before the last segment"
+        if last:
+            return _mq_emit_unit(f, p, n, hlen, t, little, start, emit, ctx)
+        if f.npend >= _MQ_MAX_PEND:
+            return -1           # unsupported: too many open units at once
+        q = &f.pend[f.npend]
+        q.key = key
+        q.seg_type = t
+        q.store = _mq_kind(t) >= 0
+        q.start = start
+        q.size = 0
+        q.buf = NULL
+        q.cap = 0
+        q.hlen = hlen
+        q.little = little
+        f.npend += 1
+        if _mq_pend_add(q, p, n) < 0:
+            return -1
+        return _mq_check_size(f, f.npend - 1)
+    # continuation
+    if pi < 0 or f.pend[pi].seg_type != t:
+        return -1               # "continuation segment without a first segment"
+    skip = hlen + (_MQ_ASYNC_SHORT if t == _MQT_ASYNC_MESSAGE else 0)
+    if n < skip:
+        return -1               # "continuation segment ... shorter than its headers"
+    q = &f.pend[pi]
+    if q.size + (n - skip) > MQF_MAX_MSG:
+        return -1               # overflow: checked before the copy
+    if _mq_pend_add(q, p + skip, n - skip) < 0:
+        return -1
+    if _mq_check_size(f, pi) < 0:
+        return -1
+    if not last:
+        return 0
+    done = f.pend[pi]
+    for i in range(pi, f.npend - 1):
+        f.pend[i] = f.pend[i + 1]
+    f.npend -= 1
+    r = 0
+    if done.store:
+        # the unit is parsed with the first segment's header (size, byte order)
+        r = _mq_emit_unit(f, done.buf, done.size, done.hlen, t, done.little, done.start, emit, ctx)
+    free(done.buf)
+    return r
+
+
+cdef Py_ssize_t mq_framer_run(MQFramer* f, const uint8_t* buf, Py_ssize_t n, emit_fn emit,
+                              void* ctx) noexcept nogil:
+    """framing.MQStreamFramer._process in SYNC state."""
+    cdef Py_ssize_t pos = 0, hlen
+    cdef uint32_t ident, seglen
+    cdef int tshm
+    if f.bailed:
+        return FRAMER_BAIL
+    while n - pos >= 8:
+        ident = _mq_be32(buf + pos)
+        if ident == MQF_ID_TSHM or ident == MQF_ID_TSHM_E:
+            hlen = _MQ_TSHM_LEN
+            tshm = 1
+        elif ident == MQF_ID_TSH or ident == MQF_ID_TSHC or ident == MQF_ID_TSH_E or ident == MQF_ID_TSHC_E:
+            hlen = _MQ_TSH_LEN
+            tshm = 0
+        else:
+            f.bailed = 1        # not a segment header: the pure framer loses sync
+            return FRAMER_BAIL
+        seglen = _mq_be32(buf + pos + 4)
+        if seglen < <uint32_t>hlen or seglen > MQF_MAX_SEG:
+            f.bailed = 1        # MQSegmLen out of range: the pure framer loses sync
+            return FRAMER_BAIL
+        if n - pos < <Py_ssize_t>seglen:
+            break
+        if _mq_segment(f, buf + pos, seglen, hlen, tshm, f.offset + pos, emit, ctx) < 0:
+            f.bailed = 1
+            return FRAMER_BAIL
+        pos += seglen
+    f.offset += pos
+    return pos
+
+
+cdef int mq_framer_close(MQFramer* f, Py_ssize_t remaining) noexcept nogil:
+    """framing.MQStreamFramer.close: any byte left over or any open unit is a
+    FramingError in the pure framer."""
+    if f.bailed or remaining != 0 or f.npend != 0:
+        return FRAMER_BAIL
+    return 0
+
+
+# ----------------------------------------------------------------------
+# test wrapper
+# ----------------------------------------------------------------------
+cdef int _mq_collect(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t length, int kind,
+                     int md_only) noexcept nogil:
+    with gil:
+        try:
+            (<list>ctx).append((start, PyBytes_FromStringAndSize(<const char*>data, length),
+                                MQ_KIND_NAMES[kind], md_only != 0))
+        except BaseException:
+            return -1
+    return 0
+
+
+cdef class FastMQFramer:
+    """The compiled framer driven as the capture core drives it (for tests):
+    ``feed`` returns ``[(start, message_bytes, kind, md_only), ...]`` with
+    the string "BAIL" appended when the framer bails (later feeds return []);
+    ``close`` returns False on BAIL."""
+    cdef MQFramer f
+    cdef bytes rest
+    cdef readonly bint bailed
+
+    def __cinit__(self):
+        mq_framer_init(&self.f, 0)
+
+    def __init__(self, offset=0):
+        mq_framer_free(&self.f)
+        mq_framer_init(&self.f, offset)
+        self.rest = b""
+        self.bailed = False
+
+    def __dealloc__(self):
+        mq_framer_free(&self.f)
+
+    @property
+    def offset(self):
+        """Stream offset of the first unconsumed byte."""
+        return self.f.offset
+
+    def feed(self, bytes data):
+        cdef list out = []
+        cdef Py_ssize_t r, n
+        cdef const uint8_t* p
+        if self.bailed:
+            return out
+        self.rest = self.rest + data
+        p = <const uint8_t*>PyBytes_AS_STRING(self.rest)
+        n = PyBytes_GET_SIZE(self.rest)
+        with nogil:
+            r = mq_framer_run(&self.f, p, n, _mq_collect, <void*>out)
+        if r == FRAMER_BAIL:
+            self.bailed = True
+            out.append("BAIL")
+        elif r:
+            self.rest = self.rest[r:]
+        return out
+
+    def close(self):
+        if self.bailed:
+            return False
+        if mq_framer_close(&self.f, len(self.rest)) == FRAMER_BAIL:
+            self.bailed = True
+            return False
+        return True

@@ -1,0 +1,579 @@
+"""The compiled IBM MQ stream framer (_ext/framer_mq.pxi, exposed by
+mqcodec._ext.capture_core as FastMQFramer) against the pure reference,
+mqcodec.ibmmq.framing.MQStreamFramer.
+
+Outside facts: the pure framer's Message events (same offsets, bytes, kind,
+md-only flag, same moment of emission), the real capture's directions, the
+simulator's captures, the encoders' streams (both byte orders, EBCDIC
+eye-catchers, multi-segment splits, interleaved conversations) and mutated
+or truncated streams.  Contract (docs/framer-mq-compiled.md): the fast
+framer emits exactly the pure Messages, chunk by chunk, until it BAILs; a
+BAIL is justified only when the pure framer's next event (after the messages
+already emitted) is not a Message, or the layout is the documented
+unsupported one (more than MQ_MAX_OPEN_UNITS multi-segment units open at
+once).
+"""
+from __future__ import annotations
+
+import importlib
+import io
+import os
+import random
+import struct
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mqcodec.ibmmq.framing import (
+    FramingError, Message, MQStreamFramer, Resynchronised, Segment, build_tsh, default_gmo, default_od, default_pmo,
+    encode_async_message, encode_get_reply, encode_message_data, encode_put, encode_put1, encode_put_reply,
+    encode_segments,
+)
+
+from conftest import CAPTURES
+
+
+def _load():
+    # MQCODEC_FASTMQ_MODULE: a scratch build of the .pxi (development only)
+    name = os.environ.get("MQCODEC_FASTMQ_MODULE", "mqcodec._ext.capture_core")
+    try:
+        mod = importlib.import_module(name)
+    except ImportError as exc:
+        pytest.skip("%s is not built (python /tmp/s2/build_one.py capture_core): %s" % (name, exc),
+                    allow_module_level=True)
+    if not hasattr(mod, "FastMQFramer"):
+        pytest.skip("%s does not expose FastMQFramer (framer_mq.pxi not included)" % name,
+                    allow_module_level=True)
+    return mod
+
+
+_mod = _load()
+FastMQFramer = _mod.FastMQFramer
+MQ_KIND_NAMES = _mod.MQ_KIND_NAMES
+
+#: open multi-segment units the fast path keeps at once (docs/framer-mq-compiled.md)
+MQ_MAX_OPEN_UNITS = 32
+CAPTURE = CAPTURES / "ibmmq_jms_client_1414.pcap"
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# ---------------------------------------------------------------------------
+# the differential harness
+# ---------------------------------------------------------------------------
+def as_row(ev: Message) -> tuple:
+    return (ev.stream_offset_start, ev.message_bytes, ev.kind,
+            ev.md_length is not None and len(ev.message_bytes) == ev.md_length)
+
+
+def pure_reference(stream: bytes, offset: int = 0) -> list:
+    """The pure framer's non-Segment events for the whole stream and close."""
+    p = MQStreamFramer(offset)
+    p.feed(stream)
+    p.close()
+    return [e for e in p.events() if not isinstance(e, Segment)]
+
+
+def pure_in_sync(p: MQStreamFramer) -> bool:
+    """The pure framer is on a segment boundary with no unit beyond its size
+    limit (white-box: otherwise it is bound to report a FramingError later)."""
+    return p._state == "sync" and not any(q.overflow for q in p._pending.values())
+
+
+def chunk_sizes(n: int, rnd: random.Random, mode: str) -> list:
+    if mode == "whole":
+        return [n]
+    if mode == "bytes":
+        return [1] * n
+    out = []
+    while sum(out) < n:
+        out.append(rnd.choice((1, 2, 3, 7, 8, 9, 27, 28, 36, 100, 365, 1000, 4096)))
+    return out
+
+
+def differential(stream: bytes, chunks, offset: int = 0, *, unsupported_ok: bool = False) -> dict:
+    """Feed both framers the same chunks; check the contract; return facts."""
+    full = pure_reference(stream, offset)
+    pure = MQStreamFramer(offset)
+    fast = FastMQFramer(offset)
+    got: list = []
+    bailed = False
+    pos = 0
+    for n in chunks:
+        piece = stream[pos:pos + n]
+        pos += n
+        if not piece:
+            continue
+        pure.feed(piece)
+        pe = [e for e in pure.events() if not isinstance(e, Segment)]
+        if bailed:
+            assert fast.feed(piece) == [], "fed after BAIL must give nothing"
+            continue
+        fe = fast.feed(piece)
+        assert "BAIL" not in fe[:-1]
+        if fe and fe[-1] == "BAIL":
+            bailed = True
+            fe = fe[:-1]
+            before = []
+            for e in pe:
+                if not isinstance(e, Message):
+                    break
+                before.append(as_row(e))
+            assert fe == before[:len(fe)], "messages before BAIL are not the pure prefix"
+            # timely: the pure framer has by now reported something else after
+            # these messages, or left its in-sync state (it reports an error later)
+            k = len(got) + len(fe)
+            timely = not pure_in_sync(pure) or len(before) < len(pe) or unsupported_ok
+            assert timely, "BAIL after %d messages while the pure framer is still in sync" % k
+        else:
+            # same moment: this chunk's Messages, and nothing else from the pure framer
+            assert fe == [as_row(e) for e in pe if isinstance(e, Message)]
+            assert all(isinstance(e, Message) for e in pe), \
+                "pure framer reported %r but the fast path went on" % [type(e).__name__ for e in pe]
+            assert pure_in_sync(pure), "the pure framer lost sync but the fast path went on"
+        got += fe
+    assert pos >= len(stream)
+    pure.close()
+    close_events = [e for e in pure.events() if not isinstance(e, Segment)]
+    if not bailed:
+        ok = fast.close()
+        assert ok == (not close_events), (ok, close_events)
+        bailed = not ok
+        if ok:
+            assert got == [as_row(e) for e in full]
+    full_rows = [as_row(e) if isinstance(e, Message) else type(e).__name__ for e in full]
+    assert got == full_rows[:len(got)]
+    if bailed:
+        justified = len(full) > len(got) and not isinstance(full[len(got)], Message)
+        assert justified or unsupported_ok, "BAIL after %d messages, but the pure framer goes on with %r" % (
+            len(got), full_rows[len(got):len(got) + 1])
+    return {"bailed": bailed, "messages": len(got), "pure_messages": sum(isinstance(e, Message) for e in full),
+            "pure_other": [type(e).__name__ for e in full if not isinstance(e, Message)]}
+
+
+def all_chunkings(stream: bytes, seed: int = 0, offset: int = 0, **kw) -> dict:
+    rnd = random.Random(seed)
+    facts = None
+    for mode in ("whole", "bytes", "random", "random"):
+        facts = differential(stream, chunk_sizes(len(stream), rnd, mode), offset, **kw)
+    return facts
+
+
+# ---------------------------------------------------------------------------
+# message material (MQMD bytes built here from IBM's layout: StrucId, Version)
+# ---------------------------------------------------------------------------
+def md_bytes(version: int = 2, little: bool = True, fill: int = 0) -> bytes:
+    n = 324 if version == 1 else 364
+    return b"MD  " + struct.pack("<i" if little else ">i", version) + bytes([fill]) * (n - 8)
+
+
+def message(version=2, little=True, data=b"hello, queue", fill=0):
+    return md_bytes(version, little, fill) + data
+
+
+def order(little: bool) -> str:
+    return "little" if little else "big"
+
+
+def segments_of(stream: bytes) -> list:
+    """Split a clean stream at its MQSegmLen boundaries."""
+    out, pos = [], 0
+    while pos < len(stream):
+        n = struct.unpack_from(">I", stream, pos + 4)[0]
+        out.append(stream[pos:pos + n])
+        pos += n
+    return out
+
+
+ENCODERS = {
+    "put": lambda m, **kw: encode_put(m, **kw),
+    "put1": lambda m, **kw: encode_put1(m, object_name="Q1", **kw),
+    "get_reply": lambda m, **kw: encode_get_reply(m, **kw),
+    "put_reply": lambda m, **kw: encode_put_reply(m, **kw),
+    "put_reply_data": lambda m, **kw: encode_put_reply(m, include_data=True, **kw),
+    "async": lambda m, **kw: encode_async_message(m, resolved_q_name="Q.RESOLVED", **kw),
+    "message_data": lambda m, **kw: encode_message_data(m, remote_q_name="RQ", remote_qmgr_name="QM2", **kw),
+    "message_data_nomsh": lambda m, **kw: encode_message_data(m, msh=False, **kw),
+}
+
+
+# ---------------------------------------------------------------------------
+# the encoders' streams
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(ENCODERS))
+@pytest.mark.parametrize("little", [True, False])
+@pytest.mark.parametrize("split", [None, 120, 400, 1000])
+def test_encoder_streams(name, little, split):
+    version = 1 if name.startswith("message_data") else 2
+    msgs = [message(version, little, bytes(range(256)) * k, fill=k) for k in (0, 1, 3)]
+    stream = b"".join(ENCODERS[name](m, max_segment_length=split, byte_order=order(little)) for m in msgs)
+    facts = all_chunkings(stream, seed=hash((name, little, split)) & 0xFFFF)
+    assert not facts["bailed"] and facts["messages"] == facts["pure_messages"] == 3
+
+
+def test_every_kind_name_is_a_pure_kind():
+    stream = b"".join(ENCODERS[n](message(1 if n.startswith("message_data") else 2), max_segment_length=300)
+                      for n in sorted(ENCODERS))
+    stream += encode_segments(0x85, struct.pack(">iiii", 0, 0, 0, 1) + md_bytes() + default_gmo("little"))
+    stream += encode_segments(0x97, api() + default_od("little") + md_bytes() + default_pmo("little"))
+    kinds = {e.kind for e in pure_reference(stream)}
+    assert kinds == set(MQ_KIND_NAMES)
+    all_chunkings(stream)
+
+
+@pytest.mark.parametrize("structid", ["TSH", "TSHM", "TSHC"])
+@pytest.mark.parametrize("ebcdic", [False, True])
+def test_header_spellings(structid, ebcdic):
+    m = message()
+    stream = encode_put(m, structid=structid, ebcdic=ebcdic, split_points=[30, 500]) + \
+        encode_get_reply(m, structid=structid, ebcdic=ebcdic) + \
+        encode_async_message(m, structid=structid, ebcdic=ebcdic, max_segment_length=200)
+    facts = all_chunkings(stream)
+    assert not facts["bailed"] and facts["messages"] == 3
+
+
+def test_ebcdic_structure_ids():
+    """MQMD/MQPMO/MQXQH/MSH eye-catchers in EBCDIC (z/OS) are recognised as the pure framer does."""
+    md = b"\xd4\xc4\x40\x40" + struct.pack(">i", 1) + b"\0" * 316
+    pmo = b"\xd7\xd4\xd6\x40" + default_pmo("big", version=1)[4:]
+    body = struct.pack(">iiii", 0, 0, 0, 1) + md + pmo + struct.pack(">i", 3) + b"abc"
+    stream = encode_segments(0x86, body, byte_order="big", structid="TSH", ebcdic=True)
+    xqh = b"\xe7\xd8\xc8\x40" + struct.pack(">i", 1) + b" " * 96
+    msh = b"\xd4\xe2\xc8\x40" + struct.pack(">iiii", 1, 0, 0, 0)
+    stream += encode_segments(0x04, msh + xqh + md + b"data", byte_order="big", structid="TSH")
+    ref = pure_reference(stream)
+    assert [e.kind for e in ref] == ["MQPUT", "MESSAGE_DATA"]
+    all_chunkings(stream)
+
+
+def test_start_offset():
+    stream = encode_put(message(), max_segment_length=100) + encode_get_reply(message(little=False))
+    facts = all_chunkings(stream, offset=123456789012)
+    assert facts["messages"] == 2
+
+
+def test_non_message_segments_and_multisegment_api_units():
+    """Heartbeats, INITIAL_DATA, multi-segment MQCONN (no message) between messages."""
+    m = message(data=b"x" * 900)
+    stream = encode_segments(0x01, b"\0" * 100, structid="TSH") + \
+        encode_segments(0x81, b"\0" * 700, max_segment_length=200) + \
+        encode_put(m, max_segment_length=300) + encode_segments(0x09, b"", structid="TSH") + \
+        encode_segments(0xA1, b"\1" * 50) + encode_put_reply(m)
+    facts = all_chunkings(stream)
+    assert not facts["bailed"] and facts["messages"] == 2
+
+
+def interleave(streams: list, rnd: random.Random) -> bytes:
+    queues = [segments_of(s) for s in streams]
+    out = []
+    while any(queues):
+        q = rnd.choice([q for q in queues if q])
+        out.append(q.pop(0))
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_interleaved_conversations(seed):
+    """Multi-segment units of several TSHM conversations interleaved, and a
+    TSH (no ConversID) one among them: joined per conversation."""
+    rnd = random.Random(seed)
+    parts = [encode_put(message(data=bytes([c]) * 1500), conversation_id=c, max_segment_length=300)
+             for c in range(1, 6)]
+    parts.append(encode_async_message(message(data=b"a" * 700), conversation_id=9, max_segment_length=250))
+    parts.append(encode_get_reply(message(little=False, data=b"T" * 600), structid="TSH", max_segment_length=200))
+    stream = interleave(parts, rnd)
+    facts = all_chunkings(stream, seed)
+    assert not facts["bailed"] and facts["messages"] == 7
+
+
+def test_too_many_open_units_is_the_documented_bail():
+    parts = [encode_put(message(data=b"z" * 200), conversation_id=c, max_segment_length=200)
+             for c in range(MQ_MAX_OPEN_UNITS + 1)]
+    segs = [segments_of(p) for p in parts]
+    stream = b"".join(s[0] for s in segs) + b"".join(b"".join(s[1:]) for s in segs)
+    assert not any(isinstance(e, FramingError) for e in pure_reference(stream))
+    facts = differential(stream, [len(stream)], unsupported_ok=True)
+    assert facts["bailed"] and facts["messages"] == 0
+    # one fewer fits
+    stream = b"".join(s[0] for s in segs[1:]) + b"".join(b"".join(s[1:]) for s in segs[1:])
+    assert not differential(stream, [len(stream)])["bailed"]
+
+
+# ---------------------------------------------------------------------------
+# what the pure framer reports as errors: the fast path must bail there
+# ---------------------------------------------------------------------------
+def api(hobj=1):
+    return struct.pack(">i", 0) + struct.pack("<iii", 0, 0, hobj)
+
+
+BAD = {
+    "garbage_first": b"HELLO WORLD, NOT MQ",
+    "segmlen_small": b"TSHM" + struct.pack(">I", 20) + b"\0" * 40,
+    "segmlen_below_tshm": b"TSHM" + struct.pack(">I", 30) + b"\0" * 40,
+    "segmlen_huge": b"TSH " + struct.pack(">I", 0x7FFFFFF0) + b"\0" * 40,
+    "put_no_md": encode_segments(0x86, api() + b"XX  " + b"\0" * 400),
+    "put_md_version": encode_segments(0x86, api() + b"MD  " + struct.pack("<i", 7) + b"\0" * 400),
+    "put_no_pmo": encode_segments(0x86, api() + md_bytes() + b"\0" * 200),
+    "put_short_api": encode_segments(0x86, b"\0" * 10),
+    "get_reply_short_api": encode_segments(0x95, b"\0" * 10),
+    "put_dl_negative": encode_put(message(), data_length=-1),
+    "put_dl_too_long": encode_put(message(), data_length=10 ** 6),
+    "get_reply_dl_negative": encode_get_reply(message(), data_length=-5),
+    "put_no_datalength": encode_segments(0x86, api() + md_bytes() + default_pmo("little") + b"\1\2"),
+    "put1_no_od": encode_segments(0x87, api() + md_bytes() + default_pmo("little") + b"\0" * 8),
+    "md_no_xqh_md": encode_segments(0x04, b"XQH " + struct.pack("<i", 1) + b" " * 96 + b"nope" * 100,
+                                    structid="TSH"),
+    "md_short_msh": encode_segments(0x04, b"MSH " + b"\0" * 8, structid="TSH"),
+    "async_short_header": encode_segments(0x0D, b"\0" * 20),
+    "async_long_header_cut": encode_segments(0x0D, struct.pack("<iiiiiHH", 1, 1, 0, 1, 0, 0, 0) + b"\0" * 10),
+    "continuation_without_first": build_tsh(0x86, 36 + 10, ctl_flags1=0) + b"\0" * 10,
+    "new_first_before_last": encode_put(message(), split_points=[100])[:36 + 100] + encode_put(message()),
+    "async_cont_too_short": encode_async_message(message(), split_points=[100])[:36 + 100]
+    + build_tsh(0x0D, 36 + 10, ctl_flags1=0x20) + b"\0" * 10,
+    "truncated_at_close": encode_put(message())[:-1],
+    "open_unit_at_close": encode_put(message(), split_points=[100])[:36 + 100],
+    "od_bad_version": encode_put1(message(), od=b"OD  " + struct.pack("<i", 9) + b"\0" * 160),
+    "od_records_overrun": encode_put1(message(), od=b"OD  " + struct.pack("<i", 2) + b"\0" * 160
+                                      + struct.pack("<iiiiiiii", 1000, 0, 0, 0, 1, 1, 0, 0)),
+    "pmo_records_negative": encode_put(message(), pmo=default_pmo("little", RecsPresent=-1,
+                                                                   PutMsgRecOffset=1)),
+    "pmo_records_overrun": encode_put(message(), pmo=default_pmo("little", RecsPresent=50, PutMsgRecFields=31,
+                                                                  PutMsgRecOffset=1, ResponseRecOffset=1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_pure_errors_make_the_fast_path_bail(name):
+    good = encode_put(message(data=b"before")) + encode_get_reply(message(little=False), max_segment_length=150)
+    stream = good + BAD[name]
+    ref = pure_reference(stream)
+    assert any(isinstance(e, (FramingError, Resynchronised)) for e in ref), "not an error case for the pure framer"
+    facts = all_chunkings(stream)
+    assert facts["bailed"] and facts["messages"] == 2
+
+
+def test_pmo_records_within_the_unit_are_skipped_like_the_pure_framer():
+    pmo = default_pmo("little", RecsPresent=2, PutMsgRecFields=0b10101, PutMsgRecOffset=1, ResponseRecOffset=1)
+    recs = b"R" * (2 * (24 + 24 + 32) + 2 * 8)
+    m = message(data=b"payload!")
+    body = api() + m[:364] + pmo + recs + struct.pack("<i", 8) + b"payload!"
+    stream = encode_segments(0x86, body, max_segment_length=150)
+    ref = pure_reference(stream)
+    assert [as_row(e)[1] for e in ref] == [m]
+    assert not all_chunkings(stream)["bailed"]
+
+
+def test_od_version2_records():
+    od = b"OD  " + struct.pack("<i", 2) + b"\0" * 160 + struct.pack("<iiiiiiii", 2, 0, 0, 0, 1, 1, 0, 0)
+    recs = b"o" * (2 * (96 + 8))
+    m = message(data=b"put1 data")
+    body = api() + od + recs + m[:364] + default_pmo("little") + struct.pack("<i", 9) + b"put1 data"
+    stream = encode_segments(0x87, body) + encode_segments(0x97, api() + od + recs + m[:364])
+    ref = pure_reference(stream)
+    assert [e.kind for e in ref] == ["MQPUT1", "MQPUT1_REPLY"]
+    assert not all_chunkings(stream)["bailed"]
+
+
+def test_units_without_message_emit_nothing():
+    """MQGET without MQMD, ASYNC without MQMD, MESSAGE_DATA without MQXQH, MQPUT1_REPLY without MQOD."""
+    stream = encode_segments(0x85, api() + b"\0" * 50) + \
+        encode_segments(0x0D, struct.pack("<iiiiiHH", 1, 1, 0, 1, 0, 1, 0) + b"\0" * 40) + \
+        encode_segments(0x04, b"no xqh here" * 5, structid="TSH") + \
+        encode_segments(0x97, api() + b"\0" * 50) + encode_segments(0x95, api() + md_bytes()) + \
+        encode_segments(0x96, api() + md_bytes() + b"not a pmo")
+    ref = pure_reference(stream)
+    assert [e.kind for e in ref] == ["MQGET_REPLY", "MQPUT_REPLY"]
+    facts = all_chunkings(stream)
+    assert not facts["bailed"]
+
+
+def test_get_reply_declaring_more_data_than_it_carries():
+    """MQGET_REPLY whose DataLength exceeds the bytes present: the pure framer
+    keeps what is there (a truncated get), no error."""
+    stream = encode_get_reply(message(data=b"partial"), data_length=10 ** 6, max_segment_length=200)
+    ref = pure_reference(stream)
+    assert [as_row(e)[1] for e in ref] == [message(data=b"partial")]
+    assert not all_chunkings(stream)["bailed"]
+
+
+def test_message_data_after_an_open_unit_of_another_type():
+    """A non-first MESSAGE_DATA while a unit of another type is open on the
+    same key is a single unit for the pure framer (not a continuation)."""
+    m = message(1)
+    opener = encode_put(message(), split_points=[60], structid="TSH")
+    segs = segments_of(opener)
+    md = segments_of(encode_message_data(m))[0]
+    for flags in (0, 0x20):
+        alone = build_tsh(0x04, len(md), structid="TSH", ctl_flags1=flags) + md[28:]
+        stream = segs[0] + alone + segs[1]
+        ref = pure_reference(stream)
+        assert [e.kind for e in ref] == ["MESSAGE_DATA", "MQPUT"]
+        assert not all_chunkings(stream)["bailed"]
+
+
+def test_md_only_rows():
+    """A reply that carries the MQMD but no data is md_only, as the pure Message says."""
+    stream = encode_put_reply(message()) + encode_get_reply(message(data=b"")) + encode_put(message(data=b""))
+    ref = pure_reference(stream)
+    assert [as_row(e)[3] for e in ref] == [True, True, True]
+    all_chunkings(stream)
+
+
+# ---------------------------------------------------------------------------
+# generated messages
+# ---------------------------------------------------------------------------
+@st.composite
+def mq_streams(draw):
+    out = []
+    for _ in range(draw(st.integers(1, 5))):
+        name = draw(st.sampled_from(sorted(ENCODERS)))
+        little = draw(st.booleans())
+        version = 1 if name.startswith("message_data") else draw(st.sampled_from([1, 2]))
+        data = draw(st.binary(max_size=700))
+        m = message(version, little, data, fill=draw(st.integers(0, 255)))
+        kw = {"byte_order": order(little)}
+        if name != "message_data" and name != "message_data_nomsh":
+            kw["structid"] = draw(st.sampled_from(["TSHM", "TSH"]))
+        how = draw(st.sampled_from(["one", "max", "points"]))
+        if how == "max":
+            kw["max_segment_length"] = draw(st.integers(100, 800))
+        elif how == "points" and name != "async":
+            kw["split_points"] = draw(st.lists(st.integers(1, 1200), max_size=4))
+        out.append(ENCODERS[name](m, **kw))
+    return b"".join(out)
+
+
+@SETTINGS
+@given(mq_streams(), st.integers(0, 2 ** 32))
+def test_generated_streams(stream, seed):
+    facts = differential(stream, chunk_sizes(len(stream), random.Random(seed), "random"))
+    assert not facts["bailed"] and facts["messages"] == facts["pure_messages"]
+
+
+@SETTINGS
+@given(mq_streams(), st.data())
+def test_mutated_streams_are_prefix_correct(stream, data):
+    """Flipped, inserted, deleted bytes and truncation: never a crash, never a
+    message the pure framer does not report, BAIL only where it reports an error."""
+    b = bytearray(stream)
+    for _ in range(data.draw(st.integers(1, 4))):
+        op = data.draw(st.sampled_from(["flip", "insert", "delete", "truncate", "length"]))
+        if not b:
+            break
+        i = data.draw(st.integers(0, len(b) - 1))
+        if op == "flip":
+            b[i] ^= data.draw(st.integers(1, 255))
+        elif op == "insert":
+            b[i:i] = data.draw(st.binary(min_size=1, max_size=40))
+        elif op == "delete":
+            del b[i:i + data.draw(st.integers(1, 40))]
+        elif op == "truncate":
+            del b[i:]
+        elif op == "length" and i + 8 <= len(b):
+            b[i + 4:i + 8] = struct.pack(">I", data.draw(st.integers(0, 2000)))
+    seed = data.draw(st.integers(0, 2 ** 32))
+    differential(bytes(b), chunk_sizes(len(b), random.Random(seed), "random"))
+
+
+def test_flags_and_types_exhaustive():
+    """Every CtlFlag1 FIRST/LAST combination for every message-bearing type,
+    after an open unit of the same and of another type."""
+    m = message(data=b"flags")
+    count = 0
+    for t in (0x04, 0x0D, 0x85, 0x86, 0x87, 0x95, 0x96, 0x97, 0x81, 0x09):
+        for flags in (0, 0x10, 0x20, 0x30):
+            for opener in (b"", encode_put(m, split_points=[50])[:36 + 50],
+                           encode_message_data(message(1), max_segment_length=300)[:300]):
+                body = encode_put(m)[36:]
+                stream = opener + build_tsh(t, 36 + len(body), ctl_flags1=flags) + body + encode_put(m)
+                differential(stream, [len(stream)])
+                differential(stream, [1] * len(stream))
+                count += 1
+    assert count == 120
+
+
+# ---------------------------------------------------------------------------
+# captures: the real one and the simulator's
+# ---------------------------------------------------------------------------
+def mq_directions(source) -> dict:
+    """(stream, direction) -> (first offset, [data chunks as captured]) for
+    the TCP directions on port 1414 or starting with a TSH eye-catcher, up to
+    the first gap."""
+    from mqcodec.capture.stream import iter_capture_events
+    from mqcodec.capture.tcp import Gap, StreamData
+
+    dirs: dict = {}
+    stopped = set()
+    for ev in iter_capture_events(source):
+        if isinstance(ev, Gap):
+            stopped.add((ev.conn.stream, ev.direction))
+        if not isinstance(ev, StreamData):
+            continue
+        key = (ev.conn.stream, ev.direction)
+        if key in stopped:
+            continue
+        if key not in dirs:
+            if 1414 not in (ev.conn.server_port, ev.conn.client_port) and ev.data[:3] != b"TSH":
+                stopped.add(key)
+                continue
+            dirs[key] = (ev.offset, [])
+        start, chunks = dirs[key]
+        if start + sum(map(len, chunks)) != ev.offset:
+            stopped.add(key)
+            continue
+        chunks.append(ev.data)
+    return dirs
+
+
+def test_real_capture_directions():
+    if not CAPTURE.is_file():
+        pytest.fail("the shared capture is missing: %s" % CAPTURE)
+    dirs = mq_directions(str(CAPTURE))
+    assert dirs
+    total = 0
+    for key, (start, chunks) in sorted(dirs.items()):
+        stream = b"".join(chunks)
+        facts = differential(stream, [len(c) for c in chunks], start)
+        assert not facts["bailed"], (key, facts)
+        differential(stream, [1] * len(stream), start)
+        differential(stream, chunk_sizes(len(stream), random.Random(key[0]), "random"), start)
+        total += facts["messages"]
+    assert total == sum(sum(isinstance(e, Message) for e in pure_reference(b"".join(c), s))
+                        for s, c in dirs.values())
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_synth_capture_directions_stay_on_the_fast_path(seed):
+    from mqcodec import synth
+
+    buf = io.BytesIO()
+    synth.write_capture(buf, seed=seed, messages=60)
+    buf.seek(0)
+    dirs = mq_directions(buf)
+    fast = 0
+    messages = 0
+    for key, (start, chunks) in sorted(dirs.items()):
+        stream = b"".join(chunks)
+        facts = differential(stream, [len(c) for c in chunks], start)
+        fast += not facts["bailed"]
+        messages += facts["messages"]
+    assert len(dirs) >= 4 and messages > 60
+    # clean simulator traffic: every MQ direction stays on the fast path
+    assert fast == len(dirs), "%d of %d directions stayed on the fast path" % (fast, len(dirs))
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_synth_capture_mutated(seed):
+    from mqcodec import synth
+
+    buf = io.BytesIO()
+    synth.write_capture(buf, seed=seed, messages=20)
+    buf.seek(0)
+    rnd = random.Random(seed)
+    for key, (start, chunks) in sorted(mq_directions(buf).items()):
+        b = bytearray(b"".join(chunks))
+        for _ in range(3):
+            i = rnd.randrange(len(b))
+            b[i] ^= 1 << rnd.randrange(8)
+        differential(bytes(b), chunk_sizes(len(b), rnd, "random"), start)
+        differential(bytes(b[:rnd.randrange(len(b))]), [len(b)], start)
