@@ -80,3 +80,28 @@ def test_tshark(benchmark, capture):
 
     benchmark.pedantic(run, rounds=2)
     record(benchmark, "capture:tshark fields", frames, size)
+
+
+def _core(path):
+    from mqcodec._ext.capture_core import CaptureCore
+
+    core = CaptureCore()
+    n = 0
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                break
+            core.feed(chunk)
+            n += len(core.take()["seq"])
+    core.finish()
+    n += len(core.take()["seq"])
+    return core, n
+
+
+def test_capture_core(benchmark, capture):
+    pytest.importorskip("mqcodec._ext.capture_core")
+    path, frames, size = capture
+    core, n = benchmark.pedantic(_core, args=(path,), rounds=5)
+    assert core.stats["frames"] == frames and core.supported
+    record(benchmark, "capture:capture core (walk + reassembly + framing, messages into the arena)", frames, size)

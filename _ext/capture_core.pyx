@@ -1,0 +1,1971 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Compiled capture core: pcap/pcapng walk, link/IP/TCP decode, TCP
+reassembly (in order, plus the pure reassembler's reorder buffer) and stream
+framing, for the common case (docs/capture-core.md).
+
+The pure pipeline (``mqcodec.capture`` + the pure framers, driven by
+``mqcodec.pcap2parquet.Converter``) is the reference.  For every connection
+the core keeps on its fast path, the messages it emits are exactly the pure
+pipeline's messages for it.  Any connection where something happens that the
+fast path does not reproduce exactly goes to the *replay set*: the core
+ignores its later frames and the caller replays it with the pure pipeline,
+skipping the messages already emitted (a prefix of the pure pipeline's,
+per direction).
+
+API::
+
+    core = CaptureCore(mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True,
+                       # keyword options: the pure pipeline's defaults, and the core's own caps
+                       server_ports=DEFAULT_SERVER_PORTS, max_closed=65536, max_connections=1_000_000,
+                       max_reassembly_bytes=4 << 20, max_reassembly_segments=4096,
+                       max_buffer_bytes=16 << 20, max_marks=1 << 20)
+    core.feed(chunk)      # bytes-like, any size; partial records are kept
+    core.finish()         # end of input: close every open connection (framers' close)
+    b = core.take()       # dict of what was produced since the last take():
+        seq int64, conn int64, direction int8 (0 c->s, 1 s->c), tcp_stream int64,
+        stream_offset int64, frame int64, ts_ns int64 (frame/ts_ns = -1 where the
+        pure converter has None), protocol int8 (0 mq, 1 msmq), kind int16
+        (MQ_KIND_NAMES / MSMQ_KIND_NAMES), md_only bool, data bytes,
+        offsets int64 (n+1), deferred list[Frame] (capture order)
+    core.connection(conn) -> (client_ip, client_port, server_ip, server_port, tcp_stream)
+    core.replay() -> [(conn, (cip, cport, sip, sport), tcp_stream, emitted_c2s, emitted_s2c)]
+    core.replay_ranges() -> [(conn, first_frame, last_frame)]  (last_frame -1: open to the end)
+    core.stats -> dict
+    core.format ('pcap' / 'pcapng' / None), core.linktype (pcapng: the first interface's)
+    core.supported -> False when the fast path cannot reproduce the pure
+        pipeline for this capture (a bad file header, a TCP connection whose
+        creation the core cannot predict, ...): the caller must convert the
+        whole capture with the pure pipeline (core.unsupported_reason says why).
+    core.stop -> None, or (file offset, frame number) of the record/block where
+        the pure parser stops (pcap: incl_len above 16 MiB; pcapng: any block
+        the pure parser rejects; both: the file ends inside it)
+    core.buffered_bytes -> bytes held for open fast-path connections
+
+    f = ReplayFilter(core)      # after core.finish()
+    f.feed(chunk) -> list[Frame]  # frames of replay connections (within their
+                                  # frame ranges) + every IPv4 fragment with protocol 6
+"""
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
+from libc.stdlib cimport malloc, free, realloc, calloc
+from libc.string cimport memcpy, memmove, memset, memcmp
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t, INT64_MAX
+
+import socket
+
+import numpy as np
+
+include "capture_types.pxi"
+include "framer_mq.pxi"
+include "framer_msmq.pxi"
+
+# ---------------------------------------------------------------------------
+# constants
+# ---------------------------------------------------------------------------
+cdef enum:
+    F_FIN = 0x01
+    F_SYN = 0x02
+    F_RST = 0x04
+    F_ACK = 0x10
+
+cdef enum:
+    P_NONE = -1
+    P_MQ = 0
+    P_MSMQ = 1
+
+cdef enum:
+    C_FAST = 0
+    C_REPLAY = 1
+
+# why a connection goes to replay (stats)
+cdef enum:
+    R_OUT_OF_ORDER = 0
+    R_SNAPLEN = 1
+    R_FRAMER = 2
+    R_FRAMER_CLOSE = 3
+    R_GAP_AT_CLOSE = 4
+    R_ACK_GAP = 5
+    R_BUFFER = 6
+    R_MARKS = 7
+    R_DETECT_MIDSTREAM = 8
+    R_FRAGMENT = 9
+    R_PURE_OVERFLOW = 10
+    R_PENDING_AT_CLOSE = 11
+    R_ACK_PAST_HOLE = 12
+
+REPLAY_REASONS = ["out-of-order segment or hole", "snap-length cut payload", "framer bailed",
+                  "framer bailed at close", "bytes acknowledged but not captured at close",
+                  "FIN acknowledged past a hole", "buffer cap", "frame-mark cap",
+                  "protocol detected by content after the stream start", "IPv4-fragmented segment",
+                  "reassembly buffer overflow", "hole left at close", "bytes acknowledged past a hole"]
+
+# slot states
+cdef enum:
+    S_EMPTY = 0
+    S_OPEN = 1
+    S_CLOSED = 2
+    S_TOMB = 3
+
+# decode results
+cdef enum:
+    D_TCP = 0
+    D_DEFER = 1
+    D_FRAG_TCP = 2      # an IPv4 fragment of a TCP datagram (deferred)
+
+cdef int64_t MAX_RECORD_LEN = 16 * 1024 * 1024
+cdef int64_t NS = 1000000000
+cdef int64_t HALF32 = 1 << 31
+
+# ---------------------------------------------------------------------------
+# small growable C arrays
+# ---------------------------------------------------------------------------
+cdef struct Buf:
+    uint8_t* p
+    Py_ssize_t n
+    Py_ssize_t cap
+
+cdef int buf_reserve(Buf* b, Py_ssize_t extra) noexcept nogil:
+    cdef Py_ssize_t need = b.n + extra, cap
+    cdef uint8_t* q
+    if need <= b.cap:
+        return 0
+    cap = b.cap * 2 if b.cap else 4096
+    while cap < need:
+        cap *= 2
+    q = <uint8_t*>realloc(b.p, cap)
+    if q == NULL:
+        return -1
+    b.p = q
+    b.cap = cap
+    return 0
+
+cdef int buf_append(Buf* b, const uint8_t* data, Py_ssize_t n) noexcept nogil:
+    if buf_reserve(b, n) < 0:
+        return -1
+    memcpy(b.p + b.n, data, n)
+    b.n += n
+    return 0
+
+cdef void buf_free(Buf* b) noexcept nogil:
+    free(b.p)
+    b.p = NULL
+    b.n = 0
+    b.cap = 0
+
+cdef struct I64:
+    int64_t* p
+    Py_ssize_t n
+    Py_ssize_t cap
+
+cdef int i64_push(I64* a, int64_t v) noexcept nogil:
+    cdef Py_ssize_t cap
+    cdef int64_t* q
+    if a.n == a.cap:
+        cap = a.cap * 2 if a.cap else 256
+        q = <int64_t*>realloc(a.p, cap * sizeof(int64_t))
+        if q == NULL:
+            return -1
+        a.p = q
+        a.cap = cap
+    a.p[a.n] = v
+    a.n += 1
+    return 0
+
+cdef int i64_reserve(I64* a, Py_ssize_t need) noexcept nogil:
+    """Capacity for at least ``need`` elements (with room to spare)."""
+    cdef Py_ssize_t cap
+    cdef int64_t* q
+    if need <= a.cap:
+        return 0
+    cap = a.cap * 2 if a.cap else 256
+    while cap < need + 1:
+        cap *= 2
+    q = <int64_t*>realloc(a.p, cap * sizeof(int64_t))
+    if q == NULL:
+        return -1
+    a.p = q
+    a.cap = cap
+    return 0
+
+cdef void i64_free(I64* a) noexcept nogil:
+    free(a.p)
+    a.p = NULL
+    a.n = 0
+    a.cap = 0
+
+# ---------------------------------------------------------------------------
+# 4-tuple hash table (open addressing, linear probing)
+# ---------------------------------------------------------------------------
+cdef struct TKey:
+    uint8_t src[16]
+    uint8_t dst[16]
+    uint16_t sport
+    uint16_t dport
+    uint8_t v6
+    uint8_t pad[3]
+
+cdef struct Slot:
+    TKey key
+    uint64_t hash
+    int64_t conn
+    int64_t stamp
+    uint8_t state
+    uint8_t dir
+
+cdef struct Table:
+    Slot* s
+    Py_ssize_t cap        # power of two
+    Py_ssize_t used       # S_OPEN + S_CLOSED
+    Py_ssize_t tombs
+
+cdef inline uint64_t key_hash(const TKey* k) noexcept nogil:
+    cdef uint64_t w[5]
+    memcpy(w, k, 40)
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL
+    cdef int i
+    for i in range(5):
+        h ^= w[i]
+        h *= 0xBF58476D1CE4E5B9ULL
+        h ^= h >> 31
+    return h
+
+cdef int table_init(Table* t, Py_ssize_t cap) noexcept nogil:
+    t.s = <Slot*>calloc(cap, sizeof(Slot))
+    if t.s == NULL:
+        return -1
+    t.cap = cap
+    t.used = 0
+    t.tombs = 0
+    return 0
+
+cdef Slot* table_find(Table* t, const TKey* k, uint64_t h) noexcept nogil:
+    """The live slot (S_OPEN/S_CLOSED) holding k, or NULL."""
+    cdef Py_ssize_t mask = t.cap - 1
+    cdef Py_ssize_t i = <Py_ssize_t>(h & mask)
+    cdef Slot* s
+    while True:
+        s = &t.s[i]
+        if s.state == S_EMPTY:
+            return NULL
+        if s.state != S_TOMB and s.hash == h and memcmp(&s.key, k, 40) == 0:
+            return s
+        i = (i + 1) & mask
+
+cdef int table_grow(Table* t) noexcept nogil:
+    cdef Table n
+    cdef Py_ssize_t i, j, mask
+    cdef Py_ssize_t cap = t.cap
+    if (t.used + 1) * 2 > cap:
+        cap *= 2
+    if table_init(&n, cap) < 0:
+        return -1
+    mask = cap - 1
+    for i in range(t.cap):
+        if t.s[i].state == S_OPEN or t.s[i].state == S_CLOSED:
+            j = <Py_ssize_t>(t.s[i].hash & mask)
+            while n.s[j].state != S_EMPTY:
+                j = (j + 1) & mask
+            n.s[j] = t.s[i]
+            n.used += 1
+    free(t.s)
+    t[0] = n
+    return 0
+
+cdef Slot* table_insert(Table* t, const TKey* k, uint64_t h) noexcept nogil:
+    """A slot for k (existing live one, or a new one in state S_EMPTY->caller sets)."""
+    cdef Slot* s = table_find(t, k, h)
+    cdef Py_ssize_t mask, i
+    if s != NULL:
+        return s
+    if (t.used + t.tombs + 1) * 10 > t.cap * 6:
+        if table_grow(t) < 0:
+            return NULL
+    mask = t.cap - 1
+    i = <Py_ssize_t>(h & mask)
+    while t.s[i].state == S_OPEN or t.s[i].state == S_CLOSED:
+        i = (i + 1) & mask
+    s = &t.s[i]
+    if s.state == S_TOMB:
+        t.tombs -= 1
+    s.key = k[0]
+    s.hash = h
+    s.state = S_EMPTY   # caller sets the state
+    t.used += 1
+    return s
+
+cdef inline void table_delete(Table* t, Slot* s) noexcept nogil:
+    s.state = S_TOMB
+    t.used -= 1
+    t.tombs += 1
+
+cdef inline void key_reverse(const TKey* k, TKey* r) noexcept nogil:
+    memcpy(r.src, k.dst, 16)
+    memcpy(r.dst, k.src, 16)
+    r.sport = k.dport
+    r.dport = k.sport
+    r.v6 = k.v6
+    r.pad[0] = 0
+    r.pad[1] = 0
+    r.pad[2] = 0
+
+# ---------------------------------------------------------------------------
+# connections
+# ---------------------------------------------------------------------------
+cdef struct Pend:
+    int64_t off
+    int64_t length
+    int64_t frame
+    int64_t ts
+    uint8_t* data
+
+cdef struct Half:
+    # out-of-order segments waiting (TCPReassembler's pending/heap), sorted by offset
+    Pend* pend
+    Py_ssize_t npend
+    Py_ssize_t pcap
+    int64_t pbytes
+    int64_t next          # next expected stream offset
+    int64_t fin           # stream offset of the FIN
+    int64_t max_ack
+    bint has_fin
+    bint has_max_ack
+    bint closed
+    int proto             # P_NONE (no framer yet), P_MQ, P_MSMQ
+    bint framer_on
+    MQFramer mq
+    MSMQFramer ms
+    Buf buf               # unconsumed bytes (stream offset buf_off)
+    int64_t buf_off
+    # the pure converter's marks list: (offset, frame, ts), logical start mstart
+    int64_t* m
+    Py_ssize_t mstart
+    Py_ssize_t mn
+    Py_ssize_t mcap
+
+cdef struct Live:
+    Half h[2]
+
+cdef struct Conn:
+    TKey key              # client -> server
+    int64_t stream
+    int64_t first_frame
+    int64_t last_frame    # -1: not retired
+    int64_t emitted[2]
+    int64_t undetected
+    uint32_t base[2]
+    uint8_t has_base[2]
+    uint8_t syn[2]
+    uint8_t fin_seen[2]
+    uint8_t state         # C_FAST / C_REPLAY
+    uint8_t amb
+    uint8_t retired
+    uint8_t proto         # port-detected protocol + 1 (0: none)
+    Live* live
+
+# ---------------------------------------------------------------------------
+# the core's state (plain C so the walk runs without the GIL)
+# ---------------------------------------------------------------------------
+cdef struct Stats:
+    int64_t frames
+    int64_t deferred
+    int64_t tcp_segments
+    int64_t connections
+    int64_t replay
+    int64_t undetected
+    int64_t messages
+    int64_t retransmitted
+    int64_t overlapping
+    int64_t after_close
+    int64_t unknown_conn
+    int64_t tcp_fragments
+    int64_t out_of_order
+    int64_t reasons[16]
+
+cdef struct Core:
+    # file
+    int fmt               # 0 unknown, 1 pcap, 2 pcapng, 3 bad
+    int big               # byte order of the records
+    int64_t scale
+    int linktype
+    int64_t number        # next frame number
+    int64_t base          # absolute offset of the first byte not consumed
+    bint stopped
+    int64_t stop_off
+    int64_t stop_num
+    bint unsupported
+    const char* why
+    int64_t ambiguous     # replay connections with a FIN seen both ways, not retired
+    bint filter_mode
+    # options
+    uint16_t mq_ports[16]
+    int n_mq
+    uint16_t msmq_ports[16]
+    int n_msmq
+    uint16_t server_ports[16]
+    int n_server
+    bint detect
+    Py_ssize_t cap_bytes
+    Py_ssize_t cap_marks
+    int64_t max_closed
+    int64_t max_connections
+    int64_t pure_max_bytes        # TCPReassembler max_buffer_bytes
+    int64_t pure_max_segments     # TCPReassembler max_buffer_segments
+    # connections
+    Table tab
+    Conn* conns
+    Py_ssize_t nconns
+    Py_ssize_t conns_cap
+    int64_t open_conns
+    int64_t live_closed
+    int64_t stamp
+    TKey* fifo
+    int64_t* fifo_stamp
+    Py_ssize_t fifo_head
+    Py_ssize_t fifo_n
+    Py_ssize_t fifo_cap
+    I64 replay_list
+    # output arena
+    Buf data
+    I64 offs              # message end offsets (start at 0 implied)
+    I64 o_seq
+    I64 o_conn
+    I64 o_dir
+    I64 o_stream
+    I64 o_off
+    I64 o_frame
+    I64 o_ts
+    I64 o_proto
+    I64 o_kind
+    I64 o_md
+    int64_t seq
+    # deferred frames of the current feed: (position in walk buffer, number, ts)
+    I64 d_pos             # position of the frame's data in the walk buffer
+    I64 d_num
+    I64 d_ts
+    I64 d_cap
+    I64 d_orig
+    I64 d_if
+    I64 d_lt
+    # pcapng
+    Iface* ifaces
+    Py_ssize_t n_if
+    Py_ssize_t if_cap
+    int64_t sections
+    int64_t skipped_blocks
+    # emit context
+    Py_ssize_t cur_conn
+    int cur_dir
+    bint oom
+    Stats st
+
+cdef struct Iface:
+    int linktype
+    uint32_t snaplen
+    int pow2
+    int exp
+    int64_t offset_s
+
+cdef struct Pkt:
+    TKey key
+    uint32_t seq
+    uint32_t ack
+    uint8_t flags
+    const uint8_t* payload
+    Py_ssize_t plen
+    int64_t missing
+    # fragments
+    uint32_t frag_off
+    uint16_t ident
+
+# ---------------------------------------------------------------------------
+# link / IP / TCP decode: mirrors mqcodec.capture.packet.decode_frame for
+# the frames it turns into TCP segments; anything else is D_DEFER.
+# ---------------------------------------------------------------------------
+cdef inline uint16_t be16(const uint8_t* p) noexcept nogil:
+    return (<uint16_t>p[0] << 8) | p[1]
+
+cdef inline uint32_t be32(const uint8_t* p) noexcept nogil:
+    return (<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | p[3]
+
+cdef inline uint32_t le32(const uint8_t* p) noexcept nogil:
+    return (<uint32_t>p[3] << 24) | (<uint32_t>p[2] << 16) | (<uint32_t>p[1] << 8) | p[0]
+
+cdef inline uint32_t rd32(const uint8_t* p, int big) noexcept nogil:
+    return be32(p) if big else le32(p)
+
+cdef inline int af_family(uint32_t af) noexcept nogil:
+    if af > 0xFFFF:
+        af = ((af & 0xFF) << 24) | ((af & 0xFF00) << 8) | ((af >> 8) & 0xFF00) | (af >> 24)
+    if af == 2:
+        return 4
+    if af == 10 or af == 23 or af == 24 or af == 28 or af == 30:
+        return 6
+    return 0
+
+cdef int decode(const uint8_t* d, Py_ssize_t n, int linktype, int64_t caplen, int64_t origlen,
+                Pkt* pk) noexcept nogil:
+    cdef Py_ssize_t off = 0, ihl, total, end, pos, hlen, start, doff
+    cdef int ver = 0, ntags, count
+    cdef uint16_t etype
+    cdef uint32_t frag
+    cdef int64_t missing, cut
+    cdef uint8_t nh, proto
+    # ---- link
+    if linktype == 1:
+        if n < 14:
+            return D_DEFER
+        etype = be16(d + 12)
+        off = 14
+        ntags = 0
+        while etype == 0x8100 or etype == 0x88A8 or etype == 0x9100:
+            if ntags >= 8:
+                return D_DEFER
+            if off + 4 > n:
+                return D_DEFER
+            ntags += 1
+            etype = be16(d + off + 2)
+            off += 4
+        if etype < 0x0600:
+            return D_DEFER
+        if etype == 0x0800:
+            ver = 4
+        elif etype == 0x86DD:
+            ver = 6
+        else:
+            return D_DEFER
+    elif linktype == 113:
+        if n < 16:
+            return D_DEFER
+        etype = be16(d + 14)
+        off = 16
+        if etype == 0x0800:
+            ver = 4
+        elif etype == 0x86DD:
+            ver = 6
+        else:
+            return D_DEFER
+    elif linktype == 276:
+        if n < 20:
+            return D_DEFER
+        etype = be16(d)
+        off = 20
+        if etype == 0x0800:
+            ver = 4
+        elif etype == 0x86DD:
+            ver = 6
+        else:
+            return D_DEFER
+    elif linktype == 101 or linktype == 12 or linktype == 14:
+        if n < 1:
+            return D_DEFER
+        ver = d[0] >> 4
+        if ver != 4 and ver != 6:
+            return D_DEFER
+    elif linktype == 228:
+        ver = 4
+    elif linktype == 229:
+        ver = 6
+    elif linktype == 0:
+        if n < 4:
+            return D_DEFER
+        ver = af_family(le32(d))
+        off = 4
+        if ver == 0:
+            return D_DEFER
+    elif linktype == 108:
+        if n < 4:
+            return D_DEFER
+        ver = af_family(be32(d))
+        off = 4
+        if ver == 0:
+            return D_DEFER
+    else:
+        return D_DEFER
+    memset(&pk.key, 0, sizeof(TKey))
+    # ---- IP
+    if ver == 4:
+        if n - off < 20:
+            return D_DEFER
+        if d[off] >> 4 != 4:
+            return D_DEFER
+        ihl = (d[off] & 0x0F) * 4
+        if ihl < 20 or n - off < ihl:
+            return D_DEFER
+        total = be16(d + off + 2)
+        if total == 0:
+            total = n - off
+        elif total < ihl:
+            return D_DEFER
+        end = off + total
+        missing = 0
+        if end > n:
+            missing = end - n
+            end = n
+        proto = d[off + 9]
+        memcpy(pk.key.src, d + off + 12, 4)
+        memcpy(pk.key.dst, d + off + 16, 4)
+        pk.key.v6 = 0
+        start = off + ihl
+        frag = be16(d + off + 6)
+        cut = origlen - caplen
+        if cut < 0:
+            cut = 0
+        if missing > cut:
+            missing = cut
+        if frag & 0x3FFF:
+            if proto != 6:
+                return D_DEFER
+            if missing:
+                return D_DEFER      # skipped by the pure pipeline: no TCP effect
+            if (frag & 0x1FFF) * 8 + (end - start) > 65535:
+                return D_DEFER      # malformed
+            pk.frag_off = (frag & 0x1FFF) * 8
+            pk.ident = be16(d + off + 4)
+            pk.plen = end - start
+            pk.payload = d + start
+            return D_FRAG_TCP
+    else:
+        if n - off < 40:
+            return D_DEFER
+        if d[off] >> 4 != 6:
+            return D_DEFER
+        total = be16(d + off + 4)
+        nh = d[off + 6]
+        memcpy(pk.key.src, d + off + 8, 16)
+        memcpy(pk.key.dst, d + off + 24, 16)
+        pk.key.v6 = 1
+        pos = off + 40
+        end = pos + total if total else n
+        count = 0
+        while nh == 0 or nh == 43 or nh == 60 or nh == 135 or nh == 139 or nh == 140 or nh == 44 or nh == 51:
+            count += 1
+            if count > 16:
+                return D_DEFER
+            if pos + 8 > end or pos + 8 > n:
+                return D_DEFER
+            if nh == 44:
+                hlen = 8
+                if be16(d + pos + 2) & 0xFFF9:
+                    return D_DEFER  # IPv6 fragment: skipped by the pure pipeline
+            elif nh == 51:
+                hlen = (d[pos + 1] + 2) * 4
+            else:
+                hlen = (d[pos + 1] + 1) * 8
+            if pos + hlen > end or pos + hlen > n:
+                return D_DEFER
+            nh = d[pos]
+            pos += hlen
+        proto = nh
+        missing = 0
+        if end > n:
+            missing = end - n
+            end = n
+        cut = origlen - caplen
+        if cut < 0:
+            cut = 0
+        if missing > cut:
+            missing = cut
+        start = pos
+    if proto != 6:
+        return D_DEFER
+    # ---- TCP
+    if end - start < 20:
+        return D_DEFER
+    doff = (d[start + 12] >> 4) * 4
+    if doff < 20 or start + doff > end:
+        return D_DEFER
+    pk.key.sport = be16(d + start)
+    pk.key.dport = be16(d + start + 2)
+    pk.seq = be32(d + start + 4)
+    pk.ack = be32(d + start + 8)
+    pk.flags = d[start + 13]
+    pk.payload = d + start + doff
+    pk.plen = end - start - doff
+    pk.missing = missing
+    return D_TCP
+
+# ---------------------------------------------------------------------------
+# output
+# ---------------------------------------------------------------------------
+cdef int core_emit(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t length,
+                   int kind, int md_only) noexcept nogil:
+    cdef Core* c = <Core*>ctx
+    cdef Conn* cn = &c.conns[c.cur_conn]
+    cdef Half* h = &cn.live.h[c.cur_dir]
+    cdef int64_t frame = -1, ts = -1
+    cdef Py_ssize_t lo, hi, mid, i, cnt
+    # the pure converter's _Direction.locate(start), marks list and all
+    lo = 0
+    hi = h.mn - h.mstart
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if h.m[(h.mstart + mid) * 3] <= start:
+            lo = mid + 1
+        else:
+            hi = mid
+    i = lo - 1
+    if i >= 0:
+        frame = h.m[(h.mstart + i) * 3 + 1]
+        ts = h.m[(h.mstart + i) * 3 + 2]
+        if i > 64:
+            h.mstart += i - 1
+    if buf_append(&c.data, data, length) < 0:
+        c.oom = True
+        return -1
+    cdef Py_ssize_t k = c.o_seq.n
+    if k + 1 >= c.o_seq.cap:
+        if (i64_reserve(&c.offs, k + 2) < 0 or i64_reserve(&c.o_seq, k + 1) < 0 or i64_reserve(&c.o_conn, k + 1) < 0
+                or i64_reserve(&c.o_dir, k + 1) < 0 or i64_reserve(&c.o_stream, k + 1) < 0
+                or i64_reserve(&c.o_off, k + 1) < 0 or i64_reserve(&c.o_frame, k + 1) < 0
+                or i64_reserve(&c.o_ts, k + 1) < 0 or i64_reserve(&c.o_proto, k + 1) < 0
+                or i64_reserve(&c.o_kind, k + 1) < 0 or i64_reserve(&c.o_md, k + 1) < 0):
+            c.oom = True
+            return -1
+    c.offs.p[k + 1] = c.data.n
+    c.o_seq.p[k] = c.seq
+    c.o_conn.p[k] = c.cur_conn
+    c.o_dir.p[k] = c.cur_dir
+    c.o_stream.p[k] = cn.stream
+    c.o_off.p[k] = start
+    c.o_frame.p[k] = frame
+    c.o_ts.p[k] = ts
+    c.o_proto.p[k] = h.proto
+    c.o_kind.p[k] = kind
+    c.o_md.p[k] = md_only
+    c.offs.n = k + 2
+    c.o_seq.n = c.o_conn.n = c.o_dir.n = c.o_stream.n = c.o_off.n = c.o_frame.n = c.o_ts.n = k + 1
+    c.o_proto.n = c.o_kind.n = c.o_md.n = k + 1
+    c.seq += 1
+    cn.emitted[c.cur_dir] += 1
+    c.st.messages += 1
+    return 0
+
+# ---------------------------------------------------------------------------
+# connection bookkeeping
+# ---------------------------------------------------------------------------
+cdef void half_free(Half* h) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(h.npend):
+        free(h.pend[i].data)
+    free(h.pend)
+    h.pend = NULL
+    h.npend = h.pcap = 0
+    h.pbytes = 0
+    if h.framer_on:
+        if h.proto == P_MQ:
+            mq_framer_free(&h.mq)
+        else:
+            msmq_framer_free(&h.ms)
+        h.framer_on = False
+    buf_free(&h.buf)
+    free(h.m)
+    h.m = NULL
+    h.mn = h.mstart = h.mcap = 0
+
+cdef void live_free(Conn* cn) noexcept nogil:
+    if cn.live != NULL:
+        half_free(&cn.live.h[0])
+        half_free(&cn.live.h[1])
+        free(cn.live)
+        cn.live = NULL
+
+cdef void go_replay(Core* c, Py_ssize_t ci, int reason) noexcept nogil:
+    cdef Conn* cn = &c.conns[ci]
+    if cn.state == C_REPLAY:
+        return
+    cn.state = C_REPLAY
+    live_free(cn)
+    c.st.undetected -= cn.undetected
+    cn.undetected = 0
+    c.st.replay += 1
+    c.st.reasons[reason] += 1
+    check_amb(c, cn)
+    if i64_push(&c.replay_list, ci) < 0:
+        c.oom = True
+
+cdef int fifo_push(Core* c, const TKey* k, int64_t stamp) noexcept nogil:
+    cdef Py_ssize_t cap, i
+    cdef TKey* nk
+    cdef int64_t* ns
+    cdef Slot* s
+    cdef Py_ssize_t j, keep
+    if c.fifo_n == c.fifo_cap and c.fifo_n >= 4096 and c.fifo_n >= 4 * c.live_closed:
+        # compact: drop entries superseded by a later stamp or deleted (memory
+        # bounded by the closed map, not by every connection ever closed)
+        keep = 0
+        for j in range(c.fifo_n):
+            i = (c.fifo_head + j) % c.fifo_cap
+            s = table_find(&c.tab, &c.fifo[i], key_hash(&c.fifo[i]))
+            if s != NULL and s.state == S_CLOSED and s.stamp == c.fifo_stamp[i]:
+                c.fifo[(c.fifo_head + keep) % c.fifo_cap] = c.fifo[i]
+                c.fifo_stamp[(c.fifo_head + keep) % c.fifo_cap] = c.fifo_stamp[i]
+                keep += 1
+        c.fifo_n = keep
+    if c.fifo_n == c.fifo_cap:
+        cap = c.fifo_cap * 2 if c.fifo_cap else 1024
+        nk = <TKey*>malloc(cap * sizeof(TKey))
+        ns = <int64_t*>malloc(cap * sizeof(int64_t))
+        if nk == NULL or ns == NULL:
+            free(nk)
+            free(ns)
+            return -1
+        for i in range(c.fifo_n):
+            nk[i] = c.fifo[(c.fifo_head + i) % c.fifo_cap]
+            ns[i] = c.fifo_stamp[(c.fifo_head + i) % c.fifo_cap]
+        free(c.fifo)
+        free(c.fifo_stamp)
+        c.fifo = nk
+        c.fifo_stamp = ns
+        c.fifo_head = 0
+        c.fifo_cap = cap
+    i = (c.fifo_head + c.fifo_n) % c.fifo_cap
+    c.fifo[i] = k[0]
+    c.fifo_stamp[i] = stamp
+    c.fifo_n += 1
+    return 0
+
+cdef void retire(Core* c, Py_ssize_t ci, int64_t frame) noexcept nogil:
+    """TCPReassembler._retire: forget the connection, remember its 4-tuple."""
+    cdef Conn* cn = &c.conns[ci]
+    cdef TKey keys[2]
+    cdef Slot* s
+    cdef uint64_t hh
+    cdef int j
+    cdef TKey k
+    cdef int64_t st
+    if cn.retired:
+        return
+    cn.retired = 1
+    cn.last_frame = frame
+    if cn.amb:
+        cn.amb = 0
+        c.ambiguous -= 1
+    c.open_conns -= 1
+    live_free(cn)
+    keys[0] = cn.key
+    key_reverse(&cn.key, &keys[1])
+    for j in range(2):
+        hh = key_hash(&keys[j])
+        s = table_insert(&c.tab, &keys[j], hh)
+        if s == NULL:
+            c.oom = True
+            return
+        if s.state == S_OPEN and s.conn != ci:
+            # the pure reassembler only deletes entries of this connection; the
+            # closed map gets the key anyway (it is never open for another one here)
+            pass
+        if s.state != S_CLOSED:
+            c.live_closed += 1
+        s.state = S_CLOSED
+        s.conn = ci
+        c.stamp += 1
+        s.stamp = c.stamp
+        if fifo_push(c, &keys[j], c.stamp) < 0:
+            c.oom = True
+            return
+    while c.live_closed > 2 * c.max_closed and c.fifo_n:
+        k = c.fifo[c.fifo_head]
+        st = c.fifo_stamp[c.fifo_head]
+        c.fifo_head = (c.fifo_head + 1) % c.fifo_cap
+        c.fifo_n -= 1
+        hh = key_hash(&k)
+        s = table_find(&c.tab, &k, hh)
+        if s != NULL and s.state == S_CLOSED and s.stamp == st:
+            table_delete(&c.tab, s)
+            c.live_closed -= 1
+            if c.ambiguous:
+                # a replay connection the pure reassembler may have retired (both
+                # FINs seen) makes the closed map's eviction order unknowable
+                set_unsupported(c, "closed-connection map overflow with ambiguous replay connections")
+
+
+cdef inline void check_amb(Core* c, Conn* cn) noexcept nogil:
+    if cn.state == C_REPLAY and not cn.retired and not cn.amb and cn.fin_seen[0] and cn.fin_seen[1]:
+        cn.amb = 1
+        c.ambiguous += 1
+
+cdef void set_unsupported(Core* c, const char* why) noexcept nogil:
+    if not c.unsupported:
+        c.unsupported = True
+        c.why = why
+
+cdef inline bint in_ports(const uint16_t* ports, int n, uint16_t p) noexcept nogil:
+    cdef int i
+    for i in range(n):
+        if ports[i] == p:
+            return True
+    return False
+
+cdef inline int64_t unwrap(int64_t nxt, uint32_t base, uint32_t seq) noexcept nogil:
+    cdef uint32_t t = <uint32_t>(seq - base - <uint32_t>nxt + <uint32_t>HALF32)
+    return nxt + <int64_t>t - HALF32
+
+cdef inline int detect(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    if n >= 4 and p[0] == 0x54 and p[1] == 0x53 and p[2] == 0x48 and (p[3] == 0x20 or p[3] == 0x4D or p[3] == 0x43):
+        return P_MQ
+    if n >= 8 and p[0] == 0x10 and p[4] == 0x4C and p[5] == 0x49 and p[6] == 0x4F and p[7] == 0x52:
+        return P_MSMQ
+    return P_NONE
+
+cdef Py_ssize_t new_conn(Core* c, const TKey* tk, uint8_t flags, int64_t frame, int* dir_out) noexcept nogil:
+    cdef bint client_a
+    cdef Py_ssize_t ci, cap
+    cdef Conn* q
+    cdef Conn* cn
+    cdef TKey rk
+    cdef Slot* s
+    cdef int d, j
+    if flags & F_SYN:
+        client_a = not (flags & F_ACK)
+    elif in_ports(c.server_ports, c.n_server, tk.sport) and not in_ports(c.server_ports, c.n_server, tk.dport):
+        client_a = False
+    else:
+        client_a = True
+    if tk.sport == tk.dport and memcmp(tk.src, tk.dst, 16) == 0:
+        client_a = True      # client == a compares equal tuples
+    if c.nconns == c.conns_cap:
+        cap = c.conns_cap * 2 if c.conns_cap else 1024
+        q = <Conn*>realloc(c.conns, cap * sizeof(Conn))
+        if q == NULL:
+            c.oom = True
+            return -1
+        c.conns = q
+        c.conns_cap = cap
+    ci = c.nconns
+    c.nconns += 1
+    cn = &c.conns[ci]
+    memset(cn, 0, sizeof(Conn))
+    key_reverse(tk, &rk)
+    cn.key = tk[0] if client_a else rk
+    cn.stream = ci
+    cn.first_frame = frame
+    cn.last_frame = -1
+    cn.live = <Live*>calloc(1, sizeof(Live))
+    if cn.live == NULL:
+        c.oom = True
+        return -1
+    if in_ports(c.mq_ports, c.n_mq, cn.key.dport) or in_ports(c.mq_ports, c.n_mq, cn.key.sport):
+        cn.proto = 1 + P_MQ
+    elif in_ports(c.msmq_ports, c.n_msmq, cn.key.dport) or in_ports(c.msmq_ports, c.n_msmq, cn.key.sport):
+        cn.proto = 1 + P_MSMQ
+    for j in range(2):
+        cn.live.h[j].proto = <int>cn.proto - 1
+    d = 0 if client_a else 1
+    s = table_insert(&c.tab, tk, key_hash(tk))
+    if s == NULL:
+        c.oom = True
+        return -1
+    s.state = S_OPEN
+    s.conn = ci
+    s.dir = d
+    s = table_insert(&c.tab, &rk, key_hash(&rk))
+    if s == NULL:
+        c.oom = True
+        return -1
+    if s.state == S_CLOSED:
+        c.live_closed -= 1
+    s.state = S_OPEN
+    s.conn = ci
+    s.dir = 1 - d
+    c.open_conns += 1
+    c.st.connections += 1
+    if c.open_conns > c.max_connections:
+        set_unsupported(c, "more open connections than the pure reassembler keeps (eviction)")
+    dir_out[0] = d
+    return ci
+
+cdef Py_ssize_t run_framer(Core* c, Half* h, const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """Bytes the framer consumed, or -1 (bail, or a nonsensical answer)."""
+    cdef Py_ssize_t r
+    if h.proto == P_MQ:
+        r = mq_framer_run(&h.mq, p, n, core_emit, <void*>c)
+    else:
+        r = msmq_framer_run(&h.ms, p, n, core_emit, <void*>c)
+    if r < 0 or r > n:
+        return -1
+    return r
+
+cdef int push_mark(Core* c, Half* h, int64_t off, int64_t frame, int64_t ts) noexcept nogil:
+    cdef Py_ssize_t cap, live
+    cdef int64_t* q
+    if h.mstart and h.mstart * 2 >= h.mn:
+        live = h.mn - h.mstart
+        memmove(h.m, h.m + h.mstart * 3, live * 3 * sizeof(int64_t))
+        h.mn = live
+        h.mstart = 0
+    if h.mn == h.mcap:
+        cap = h.mcap * 2 if h.mcap else 16
+        q = <int64_t*>realloc(h.m, cap * 3 * sizeof(int64_t))
+        if q == NULL:
+            return -1
+        h.m = q
+        h.mcap = cap
+    h.m[h.mn * 3] = off
+    h.m[h.mn * 3 + 1] = frame
+    h.m[h.mn * 3 + 2] = ts
+    h.mn += 1
+    return 0
+
+cdef int store(Core* c, Half* h, int64_t off, const uint8_t* p, Py_ssize_t n, int64_t frame,
+               int64_t ts) noexcept nogil:
+    """TCPReassembler._store for a payload (never a hole: snap-cut segments replay):
+    a new offset is inserted; at an existing offset a longer copy extends the
+    first one (its frame/ts kept), a shorter or equal one is dropped."""
+    cdef Py_ssize_t lo = 0, hi = h.npend, mid, cap
+    cdef Pend* q
+    cdef Pend* e
+    cdef uint8_t* nd
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if h.pend[mid].off < off:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < h.npend and h.pend[lo].off == off:
+        e = &h.pend[lo]
+        if n > e.length:
+            nd = <uint8_t*>realloc(e.data, n)
+            if nd == NULL:
+                return -1
+            memcpy(nd + e.length, p + e.length, n - e.length)
+            e.data = nd
+            h.pbytes += n - e.length
+            e.length = n
+        return 0
+    if h.npend == h.pcap:
+        cap = h.pcap * 2 if h.pcap else 8
+        q = <Pend*>realloc(h.pend, cap * sizeof(Pend))
+        if q == NULL:
+            return -1
+        h.pend = q
+        h.pcap = cap
+    nd = <uint8_t*>malloc(n if n else 1)
+    if nd == NULL:
+        return -1
+    memcpy(nd, p, n)
+    memmove(&h.pend[lo + 1], &h.pend[lo], (h.npend - lo) * sizeof(Pend))
+    e = &h.pend[lo]
+    e.off = off
+    e.length = n
+    e.frame = frame
+    e.ts = ts
+    e.data = nd
+    h.npend += 1
+    h.pbytes += n
+    return 0
+
+cdef void drain(Core* c, Py_ssize_t ci, int d) noexcept nogil:
+    """TCPReassembler._drain: deliver waiting segments that became in order."""
+    cdef Conn* cn = &c.conns[ci]
+    cdef Half* h = &cn.live.h[d]
+    cdef Py_ssize_t k = 0
+    cdef int64_t nxt, end
+    cdef Pend e
+    while k < h.npend and h.pend[k].off <= h.next:
+        e = h.pend[k]
+        h.pend[k].data = NULL
+        k += 1
+        h.pbytes -= e.length
+        end = e.off + e.length
+        nxt = h.next
+        if end <= nxt:
+            c.st.retransmitted += 1
+            free(e.data)
+            continue
+        if e.off < nxt:
+            c.st.overlapping += 1
+        h.next = end
+        deliver(c, ci, d, nxt, e.data + (nxt - e.off), end - nxt, e.frame, e.ts)
+        free(e.data)
+        if cn.state == C_REPLAY:
+            return        # the live state is gone (entries freed with it)
+    if k:
+        memmove(&h.pend[0], &h.pend[k], (h.npend - k) * sizeof(Pend))
+        h.npend -= k
+
+cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, Py_ssize_t n,
+                  int64_t frame, int64_t ts) noexcept nogil:
+    """In-order new bytes of one direction (the pure StreamData event)."""
+    cdef Conn* cn = &c.conns[ci]
+    cdef Half* h = &cn.live.h[d]
+    cdef int proto
+    cdef Py_ssize_t r, tail
+    if not h.framer_on:
+        if h.proto == P_NONE:
+            proto = detect(p, n) if c.detect else P_NONE
+            if proto == P_NONE:
+                cn.undetected += n
+                c.st.undetected += n
+                return
+            if off != 0:
+                # the pure converter starts a content-detected framer at offset 0
+                # whatever the stream offset (docs/capture-core.md): leave it to the replay
+                go_replay(c, ci, R_DETECT_MIDSTREAM)
+                return
+            h.proto = proto
+        if h.proto == P_MQ:
+            mq_framer_init(&h.mq, off)
+        else:
+            msmq_framer_init(&h.ms, off)
+        h.framer_on = True
+    if push_mark(c, h, off, frame, ts) < 0 or h.mn - h.mstart > c.cap_marks:
+        go_replay(c, ci, R_MARKS)
+        return
+    c.cur_conn = ci
+    c.cur_dir = d
+    if h.buf.n == 0:
+        r = run_framer(c, h, p, n)
+        if r < 0:
+            go_replay(c, ci, R_FRAMER)
+            return
+        tail = n - r
+        if tail:
+            if tail > c.cap_bytes or buf_append(&h.buf, p + r, tail) < 0:
+                go_replay(c, ci, R_BUFFER)
+                return
+    else:
+        if h.buf.n + n > c.cap_bytes or buf_append(&h.buf, p, n) < 0:
+            go_replay(c, ci, R_BUFFER)
+            return
+        r = run_framer(c, h, h.buf.p, h.buf.n)
+        if r < 0:
+            go_replay(c, ci, R_FRAMER)
+            return
+        if r:
+            memmove(h.buf.p, h.buf.p + r, h.buf.n - r)
+            h.buf.n -= r
+
+cdef bint close_half(Core* c, Py_ssize_t ci, int d) noexcept nogil:
+    """The pure StreamClosed: the framer's close.  False: the connection went to replay."""
+    cdef Conn* cn = &c.conns[ci]
+    cdef Half* h = &cn.live.h[d]
+    cdef int r
+    h.closed = True
+    if h.framer_on:
+        c.cur_conn = ci
+        c.cur_dir = d
+        if h.proto == P_MQ:
+            r = mq_framer_close(&h.mq, h.buf.n)
+        else:
+            r = msmq_framer_close(&h.ms, h.buf.n)
+        if r != 0:
+            go_replay(c, ci, R_FRAMER_CLOSE)
+            return False
+    half_free(h)
+    return True
+
+cdef void finish_conn(Core* c, Py_ssize_t ci, int64_t last_frame) noexcept nogil:
+    """TCPReassembler._finish for a fast-path connection, then _retire."""
+    cdef Conn* cn = &c.conns[ci]
+    cdef Half* h
+    cdef int d
+    cdef int64_t end
+    cdef bint has_end
+    if cn.state == C_FAST:
+        for d in range(2):
+            h = &cn.live.h[d]
+            if h.closed:
+                continue
+            if cn.has_base[d]:
+                if h.npend:
+                    go_replay(c, ci, R_PENDING_AT_CLOSE)   # the pure reassembler declares the hole a Gap
+                    break
+                has_end = h.has_fin or h.has_max_ack
+                end = h.fin if h.has_fin else h.max_ack
+                if has_end and end > h.next:
+                    go_replay(c, ci, R_GAP_AT_CLOSE)      # the pure reassembler declares a Gap
+                    break
+            if not close_half(c, ci, d):
+                break
+    retire(c, ci, last_frame)
+
+cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
+    """TCPReassembler.segment for one decoded TCP segment."""
+    cdef uint64_t hh = key_hash(&pk.key)
+    cdef Slot* s = table_find(&c.tab, &pk.key, hh)
+    cdef uint8_t flags = pk.flags
+    cdef bint synonly = (flags & F_SYN) and not (flags & F_ACK)
+    cdef Py_ssize_t ci = -1
+    cdef int d = 0
+    cdef Conn* cn
+    cdef Half* h
+    cdef Half* peer
+    cdef uint32_t seq = pk.seq
+    cdef int64_t off, aoff, length, nxt
+    cdef TKey rk
+    cdef const uint8_t* p
+    cdef Py_ssize_t n
+    c.st.tcp_segments += 1
+    if s != NULL and s.state == S_OPEN:
+        ci = s.conn
+        d = s.dir
+        cn = &c.conns[ci]
+        if synonly:
+            if cn.has_base[d] and cn.syn[d] and <uint32_t>(seq + 1 - cn.base[d]) != 0:
+                # a new connection on the same 4-tuple ("reused")
+                if cn.state == C_FAST:
+                    finish_conn(c, ci, frame - 1)
+                else:
+                    retire(c, ci, frame - 1)
+                ci = -1
+                s = table_find(&c.tab, &pk.key, hh)
+            elif cn.state == C_REPLAY and cn.fin_seen[0] and cn.fin_seen[1]:
+                set_unsupported(c, "a SYN on a replay connection the pure reassembler may have closed")
+                return
+    if ci < 0:
+        if s != NULL and s.state == S_CLOSED and not synonly:
+            c.st.after_close += 1
+            return
+        if not ((flags & F_SYN) or pk.plen or pk.missing):
+            c.st.unknown_conn += 1
+            return
+        if s != NULL and s.state == S_CLOSED:
+            table_delete(&c.tab, s)
+            c.live_closed -= 1
+            key_reverse(&pk.key, &rk)
+            s = table_find(&c.tab, &rk, key_hash(&rk))
+            if s != NULL and s.state == S_CLOSED:
+                table_delete(&c.tab, s)
+                c.live_closed -= 1
+        ci = new_conn(c, &pk.key, flags, frame, &d)
+        if ci < 0:
+            return
+    cn = &c.conns[ci]
+    if flags & F_SYN:
+        if not cn.has_base[d]:
+            cn.base[d] = seq + 1
+            cn.has_base[d] = 1
+            cn.syn[d] = 1
+        seq = seq + 1
+    elif not cn.has_base[d] and (pk.plen or pk.missing or (flags & F_FIN)):
+        cn.base[d] = seq
+        cn.has_base[d] = 1
+    if flags & F_FIN:
+        cn.fin_seen[d] = 1
+    if cn.state == C_REPLAY:
+        if flags & F_RST:
+            retire(c, ci, frame)
+        else:
+            check_amb(c, cn)
+        return
+    if flags & F_RST:
+        finish_conn(c, ci, frame)
+        return
+    h = &cn.live.h[d]
+    peer = &cn.live.h[1 - d]
+    length = pk.plen + pk.missing
+    if cn.has_base[d] and not h.closed:
+        off = unwrap(h.next, cn.base[d], seq)
+        if length:
+            nxt = h.next
+            if off + length <= nxt:
+                c.st.retransmitted += 1
+            elif pk.missing:
+                go_replay(c, ci, R_SNAPLEN)
+                return
+            elif off > nxt:
+                c.st.out_of_order += 1
+                if store(c, h, off, pk.payload, pk.plen, frame, ts) < 0:
+                    go_replay(c, ci, R_OUT_OF_ORDER)
+                    return
+                if h.pbytes > c.pure_max_bytes or h.npend > c.pure_max_segments:
+                    go_replay(c, ci, R_PURE_OVERFLOW)
+                    return
+            else:
+                p = pk.payload
+                n = pk.plen
+                if off < nxt:
+                    c.st.overlapping += 1
+                    p += nxt - off
+                    n -= nxt - off
+                h.next = off + pk.plen
+                deliver(c, ci, d, nxt, p, n, frame, ts)
+                if cn.state == C_REPLAY:
+                    return
+                if h.npend:
+                    drain(c, ci, d)
+                    if cn.state == C_REPLAY:
+                        return
+        if (flags & F_FIN) and not h.has_fin:
+            h.fin = off + length
+            h.has_fin = True
+        if h.has_fin and h.next >= h.fin and not h.closed:
+            if not close_half(c, ci, d):
+                return
+    if (flags & F_ACK) and cn.has_base[1 - d] and not peer.closed:
+        aoff = unwrap(peer.next, cn.base[1 - d], pk.ack)
+        if not peer.has_max_ack or aoff > peer.max_ack:
+            peer.max_ack = aoff
+            peer.has_max_ack = True
+        if aoff > peer.next and (peer.npend or (peer.has_fin and aoff > peer.fin)):
+            # acknowledged bytes never captured: the pure reassembler declares a Gap
+            go_replay(c, ci, R_ACK_PAST_HOLE if peer.npend else R_ACK_GAP)
+            return
+    if cn.live.h[0].closed and cn.live.h[1].closed:
+        retire(c, ci, frame)
+
+cdef void frag_tcp(Core* c, Pkt* pk) noexcept nogil:
+    """An IPv4 fragment of a TCP datagram: the pure pipeline reassembles it
+    and feeds the segment to its reassembler; the connection goes to replay."""
+    cdef const uint8_t* t = pk.payload
+    cdef Slot* s
+    cdef uint8_t flags
+    c.st.tcp_fragments += 1
+    if c.filter_mode:
+        return
+    if pk.frag_off != 0:
+        return                        # its datagram is resolved by its first fragment
+    if pk.plen < 20:
+        set_unsupported(c, "a TCP header split across IPv4 fragments")
+        return
+    pk.key.sport = be16(t)
+    pk.key.dport = be16(t + 2)
+    flags = t[13]
+    s = table_find(&c.tab, &pk.key, key_hash(&pk.key))
+    if s != NULL and s.state == S_OPEN and not (flags & F_SYN):
+        go_replay(c, s.conn, R_FRAGMENT)
+    elif s != NULL and s.state == S_CLOSED and not ((flags & F_SYN) and not (flags & F_ACK)):
+        pass                          # a segment after close: ignored by the pure reassembler
+    else:
+        set_unsupported(c, "an IPv4-fragmented TCP segment that may open a connection")
+
+cdef extern from *:
+    ctypedef long long i128 "__int128"
+
+cdef inline int push_deferred(Core* c, Py_ssize_t datapos, int64_t caplen, int64_t orig, int64_t ts,
+                              int ifid, int linktype) noexcept nogil:
+    if (i64_push(&c.d_pos, datapos) < 0 or i64_push(&c.d_num, c.number) < 0 or i64_push(&c.d_ts, ts) < 0
+            or i64_push(&c.d_cap, caplen) < 0 or i64_push(&c.d_orig, orig) < 0 or i64_push(&c.d_if, ifid) < 0
+            or i64_push(&c.d_lt, linktype) < 0):
+        c.oom = True
+        return -1
+    return 0
+
+cdef void process(Core* c, const uint8_t* data, Py_ssize_t datapos, int64_t caplen, int64_t orig, int64_t ts,
+                  int ifid, int linktype) noexcept nogil:
+    """One frame (number c.number): decode, then the TCP path, the replay
+    filter's selection, or deferral."""
+    cdef Pkt pk
+    cdef Slot* s
+    cdef Conn* cn
+    cdef int64_t k
+    cdef int r
+    c.st.frames += 1
+    r = decode(data, <Py_ssize_t>caplen, linktype, caplen, orig, &pk)
+    if c.filter_mode:
+        if r == D_TCP:
+            s = table_find(&c.tab, &pk.key, key_hash(&pk.key))
+            if s != NULL:
+                k = s.conn                 # head of this 4-tuple's range chain
+                while k >= 0:
+                    cn = &c.conns[k]
+                    if cn.first_frame <= c.number and (cn.last_frame < 0 or c.number <= cn.last_frame):
+                        push_deferred(c, datapos, caplen, orig, ts, ifid, linktype)
+                        break
+                    k = cn.stream          # next in chain (the filter reuses the field)
+        elif r == D_FRAG_TCP:
+            push_deferred(c, datapos, caplen, orig, ts, ifid, linktype)
+    elif r == D_TCP:
+        segment(c, &pk, c.number, ts)
+    else:
+        c.st.deferred += 1
+        push_deferred(c, datapos, caplen, orig, ts, ifid, linktype)
+        if r == D_FRAG_TCP:
+            frag_tcp(c, &pk)
+
+cdef Py_ssize_t walk(Core* c, const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """Complete pcap records of p[0:n] (file header already consumed); returns bytes consumed."""
+    cdef Py_ssize_t pos = 0
+    cdef int64_t incl, orig, ts
+    cdef uint32_t sec, frac
+    cdef int big = c.big
+    while n - pos >= 16:
+        if c.unsupported or c.oom:
+            break
+        incl = rd32(p + pos + 8, big)
+        if incl > MAX_RECORD_LEN:
+            c.stopped = True
+            c.stop_off = c.base + pos
+            c.stop_num = c.number
+            break
+        if pos + 16 + incl > n:
+            break
+        orig = rd32(p + pos + 12, big)
+        sec = rd32(p + pos, big)
+        frac = rd32(p + pos + 4, big)
+        ts = <int64_t>sec * NS + <int64_t>frac * c.scale
+        process(c, p + pos + 16, pos + 16, incl, orig, ts, 0, c.linktype)
+        c.number += 1
+        pos += 16 + incl
+    return pos
+
+cdef int64_t MAX_BLOCK_LEN = 16 * 1024 * 1024 + 64
+
+cdef inline bint ng_stop(Core* c, Py_ssize_t pos) noexcept nogil:
+    c.stopped = True
+    c.stop_off = c.base + pos
+    c.stop_num = c.number
+    return False
+
+cdef bint ng_ts(Core* c, Iface* f, uint64_t ticks, int64_t* out) noexcept nogil:
+    """_Interface.ts_ns; False when the result does not fit in int64 (then unsupported)."""
+    cdef i128 v, div
+    cdef int e = f.exp, i
+    if f.pow2:
+        v = (<i128>ticks * <i128>NS) >> e
+    elif e <= 9:
+        v = <i128>ticks
+        for i in range(9 - e):
+            v = v * 10
+    else:
+        if e - 9 >= 20:
+            v = 0
+        else:
+            div = 1
+            for i in range(e - 9):
+                div = div * 10
+            v = <i128>ticks / div
+    v = v + <i128>f.offset_s * <i128>NS
+    if v > <i128>INT64_MAX or v < -<i128>INT64_MAX:
+        return False
+    out[0] = <int64_t>v
+    return True
+
+cdef void ng_idb_options(Core* c, Iface* f, const uint8_t* b, Py_ssize_t pos, Py_ssize_t end) noexcept nogil:
+    cdef uint32_t code, length
+    cdef Py_ssize_t vpos
+    cdef uint64_t u
+    cdef int big = c.big
+    while pos + 4 <= end:
+        if big:
+            code = be16(b + pos)
+            length = be16(b + pos + 2)
+        else:
+            code = b[pos] | (b[pos + 1] << 8)
+            length = b[pos + 2] | (b[pos + 3] << 8)
+        if code == 0:
+            break
+        vpos = pos + 4
+        if vpos + length > end:
+            break
+        if code == 9 and length >= 1:
+            f.pow2 = (b[vpos] & 0x80) != 0
+            f.exp = b[vpos] & 0x7F
+        elif code == 14 and length >= 8:
+            if big:
+                u = (<uint64_t>be32(b + vpos) << 32) | be32(b + vpos + 4)
+            else:
+                u = (<uint64_t>le32(b + vpos + 4) << 32) | le32(b + vpos)
+            f.offset_s = <int64_t>u
+        pos = vpos + ((length + 3) & ~3)
+
+cdef Py_ssize_t walk_ng(Core* c, const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """Complete pcapng blocks of p[0:n]; returns bytes consumed.  Where the pure
+    PcapngParser raises a DecodeError the walk stops (core.stop)."""
+    cdef Py_ssize_t pos = 0, avail
+    cdef const uint8_t* b
+    cdef int64_t blen, caplen, origlen, ts
+    cdef uint32_t btype, if_id
+    cdef uint32_t big2 = 0
+    cdef uint64_t ticks
+    cdef Iface* f
+    cdef Iface* q
+    cdef Py_ssize_t cap
+    while True:
+        if c.unsupported or c.oom or c.stopped:
+            break
+        avail = n - pos
+        if avail < 8:
+            break
+        b = p + pos
+        if be32(b) == 0x0A0D0D0A:
+            if avail < 12:
+                break
+            if b[8] == 0x4D and b[9] == 0x3C and b[10] == 0x2B and b[11] == 0x1A:
+                big2 = 0
+            elif b[8] == 0x1A and b[9] == 0x2B and b[10] == 0x3C and b[11] == 0x4D:
+                big2 = 1
+            else:
+                ng_stop(c, pos)
+                break
+            blen = rd32(b + 4, big2)
+            if blen < 28:
+                ng_stop(c, pos)
+                break
+        else:
+            if c.sections == 0:
+                ng_stop(c, pos)
+                break
+            blen = rd32(b + 4, c.big)
+            if blen < 12:
+                ng_stop(c, pos)
+                break
+        if blen % 4 or blen > MAX_BLOCK_LEN:
+            ng_stop(c, pos)
+            break
+        if avail < blen:
+            break
+        if be32(b) == 0x0A0D0D0A:
+            if rd32(b + blen - 4, big2) != blen:
+                ng_stop(c, pos)
+                break
+            if (be16(b + 12) if big2 else (b[12] | (b[13] << 8))) != 1:
+                ng_stop(c, pos)
+                break
+            c.big = big2
+            c.n_if = 0
+            c.sections += 1
+            pos += blen
+            continue
+        btype = rd32(b, c.big)
+        if rd32(b + blen - 4, c.big) != blen:
+            ng_stop(c, pos)
+            break
+        if btype == 6 or btype == 2:
+            if blen < 32:
+                ng_stop(c, pos)
+                break
+            if btype == 6:
+                if_id = rd32(b + 8, c.big)
+            else:
+                if_id = be16(b + 8) if c.big else (b[8] | (b[9] << 8))
+            ticks = (<uint64_t>rd32(b + 12, c.big) << 32) | rd32(b + 16, c.big)
+            caplen = rd32(b + 20, c.big)
+            origlen = rd32(b + 24, c.big)
+            if caplen > blen - 32:
+                ng_stop(c, pos)
+                break
+            if if_id >= c.n_if:
+                ng_stop(c, pos)
+                break
+            f = &c.ifaces[if_id]
+            if not ng_ts(c, f, ticks, &ts):
+                set_unsupported(c, "a pcapng timestamp beyond the int64 nanosecond range")
+                break
+            process(c, b + 28, pos + 28, caplen, origlen, ts, if_id, f.linktype)
+            c.number += 1
+        elif btype == 3:
+            if blen < 16 or c.n_if == 0:
+                ng_stop(c, pos)
+                break
+            f = &c.ifaces[0]
+            origlen = rd32(b + 8, c.big)
+            caplen = origlen if origlen < blen - 16 else blen - 16
+            if f.snaplen and caplen > f.snaplen:
+                caplen = f.snaplen
+            process(c, b + 12, pos + 12, caplen, origlen, 0, 0, f.linktype)
+            c.number += 1
+        elif btype == 1:
+            if blen < 20 or c.n_if >= 65536:
+                ng_stop(c, pos)
+                break
+            if c.n_if == c.if_cap:
+                cap = c.if_cap * 2 if c.if_cap else 8
+                q = <Iface*>realloc(c.ifaces, cap * sizeof(Iface))
+                if q == NULL:
+                    c.oom = True
+                    break
+                c.ifaces = q
+                c.if_cap = cap
+            f = &c.ifaces[c.n_if]
+            f.linktype = be16(b + 8) if c.big else (b[8] | (b[9] << 8))
+            f.snaplen = rd32(b + 12, c.big)
+            f.pow2 = 0
+            f.exp = 6
+            f.offset_s = 0
+            ng_idb_options(c, f, b, 16, blen - 4)
+            c.n_if += 1
+        else:
+            c.skipped_blocks += 1
+            if btype == 0xBAD or btype == 0x40000BAD or btype == 9:
+                c.number += 1
+        pos += blen
+    return pos
+
+# ---------------------------------------------------------------------------
+# Python side
+# ---------------------------------------------------------------------------
+from mqcodec.capture.frame import Frame as _Frame
+
+DEFAULT_SERVER_PORTS = (1414, 1801, 3527, 2101, 2103, 2105)
+
+
+cdef int fill_ports(uint16_t* arr, object ports) except -1:
+    ports = tuple(sorted(set(int(p) for p in ports)))
+    if len(ports) > 16:
+        raise ValueError("at most 16 ports per protocol")
+    for i, p in enumerate(ports):
+        arr[i] = p
+    return len(ports)
+
+
+cdef str _ip(const uint8_t* raw, int v6):
+    return socket.inet_ntop(socket.AF_INET6 if v6 else socket.AF_INET,
+                            PyBytes_FromStringAndSize(<const char*>raw, 16 if v6 else 4))
+
+
+cdef class _Walker:
+    """Record walking shared by CaptureCore and ReplayFilter."""
+    cdef Core c
+    cdef Buf left
+    cdef list _out
+
+    def __cinit__(self, *args, **kwargs):
+        memset(&self.c, 0, sizeof(Core))
+        self.c.number = 1
+        self._out = []
+        if table_init(&self.c.tab, 1024) < 0:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        for i in range(self.c.nconns):
+            live_free(&self.c.conns[i])
+        free(self.c.conns)
+        free(self.c.tab.s)
+        free(self.c.fifo)
+        free(self.c.fifo_stamp)
+        buf_free(&self.left)
+        buf_free(&self.c.data)
+        i64_free(&self.c.offs); i64_free(&self.c.o_seq); i64_free(&self.c.o_conn); i64_free(&self.c.o_dir)
+        i64_free(&self.c.o_stream); i64_free(&self.c.o_off); i64_free(&self.c.o_frame); i64_free(&self.c.o_ts)
+        i64_free(&self.c.o_proto); i64_free(&self.c.o_kind); i64_free(&self.c.o_md)
+        i64_free(&self.c.d_pos); i64_free(&self.c.d_num); i64_free(&self.c.d_ts); i64_free(&self.c.replay_list)
+        i64_free(&self.c.d_cap); i64_free(&self.c.d_orig); i64_free(&self.c.d_if); i64_free(&self.c.d_lt)
+        free(self.c.ifaces)
+
+    cdef int _header(self) except -1:
+        cdef const uint8_t* p = self.left.p
+        cdef uint32_t m
+        if self.left.n < 4:
+            return 0
+        m = be32(p)
+        if m == 0x0A0D0D0A:
+            self.c.fmt = 2        # blocks are walked from the first (the SHB)
+            return 0
+        if m == 0xD4C3B2A1:
+            self.c.big, self.c.scale = 0, 1000
+        elif m == 0xA1B2C3D4:
+            self.c.big, self.c.scale = 1, 1000
+        elif m == 0x4D3CB2A1:
+            self.c.big, self.c.scale = 0, 1
+        elif m == 0xA1B23C4D:
+            self.c.big, self.c.scale = 1, 1
+        else:
+            self.c.fmt = 3
+            set_unsupported(&self.c, "not a pcap file header")
+            return 0
+        if self.left.n < 24:
+            return 0
+        if ((be16(p + 4) if self.c.big else (p[4] | (p[5] << 8)))) != 2:
+            self.c.fmt = 3
+            set_unsupported(&self.c, "unsupported pcap version")
+            return 0
+        self.c.fmt = 1
+        self.c.linktype = rd32(p + 20, self.c.big) & 0xFFFF
+        memmove(self.left.p, self.left.p + 24, self.left.n - 24)
+        self.left.n -= 24
+        self.c.base = 24
+        return 0
+
+    cdef int _walk(self, const uint8_t* p, Py_ssize_t n, bint from_left) except -1:
+        cdef Py_ssize_t used, i, pos
+        cdef int64_t incl, orig
+        cdef Core* c = &self.c
+        with nogil:
+            if c.fmt == 2:
+                used = walk_ng(c, p, n)
+            else:
+                used = walk(c, p, n)
+        if c.oom:
+            raise MemoryError("capture core")
+        if c.d_pos.n:
+            out = self._out
+            for i in range(c.d_pos.n):
+                pos = c.d_pos.p[i]
+                incl = c.d_cap.p[i]
+                out.append(_Frame(c.d_num.p[i], c.d_ts.p[i], c.d_lt.p[i], incl, c.d_orig.p[i],
+                                  PyBytes_FromStringAndSize(<const char*>(p + pos), incl), c.d_if.p[i]))
+            c.d_pos.n = c.d_num.n = c.d_ts.n = c.d_cap.n = c.d_orig.n = c.d_if.n = c.d_lt.n = 0
+        c.base += used
+        if from_left:
+            if used:
+                memmove(self.left.p, self.left.p + used, self.left.n - used)
+                self.left.n -= used
+        elif n - used:
+            if buf_append(&self.left, p + used, n - used) < 0:
+                raise MemoryError()
+        return 0
+
+    def feed(self, chunk):
+        """The next piece of the capture file (any size)."""
+        cdef const uint8_t[::1] v
+        cdef Py_ssize_t n
+        if self.c.unsupported or self.c.stopped:
+            return self._take_out()
+        if not isinstance(chunk, (bytes, bytearray)):
+            chunk = bytes(chunk)
+        v = chunk
+        n = v.shape[0]
+        if n == 0:
+            return self._take_out()
+        cdef Py_ssize_t at = 0, need, more
+        cdef int64_t incl
+        if self.c.fmt == 0:
+            if buf_append(&self.left, &v[0], n) < 0:
+                raise MemoryError()
+            self._header()
+            if self.c.fmt != 1 and self.c.fmt != 2:
+                return self._take_out()
+            self._walk(self.left.p, self.left.n, True)
+            return self._take_out()
+        if self.c.fmt == 2:
+            # pcapng: complete the pending block (its length is checked by the walk)
+            if self.left.n:
+                if buf_append(&self.left, &v[0], n) < 0:
+                    raise MemoryError()
+                self._walk(self.left.p, self.left.n, True)
+            else:
+                self._walk(&v[0], n, False)
+            return self._take_out()
+        # complete the record left over from the previous chunk with just the bytes it needs
+        while self.left.n and at < n:
+            if self.left.n < 16:
+                more = min(16 - self.left.n, n - at)
+            else:
+                incl = rd32(self.left.p + 8, self.c.big)
+                if incl > MAX_RECORD_LEN:
+                    break
+                more = min(16 + incl - self.left.n, n - at)
+            if buf_append(&self.left, &v[at], more) < 0:
+                raise MemoryError()
+            at += more
+            if self.left.n >= 16 and self.left.n == 16 + <Py_ssize_t>rd32(self.left.p + 8, self.c.big):
+                self._walk(self.left.p, self.left.n, True)
+                if self.c.unsupported or self.c.stopped:
+                    return self._take_out()
+        if self.left.n and self.left.n >= 16 and rd32(self.left.p + 8, self.c.big) > MAX_RECORD_LEN:
+            if buf_append(&self.left, &v[at], n - at) < 0:
+                raise MemoryError()
+            self._walk(self.left.p, self.left.n, True)
+        elif at < n:
+            self._walk(&v[at], n - at, False)
+        return self._take_out()
+
+    def _take_out(self):
+        return None
+
+    @property
+    def format(self):
+        return {0: None, 1: "pcap", 2: "pcapng", 3: None}[self.c.fmt]
+
+    @property
+    def linktype(self):
+        if self.c.fmt == 2:
+            return self.c.ifaces[0].linktype if self.c.n_if else None
+        return self.c.linktype if self.c.fmt == 1 else None
+
+    @property
+    def supported(self):
+        return not self.c.unsupported
+
+    @property
+    def unsupported_reason(self):
+        return None if not self.c.unsupported else (<bytes>self.c.why).decode()
+
+    @property
+    def stop(self):
+        return (self.c.stop_off, self.c.stop_num) if self.c.stopped else None
+
+    @property
+    def next_frame(self):
+        return self.c.number
+
+
+cdef class CaptureCore(_Walker):
+    """See the module docstring."""
+
+    def __init__(self, mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True, *,
+                 server_ports=DEFAULT_SERVER_PORTS, max_buffer_bytes=16 << 20, max_marks=1 << 20,
+                 max_closed=65536, max_connections=1_000_000, max_reassembly_bytes=4 << 20,
+                 max_reassembly_segments=4096):
+        self.c.n_mq = fill_ports(self.c.mq_ports, mq_ports)
+        self.c.n_msmq = fill_ports(self.c.msmq_ports, msmq_ports)
+        self.c.n_server = fill_ports(self.c.server_ports, server_ports)
+        self.c.detect = bool(detect_by_content)
+        self.c.cap_bytes = max_buffer_bytes
+        self.c.cap_marks = max_marks
+        self.c.max_closed = max_closed
+        self.c.max_connections = max_connections
+        self.c.pure_max_bytes = max_reassembly_bytes
+        self.c.pure_max_segments = max_reassembly_segments
+        if i64_push(&self.c.offs, 0) < 0:
+            raise MemoryError()
+
+    def finish(self):
+        """End of input: close every open fast-path connection (stream order)."""
+        cdef Py_ssize_t ci
+        cdef Core* c = &self.c
+        if c.fmt == 0 or (c.fmt == 2 and c.sections == 0):
+            set_unsupported(c, "the input ends inside the file header")
+        if (c.fmt == 1 or c.fmt == 2) and not c.stopped and self.left.n:
+            c.stopped = True
+            c.stop_off = c.base
+            c.stop_num = c.number
+        if not c.unsupported:
+            with nogil:
+                for ci in range(c.nconns):
+                    if c.conns[ci].state == C_FAST and not c.conns[ci].retired:
+                        finish_conn(c, ci, c.number - 1)
+            if c.oom:
+                raise MemoryError("capture core")
+
+    def take(self):
+        """Everything produced since the last take()."""
+        cdef Core* c = &self.c
+        cdef Py_ssize_t n = c.o_seq.n
+        cdef int64_t base = c.offs.p[0]
+        out = {}
+        out["seq"] = _arr(&c.o_seq, n).copy()
+        out["conn"] = _arr(&c.o_conn, n).copy()
+        out["direction"] = _arr(&c.o_dir, n).astype(np.int8)
+        out["tcp_stream"] = _arr(&c.o_stream, n).copy()
+        out["stream_offset"] = _arr(&c.o_off, n).copy()
+        out["frame"] = _arr(&c.o_frame, n).copy()
+        out["ts_ns"] = _arr(&c.o_ts, n).copy()
+        out["protocol"] = _arr(&c.o_proto, n).astype(np.int8)
+        out["kind"] = _arr(&c.o_kind, n).astype(np.int16)
+        out["md_only"] = _arr(&c.o_md, n).astype(np.bool_)
+        out["offsets"] = _arr(&c.offs, n + 1).copy()
+        out["data"] = PyBytes_FromStringAndSize(<const char*>c.data.p, c.data.n) if c.data.n else b""
+        out["deferred"] = self._out
+        self._out = []
+        c.o_seq.n = c.o_conn.n = c.o_dir.n = c.o_stream.n = c.o_off.n = 0
+        c.o_frame.n = c.o_ts.n = c.o_proto.n = c.o_kind.n = c.o_md.n = 0
+        c.offs.p[0] = 0
+        c.offs.n = 1
+        c.data.n = 0
+        return out
+
+    def connection(self, Py_ssize_t conn):
+        """(client_ip, client_port, server_ip, server_port, tcp_stream)"""
+        if not 0 <= conn < self.c.nconns:
+            raise IndexError(conn)
+        cdef Conn* cn = &self.c.conns[conn]
+        return (_ip(cn.key.src, cn.key.v6), cn.key.sport, _ip(cn.key.dst, cn.key.v6), cn.key.dport, cn.stream)
+
+    def replay(self):
+        """[(conn, (client_ip, client_port, server_ip, server_port), tcp_stream, emitted_c2s, emitted_s2c)]"""
+        cdef Py_ssize_t i, ci
+        cdef Conn* cn
+        out = []
+        for i in range(self.c.replay_list.n):
+            ci = self.c.replay_list.p[i]
+            cn = &self.c.conns[ci]
+            cip, cport, sip, sport, stream = self.connection(ci)
+            out.append((ci, (cip, cport, sip, sport), stream, cn.emitted[0], cn.emitted[1]))
+        return out
+
+    def replay_ranges(self):
+        """[(conn, first_frame, last_frame)]: the frames of each replay connection
+        (last_frame -1: to the end of the capture)."""
+        cdef Py_ssize_t i, ci
+        out = []
+        for i in range(self.c.replay_list.n):
+            ci = self.c.replay_list.p[i]
+            out.append((ci, self.c.conns[ci].first_frame, self.c.conns[ci].last_frame))
+        return out
+
+    @property
+    def buffered_bytes(self):
+        """Bytes the core holds for open fast-path connections (unconsumed framer
+        input + out-of-order segments; the framers' own buffers not included)."""
+        cdef Py_ssize_t i
+        cdef int64_t total = 0
+        cdef Conn* cn
+        for i in range(self.c.nconns):
+            cn = &self.c.conns[i]
+            if cn.live != NULL:
+                total += cn.live.h[0].buf.n + cn.live.h[0].pbytes + cn.live.h[1].buf.n + cn.live.h[1].pbytes
+        return total
+
+    @property
+    def stats(self):
+        cdef Stats* s = &self.c.st
+        return {"frames": s.frames, "frames deferred": s.deferred, "tcp segments": s.tcp_segments,
+                "connections": s.connections, "replay connections": s.replay,
+                "bytes in streams of no known protocol": s.undetected, "messages": s.messages,
+                "retransmitted segments": s.retransmitted, "overlapping segments": s.overlapping,
+                "segments after close": s.after_close, "segments of unknown connections": s.unknown_conn,
+                "tcp fragments": s.tcp_fragments, "out-of-order segments": s.out_of_order,
+                "pcapng blocks skipped": self.c.skipped_blocks, "open connections": self.c.open_conns,
+                "replay reasons": {REPLAY_REASONS[i]: s.reasons[i] for i in range(len(REPLAY_REASONS))
+                                   if s.reasons[i]}}
+
+
+cdef object _arr(I64* a, Py_ssize_t n):
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.asarray(<int64_t[:n]>a.p)
+
+
+cdef class ReplayFilter(_Walker):
+    """Frames of the replay connections (within their frame ranges), and every
+    IPv4 fragment of a TCP datagram, in capture order: ``feed(chunk) -> list[Frame]``.
+
+    ``ReplayFilter(core)`` after ``core.finish()``; or ``ReplayFilter(entries)``
+    with ``core.replay()`` entries (then every frame of those 4-tuples)."""
+
+    def __init__(self, source):
+        cdef TKey k, rk, kk
+        cdef Slot* s
+        cdef Py_ssize_t idx, j
+        cdef Conn* cn
+        cdef Conn* q
+        self.c.filter_mode = True
+        if isinstance(source, CaptureCore):
+            entries = [(t[0], t[1]) for t in source.replay()]
+            ranges = {ci: (f, l) for ci, f, l in source.replay_ranges()}
+        else:
+            entries = [(t[0], t[1]) for t in source]
+            ranges = {}
+        n = len(entries)
+        self.c.conns = <Conn*>calloc(max(n, 1), sizeof(Conn))
+        if self.c.conns == NULL:
+            raise MemoryError()
+        self.c.nconns = n
+        for idx, (ci, (cip, cport, sip, sport)) in enumerate(entries):
+            memset(&k, 0, sizeof(TKey))
+            v6 = ":" in cip
+            a = socket.inet_pton(socket.AF_INET6 if v6 else socket.AF_INET, cip)
+            b = socket.inet_pton(socket.AF_INET6 if v6 else socket.AF_INET, sip)
+            memcpy(k.src, <const char*>a, len(a))
+            memcpy(k.dst, <const char*>b, len(b))
+            k.sport = cport
+            k.dport = sport
+            k.v6 = v6
+            first, last = ranges.get(ci, (0, -1))
+            cn = &self.c.conns[idx]
+            cn.first_frame = first
+            cn.last_frame = last
+            cn.stream = -1
+            key_reverse(&k, &rk)
+            for j in range(2):
+                if j == 0:
+                    kk = k
+                else:
+                    kk = rk
+                s = table_insert(&self.c.tab, &kk, key_hash(&kk))
+                if s == NULL:
+                    raise MemoryError()
+                if s.state == S_OPEN:
+                    if j == 0:
+                        cn.stream = s.conn
+                else:
+                    s.state = S_OPEN
+                s.conn = idx
+
+    def feed(self, chunk):
+        _Walker.feed(self, chunk)
+        out = self._out
+        self._out = []
+        return out
