@@ -404,6 +404,8 @@ class Converter:
         return row
 
     def _ping(self, capture, ev) -> None:
+        if self._replay is not None and self._replay.skip_ping():
+            return  # resuming after the compiled core, which produced this one
         self._key += 1
         self._pending.append({
             "message_key": self._key, "capture": capture, "frame": ev.frame_number, "ts": ev.ts_ns,

@@ -97,16 +97,24 @@ class Replay:
         d.stream = entry[0]
         d.skip = entry[1] if direction == CLIENT_TO_SERVER else entry[2]
 
+    @staticmethod
+    def skip_ping() -> bool:
+        return False  # the replay reads TCP only
 
-def _take(conv, core, mod, side, name: str, conns: dict, kinds) -> int:
+
+def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counter) -> int:
     """Move the core's latest messages into a pending block; run deferred
     frames through the pure processor.  Returns the number of messages."""
     b = core.take()
     for frame in b["deferred"]:
-        _side_events(conv, side.feed(frame), name)
+        _side_events(conv, side.feed(frame), name, produced)
     n = len(b["seq"])
     if n == 0:
         return 0
+    pairs, counts = np.unique(np.stack([np.asarray(b["tcp_stream"], dtype=np.int64),
+                                        np.asarray(b["direction"], dtype=np.int64)]), axis=1, return_counts=True)
+    for (stream, direction), count in zip(pairs.T.tolist(), counts.tolist()):
+        produced[(stream, direction)] += count
     offsets = np.ascontiguousarray(b["offsets"], dtype=np.int64)
     data = pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets),
                                                                    pa.py_buffer(b["data"])])
@@ -163,19 +171,23 @@ def _nonneg(values) -> pa.Array:
     return pa.array(v, mask=v < 0)
 
 
-def _side_events(conv, events, name: str) -> None:
+def _side_events(conv, events, name: str, produced: Counter) -> None:
     """Events of the deferred frames' pure processor: only UDP datagrams (the
     MSMQ ping) make rows; TCP belongs to the core, which hands the
     connections it cannot follow to the replay."""
     from .capture import UDPDatagram
 
-    conv._on_events([ev for ev in events if type(ev) is UDPDatagram], name, {})
+    udp = [ev for ev in events if type(ev) is UDPDatagram]
+    if udp:
+        before = len(conv._pending)
+        conv._on_events(udp, name, {})
+        produced["ping"] += len(conv._pending) - before
 
 
 def add_capture(conv, mod, source, name: str, progress=None) -> bool:
-    """Convert ``source`` with the compiled core; False when the core does
-    not support the file (nothing was emitted: the caller uses the pure
-    pipeline)."""
+    """Convert ``source`` with the compiled core.  False when the core
+    declined it before producing anything (the caller converts it with the
+    pure pipeline, which also raises on a damaged file header)."""
     from .capture import CaptureProcessor, open_capture
 
     opts = conv.options
@@ -184,26 +196,14 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     side = CaptureProcessor()
     kinds = (list(mod.MQ_KIND_NAMES), list(mod.MSMQ_KIND_NAMES))
     conns: dict = {}
-    started = False
-    mark = (len(conv._pending), len(conv._blocks), conv._key, conv._flushes, conv._pending_bytes, conv._block_rows)
-
-    def rollback() -> bool:
-        """Forget this capture's rows (none written yet): the pure pipeline takes it."""
-        if conv._flushes != mark[3]:  # pragma: no cover - the core decides before writing anything
-            raise RuntimeError("capture core gave up after rows were written: %s" % core.unsupported_reason)
-        del conv._pending[mark[0]:]
-        del conv._blocks[mark[1]:]
-        conv._key, conv._pending_bytes, conv._block_rows = mark[2], mark[4], mark[5]
-        return False
+    produced = Counter()  # (tcp_stream, direction) -> messages the core produced; "ping" -> pings
+    key0 = conv._key
     frames_seen = 0
     for chunk in _chunks(source):
         core.feed(chunk)
         if not core.supported:
-            # a file header it does not take, a connection it cannot follow: the pure
-            # pipeline converts the whole capture (and raises on a damaged file header)
-            return rollback()
-        started = True
-        _take(conv, core, mod, side, name, conns, kinds)
+            return _give_up(conv, core, source, name, progress, produced, key0)
+        _take(conv, core, mod, side, name, conns, kinds, produced)
         if progress is not None and hasattr(progress, "advance"):
             frames = core.stats.get("frames", 0)
             progress.advance(frames - frames_seen)
@@ -212,28 +212,18 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
             conv.flush()
         if core.stop is not None:
             break
-    if not started or core.format is None:
-        return rollback()  # empty, or too short to hold a file header: the pure reader says which
+    if core.format is None:
+        # empty, or too short to hold a file header: the pure reader says which
+        return _give_up(conv, core, source, name, progress, produced, key0)
     core.finish()
     if not core.supported:
-        return rollback()
-    _take(conv, core, mod, side, name, conns, kinds)
-    _side_events(conv, side.close(), name)
+        return _give_up(conv, core, source, name, progress, produced, key0)
+    _take(conv, core, mod, side, name, conns, kinds, produced)
+    _side_events(conv, side.close(), name, produced)
     stats = dict(core.stats)
     replay = core.replay()
     if replay:
         _replay(conv, mod, core, source, name, replay)
-    # the pure reader's account of a damaged or cut file (it stops where the core stopped)
-    file_error: list = []
-    reader = open_capture(_p._reopen(source))
-    if core.stop is not None or getattr(core, "truncated", False):
-        for _ in _p._frames_until_error(reader, file_error):
-            pass
-    else:
-        class _Done:  # no damage: nothing for the pure reader to say
-            truncation = None
-            parser = None
-        reader = _Done()
     side_report = side.report()
     report = {
         "capture": name,
@@ -251,9 +241,63 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     undetected = stats.get("bytes in streams of no known protocol", 0)
     if undetected:
         conv.summary["bytes in streams of no known protocol"] += undetected
-    if stats.get("pcapng blocks skipped"):
-        conv.summary["pcapng blocks skipped"] += stats["pcapng blocks skipped"]
+    file_error: list = []
+    if core.stop is not None:
+        # the pure reader's account of the damaged or cut file: it stops where the core stopped
+        reader = open_capture(_p._reopen(source))
+        for _ in _p._frames_until_error(reader, file_error):
+            pass
+    else:
+        reader = _Intact()
+        if stats.get("pcapng blocks skipped"):
+            conv.summary["pcapng blocks skipped"] += stats["pcapng blocks skipped"]
     conv._end_capture(report, reader, file_error)
+    return True
+
+
+class _Intact:
+    """A reader with nothing to report (the core read the whole file)."""
+
+    truncation = None
+    parser = None
+
+
+class _Resume:
+    """The pure pipeline taking over a capture the core gave up on: each
+    direction skips the messages the core already produced for it (the core
+    numbers connections as the pure reassembler does up to the point where
+    it gives up), pings likewise."""
+
+    def __init__(self, produced: Counter):
+        self.produced = produced
+        self.pings = produced.get("ping", 0)
+
+    def assign(self, d, conn, direction) -> None:
+        d.skip = self.produced.get((conn.stream, int(direction)), 0)
+
+    def skip_ping(self) -> bool:
+        if self.pings:
+            self.pings -= 1
+            return True
+        return False
+
+
+def _give_up(conv, core, source, name: str, progress, produced: Counter, key0: int) -> bool:
+    """The core declined the capture (``core.supported`` is False: a file
+    header it does not take, or -- rarely, mid-capture -- a connection whose
+    creation it cannot predict).  Nothing produced: the caller's pure
+    pipeline takes it.  Otherwise the pure pipeline converts the whole
+    capture, skipping what the core produced; its report replaces the
+    core's."""
+    if conv._key == key0:
+        return False
+    conv.summary["captures resumed by the pure pipeline"] += 1
+    conv._replay = _Resume(produced)
+    try:
+        conv._add_capture_pure(source, name, progress)
+    finally:
+        conv._replay = None
+    conv.capture_reports[-1]["engine"] = "compiled, resumed by the pure pipeline: %s" % core.unsupported_reason
     return True
 
 

@@ -145,3 +145,30 @@ def test_corrupted_bytes_in_headers_and_payloads(seed):
             frame = bytes(b)
         out.append((ts, frame))
     _same(_pcap(out))
+
+
+def test_core_giving_up_mid_capture_is_resumed_by_the_pure_pipeline(monkeypatch):
+    """A SYN that arrives in IPv4 fragments may open a connection the core
+    cannot number as the pure reassembler would: the core declines the
+    capture (``supported`` False) after it has produced, and written, rows.
+    The pure pipeline converts the capture from the start, skipping per
+    direction what the core produced: the tables still equal the pure
+    engine's."""
+    from mqcodec import pcap2parquet_compiled
+    from mqcodec.capture.writer import ethernet, fragment_ipv4, ipv4, tcp
+
+    monkeypatch.setattr(pcap2parquet_compiled, "CHUNK", 8192)  # several chunks: rows are written before the SYN
+    pk = _packets(9, 30)
+    syn = ipv4("10.9.0.1", "10.9.0.2", 6, tcp("10.9.0.1", "10.9.0.2", 40000, 1414, 7, 0, 0x02, b""), flags_frag=0)
+    half = len(pk) // 2
+    frags = [(pk[half][0] + k, ethernet(f)) for k, f in enumerate(fragment_ipv4(syn, 28))]
+    data = _pcap(pk[:half] + frags + pk[half:])
+    ours = _convert(data, None, chunk_messages=5)
+    ref = _convert(data, "py", chunk_messages=5)
+    engine = ours[3]["captures"][-1]["engine"]
+    assert engine.startswith("compiled, resumed by the pure pipeline"), engine
+    assert ours[3]["summary"]["captures resumed by the pure pipeline"] == 1
+    summary = dict(ours[2])
+    summary.pop("captures resumed by the pure pipeline")
+    assert summary == ref[2]
+    assert ours[0] == ref[0] and ours[1] == ref[1]
