@@ -1,0 +1,504 @@
+"""The compiled MSMQ stream framer (_ext/framer_msmq.pxi, exposed by
+mqcodec._ext.capture_core as FastMSMQFramer) against the pure reference,
+mqcodec.msmq.framing.MSMQStreamFramer.
+
+Every test is differential: the same bytes, in the same chunks, go to both
+framers, and after EACH feed the compiled framer must have emitted exactly the
+Packets the pure framer emitted for that feed (same offset, bytes and kind:
+the timing matters to the capture core, which replays a bailed direction with
+the pure framer and skips the first K packets).  When the compiled framer
+bails, what it emitted must be a prefix of the pure framer's events, and the
+pure framer's next event must be something other than a Packet (FramingError,
+Resynchronised, the truncated packet reported at close) or an OrderAck /
+FinalAck candidate (BaseHeader.Flags 0 and a DestinationQueue that may be
+order_queue$, framing._may_be_order_ack: the pure framer decodes those fully,
+the fast path reproduces that decode only for the strict layout such packets
+have and may bail on any other).  Conversely it MUST bail when the pure framer
+reports anything but Packets, and must NOT bail when it reports only Packets
+that are not candidates.
+
+Streams: simulated sessions (framing.simulate_session), the [MS-MQQB] 4.1
+example frames and the malformed vectors of /work/shared/vectors, hypothesis
+sequences of encoded UserMessages (optional headers, piggy-backed
+SessionHeaders, order_queue$ destinations) and internal packets, mutated and
+truncated streams, and the MSMQ directions of mqcodec.synth captures.
+"""
+from __future__ import annotations
+
+import importlib
+import io
+import os
+import random
+import struct
+import uuid
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mqcodec.msmq import (BaseFlags, BaseHeader, DebugHeader, DirectQueueFormatName, InternalHeader,
+                          MessagePropertiesHeader, PrivateQueueFormatNameId, SecurityHeader, SessionHeader,
+                          TransactionHeader, UserFlags, UserHeader, encode_packet)
+from mqcodec.msmq import Packet as DecodedPacket
+from mqcodec.msmq import constants as C
+from mqcodec.msmq import framing as F
+from mqcodec.msmq.framing import MSMQStreamFramer, Packet
+from mqcodec.msmq.optional_headers import TxSequenceID
+
+
+def _load():
+    # a scratch build of the same .pxi (developer use, e.g. mutation runs): MQCODEC_FAST_MSMQ_MODULE=module
+    alt = os.environ.get("MQCODEC_FAST_MSMQ_MODULE")
+    if alt:
+        return importlib.import_module(alt).FastMSMQFramer
+    try:
+        from mqcodec._ext.capture_core import FastMSMQFramer
+        return FastMSMQFramer
+    except ImportError as exc:
+        pytest.skip("mqcodec._ext.capture_core (which compiles _ext/framer_msmq.pxi) is not built: %s" % exc,
+                    allow_module_level=True)
+
+
+FastMSMQFramer = _load()
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+EC_REQ = "4.1.3_establish_connection_request.bin"
+EC_RSP = "4.1.4_establish_connection_response.bin"
+CP_REQ = "4.1.5_connection_parameters_request.bin"
+CP_RSP = "4.1.6_connection_parameters_response.bin"
+UM_222 = "4.1.7_user_message_first_222_bytes.bin"
+ACK = "4.1.8_session_ack.bin"
+MALFORMED = ["V9_queuejumper_poc.bin", "V11_noisefest_fullsignature.bin", "V12_msf_queuejumper_prefix240.bin"]
+
+
+# ====================================================================== the differential harness
+
+
+def _row(ev: Packet):
+    return (ev.offset, ev.data, ev.kind, 0)
+
+
+def candidate(ev) -> bool:
+    """A Packet whose kind the pure framer decides with a full decode (OrderAck /
+    FinalAck candidates): the fast path may bail on it."""
+    d = ev.data
+    return isinstance(ev, Packet) and d[2] == 0 and d[3] == 0 and F._may_be_order_ack(d)
+
+
+def differential(chunks, *, offset=0):
+    """Feed ``chunks`` to both framers, checking after every feed; returns
+    (rows the fast framer emitted, whether it bailed, the pure events)."""
+    pure = MSMQStreamFramer(offset=offset)
+    fast = FastMSMQFramer(offset)
+    pure_all: list = []
+    fast_all: list = []
+    bailed = False
+    for chunk in chunks:
+        pure.feed(chunk)
+        step = list(pure)
+        pure_all += step
+        if bailed:
+            continue
+        out = fast.feed(chunk)
+        assert "BAIL" not in out[:-1]
+        if out and out[-1] == "BAIL":
+            bailed = True
+            fast_all += out[:-1]
+            continue
+        # same packets at the same feed, and the pure framer reported nothing else
+        assert [type(e).__name__ for e in step] == ["Packet"] * len(step)
+        assert out == [_row(e) for e in step]
+        fast_all += out
+    pure.close()
+    tail = list(pure)
+    pure_all += tail
+    if not bailed:
+        ok = fast.close()
+        assert ok == (not tail), tail
+        bailed = not ok
+    k = len(fast_all)
+    assert all(isinstance(e, Packet) for e in pure_all[:k])
+    assert fast_all == [_row(e) for e in pure_all[:k]]
+    must_bail = any(not isinstance(e, Packet) for e in pure_all)
+    may_bail = must_bail or any(candidate(e) for e in pure_all)
+    assert bailed or not must_bail
+    assert may_bail or not bailed, pure_all[k:k + 2]
+    if bailed:
+        nxt = pure_all[k]
+        assert not isinstance(nxt, Packet) or candidate(nxt)
+    else:
+        assert k == len(pure_all)
+    return fast_all, bailed, pure_all
+
+
+def chunkings(stream: bytes, rnd: random.Random, *, bytewise=True):
+    """Whole, one byte at a time, and a few random cuttings (empty chunks included)."""
+    out = [[stream]]
+    if bytewise:
+        out.append([stream[i:i + 1] for i in range(len(stream))])
+    for _ in range(3):
+        cuts = sorted(rnd.randrange(len(stream) + 1) for _ in range(rnd.randrange(1, 12)))
+        out.append([stream[a:b] for a, b in zip([0] + cuts, cuts + [len(stream)])])
+    return out
+
+
+def _header(flags=0, size=16, version=0x10, sig=b"LIOR"):
+    return bytes([version, 0]) + struct.pack("<H", flags) + sig + struct.pack("<II", size, 0xFFFFFFFF)
+
+
+# ====================================================================== simulated sessions
+
+
+@pytest.mark.parametrize("seed", range(0, 40))
+def test_simulated_sessions_stay_on_the_fast_path(seed):
+    rnd = random.Random(seed)
+    sess = F.simulate_session(seed, messages=rnd.randrange(1, 7))
+    for stream, packets in ((sess.initiator, sess.initiator_packets), (sess.acceptor, sess.acceptor_packets)):
+        for chunks in chunkings(stream, rnd, bytewise=seed % 4 == 0):
+            rows, bailed, _ = differential(chunks)
+            assert not bailed
+            # independent of both framers: the simulator's own packet list
+            assert [r[1] for r in rows] == [p for _k, p in packets]
+            assert [r[2] for r in rows] == [k for k, _p in packets]
+
+
+def test_stream_offset_is_carried():
+    sess = F.simulate_session(11, messages=5)
+    for off in (1, 0x1234, (1 << 40) + 7):
+        rows, bailed, _ = differential([sess.initiator[:100], sess.initiator[100:]], offset=off)
+        assert not bailed
+        starts, pos = [], off
+        for _k, p in sess.initiator_packets:
+            starts.append(pos)
+            pos += len(p)
+        assert [r[0] for r in rows] == starts
+
+
+def test_consumed_bytes_and_pending():
+    # the framer keeps exactly the bytes of the packet not yet complete
+    sess = F.simulate_session(5, messages=3)
+    stream = sess.acceptor
+    first = len(sess.acceptor_packets[0][1])
+    f = FastMSMQFramer(0)
+    out = f.feed(stream[:first + 10])
+    assert [r[1] for r in out] == [sess.acceptor_packets[0][1]]
+    assert f.pending == stream[first:first + 10] and f.offset == first
+    assert f.close() is False          # a partial packet at the end: the pure framer reports a FramingError
+
+
+# ====================================================================== [MS-MQQB] 4.1 examples, malformed vectors
+
+
+def _vec(vectors, name):
+    return (vectors / "msmq" / name).read_bytes()
+
+
+def test_spec_example_sessions_every_split(vectors):
+    ini = _vec(vectors, EC_REQ) + _vec(vectors, CP_REQ) + _vec(vectors, UM_222)
+    acc = _vec(vectors, EC_RSP) + _vec(vectors, CP_RSP) + _vec(vectors, ACK)
+    for stream in (ini, acc):
+        for cut in range(0, len(stream) + 1, 3):
+            differential([stream[:cut], stream[cut:]])
+    # 4.1.7 holds the first 222 bytes of a 2224-byte UserMessage: the fast path waits, then bails at close
+    rows, bailed, pure = differential([ini])
+    assert [r[2] for r in rows] == ["EstablishConnection", "ConnectionParameters"] and bailed
+    rows, bailed, _ = differential([acc])
+    assert [r[2] for r in rows] == ["EstablishConnection", "ConnectionParameters", "SessionAck"]
+    assert not bailed and [r[0] for r in rows] == [0, 572, 604]
+
+
+@pytest.mark.parametrize("name", MALFORMED)
+def test_malformed_vectors(vectors, name):
+    bad = _vec(vectors, "malformed/" + name)
+    good = _vec(vectors, EC_REQ) + _vec(vectors, CP_REQ)
+    ack = _vec(vectors, ACK)
+    rnd = random.Random(name)
+    for stream in (bad, good + bad, good + bad + ack, bad + good):
+        for chunks in chunkings(stream, rnd):
+            differential(chunks)
+
+
+# ====================================================================== hand-made layouts
+
+
+def _ack20(sh=None):
+    sh = sh or SessionHeader(AckSequenceNumber=1, WindowSize=64)
+    p = DecodedPacket("SessionAck", BaseHeader(Flags=BaseFlags(PR=3, IN=1, SH=1)),
+                      InternalHeader=InternalHeader(Flags=1), SessionHeader=sh)
+    p.session_header_counted = False
+    return encode_packet(p)
+
+
+def _order_ack(cls_value, direct, name="TCP:10.1.2.3\\PRIVATE$\\order_queue$"):
+    dq = DirectQueueFormatName(name) if direct else PrivateQueueFormatNameId(C.ORDER_QUEUE_ID)
+    uh = UserHeader(Flags=UserFlags(MP=1, DQ=7 if direct else 3), DestinationQueue=dq)
+    mp = MessagePropertiesHeader(Label="QM Ordering Ack", MessageClass=cls_value, MessageBody=bytes(36))
+    return encode_packet(DecodedPacket("UserMessage", BaseHeader(Flags=0), UserHeader=uh,
+                                       MessagePropertiesHeader=mp))
+
+
+def test_session_header_outside_packet_size():
+    # [MS-MQMQ] 2.2.19.1: a SessionAck of PacketSize 20 is followed by its 16-byte SessionHeader
+    ack20 = _ack20()
+    assert struct.unpack_from("<I", ack20, 8)[0] == 20 and len(ack20) == 36
+    sess = F.simulate_session(3, messages=2)
+    stream = F.frame_packets([p for _k, p in sess.acceptor_packets] + [ack20, ack20])
+    rows, bailed, _ = differential([stream[i:i + 7] for i in range(0, len(stream), 7)])
+    assert not bailed and [r[1] for r in rows[-2:]] == [ack20, ack20]
+
+
+def test_unknown_packet_type_is_internal():
+    pkt = _header(flags=0x0008, size=24) + struct.pack("<HH", 0, 0x0007) + bytes(4)
+    rows, bailed, _ = differential([pkt])
+    assert not bailed and rows == [(0, pkt, "Internal", 0)]
+
+
+@pytest.mark.parametrize("direct,name", [(False, None), (True, "TCP:10.1.2.3\\PRIVATE$\\order_queue$"),
+                                         (True, "OS:h\\private$\\ORDER_QUEUE$"),
+                                         (True, "OS:hé\\pRiVaTe$\\Order_Queue$")])
+def test_order_and_final_ack_kinds(direct, name):
+    # [MS-MQQB] 3.1.5.1.1: BaseHeader.Flags 0, order_queue$, Label "QM Ordering Ack",
+    # MessageClass MQMSG_CLASS_ORDER_ACK (0x00FF) -> OrderAck, >= 0x4000 -> FinalAck, else UserMessage
+    sess = F.simulate_session(8, messages=2)
+    lead = [p for _k, p in sess.initiator_packets]
+    pks = [_order_ack(v, direct, *([name] if name else [])) for v in (0x00FF, 0x8009, 0x4000, 0x0000, 0x3FFF)]
+    rows, bailed, pure = differential([F.frame_packets(lead + pks + lead)])
+    assert not bailed
+    assert [r[2] for r in rows[len(lead):-len(lead)]] == ["OrderAck", "FinalAck", "FinalAck", "UserMessage",
+                                                          "UserMessage"]
+
+
+def test_order_queue_name_edge_cases():
+    # every direct name of the hypothesis table, with and without its terminating null, as an OrderAck
+    # and a FinalAck: whatever the fast path emits is the pure framer's kind (or it bails on a candidate)
+    kinds = set()
+    for name in _DIRECT_NAMES:
+        for raw in (None, name.encode("utf-16-le")):
+            for cls_value in (0xFF, 0x8001):
+                q = DirectQueueFormatName(name, raw=raw)
+                uh = UserHeader(Flags=UserFlags(MP=1, DQ=7), DestinationQueue=q)
+                mp = MessagePropertiesHeader(Label="QM Ordering Ack", MessageClass=cls_value, MessageBody=bytes(36))
+                pk = encode_packet(DecodedPacket("UserMessage", BaseHeader(Flags=0), UserHeader=uh,
+                                                 MessagePropertiesHeader=mp))
+                rows, bailed, pure = differential([pk])
+                kinds.add((pure[0].kind, bailed))
+    assert {("OrderAck", False), ("FinalAck", False), ("UserMessage", False), ("OrderAck", True)} <= kinds
+
+
+def test_order_ack_outside_the_strict_layout_bails():
+    # a non-ASCII character among the name's last 22 (str.upper("ı") is "I"), a TransactionHeader,
+    # an AdminQueue: the fast path leaves these to the full decode
+    sess = F.simulate_session(8, messages=1)
+    lead = [p for _k, p in sess.initiator_packets]
+    odd = [_order_ack(0xFF, True, "OS:h\\prıvate$\\order_queue$")]
+    mp = MessagePropertiesHeader(Label="QM Ordering Ack", MessageClass=0xFF, MessageBody=bytes(36))
+    for extra in ({"TH": 1, "DM": 1}, {"AQ": 3}):
+        uh = UserHeader(Flags=UserFlags(MP=1, DQ=3, **extra), DestinationQueue=PrivateQueueFormatNameId(4),
+                        AdminQueue=PrivateQueueFormatNameId(1) if "AQ" in extra else None)
+        headers = {"TransactionHeader": TransactionHeader(0, TxSequenceID(1, 2), 1, 0, None)} if "TH" in extra else {}
+        odd.append(encode_packet(DecodedPacket("UserMessage", BaseHeader(Flags=0), UserHeader=uh,
+                                               MessagePropertiesHeader=mp, **headers)))
+    for pk in odd:
+        assert F.packet_kind(pk) == "OrderAck"
+        rows, bailed, _ = differential([F.frame_packets(lead + [pk])])
+        assert bailed and len(rows) == len(lead)
+
+
+def test_near_order_queue_names_stay_fast():
+    # the same layout to other queues (or with BaseHeader.Flags not 0) is an ordinary UserMessage
+    sess = F.simulate_session(8, messages=1)
+    lead = [p for _k, p in sess.initiator_packets]
+    pks = [_order_ack(0xFF, True, n) for n in ("OS:h\\private$\\order_queue", "OS:h\\private$\\q",
+                                                 "OS:h\\prıvate$\\order_queu$", "OS:order_queue")]
+    pk = bytearray(_order_ack(0xFF, False))
+    pk[2] = 1                                  # PR 1: no longer a candidate
+    pks.append(bytes(pk))
+    rows, bailed, _ = differential([F.frame_packets(lead + pks)])
+    assert not bailed and [r[2] for r in rows[-len(pks):]] == ["UserMessage"] * len(pks)
+
+
+@pytest.mark.parametrize("size", [0x00400000, 0x00400001, 15, 0xFFFFFFFF, 0])
+def test_giant_and_impossible_packet_size(size):
+    sess = F.simulate_session(4, messages=2)
+    stream = sess.initiator + _header(flags=0, size=size) + b"payload"
+    rows, bailed, _ = differential([stream[:50], stream[50:]])
+    assert bailed and [r[1] for r in rows] == [p for _k, p in sess.initiator_packets]
+
+
+@pytest.mark.parametrize("head", [b"\x11", b"\x10\x00\x00\x00X", b"\x10\x00\x00\x00LIOX",
+                                  _header(flags=0x0008, size=19)])
+def test_bad_header_bails_at_once(head):
+    sess = F.simulate_session(4, messages=1)
+    f = FastMSMQFramer(0)
+    assert len(f.feed(sess.acceptor)) == len(sess.acceptor_packets)
+    assert f.feed(head) == ["BAIL"]
+    with pytest.raises(RuntimeError):
+        f.feed(b"x")
+    differential([sess.acceptor, head])
+
+
+# ====================================================================== hypothesis
+
+
+u8, u16, u32 = st.integers(0, 0xFF), st.integers(0, 0xFFFF), st.integers(0, 0xFFFFFFFF)
+guids = st.builds(lambda b: uuid.UUID(bytes=b), st.binary(min_size=16, max_size=16))
+_DIRECT_NAMES = ["TCP:10.0.0.1\\PRIVATE$\\orders", "OS:h\\private$\\order_queue$", "OS:h\\PRIVATE$\\ORDER_QUEUE$",
+                 "OS:h\\prıvate$\\order_queue$", "OS:h\\Order_Queue$x", "DIRECT=OS:q", "order_queue$",
+                 "é\\private$\\order_queue$", "OS:\\private$\\order_queue$\x00x", "\\PRIVATE$\\ORDER_QUEUE$",
+                 "PRIVATE$\\ORDER_QUEUE$", "OS:h\\private$\\order_queue$\u0131", "OS:h\\private$\\order_queue$ ",
+                 "OS:h\\private$\\order_queue$\u0100"]
+
+
+@st.composite
+def user_messages(draw):
+    # one in three: shaped like an OrderAck / FinalAck ([MS-MQQB] 2.2.4, 2.2.5), with a few deviations
+    oa = draw(st.integers(0, 2)) == 0
+    th, sec, dh, ses = (draw(st.integers(0, 5 if oa else 1)) == 1 for _ in range(4))
+    dq = draw(st.sampled_from([3, 7] if oa else [0, 3, 7]))
+    name = draw(st.sampled_from(_DIRECT_NAMES[1:] if oa else _DIRECT_NAMES))
+    queue = {0: None, 3: PrivateQueueFormatNameId(draw(st.sampled_from([4, 4, 1] if oa else [4, 1, 0xFFFFFFFF]))),
+             7: DirectQueueFormatName(name, raw=name.encode("utf-16-le") if draw(st.booleans()) else None)}[dq]
+    uf = UserFlags(DQ=dq, MP=1, TH=int(th), SH=int(sec), DM=draw(st.integers(0, 3)), RC=draw(st.integers(0, 29)))
+    uh = UserHeader(SourceQueueManager=draw(guids), QueueManagerAddress=draw(guids), SentTime=draw(u32),
+                    MessageID=draw(u32), Flags=uf, DestinationQueue=queue)
+    label = draw(st.sampled_from(["QM Ordering Ack"] * 4 + [None] if oa else
+                                 [None, "QM Ordering Ack", "x", "QM Ordering Ac", "qm ordering ack",
+                                  "QM Ordering Ack!"]))
+    mp = MessagePropertiesHeader(Label=label, MessageClass=draw(st.sampled_from([0, 0xFF, 0x4000, 0x8001, 0x3FFF])),
+                                 MessageBody=draw(st.binary(max_size=80)), ExtensionData=draw(st.binary(max_size=6)))
+    if label and draw(st.integers(0, 3)) == 0:      # a Label without its terminating null
+        mp.label_raw = label.encode("utf-16-le")
+    headers = {"UserHeader": uh, "MessagePropertiesHeader": mp}
+    if th:
+        headers["TransactionHeader"] = TransactionHeader(0, TxSequenceID(draw(u32), draw(u32)), 1, 0, None)
+    if sec:
+        headers["SecurityHeader"] = SecurityHeader.create(Flags=0, SenderCert=draw(st.binary(min_size=1, max_size=9)))
+    if dh:
+        headers["DebugHeader"] = DebugHeader(0, draw(u16), None)
+    if ses:
+        headers["SessionHeader"] = SessionHeader(AckSequenceNumber=draw(u16), WindowSize=draw(u16))
+    flags = draw(st.sampled_from([0, 0, 1, 3, 7]) | u16.map(lambda v: v & ~0x18)) & ~0x38
+    flags |= (0x10 if ses else 0) | (0x20 if dh else 0)
+    if oa and not (ses or dh) and draw(st.integers(0, 4)):
+        flags = 0
+    return encode_packet(DecodedPacket("UserMessage", BaseHeader(Flags=flags, TimeToReachQueue=draw(u32)),
+                                       **headers))
+
+
+@st.composite
+def internal_packets(draw):
+    pt = draw(st.sampled_from([1, 2, 3, 0, 4, 15]))
+    flags = 0x08 | draw(st.integers(0, 7)) | (0x10 if draw(st.booleans()) else 0) | (draw(u16) & 0xFFC0)
+    size = draw(st.sampled_from([20, 36, 32, 572]) | st.integers(20, 700))
+    total = size + 16 if flags & 0x10 and size == 20 else size       # [MS-MQQB]: SessionHeader not counted
+    body = struct.pack("<HH", draw(u16), pt | (draw(st.integers(0, 0xFFF)) << 4))
+    body += draw(st.binary(min_size=total - 20, max_size=total - 20))
+    return struct.pack("<BBHIII", 0x10, draw(u8), flags, 0x524F494C, size, draw(u32)) + body
+
+
+def _simulated(draw):
+    sess = F.simulate_session(draw(st.integers(0, 5000)), messages=draw(st.integers(1, 3)))
+    return [p for _k, p in (sess.initiator_packets if draw(st.booleans()) else sess.acceptor_packets)]
+
+
+@st.composite
+def packet_streams(draw):
+    pk = _simulated(draw) if draw(st.booleans()) else []
+    for extra in draw(st.lists(st.one_of(user_messages(), internal_packets(), st.just(_ack20())), max_size=6)):
+        pk.insert(draw(st.integers(0, len(pk))), extra)
+    return F.frame_packets(pk) if pk else b""
+
+
+@st.composite
+def cut(draw, stream):
+    cuts = sorted(draw(st.lists(st.integers(0, len(stream)), max_size=10)))
+    return [stream[a:b] for a, b in zip([0] + cuts, cuts + [len(stream)])]
+
+
+@SETTINGS
+@given(packet_streams(), st.data())
+def test_generated_packet_sequences(stream, data):
+    differential(data.draw(cut(stream)))
+
+
+@SETTINGS
+@given(packet_streams(), st.data())
+def test_generated_sequences_byte_at_a_time(stream, data):
+    stream = stream[:3000]
+    differential([stream[i:i + 1] for i in range(len(stream))])
+
+
+@SETTINGS
+@given(packet_streams().filter(len), st.data())
+def test_mutated_and_truncated_streams(stream, data):
+    m = bytearray(stream)
+    for _ in range(data.draw(st.integers(1, 4))):
+        kind = data.draw(st.integers(0, 4))
+        at = data.draw(st.integers(0, len(m) - 1))
+        if kind == 0:                                   # one byte
+            m[at] = data.draw(u8)
+        elif kind == 1 and len(m) >= 4:                 # a 32-bit word (PacketSize, Signature, a size)
+            at = min(at, len(m) - 4)
+            m[at:at + 4] = struct.pack("<I", data.draw(st.sampled_from([0, 16, 19, 20, 36, 0x00400000, 0x00400001,
+                                                                            0xFFFFFFFF]) | u32))
+        elif kind == 2:                                 # flag bits: IN, SH, DH announcing absent headers
+            at = min(at, len(m) - 1)
+            m[at] ^= data.draw(st.sampled_from([0x08, 0x10, 0x20, 0x18]))
+        elif kind == 3:                                 # truncated
+            del m[at:]
+            if not m:
+                m = bytearray(b"\x10")
+        else:                                           # garbage inserted
+            m[at:at] = data.draw(st.binary(min_size=1, max_size=20))
+    differential(data.draw(cut(bytes(m))))
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from([b"\x10", b"LIOR", b"\x00", b"\x08", b"\x10\x00\x18\x00LIOR\x14\x00\x00\x00",
+                                 b"\x24\x00\x00\x00", b"\xff"]) | st.binary(max_size=8), max_size=40), st.data())
+def test_arbitrary_bytes_never_crash(parts, data):
+    stream = b"".join(parts)
+    differential(data.draw(cut(stream)))
+
+
+# ====================================================================== synth captures
+
+
+def _synth_directions(seed, messages):
+    """The MSMQ (TCP 1801) directions of a mqcodec.synth capture: [(syn_seen, [StreamData, ...])]."""
+    from mqcodec import synth
+    from mqcodec.capture import iter_capture_events
+
+    buf = io.BytesIO()
+    synth.write_capture(buf, seed=seed, messages=messages)
+    buf.seek(0)
+    opened, dirs = {}, {}
+    for ev in iter_capture_events(buf):
+        name = type(ev).__name__
+        conn = getattr(ev, "conn", None)
+        if conn is None or conn.server_port != C.TCP_PORT:
+            continue
+        if name == "StreamOpened":
+            opened[conn] = ev.syn_seen
+        elif name == "StreamData":
+            dirs.setdefault((conn, ev.direction), []).append(ev)
+        elif name == "Gap":
+            dirs.setdefault((conn, ev.direction), []).append(ev)
+    return [(opened.get(k[0], False), evs) for k, evs in dirs.items()]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_synth_capture_directions(seed):
+    directions = _synth_directions(seed, 200)     # 4 MSMQ sessions of 25 messages
+    assert directions
+    fast = 0
+    for syn_seen, evs in directions:
+        assert syn_seen and all(type(e).__name__ == "StreamData" for e in evs)
+        assert [e.offset for e in evs] == [sum(len(x.data) for x in evs[:i]) for i in range(len(evs))]
+        rows, bailed, pure = differential([e.data for e in evs], offset=evs[0].offset)
+        fast += not bailed
+        assert rows
+    # clean simulator traffic: every direction stays on the fast path
+    print("synth seed %d: %d/%d MSMQ directions on the fast path" % (seed, fast, len(directions)))
+    assert fast == len(directions)
