@@ -1,9 +1,12 @@
 """Capture conversion throughput, side by side with tshark on the same file.
 
 Rows (group "capture"; records = frames):
-  read only            - mqcodec.capture: pcap records -> Frame objects
-  read+reassemble      - frames -> link/IP/TCP decode -> TCP stream events
-  pcap2parquet local   - the whole job: reassembly, framing, batch decoding, Parquet
+  read only            - mqcodec.capture (pure): pcap records -> Frame objects
+  read+reassemble      - frames -> link/IP/TCP decode -> TCP stream events (pure)
+  capture core         - mqcodec._ext.capture_core: walk, link/IP/TCP, reassembly and both
+                         framers, messages into its arena (reading, reassembling and framing)
+  pcap2parquet local   - the whole job (compiled capture core, batch decoding, Parquet)
+  pcap2parquet pure capture pipeline - the same job with capture_impl="py"
   tshark fields        - `tshark -r F -T fields -e mq.md.msgid` (dissects every frame), whole process
 
 Run:  .venv/bin/python -m pytest benchmarks/bench_capture.py --benchmark-only
@@ -66,6 +69,16 @@ def test_pcap2parquet_local(benchmark, capture, tmp_path):
     report = benchmark.pedantic(convert, args=([path], str(tmp_path / "out")), rounds=2)
     assert report["summary"]["frames"] == frames
     record(benchmark, "capture:pcap2parquet local", frames, size)
+
+
+def test_pcap2parquet_pure_capture(benchmark, capture, tmp_path):
+    from mqcodec.pcap2parquet import ConvertOptions, convert
+
+    path, frames, size = capture
+    report = benchmark.pedantic(convert, args=([path], str(tmp_path / "out"), ConvertOptions(capture_impl="py")),
+                                rounds=1)
+    assert report["summary"]["frames"] == frames
+    record(benchmark, "capture:pcap2parquet, pure capture pipeline", frames, size)
 
 
 def test_tshark(benchmark, capture):
