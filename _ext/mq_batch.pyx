@@ -46,7 +46,8 @@ from mqcodec.batch.schema import MQ_MESSAGES
 
 cnp.import_array()
 
-DEF MAX_TABLES = 96
+include "batch_common.pxi"
+
 DEF NKIND = 13            # 0 MQMD, 1..10 headers, 11 MQCFH, 12 MQEPH
 DEF MAXF = 48             # fields of one cut table
 
@@ -206,7 +207,7 @@ DEF CUT_XQH = 2
 DEF CUT_DLH = 3
 DEF CUT_CFH = 4
 DEF CUT_EPH = 5
-cdef int64_t _cut_off[6][MAXF]
+cdef int _cut_off[6][MAXF]
 cdef int _cut_code[6][MAXF]
 cdef int _cut_n[6]
 cdef int64_t _cut_size[6]
@@ -279,65 +280,12 @@ for _name, _code in _FORMAT_CODE.items():
     _nfmt += 1
 
 # ------------------------------------------------------------ string tables
-cdef int32_t _tab_ccsid[MAX_TABLES]
-cdef uint8_t _tab_utf8[MAX_TABLES][256][4]
-cdef uint8_t _tab_len[MAX_TABLES][256]
-cdef uint8_t _tab_trim[MAX_TABLES][256]      # 1 where the byte decodes to ' ' or NUL
-cdef int _ntab = 0
-cdef int32_t _multi_ccsid[MAX_TABLES]        # known CCSIDs without a table
-cdef int _nmulti = 0
-cdef int _latin1 = -1                         # the table of unknown CCSIDs
-
-
-def _build_tables():
-    global _ntab, _nmulti, _latin1
-    _ntab = 0
-    _nmulti = 0
-    for cs, name in sorted(_ccsid.CCSID_CODECS.items()):
-        if not _ccsid.is_single_byte(cs) or _ntab >= MAX_TABLES:
-            _multi_ccsid[_nmulti] = cs
-            _nmulti += 1
-            continue
-        _tab_ccsid[_ntab] = cs
-        for b in range(256):
-            ch = bytes([b]).decode(name, "replace")
-            enc = ch.encode("utf-8")
-            _tab_len[_ntab][b] = len(enc)
-            for i in range(len(enc)):
-                _tab_utf8[_ntab][b][i] = enc[i]
-            _tab_trim[_ntab][b] = 1 if ch in (" ", "\x00") else 0
-        if name == "latin-1":
-            _latin1 = _ntab
-        _ntab += 1
-    if _latin1 < 0 or _ccsid.codec_for(-12345) != "latin-1":
-        raise ImportError("mqcodec._ext.mq_batch: unknown CCSIDs no longer decode as latin-1")
-
-
-_build_tables()
-
-
-cdef inline int _table_for(int32_t cs) noexcept nogil:
-    """Table of ``cs``; -1 for a known CCSID without one (Python decodes)."""
-    cdef int i
-    for i in range(_ntab):
-        if _tab_ccsid[i] == cs:
-            return i
-    for i in range(_nmulti):
-        if _multi_ccsid[i] == cs:
-            return -1
-    return _latin1
+_build_tables()      # batch_common.pxi
+if _latin1 < 0 or _ccsid.codec_for(-12345) != "latin-1":
+    raise ImportError("mqcodec._ext.mq_batch: unknown CCSIDs no longer decode as latin-1")
 
 
 # ------------------------------------------------------------ reading
-cdef inline int32_t rd32(const uint8_t* p, bint le) noexcept nogil:
-    cdef uint32_t v
-    if le:
-        v = (<uint32_t>p[0]) | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
-    else:
-        v = (<uint32_t>p[3]) | (<uint32_t>p[2] << 8) | (<uint32_t>p[1] << 16) | (<uint32_t>p[0] << 24)
-    return <int32_t>v
-
-
 cdef inline bint _little(int32_t encoding) noexcept nogil:
     # headers.byte_order / pcf.byte_order: integer nibble 2 = reversed
     return (encoding & 0xF) == 2
@@ -355,20 +303,7 @@ cdef inline bint _is_id(const uint8_t* p, int kind) noexcept nogil:
     return a or e
 
 
-cdef inline int64_t _nonneg(int64_t v) noexcept nogil:
-    return v if v > 0 else 0
-
-
 # ------------------------------------------------------------ results
-cdef struct Err:
-    int structure
-    int field
-    int reason
-    int64_t offset
-    int64_t a0
-    int64_t a1
-    int64_t a2
-
 
 cdef struct StrRef:
     int64_t src          # absolute offset in the input buffer; -1 = null
@@ -394,24 +329,14 @@ cdef struct Res:
 
 cdef inline bint _fail(Res* r, int structure, int field, int reason, int64_t off,
                        int64_t a0=0, int64_t a1=0, int64_t a2=0) noexcept nogil:
-    r.err.structure = structure
-    r.err.field = field
-    r.err.reason = reason
-    r.err.offset = off
-    r.err.a0 = a0
-    r.err.a1 = a1
-    r.err.a2 = a2
+    _set_err(&r.err, structure, field, reason, off, a0, a1, a2)
     return False
 
 
 cdef inline bint _cut(Res* r, int structure, int t, int64_t base, int64_t avail) noexcept nogil:
     # layout.parse_at / pcf._truncated: the last field starting at or before the cut
-    cdef int k, field = _cut_code[t][0]
     cdef int64_t at = 0
-    for k in range(_cut_n[t]):
-        if _cut_off[t][k] <= avail:
-            field = _cut_code[t][k]
-            at = _cut_off[t][k]
+    cdef int field = _last_field_at(_cut_off[t], _cut_code[t], _cut_n[t], avail, &at)
     return _fail(r, structure, field, R_TRUNC, base + at, _cut_size[t], _nonneg(avail))
 
 
@@ -425,11 +350,10 @@ cdef int _format_code(const uint8_t* p, int32_t cs) noexcept nogil:
     """What the 8-byte Format at p names (headers.header_class_for_format,
     message.PCF_FORMATS): 0 nothing, 1..10 a header kind, FMT_PCF, FMT_EPH."""
     cdef uint8_t up[8]
-    cdef int n = 8, i, k, t = _table_for(cs)
+    cdef int n = 8, i, k, t = _table_or_latin1(cs)
     cdef uint8_t c
     if t >= 0:
-        while n > 0 and _tab_trim[t][p[n - 1]]:
-            n -= 1
+        n = <int>_trimmed(t, p, n)
         for i in range(n):
             if _tab_len[t][p[i]] != 1:
                 return _py_format_code(p, cs)
@@ -635,38 +559,25 @@ cdef bint _walk(const uint8_t* b, int64_t n, int64_t src, int forced, int32_t en
 # ------------------------------------------------------------ strings
 cdef bint _decode_str(const uint8_t* base, StrRef r, int t, vector[char]& out) noexcept nogil:
     """Append the UTF-8 of one string (trailing blanks/NULs trimmed, as
-    ccsid.decode_text) using table ``t`` (= _table_for(r.ccsid)); False
+    ccsid.decode_text) using table ``t`` (= _table_or_latin1(r.ccsid)); False
     when Python must decode it."""
-    cdef int64_t i, last = r.length
+    cdef int64_t last = r.length
     cdef const uint8_t* s = base + r.src
-    cdef uint8_t c
     cdef size_t at = out.size()
-    cdef char* d
-    cdef int j
     if t < 0:
-        if r.ccsid != 1208:
+        if r.ccsid != 1208 or _ascii_run(s, r.length) != r.length:
             return False
-        for i in range(r.length):
-            if s[i] >= 0x80:
-                return False
         while last > 0 and (s[last - 1] == 0x20 or s[last - 1] == 0):
             last -= 1
         if last:
             out.resize(at + last)
             memcpy(out.data() + at, s, last)
         return True
-    while last > 0 and _tab_trim[t][s[last - 1]]:
-        last -= 1
+    last = _trimmed(t, s, last)
     if not last:
         return True
     out.resize(at + 4 * last)
-    d = out.data() + at
-    for i in range(last):
-        c = s[i]
-        for j in range(_tab_len[t][c]):
-            d[0] = <char>_tab_utf8[t][c][j]
-            d += 1
-    out.resize(<size_t>(d - out.data()))
+    out.resize(<size_t>(_tab_copy(t, s, last, out.data() + at) - out.data()))
     return True
 
 
@@ -684,7 +595,7 @@ cdef inline void _append(const uint8_t* base, StrRef r, int32_t* last_cs, int* l
                          vector[char]& out) noexcept nogil:
     if r.ccsid != last_cs[0]:
         last_cs[0] = r.ccsid
-        last_t[0] = _table_for(r.ccsid)
+        last_t[0] = _table_or_latin1(r.ccsid)
     if not _decode_str(base, r, last_t[0], out):
         _py_append(base, r, out)
 
@@ -803,7 +714,7 @@ def decode_mq_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, md
     cdef vector[int64_t] hoff
     hoff.push_back(0)
     cdef int32_t last_cs = 0
-    cdef int last_t = _table_for(0)
+    cdef int last_t = _table_or_latin1(0)
     cdef Res r
     cdef int64_t start, ln
     cdef const uint8_t* b

@@ -46,6 +46,8 @@ from mqcodec.batch.schema import MSMQ_PACKETS
 
 cnp.import_array()
 
+include "batch_common.pxi"
+
 # ------------------------------------------------------------------ outcome
 DEF OK = 0
 DEF ERR = 1
@@ -281,15 +283,6 @@ for _k, _c in enumerate(list("QM Ordering Ack".encode("ascii"))):
     _ORDER_ACK_LABEL[_k] = _c
 
 # ------------------------------------------------------------------ per-run state
-cdef struct Err:
-    int structure
-    int field
-    int reason
-    int64_t offset
-    int64_t a0
-    int64_t a1
-    int64_t a2
-
 
 cdef struct Queue:
     int kind            # 0 none, 1 PrivateQueueFormatNameId, 2 Public, 3 Private, 4 Direct
@@ -309,23 +302,18 @@ cdef struct Run:
     uint8_t* guid[NGUID]
     int8_t* kind
     uint8_t* corr                   # n x 20 CorrelationID
+    bint want_text[4]               # build the text of props_label, user_{destination,admin,response}_queue
     Err err
 
 
 cdef class _Text:
     cdef vector[char] data
-    cdef vector[int32_t] offs
+    cdef object arr         # n + 1 int32 offsets (numpy), written by index
+    cdef int32_t* offs
 
 
 # ------------------------------------------------------------------ reading / writing
-cdef inline uint32_t rd16(const uint8_t* p) noexcept nogil:
-    return (<uint32_t>p[0]) | (<uint32_t>p[1] << 8)
-
-
-cdef inline uint32_t rd32(const uint8_t* p) noexcept nogil:
-    return (<uint32_t>p[0]) | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
-
-
+# (little-endian readers rd16le / rd32le: batch_common.pxi)
 # One writer per Arrow width: the call sites name the width of their column
 # (checked against the schema at import, see _NUM_WIDTHS).
 cdef inline void put8(Run* r, int k, uint32_t v) noexcept nogil:
@@ -354,30 +342,16 @@ cdef inline void put_guid(Run* r, int u, int64_t at) noexcept nogil:
 
 cdef inline int fail(Run* r, int structure, int field, int reason, int64_t off,
                      int64_t a0=0, int64_t a1=0, int64_t a2=0) noexcept nogil:
-    r.err.structure = structure
-    r.err.field = field
-    r.err.reason = reason
-    r.err.offset = off
-    r.err.a0 = a0
-    r.err.a1 = a1
-    r.err.a2 = a2
+    _set_err(&r.err, structure, field, reason, off, a0, a1, a2)
     return ERR
 
 
 cdef inline int fail_cut(Run* r, int structure, int cut, int64_t start, int64_t avail, int reason,
                          int64_t a0, int64_t a1) noexcept nogil:
     """A cut fixed part: the last field starting at or before the cut."""
-    cdef int j, code = F_NONE
-    cdef int64_t at = start
-    for j in range(_cut_n[cut]):
-        if _cut_rel[cut][j] <= avail:
-            code = _cut_code[cut][j]
-            at = start + _cut_rel[cut][j]
-    return fail(r, structure, code, reason, at, a0, a1)
-
-
-cdef inline int64_t nonneg(int64_t v) noexcept nogil:
-    return v if v > 0 else 0
+    cdef int64_t at = 0
+    cdef int code = _last_field_at(_cut_rel[cut], _cut_code[cut], _cut_n[cut], avail, &at)
+    return fail(r, structure, code, reason, start + at, a0, a1)
 
 
 cdef inline int64_t utf8_at(char* o, int64_t j, uint32_t cp) noexcept nogil:
@@ -408,16 +382,28 @@ cdef void utf16_append(vector[char]& out, const uint8_t* p, int64_t nunits) noex
     cdef int64_t k = 0, j = 0
     cdef uint32_t u, u2
     cdef char* o
+    cdef uint64_t w
     out.resize(start + 3 * nunits)
     o = out.data() + start
     while k < nunits:
-        u = rd16(p + 2 * k)
+        if k + 4 <= nunits:
+            # four ASCII code units at once
+            memcpy(&w, p + 2 * k, 8)
+            if not (w & <uint64_t>0xFF80FF80FF80FF80ULL):
+                o[j] = <char>(w & 0x7F)
+                o[j + 1] = <char>((w >> 16) & 0x7F)
+                o[j + 2] = <char>((w >> 32) & 0x7F)
+                o[j + 3] = <char>((w >> 48) & 0x7F)
+                j += 4
+                k += 4
+                continue
+        u = rd16le(p + 2 * k)
         if u < 0x80:
             o[j] = <char>u
             j += 1
         elif 0xD800 <= u < 0xDC00:
             if k + 1 < nunits:
-                u2 = rd16(p + 2 * k + 2)
+                u2 = rd16le(p + 2 * k + 2)
                 if 0xDC00 <= u2 < 0xE000:
                     j = utf8_at(o, j, 0x10000 + ((u - 0xD800) << 10) + (u2 - 0xDC00))
                     k += 2
@@ -432,25 +418,32 @@ cdef void utf16_append(vector[char]& out, const uint8_t* p, int64_t nunits) noex
 
 
 cdef const char* _HEX_UP = "0123456789ABCDEF"
-cdef const char* _HEX_LO = "0123456789abcdef"
-# byte order of the canonical text of a GUID read in its [MS-DTYP] packet form
+# byte order of the canonical text of a GUID read in its [MS-DTYP] packet form,
+# and where each byte's two hex digits go in the 36 characters
 cdef int _GUID_ORDER[16]
+cdef int _GUID_POS[16]
 for _k, _v in enumerate([3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15]):
     _GUID_ORDER[_k] = _v
+    _GUID_POS[_k] = 2 * _k + (0 if _k < 4 else 1 if _k < 6 else 2 if _k < 8 else 3 if _k < 10 else 4)
+# each byte's two hex digits, in memory order (written 2 bytes at a time)
+cdef uint8_t _HEX2_UP[256][2]
+cdef uint8_t _HEX2_LO[256][2]
+for _k in range(256):
+    _HEX2_UP[_k][0] = b"0123456789ABCDEF"[_k >> 4]
+    _HEX2_UP[_k][1] = b"0123456789ABCDEF"[_k & 15]
+    _HEX2_LO[_k][0] = b"0123456789abcdef"[_k >> 4]
+    _HEX2_LO[_k][1] = b"0123456789abcdef"[_k & 15]
 
 
-cdef void guid_text(char* out, const uint8_t* g, const char* hexd) noexcept nogil:
-    """36 characters: xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx."""
-    cdef int k, pos = 0
-    cdef uint8_t b
+cdef inline void guid_text(char* out, const uint8_t* g, const uint8_t (*hex2)[2]) noexcept nogil:
+    """36 characters: xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (a table lookup per byte)."""
+    cdef int k
     for k in range(16):
-        if k == 4 or k == 6 or k == 8 or k == 10:
-            out[pos] = 45  # '-'
-            pos += 1
-        b = g[_GUID_ORDER[k]]
-        out[pos] = hexd[b >> 4]
-        out[pos + 1] = hexd[b & 15]
-        pos += 2
+        memcpy(out + _GUID_POS[k], &hex2[g[_GUID_ORDER[k]]][0], 2)
+    out[8] = 45  # '-'
+    out[13] = 45
+    out[18] = 45
+    out[23] = 45
 
 
 cdef void append_ascii(vector[char]& out, const char* s) noexcept nogil:
@@ -465,7 +458,7 @@ cdef void append_private(vector[char]& out, const uint8_t* host, uint32_t ident)
     cdef char buf[36]
     cdef int k
     append_ascii(out, "PRIVATE=")
-    guid_text(buf, host, _HEX_UP)
+    guid_text(buf, host, _HEX2_UP)
     for k in range(36):
         out.push_back(buf[k])
     out.push_back(92)  # '\\'
@@ -485,27 +478,27 @@ cdef int decode_queue(Run* r, int kind, int64_t pos, int64_t end, int field, Que
         return OK
     if kind == 1:
         if avail < 4:
-            return fail(r, S_USER, field, R_Q_ID, pos, nonneg(avail))
-        q.ident = rd32(d + pos)
+            return fail(r, S_USER, field, R_Q_ID, pos, _nonneg(avail))
+        q.ident = rd32le(d + pos)
         nxt[0] = pos + 4
         return OK
     if kind == 2:
         if avail < 16:
-            return fail(r, S_USER, field, R_Q_PUB, pos, nonneg(avail))
+            return fail(r, S_USER, field, R_Q_PUB, pos, _nonneg(avail))
         q.guid_at = pos
         nxt[0] = pos + 16
         return OK
     if kind == 3:
         if avail < 20:
-            return fail(r, S_USER, field, R_Q_PRIV, pos, nonneg(avail))
+            return fail(r, S_USER, field, R_Q_PRIV, pos, _nonneg(avail))
         q.guid_at = pos
-        q.ident = rd32(d + pos + 16)
+        q.ident = rd32le(d + pos + 16)
         nxt[0] = pos + 20
         return OK
     # DirectQueueFormatName
     if avail < 2:
-        return fail(r, S_USER, field, R_Q_DCOUNT, pos, nonneg(avail))
-    count = rd16(d + pos)
+        return fail(r, S_USER, field, R_Q_DCOUNT, pos, _nonneg(avail))
+    count = rd16le(d + pos)
     name_at = pos + 2
     if count > end - name_at:
         return fail(r, S_USER, field, R_Q_DPAST, pos, count, end - name_at)
@@ -532,7 +525,7 @@ cdef bint direct_needs_python(Run* r, Queue* q) noexcept nogil:
     cdef const char* want = "DIRECT="
     cdef bint same = q.nunits >= 7
     for k in range(7 if q.nunits > 7 else q.nunits):
-        u = rd16(r.d + q.name_at + 2 * k)
+        u = rd16le(r.d + q.name_at + 2 * k)
         if u >= 0x80:
             return True
         if 97 <= u <= 122:
@@ -560,27 +553,29 @@ cdef int host_of(Run* r, int sel, Queue* aq, int aq_sel, int64_t* at) noexcept n
     return 0
 
 
-cdef void render(Run* r, _Text t, int g, int sel, Queue* q, Queue* aq, int aq_sel) noexcept nogil:
-    """The format name of one queue field (UserHeader.format_name), or null."""
-    cdef int64_t host
+cdef void render(Run* r, _Text t, int g, int sel, Queue* q, Queue* aq, int aq_sel, bint want) noexcept nogil:
+    """The format name of one queue field (UserHeader.format_name), or null;
+    without ``want`` only its validity (the column is not selected)."""
+    cdef int64_t host = 0
     cdef char buf[36]
     cdef int k
     if q.kind == 0:
         return
-    if q.kind == 2:
-        append_ascii(t.data, "PUBLIC=")
-        guid_text(buf, r.d + q.guid_at, _HEX_UP)
-        for k in range(36):
-            t.data.push_back(buf[k])
-    elif q.kind == 3:
-        append_private(t.data, r.d + q.guid_at, q.ident)
-    elif q.kind == 1:
-        if not host_of(r, sel, aq, aq_sel, &host):
-            return
-        append_private(t.data, r.d + host, q.ident)
-    else:
-        append_ascii(t.data, "DIRECT=")
-        utf16_append(t.data, r.d + q.name_at, q.nunits)
+    if q.kind == 1 and not host_of(r, sel, aq, aq_sel, &host):
+        return
+    if want:
+        if q.kind == 2:
+            append_ascii(t.data, "PUBLIC=")
+            guid_text(buf, r.d + q.guid_at, _HEX2_UP)
+            for k in range(36):
+                t.data.push_back(buf[k])
+        elif q.kind == 3:
+            append_private(t.data, r.d + q.guid_at, q.ident)
+        elif q.kind == 1:
+            append_private(t.data, r.d + host, q.ident)
+        else:
+            append_ascii(t.data, "DIRECT=")
+            utf16_append(t.data, r.d + q.name_at, q.nunits)
     r.grp[g][r.i] = 1
 
 
@@ -611,13 +606,13 @@ cdef inline int rq_kind(int t) noexcept nogil:
 
 cdef void session_cols(Run* r, int64_t at) noexcept nogil:
     cdef const uint8_t* p = r.d + at
-    put16(r, N_SESSION_ACK_SEQUENCE_NUMBER, rd16(p))
-    put16(r, N_SESSION_RECOVERABLE_MSG_ACK_SEQ_NUMBER, rd16(p + 2))
-    put32(r, N_SESSION_RECOVERABLE_MSG_ACK_FLAGS, rd32(p + 4))
-    put16(r, N_SESSION_USER_MSG_SEQUENCE_NUMBER, rd16(p + 8))
-    put16(r, N_SESSION_RECOVERABLE_MSG_SEQ_NUMBER, rd16(p + 10))
-    put16(r, N_SESSION_WINDOW_SIZE, rd16(p + 12))
-    put16(r, N_SESSION_RESERVED, rd16(p + 14))
+    put16(r, N_SESSION_ACK_SEQUENCE_NUMBER, rd16le(p))
+    put16(r, N_SESSION_RECOVERABLE_MSG_ACK_SEQ_NUMBER, rd16le(p + 2))
+    put32(r, N_SESSION_RECOVERABLE_MSG_ACK_FLAGS, rd32le(p + 4))
+    put16(r, N_SESSION_USER_MSG_SEQUENCE_NUMBER, rd16le(p + 8))
+    put16(r, N_SESSION_RECOVERABLE_MSG_SEQ_NUMBER, rd16le(p + 10))
+    put16(r, N_SESSION_WINDOW_SIZE, rd16le(p + 12))
+    put16(r, N_SESSION_RESERVED, rd16le(p + 14))
     valid(r, G_SESSION)
 
 
@@ -634,12 +629,12 @@ cdef int security(Run* r, int64_t at, int64_t end, int64_t* nxt) noexcept nogil:
     cdef int k
     if avail < 16:
         return fail_cut(r, S_SEC, CUT_SEC, at, avail, R_TRUNC, 16, avail)
-    sflags = rd16(d + at)
-    sizes[0] = rd16(d + at + 2)
-    sizes[1] = rd16(d + at + 4)
-    sizes[2] = rd16(d + at + 6)
-    certs = rd32(d + at + 8)
-    pis = rd32(d + at + 12)
+    sflags = rd16le(d + at)
+    sizes[0] = rd16le(d + at + 2)
+    sizes[1] = rd16le(d + at + 4)
+    sizes[2] = rd16le(d + at + 6)
+    certs = rd32le(d + at + 8)
+    pis = rd32le(d + at + 12)
     if certs or pis:
         return FALLBACK_HEADER       # certificates, provider names: the pure codec
     st = sflags & 15
@@ -686,6 +681,7 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
     cdef uint32_t bflags, uflags, iflags, pt, u, mflags, ll, mclass, msize, alloc, esize, xflags, dflags
     cdef uint32_t seq, prev, qt, osf
     cdef int k, ok, dqs, aqs, rqs, kind
+    cdef uint64_t w8
     cdef bint IN, SH, DH, TR, counted
     cdef Queue qd, qa, qr
     # ---------------------------------------------------------------- Ping
@@ -693,12 +689,12 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
             L >= 8 and d[4] == 76 and d[5] == 73 and d[6] == 79 and d[7] == 82):
         if L < 24:
             return fail_cut(r, S_PING, CUT_PING, 0, L, R_TRUNC, 24, L)
-        u = rd16(d)
+        u = rd16le(d)
         put16(r, N_PING_FLAGS, u)
         put8(r, N_PING_RC, u & 1)
         put8(r, N_PING_RF, (u >> 1) & 1)
-        put16(r, N_PING_SIGNATURE, rd16(d + 2))
-        put32(r, N_PING_COOKIE, rd32(d + 4))
+        put16(r, N_PING_SIGNATURE, rd16le(d + 2))
+        put32(r, N_PING_COOKIE, rd32le(d + 4))
         put_guid(r, U_PING_QM_GUID, 8)
         valid(r, G_PING)
         r.kind[r.i] = K_PING
@@ -710,9 +706,9 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
         return fail_cut(r, S_BASE, CUT_BASE, 0, L, R_TRUNC, 16, L)
     if d[0] != 0x10:
         return fail(r, S_BASE, F_VERSIONNUMBER, R_VERSION, 0, d[0])
-    if rd32(d + 4) != 0x524F494C:
+    if rd32le(d + 4) != 0x524F494C:
         return fail(r, S_BASE, F_SIGNATURE, R_SIGNATURE, 4, 4)
-    size = rd32(d + 8)
+    size = rd32le(d + 8)
     if size < 16:
         return fail(r, S_BASE, F_PACKETSIZE, R_PS_BELOW, 8, size)
     if size > 0x00400000:
@@ -720,7 +716,7 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
     if size > L:
         return fail(r, S_BASE, F_PACKETSIZE, R_PS_INPUT, 8, size, L)
     end = size
-    bflags = rd16(d + 2)
+    bflags = rd16le(d + 2)
     IN = (bflags >> 3) & 1
     SH = (bflags >> 4) & 1
     DH = (bflags >> 5) & 1
@@ -735,9 +731,9 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
     put8(r, N_BASE_SH, SH)
     put8(r, N_BASE_DH, DH)
     put8(r, N_BASE_TR, TR)
-    put32(r, N_BASE_SIGNATURE, rd32(d + 4))
+    put32(r, N_BASE_SIGNATURE, rd32le(d + 4))
     put32(r, N_BASE_PACKET_SIZE, size)
-    put32(r, N_BASE_TIME_TO_REACH_QUEUE, rd32(d + 12))
+    put32(r, N_BASE_TIME_TO_REACH_QUEUE, rd32le(d + 12))
     valid(r, G_BASE)
     # ---------------------------------------------------------------- internal packets
     if IN:
@@ -745,11 +741,11 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
             return fail(r, S_BASE, F_FLAGS, R_DH_INTERNAL, 2)
         if end - 16 < 4:
             return fail(r, S_INTERNAL, F_RESERVED, R_INTERNAL_TRUNC, 16, end - 16)
-        iflags = rd16(d + 18)
+        iflags = rd16le(d + 18)
         pt = iflags & 15
         if pt < 1 or pt > 3:
             return fail(r, S_INTERNAL, F_FLAGS, R_PT, 18, pt)
-        put16(r, N_INTERNAL_RESERVED, rd16(d + 16))
+        put16(r, N_INTERNAL_RESERVED, rd16le(d + 16))
         put16(r, N_INTERNAL_FLAGS, iflags)
         put8(r, N_INTERNAL_PT, pt)
         put8(r, N_INTERNAL_CS, (iflags >> 4) & 1)
@@ -766,7 +762,7 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
             else:
                 return fail(r, S_BASE, F_PACKETSIZE, R_SA_SIZE, 8, size)
             if sh_end - 20 < 16:
-                return fail(r, S_SESSION, F_ACKSEQ, R_SH_TRUNC, 20, nonneg(sh_end - 20))
+                return fail(r, S_SESSION, F_ACKSEQ, R_SH_TRUNC, 20, _nonneg(sh_end - 20))
             session_cols(r, 20)
             put8(r, N_SESSION_HEADER_COUNTED, counted)
             valid(r, G_SESSION_COUNTED)
@@ -781,17 +777,18 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
                 return fail(r, S_BASE, F_PACKETSIZE, R_EC_SIZE, 8, size)
             put_guid(r, U_EC_CLIENT_GUID, 20)
             put_guid(r, U_EC_SERVER_GUID, 36)
-            put32(r, N_EC_TIME_STAMP, rd32(d + 52))
-            osf = rd16(d + 56)
+            put32(r, N_EC_TIME_STAMP, rd32le(d + 52))
+            osf = rd16le(d + 56)
             put16(r, N_EC_OPERATING_SYSTEM, osf)
             put8(r, N_EC_RE, osf & 0xFF)
             put8(r, N_EC_SE, (osf >> 8) & 1)
             put8(r, N_EC_OS, (osf >> 9) & 1)
             put8(r, N_EC_QS, (osf >> 10) & 1)
-            put16(r, N_EC_RESERVED, rd16(d + 58))
+            put16(r, N_EC_RESERVED, rd16le(d + 58))
             ok = 1
-            for k in range(512):
-                if d[60 + k] != 0x5A:
+            for k in range(64):          # 512 bytes, 8 at a time
+                memcpy(&w8, d + 60 + 8 * k, 8)
+                if w8 != <uint64_t>0x5A5A5A5A5A5A5A5AULL:
                     ok = 0
                     break
             put8(r, N_EC_PADDING_IS_SERVER_FILL, ok)
@@ -801,10 +798,10 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
         else:
             if size != 32:
                 return fail(r, S_BASE, F_PACKETSIZE, R_CP_SIZE, 8, size)
-            put32(r, N_CP_RECOVERABLE_ACK_TIMEOUT, rd32(d + 20))
-            put32(r, N_CP_ACK_TIMEOUT, rd32(d + 24))
-            put16(r, N_CP_RESERVED, rd16(d + 28))
-            put16(r, N_CP_WINDOW_SIZE, rd16(d + 30))
+            put32(r, N_CP_RECOVERABLE_ACK_TIMEOUT, rd32le(d + 20))
+            put32(r, N_CP_ACK_TIMEOUT, rd32le(d + 24))
+            put16(r, N_CP_RESERVED, rd16le(d + 28))
+            put16(r, N_CP_WINDOW_SIZE, rd16le(d + 30))
             valid(r, G_CP)
             r.kind[r.i] = K_CP
             put64(r, N_PACKET_END, 32)
@@ -814,7 +811,7 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
     avail = end - 16
     if avail < 48:
         return fail_cut(r, S_USER, CUT_USER, 16, avail, R_UH_TRUNC, avail, 0)
-    uflags = rd32(d + 60)
+    uflags = rd32le(d + 60)
     if uflags & ((1 << 23) | (1 << 25) | (1 << 28)):
         return FALLBACK_HEADER       # MQF, SRMP/Compound, SoapHeader
     if (uflags >> 20) & 1 and (uflags >> 5) & 3 == 0:
@@ -840,15 +837,15 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
     pos = nxt
     if (uflags >> 22) & 1:
         if end - pos < 16:
-            return fail(r, S_USER, F_CONNECTORTYPE, R_CQ, pos, nonneg(end - pos))
+            return fail(r, S_USER, F_CONNECTORTYPE, R_CQ, pos, _nonneg(end - pos))
         put_guid(r, U_USER_CONNECTOR_TYPE, pos)
         valid(r, G_CQ)
         pos += 16
     put_guid(r, U_USER_SOURCE_QUEUE_MANAGER, 16)
     put_guid(r, U_USER_QUEUE_MANAGER_ADDRESS, 32)
-    put32(r, N_USER_TIME_TO_BE_RECEIVED, rd32(d + 48))
-    put32(r, N_USER_SENT_TIME, rd32(d + 52))
-    put32(r, N_USER_MESSAGE_ID, rd32(d + 56))
+    put32(r, N_USER_TIME_TO_BE_RECEIVED, rd32le(d + 48))
+    put32(r, N_USER_SENT_TIME, rd32le(d + 52))
+    put32(r, N_USER_MESSAGE_ID, rd32le(d + 56))
     put32(r, N_USER_FLAGS, uflags)
     put8(r, N_USER_RC, uflags & 31)
     put8(r, N_USER_DM, (uflags >> 5) & 3)
@@ -872,9 +869,9 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
         avail = end - pos
         if avail < 20:
             return fail_cut(r, S_XACT, CUT_XACT, pos, avail, R_TRUNC, 20, avail)
-        xflags = rd32(d + pos)
-        seq = rd32(d + pos + 12)
-        prev = rd32(d + pos + 16)
+        xflags = rd32le(d + pos)
+        seq = rd32le(d + pos + 12)
+        prev = rd32le(d + pos + 16)
         if seq == 0:
             return fail(r, S_XACT, F_TXSEQNUM, R_XACT_SEQ0, pos + 12)
         if prev == <uint32_t>-1:
@@ -885,15 +882,15 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
         put8(r, N_XACT_FM, (xflags >> 2) & 1)
         put8(r, N_XACT_LM, (xflags >> 3) & 1)
         put32(r, N_XACT_ID, (xflags >> 4) & 0xFFFFF)
-        put32(r, N_XACT_TX_SEQUENCE_ID_ORDINAL, rd32(d + pos + 4))
-        put32(r, N_XACT_TX_SEQUENCE_ID_TIME_STAMP, rd32(d + pos + 8))
+        put32(r, N_XACT_TX_SEQUENCE_ID_ORDINAL, rd32le(d + pos + 4))
+        put32(r, N_XACT_TX_SEQUENCE_ID_TIME_STAMP, rd32le(d + pos + 8))
         put32(r, N_XACT_TX_SEQUENCE_NUMBER, seq)
         put32(r, N_XACT_PREVIOUS_TX_SEQUENCE_NUMBER, prev)
         valid(r, G_XACT)
         pos += 20
         if xflags & 1:
             if pos + 16 > end:
-                return fail(r, S_XACT, F_CONNECTORQMGUID, R_XACT_CG, pos, nonneg(end - pos))
+                return fail(r, S_XACT, F_CONNECTORQMGUID, R_XACT_CG, pos, _nonneg(end - pos))
             put_guid(r, U_XACT_CONNECTOR_QM_GUID, pos)
             valid(r, G_XACT_CG)
             pos += 16
@@ -914,10 +911,10 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
         return fail_cut(r, S_MP, CUT_MP, o, avail, R_MP_TRUNC, avail, 0)
     mflags = d[o]
     ll = d[o + 1]
-    mclass = rd16(d + o + 2)
-    msize = rd32(d + o + 32)
-    alloc = rd32(d + o + 36)
-    esize = rd32(d + o + 52)
+    mclass = rd16le(d + o + 2)
+    msize = rd32le(d + o + 32)
+    alloc = rd32le(d + o + 36)
+    esize = rd32le(d + o + 52)
     if alloc < msize:
         return fail(r, S_MP, F_ALLOCATIONBODYSIZE, R_MP_ALLOC, o + 36, alloc, msize)
     p = o + 56
@@ -926,18 +923,19 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
     if ll:
         nb = 2 * ll
         if nb > end - p:
-            return fail(r, S_MP, F_LABEL, R_MP_LABELPAST, p, nb, nonneg(end - p))
+            return fail(r, S_MP, F_LABEL, R_MP_LABELPAST, p, nb, _nonneg(end - p))
         if d[p + nb - 2] != 0 or d[p + nb - 1] != 0:
             return fail(r, S_MP, F_LABEL, R_MP_LABELNULL, p + nb - 2)
-        utf16_append(label.data, d + p, ll - 1)
+        if r.want_text[0]:
+            utf16_append(label.data, d + p, ll - 1)
         valid(r, G_LABEL)
         p += nb
     if <int64_t>esize > end - p:
-        return fail(r, S_MP, F_EXTENSIONSIZE, R_MP_EXT, o + 52, esize, p, nonneg(end - p))
+        return fail(r, S_MP, F_EXTENSIONSIZE, R_MP_EXT, o + 52, esize, p, _nonneg(end - p))
     ext_at = p
     p += esize
     if <int64_t>msize > end - p:
-        return fail(r, S_MP, F_MESSAGESIZE, R_MP_BODY, o + 32, msize, p, nonneg(end - p))
+        return fail(r, S_MP, F_MESSAGESIZE, R_MP_BODY, o + 32, msize, p, _nonneg(end - p))
     body_at = p
     p += msize
     need = (4 - ((p - o) & 3)) & 3
@@ -952,13 +950,13 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
     put8(r, N_PROPS_LABEL_LENGTH, ll)
     put16(r, N_PROPS_MESSAGE_CLASS, mclass)
     memcpy(r.corr + 20 * r.i, d + o + 4, 20)
-    put32(r, N_PROPS_BODY_TYPE, rd32(d + o + 24))
-    put32(r, N_PROPS_APPLICATION_TAG, rd32(d + o + 28))
+    put32(r, N_PROPS_BODY_TYPE, rd32le(d + o + 24))
+    put32(r, N_PROPS_APPLICATION_TAG, rd32le(d + o + 28))
     put32(r, N_PROPS_MESSAGE_SIZE, msize)
     put32(r, N_PROPS_ALLOCATION_BODY_SIZE, alloc)
-    put32(r, N_PROPS_PRIVACY_LEVEL, rd32(d + o + 40))
-    put32(r, N_PROPS_HASH_ALGORITHM, rd32(d + o + 44))
-    put32(r, N_PROPS_ENCRYPTION_ALGORITHM, rd32(d + o + 48))
+    put32(r, N_PROPS_PRIVACY_LEVEL, rd32le(d + o + 40))
+    put32(r, N_PROPS_HASH_ALGORITHM, rd32le(d + o + 44))
+    put32(r, N_PROPS_ENCRYPTION_ALGORITHM, rd32le(d + o + 48))
     put32(r, N_PROPS_EXTENSION_SIZE, esize)
     put64(r, N_PROPS_EXTENSION_OFFSET, ext_at)
     put64(r, N_PROPS_BODY_OFFSET, body_at)
@@ -970,18 +968,18 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
         avail = end - pos
         if avail < 4:
             return fail_cut(r, S_DEBUG, CUT_DEBUG, pos, avail, R_TRUNC, 4, avail)
-        dflags = rd16(d + pos)
+        dflags = rd16le(d + pos)
         qt = dflags & 3
         if qt > 1:
             return fail(r, S_DEBUG, F_FLAGS, R_DBG_QT, pos, qt)
         put16(r, N_DEBUG_FLAGS, dflags)
         put8(r, N_DEBUG_QT, qt)
-        put16(r, N_DEBUG_RESERVED, rd16(d + pos + 2))
+        put16(r, N_DEBUG_RESERVED, rd16le(d + pos + 2))
         valid(r, G_DEBUG)
         pos += 4
         if qt == 1:
             if pos + 16 > end:
-                return fail(r, S_DEBUG, F_QUEUEIDENTIFIER, R_DBG_QI, pos, nonneg(end - pos))
+                return fail(r, S_DEBUG, F_QUEUEIDENTIFIER, R_DBG_QI, pos, _nonneg(end - pos))
             put_guid(r, U_DEBUG_QUEUE_IDENTIFIER, pos)
             valid(r, G_DEBUG_QI)
             pos += 16
@@ -993,7 +991,7 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
     if bflags == 0 and ll == 16:
         ok = 1
         for k in range(15):
-            if rd16(d + o + 56 + 2 * k) != _ORDER_ACK_LABEL[k]:
+            if rd16le(d + o + 56 + 2 * k) != _ORDER_ACK_LABEL[k]:
                 ok = 0
                 break
         if ok and (mclass == 0xFF or mclass >= 0x4000):
@@ -1005,21 +1003,21 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
     stop = end
     if SH:
         if L - end < 16:
-            return fail(r, S_SESSION, F_ACKSEQ, R_USH_TRUNC, end, nonneg(L - end))
+            return fail(r, S_SESSION, F_ACKSEQ, R_USH_TRUNC, end, _nonneg(L - end))
         session_cols(r, end)
         stop = end + 16
     # format names (presentation; decided last, after every check)
     if (qd.kind == 4 and direct_needs_python(r, &qd)) or (qa.kind == 4 and direct_needs_python(r, &qa)) \
             or (qr.kind == 4 and direct_needs_python(r, &qr)):
         return FALLBACK_TEXT
-    render(r, tdq, G_DQ, dqs, &qd, &qa, aqs)
-    render(r, taq, G_AQ, aqs, &qa, &qa, aqs)
+    render(r, tdq, G_DQ, dqs, &qd, &qa, aqs, r.want_text[1])
+    render(r, taq, G_AQ, aqs, &qa, &qa, aqs, r.want_text[2])
     if rqs == 1:
         # "same as the administration queue": AQ's text once more
         if r.grp[G_AQ][r.i]:
-            render(r, trq, G_RQ, aqs, &qa, &qa, aqs)
+            render(r, trq, G_RQ, aqs, &qa, &qa, aqs, r.want_text[3])
     else:
-        render(r, trq, G_RQ, rqs, &qr, &qa, aqs)
+        render(r, trq, G_RQ, rqs, &qr, &qa, aqs, r.want_text[3])
     r.kind[r.i] = kind
     put64(r, N_PACKET_END, stop)
     valid(r, G_PACKET)
@@ -1056,11 +1054,21 @@ def _text_array(_Text t, Py_ssize_t n, bitmap):
     cdef uint8_t[::1] dv = data
     if nb:
         memcpy(&dv[0], t.data.data(), nb)
-    offs = np.empty(n + 1, np.int32)
-    cdef int32_t[::1] ov = offs
-    if n + 1:
-        memcpy(&ov[0], t.offs.data(), (n + 1) * sizeof(int32_t))
-    return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(offs), pa.py_buffer(data)])
+    return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(t.arr), pa.py_buffer(data)])
+
+
+_ERROR_COLS = ("error_structure", "error_field", "error_offset", "error_reason", "raw")
+
+
+def _all_null(t, n, zeros):
+    """An all-null array of type ``t`` whose buffers are slices of ``zeros``."""
+    if pa.types.is_string(t) or pa.types.is_binary(t):
+        return pa.Array.from_buffers(t, n, [zeros, zeros, zeros], null_count=n)
+    if pa.types.is_fixed_size_binary(t) and t.byte_width <= 24:
+        return pa.Array.from_buffers(t, n, [zeros, zeros], null_count=n)
+    if pa.types.is_boolean(t) or (pa.types.is_integer(t) and t.bit_width <= 64):
+        return pa.Array.from_buffers(t, n, [zeros, zeros], null_count=n)
+    return pa.nulls(n, t)
 
 
 def _bitmap(mask):
@@ -1068,12 +1076,17 @@ def _bitmap(mask):
     return pa.py_buffer(np.packbits(mask.view(np.bool_), bitorder="little"))
 
 
-def decode_msmq_buffers(buf, offsets, *, valid=None):
+def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None):
     """Decode MSMQ packets ``buf[offsets[i]:offsets[i+1]]`` (one packet per
     record, from its first byte).  ``buf``: any contiguous bytes-like;
     ``offsets``: n+1 offsets; ``valid``: optional array, 0/False = null
-    record.  Returns a ``pyarrow.RecordBatch`` in schema ``MSMQ_PACKETS``."""
+    record.  Returns a ``pyarrow.RecordBatch`` in schema ``MSMQ_PACKETS``,
+    or with ``columns`` (names of MSMQ_PACKETS fields) only those columns,
+    in that order: every packet is still checked in full, but the text,
+    GUID and Arrow work of the other columns is skipped."""
     global _st_records, _st_fallback_header, _st_fallback_text
+    columns = _pure.check_columns(columns)
+    want = None if columns is None else frozenset(columns)
     mv, offs_np, valid_np = _pure.check_offsets(buf, offsets, valid)
     cdef Py_ssize_t buflen = len(mv)
     cdef const uint8_t[::1] data = mv if buflen else memoryview(b"\x00")
@@ -1087,6 +1100,8 @@ def decode_msmq_buffers(buf, offsets, *, valid=None):
     cdef Run r
     memset(&r, 0, sizeof(Run))
     r.n = n
+    for ti, tc in enumerate(_TEXT_COLS):
+        r.want_text[ti] = want is None or tc[0] in want
     num_arrays = []
     dtypes = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.int64}
     cdef cnp.ndarray a
@@ -1126,8 +1141,9 @@ def decode_msmq_buffers(buf, offsets, *, valid=None):
     cdef int res, g
     cdef int64_t nfb_h = 0, nfb_t = 0
     for tt in (tl, tdq, taq, trq):
-        tt.offs.reserve(n + 1)
-        tt.offs.push_back(0)
+        tt.arr = np.zeros(n + 1, np.int32)
+        a = tt.arr
+        tt.offs = <int32_t*>cnp.PyArray_DATA(a)
     with nogil:
         for i in range(n):
             r.i = i
@@ -1155,8 +1171,8 @@ def decode_msmq_buffers(buf, offsets, *, valid=None):
                 else:
                     nfb_t += 1
             outv[i] = res
-            tl.offs.push_back(<int32_t>tl.data.size()); tdq.offs.push_back(<int32_t>tdq.data.size())
-            taq.offs.push_back(<int32_t>taq.data.size()); trq.offs.push_back(<int32_t>trq.data.size())
+            tl.offs[i + 1] = <int32_t>tl.data.size(); tdq.offs[i + 1] = <int32_t>tdq.data.size()
+            taq.offs[i + 1] = <int32_t>taq.data.size(); trq.offs[i + 1] = <int32_t>trq.data.size()
     _st_records += n
     _st_fallback_header += nfb_h
     _st_fallback_text += nfb_t
@@ -1167,9 +1183,12 @@ def decode_msmq_buffers(buf, offsets, *, valid=None):
         bitmaps.append(None if counts[k] in (0, n) else _bitmap(groups[k]))
     cols = {}
     cols["record"] = pa.array(np.arange(n, dtype=np.int64))
-    kind_idx = pa.array(kinds.astype(np.int32), mask=kinds < 0)
-    cols["kind"] = pa.array(KINDS, pa.string()).take(kind_idx)
+    if want is None or "kind" in want:
+        kind_idx = pa.array(kinds.astype(np.int32), mask=kinds < 0)
+        cols["kind"] = pa.array(KINDS, pa.string()).take(kind_idx)
     for k, name in enumerate(_NUM_NAMES):
+        if want is not None and name not in want:
+            continue
         t = MSMQ_PACKETS.field(name).type
         g = _group_of(name)
         if counts[g] == 0:
@@ -1182,29 +1201,34 @@ def decode_msmq_buffers(buf, offsets, *, valid=None):
         cols[name] = pa.Array.from_buffers(t, n, [bitmaps[g], vbuf])
     cdef char* gt
     cdef const uint8_t* graw
+    cdef const uint8_t* gv
     cdef Py_ssize_t j
     for k, (name, g) in enumerate(_GUID_COLS):
-        if counts[g] == 0:
+        if counts[g] == 0 or (want is not None and name not in want):
             continue
         text = np.empty(n * 36, np.uint8)
         a = text
         gt = <char*>cnp.PyArray_DATA(a)
         a = guids
         graw = <const uint8_t*>cnp.PyArray_DATA(a) + k * n * 16
+        gv = r.grp[g]
         with nogil:
             for j in range(n):
-                guid_text(gt + 36 * j, graw + 16 * j, _HEX_LO)
+                if gv[j]:
+                    guid_text(gt + 36 * j, graw + 16 * j, _HEX2_LO)
+                else:
+                    memset(gt + 36 * j, 0, 36)     # null rows: zeros
         offs36 = np.arange(0, 36 * (n + 1), 36, dtype=np.int32)
         cols[name] = pa.Array.from_buffers(pa.string(), n, [bitmaps[g], pa.py_buffer(offs36),
                                                             pa.py_buffer(text)])
     for tt, (name, g) in zip((tl, tdq, taq, trq), _TEXT_COLS):
-        if counts[g]:
+        if counts[g] and r.want_text[_TEXT_COLS.index((name, g))]:
             cols[name] = _text_array(tt, n, bitmaps[g])
-    if counts[G_PROPS]:
+    if counts[G_PROPS] and (want is None or "props_correlation_id" in want):
         cols["props_correlation_id"] = pa.Array.from_buffers(pa.binary(20), n, [bitmaps[G_PROPS],
                                                                                  pa.py_buffer(corr)])
     failed = outcome == ERR
-    if failed.any():
+    if failed.any() and (want is None or not want.isdisjoint(_ERROR_COLS)):
         es = [None] * n
         ef = [None] * n
         er = [None] * n
@@ -1221,17 +1245,25 @@ def decode_msmq_buffers(buf, offsets, *, valid=None):
         cols["error_reason"] = pa.array(er, pa.string())
         cols["raw"] = pa.array(raw, pa.binary())
     arrays = []
-    for f in MSMQ_PACKETS:
+    zeros = None
+    schema = MSMQ_PACKETS if columns is None else pa.schema([MSMQ_PACKETS.field(c) for c in columns])
+    for f in schema:
         if f.name in cols:
             arrays.append(cols[f.name])
         else:
-            arrays.append(pa.nulls(n, f.type))   # all null (or only the pure codec decodes them)
-    batch = pa.RecordBatch.from_arrays(arrays, schema=MSMQ_PACKETS)
+            # all null (or only the pure codec decodes them): every such column
+            # shares one zeroed buffer
+            if zeros is None:
+                zeros = pa.py_buffer(np.zeros(24 * n + 64, np.uint8))
+            arrays.append(_all_null(f.type, n, zeros))
+    batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
     # ---- records handed to the pure codec: their rows replace the empty ones
     fb = np.flatnonzero(outcome >= FALLBACK_HEADER)
     if len(fb):
         recs = [bytes(mv[offs_np[j]:offs_np[j + 1]]) for j in fb.tolist()]
         pure = _pure.decode_records(recs, record_numbers=fb)
+        if columns is not None:
+            pure = pure.select(columns)
         idx = np.arange(n, dtype=np.int64)
         idx[fb] = n + np.arange(len(fb), dtype=np.int64)
         batch = pa.concat_batches([batch, pure]).take(pa.array(idx))

@@ -46,12 +46,13 @@ from mqcodec.batch import errors as _errors
 
 cnp.import_array()
 
+include "batch_common.pxi"
+
 # ---------------------------------------------------------------- constants
 DEF MAX_DEPTH = 64          # pcf.MAX_GROUP_DEPTH
 DEF MIN_PARAM = 12          # pcf.MIN_PARAMETER_LENGTH
 DEF DEFAULT_CCSID = 1208    # pcf.DEFAULT_CCSID
 DEF EBCDIC_EPH_CCSID = 500  # CCSID inherited when the MQEPH StrucId is EBCDIC
-DEF MAX_TABLES = 96
 
 cdef enum:
     T_INTEGER = 3
@@ -109,15 +110,6 @@ DEF R_SL_EMPTY = 22
 DEF R_TOO_DEEP = 23
 DEF R_NULL = 24
 
-cdef struct Err:
-    int structure
-    int field
-    int reason
-    int64_t offset
-    int64_t a0
-    int64_t a1
-    int64_t a2
-
 # MQEPH field offsets and codes (errors.FIELDS), in declaration order
 cdef int _EPH_OFF[16]
 cdef int _EPH_CODE[16]
@@ -137,60 +129,7 @@ for _k in range(9):
     _CFH_CODE[_k] = 1 + _k
 
 # ------------------------------------------------------------ string tables
-cdef int32_t _tab_ccsid[MAX_TABLES]
-cdef uint8_t _tab_utf8[MAX_TABLES][256][4]
-cdef uint8_t _tab_len[MAX_TABLES][256]
-cdef uint8_t _tab_trim[MAX_TABLES][256]      # 1 where the byte decodes to ' ' or NUL
-cdef int _ntab = 0
-
-
-def _build_tables():
-    global _ntab
-    _ntab = 0
-    for cs, name in sorted(_ccsid.CCSID_CODECS.items()):
-        if not _ccsid.is_single_byte(cs) or _ntab >= MAX_TABLES:
-            continue
-        _tab_ccsid[_ntab] = cs
-        for b in range(256):
-            ch = bytes([b]).decode(name, "replace")
-            enc = ch.encode("utf-8")
-            _tab_len[_ntab][b] = len(enc)
-            for i in range(len(enc)):
-                _tab_utf8[_ntab][b][i] = enc[i]
-            _tab_trim[_ntab][b] = 1 if ch in (" ", "\x00") else 0
-        _ntab += 1
-
-
-_build_tables()
-
-
-cdef inline int _table_for(int32_t cs) noexcept nogil:
-    cdef int i
-    for i in range(_ntab):
-        if _tab_ccsid[i] == cs:
-            return i
-    return -1
-
-
-# ------------------------------------------------------------------ reading
-cdef inline int32_t rd32(const uint8_t* p, bint le) noexcept nogil:
-    cdef uint32_t v
-    if le:
-        v = (<uint32_t>p[0]) | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
-    else:
-        v = (<uint32_t>p[3]) | (<uint32_t>p[2] << 8) | (<uint32_t>p[1] << 16) | (<uint32_t>p[0] << 24)
-    return <int32_t>v
-
-
-cdef inline int64_t rd64(const uint8_t* p, bint le) noexcept nogil:
-    cdef uint64_t lo, hi
-    if le:
-        lo = <uint32_t>rd32(p, 1)
-        hi = <uint32_t>rd32(p + 4, 1)
-    else:
-        hi = <uint32_t>rd32(p, 0)
-        lo = <uint32_t>rd32(p + 4, 0)
-    return <int64_t>((hi << 32) | lo)
+_build_tables()      # batch_common.pxi
 
 
 # ---------------------------------------------------------- column builders
@@ -209,11 +148,15 @@ cdef struct Buf:              # growable byte buffer for decoded UTF-8
     int64_t cap
 
 
-cdef int _reserve(Buf* b, int64_t extra) except -1 nogil:
+cdef inline int _reserve(Buf* b, int64_t extra) except -1 nogil:
+    if b.len + extra <= b.cap:
+        return 0
+    return _grow(b, extra)
+
+
+cdef int _grow(Buf* b, int64_t extra) except -1 nogil:
     cdef int64_t want = b.len + extra, cap
     cdef char* p
-    if want <= b.cap:
-        return 0
     cap = b.cap * 2 if b.cap * 2 > want else want
     if cap < 64:
         cap = 64
@@ -290,18 +233,15 @@ cdef struct Walk:
 
 cdef inline bint _fail(Walk* w, int structure, int field, int reason, int64_t off,
                        int64_t a0=0, int64_t a1=0, int64_t a2=0) noexcept nogil:
-    w.err.structure = structure
-    w.err.field = field
-    w.err.reason = reason
-    w.err.offset = off
-    w.err.a0 = a0
-    w.err.a1 = a1
-    w.err.a2 = a2
+    _set_err(&w.err, structure, field, reason, off, a0, a1, a2)
     return False
 
 
-cdef inline int64_t _nonneg(int64_t v) noexcept nogil:
-    return v if v > 0 else 0
+# per Type (0..31): structure code and fixed length, filled from the two
+# functions below at import (the walk reads the tables)
+DEF NTYPES = 32
+cdef int _SC[NTYPES]
+cdef int32_t _FL[NTYPES]
 
 
 cdef inline int _struct_code(int32_t typ) noexcept nogil:
@@ -337,6 +277,11 @@ cdef inline int32_t _fixed_len(int32_t typ) noexcept nogil:
     if typ == T_INTEGER64: return 24
     if typ == T_INTEGER64_LIST: return 16
     return -1
+
+
+for _k in range(NTYPES):
+    _SC[_k] = _struct_code(_k)
+    _FL[_k] = _fixed_len(_k)
 
 
 cdef inline bint _is_header_type(int32_t t) noexcept nogil:
@@ -378,12 +323,8 @@ cdef bint _check_count(Walk* w, int32_t count, int64_t pos, int64_t end, int str
 cdef bint _truncated(Walk* w, int structure, const int* offs, const int* codes, int nf,
                      int64_t size, int64_t avail) noexcept nogil:
     # pcf._truncated: name the last field that starts at or before the cut
-    cdef int k, field = codes[0]
     cdef int64_t at = 0
-    for k in range(nf):
-        if offs[k] <= avail:
-            field = codes[k]
-            at = offs[k]
+    cdef int field = _last_field_at(offs, codes, nf, avail, &at)
     return _fail(w, structure, field, R_FIXED_TRUNC, at, size, _nonneg(avail))
 
 
@@ -394,49 +335,27 @@ cdef int _put_str(Cols* c, Buf* out, int64_t src, int32_t length, int32_t cs) ex
     CCSID's byte table, as plain ASCII for UTF-8, or else by the pure path's
     own ``ccsid.decode_text`` under the GIL (same text, U+FFFD included)."""
     cdef const uint8_t* s = c.base + src
-    cdef int64_t i, last
-    cdef int t, j, L
-    cdef uint8_t ch
-    cdef char* d
-    cdef bint ascii_
+    cdef int64_t last
+    cdef int t
     if cs != c.last_cs:
         c.last_cs = cs
         c.last_t = _table_for(cs)
     t = c.last_t
     if t >= 0:
-        last = length
-        while last > 0 and _tab_trim[t][s[last - 1]]:
-            last -= 1
+        last = _trimmed(t, s, length)
         _reserve(out, 4 * last)
-        d = out.data + out.len
-        for i in range(last):
-            ch = s[i]
-            L = _tab_len[t][ch]
-            if L == 1:
-                d[0] = <char>_tab_utf8[t][ch][0]
-                d += 1
-            else:
-                for j in range(L):
-                    d[j] = <char>_tab_utf8[t][ch][j]
-                d += L
-        out.len = d - out.data
+        out.len = _tab_copy(t, s, last, out.data + out.len) - out.data
         return 0
-    if cs == 1208:
-        # UTF-8: ASCII-only strings are copied; anything else goes to Python
-        ascii_ = True
-        for i in range(length):
-            if s[i] >= 0x80:
-                ascii_ = False
-                break
-        if ascii_:
-            last = length
-            while last > 0 and (s[last - 1] == 0x20 or s[last - 1] == 0):
-                last -= 1
-            _reserve(out, last)
-            if last:
-                memcpy(out.data + out.len, s, <size_t>last)
-            out.len += last
-            return 0
+    if cs == 1208 and _ascii_run(s, length) == length:
+        # UTF-8, ASCII only: copied (trailing blanks and NULs trimmed)
+        last = length
+        while last > 0 and (s[last - 1] == 0x20 or s[last - 1] == 0):
+            last -= 1
+        _reserve(out, last)
+        if last:
+            memcpy(out.data + out.len, s, <size_t>last)
+        out.len += last
+        return 0
     return _py_str(out, s, length, cs)
 
 
@@ -476,7 +395,7 @@ cdef int _params(Cols* c, Walk* w, int64_t pos, int64_t end, int32_t count, int3
     1 = decoded, 0 = failed (w.err set)."""
     cdef const uint8_t* b = w.b
     cdef bint le = w.le, wr = c.write
-    cdef int32_t i, typ, slen, fixed, n, k, cs, strlen_, param, nchild, idx
+    cdef int32_t i, typ, slen = 0, fixed, n, k, cs, strlen_, param, nchild, idx
     cdef int64_t p = pos, q, avail, row, src
     cdef int sc
     for i in range(count):
@@ -484,17 +403,26 @@ cdef int _params(Cols* c, Walk* w, int64_t pos, int64_t end, int32_t count, int3
         if avail < 4:
             return _fail(w, S_PARAM, F_TYPE, R_PARAM_TRUNC, p, MIN_PARAM, _nonneg(avail))
         typ = rd32(b + p, le)
-        sc = _struct_code(typ)
-        if avail < 8:
-            return _fail(w, sc, F_STRUCLENGTH, R_SLEN_TRUNC, p + 4, avail - 4)
-        slen = rd32(b + p + 4, le)
-        fixed = _fixed_len(typ)
-        if fixed < 0:
-            return _fail(w, S_PARAM, F_TYPE, R_UNKNOWN_TYPE, p, typ)
-        if slen < fixed:
-            return _fail(w, sc, F_STRUCLENGTH, R_TOO_SMALL, p + 4, slen, fixed)
-        if slen > avail:
-            return _fail(w, sc, F_STRUCLENGTH, R_PAST_END, p + 4, slen, avail)
+        if <uint32_t>typ < NTYPES:
+            sc = _SC[typ]
+            fixed = _FL[typ]
+        else:
+            sc = S_PARAM
+            fixed = -1
+        if wr:
+            # pass 2 walks only records pass 1 accepted: the checks of the
+            # fixed part passed already
+            slen = rd32(b + p + 4, le)
+        else:
+            if avail < 8:
+                return _fail(w, sc, F_STRUCLENGTH, R_SLEN_TRUNC, p + 4, avail - 4)
+            slen = rd32(b + p + 4, le)
+            if fixed < 0:
+                return _fail(w, S_PARAM, F_TYPE, R_UNKNOWN_TYPE, p, typ)
+            if slen < fixed:
+                return _fail(w, sc, F_STRUCLENGTH, R_TOO_SMALL, p + 4, slen, fixed)
+            if slen > avail:
+                return _fail(w, sc, F_STRUCLENGTH, R_PAST_END, p + 4, slen, avail)
         param = rd32(b + p + 8, le)
         idx = w.next_index
         row = c.np
