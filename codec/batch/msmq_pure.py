@@ -169,25 +169,50 @@ def arrow_text(text: str | None) -> str | None:
 # input forms and the impl switch
 # ---------------------------------------------------------------------------
 
-def decode_batch(records: Any, *, impl: str | None = None) -> pa.RecordBatch:
+def check_columns(columns) -> list | None:
+    """``columns`` of :func:`mqcodec.batch.decode_msmq_batch` as a list of
+    MSMQ_PACKETS field names (None: all of them, in schema order)."""
+    if columns is None:
+        return None
+    if isinstance(columns, str):
+        raise TypeError("columns must be a collection of column names, not one string")
+    cols = list(columns)
+    unknown = [c for c in cols if c not in MSMQ_PACKETS.names]
+    if unknown:
+        raise ValueError("not MSMQ_PACKETS columns: %s" % ", ".join(map(repr, unknown)))
+    if len(set(cols)) != len(cols):
+        raise ValueError("columns must not repeat a name")
+    return cols
+
+
+def decode_batch(records: Any, *, impl: str | None = None, columns=None) -> pa.RecordBatch:
     """See :func:`mqcodec.batch.decode_msmq_batch`."""
     mod = _IMPLS.pick(impl)
-    return dispatch(records, lambda data, offsets, valid, first: mod.decode_msmq_buffers(data, offsets, valid=valid))
+    cols = check_columns(columns)
+    # the pieces of a ChunkedArray are renumbered by their "record" column
+    inner = cols if cols is None or "record" in cols else ["record"] + cols
+    kw = {} if cols is None else {"columns": inner}
+    out = dispatch(records, lambda data, offsets, valid, first: mod.decode_msmq_buffers(data, offsets, valid=valid,
+                                                                                         **kw))
+    return out if inner is cols else out.select(cols)
 
 
 # ---------------------------------------------------------------------------
 # the pure decoder
 # ---------------------------------------------------------------------------
 
-def decode_msmq_buffers(buf, offsets, *, valid=None) -> pa.RecordBatch:
+def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None) -> pa.RecordBatch:
     """Decode the records ``buf[offsets[i]:offsets[i+1]]`` (same contract as
-    ``mqcodec._ext.msmq_batch.decode_msmq_buffers``)."""
+    ``mqcodec._ext.msmq_batch.decode_msmq_buffers``; ``columns``: only those
+    columns, in that order -- here every column is decoded, then selected)."""
+    columns = check_columns(columns)
     mv, offs, valid = check_offsets(buf, offsets, valid)
     n = len(offs) - 1
     starts = offs.tolist()
     records = (None if valid is not None and not valid[i] else bytes(mv[starts[i]:starts[i + 1]])
                for i in range(n))
-    return decode_records(records)
+    out = decode_records(records)
+    return out if columns is None else out.select(columns)
 
 
 def decode_records(records, record_numbers=None) -> pa.RecordBatch:
