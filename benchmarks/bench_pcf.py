@@ -6,15 +6,21 @@ Rows (group "pcf"):
   batch pure           - the same API, pure Python (impl="py")
   construct compiled   - a plain construct declaration, .compile()d
   construct            - the same declaration, interpreted
-  tshark               - see bench_tshark.py (whole process, per message)
+  tshark fields        - `tshark -r F -T fields -e mq.md.msgid -e mqpcf.parm.id ...` on a
+                         pcap of the same trace-route messages sent as MQPUTs (one TCP
+                         conversation to port 1414); whole process, per message
 
 Run:  .venv/bin/python -m pytest benchmarks/bench_pcf.py --benchmark-only
 Sizes: MQCODEC_BENCH_N (default 200000) records for the compiled path and
 memory copy; the pure and construct rows decode MQCODEC_BENCH_SMALL (default
 2000) records of the same data set (their per-record rate is what is
-compared).
+compared); the tshark row MQCODEC_BENCH_TSHARK (default 50000) messages
+(tshark takes 10-30 s on them).  Every row's MB/s counts the PCF bytes of
+its messages (for tshark: not the MQMD, TSH and TCP/IP framing around them).
 """
 import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -24,6 +30,10 @@ from conftest import batch_row, memory_copy_row, record
 
 N = int(os.environ.get("MQCODEC_BENCH_N", "200000"))
 SMALL = int(os.environ.get("MQCODEC_BENCH_SMALL", "2000"))
+TSHARK_N = int(os.environ.get("MQCODEC_BENCH_TSHARK", "50000"))
+#: fields that make tshark dissect every PCF parameter of every message
+TSHARK_FIELDS = ["mq.md.msgid", "mqpcf.cfh.ParmCount", "mqpcf.parm.id", "mqpcf.parm.int",
+                 "mqpcf.parm.string", "mqpcf.parm.bytestring"]
 
 
 @pytest.fixture(scope="module")
@@ -78,3 +88,54 @@ def test_construct(benchmark, small, compiled):
     be = [r for i, r in enumerate(recs) if i % 2 == 1]
     benchmark.pedantic(_parse_all, args=(parsers, le, be), rounds=2)
     record(benchmark, "pcf:" + ("construct compiled" if compiled else "construct"), SMALL, buf.nbytes)
+
+
+def _pcf_capture(path, n):
+    """A pcap of n MQPUTs (one TCP conversation client -> port 1414), each an
+    MQMD (Format MQADMIN, the PCF body's byte order) and one of the data set's
+    trace-route PCF messages, in the data set's order; returns the PCF bytes."""
+    from mqcodec.capture.writer import TcpConversation, write_pcap
+    from mqcodec.ibmmq import constants as C
+    from mqcodec.ibmmq.framing import encode_put
+    from mqcodec.ibmmq.headers import MQMD
+    from mqcodec.ibmmq.message import MQMessage
+
+    bodies = datasets.distinct_messages(min(datasets.DISTINCT, n))
+    segments = []
+    for i, body in enumerate(bodies):
+        enc = 273 if i % 2 else 546          # datasets: odd records big-endian
+        md = MQMD(Version=1, MsgType=C.MQMT_DATAGRAM, Encoding=enc, CodedCharSetId=1208, Format="MQADMIN",
+                  MsgId=i.to_bytes(24, "big"), PutApplName="dspmqrte")
+        segments.append(encode_put(MQMessage(md, [], body, md_encoding=enc, md_ccsid=819),
+                                   conversation_id=1, request_id=i + 1))
+    conv = TcpConversation(("10.0.0.1", 40000), ("10.0.0.2", 1414))
+    frames = conv.handshake()
+    nbytes = 0
+    for i in range(n):
+        frames += conv.send(0, segments[i % len(segments)], ack_each=False)
+        nbytes += len(bodies[i % len(bodies)])
+    with open(path, "wb") as f:
+        write_pcap(f, frames)
+    return nbytes
+
+
+def test_tshark(benchmark, tmp_path):
+    exe = shutil.which("tshark")
+    if exe is None:
+        pytest.skip("tshark not installed")
+    path = str(tmp_path / "pcf.pcap")
+    nbytes = _pcf_capture(path, TSHARK_N)
+    cmd = [exe, "-r", path, "-T", "fields"]
+    for f in TSHARK_FIELDS:
+        cmd += ["-e", f]
+
+    def run():
+        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True).stdout
+
+    out = benchmark.pedantic(run, rounds=1)
+    # tshark saw every message and dissected its PCF parameters
+    rows = [line.split("\t") for line in out.decode().splitlines()]
+    rows = [r for r in rows if r[0]]
+    assert len(rows) == TSHARK_N
+    assert all(r[2] for r in rows)
+    record(benchmark, "pcf:tshark fields", TSHARK_N, nbytes)
