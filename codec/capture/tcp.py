@@ -423,6 +423,30 @@ class TCPReassembler:
         while len(closed) > 2 * self.max_closed:
             closed.popitem(last=False)
 
+    # -- for a global byte budget (mqcodec.capture.budget) ----------------------
+    def buffered(self):
+        """``(ConnKey, direction, bytes)`` for every open direction whose reorder
+        buffer holds data (bytes of captured data; snap-length holes cost nothing)."""
+        for conn, d in self.conns.values():
+            h = conn.half[d]
+            if h.pending:
+                yield conn.key, d, sum(len(e[0]) for e in h.pending.values() if e[0] is not None)
+
+    def flush_buffer(self, key: "ConnKey", direction: int, frame_number: int = 0, ts_ns: int = 0) -> list:
+        """Empty one direction's reorder buffer: each hole before buffered data is
+        declared a :class:`Gap` (reason "budget") and the data is delivered, as when
+        ``max_buffer_bytes`` is exceeded.  Returns the events."""
+        out: list = []
+        entry = self.conns.get((key.client, key.client_port, key.server, key.server_port))
+        if entry is None or entry[0].key != key:
+            return out
+        h = entry[0].half[direction]
+        if h.closed:
+            return out
+        while h.heap:
+            self._skip_to(key, direction, h, h.heap[0], "budget", frame_number, ts_ns, out)
+        return out
+
     def close(self, frame_number: int = 0, ts_ns: int = 0) -> list:
         """End of capture: flush every open connection ("eof")."""
         out: list = []

@@ -581,6 +581,60 @@ class MQStreamFramer:
     def pending_messages(self) -> int:
         return len(self._pending)
 
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes this framer holds: the unframed part of its buffer, the
+        segments of messages waiting for their last segment, and the raw
+        bytes kept for a FramingError in progress (a global byte budget,
+        ``mqcodec.capture.budget``, counts them)."""
+        n = len(self._buf) - self._pos + len(self._garbage)
+        if self._pending:
+            n += sum(len(p.buf) for p in self._pending.values())
+        if self._skip is not None:
+            n += len(self._skip["raw"])
+        return n
+
+    def cut(self, reason: str, structure: str = "capture", field: str = "budget") -> int:
+        """Drop what this framer buffers: every message waiting for more segments
+        and the partial segment become FramingErrors (``structure``, ``field``,
+        ``reason``; raw at most ``max_raw`` bytes), and the framer resynchronises
+        after them as after a gap -- at the end of the cut segment when its
+        header gave its length, else at the next plausible segment header.
+        While scanning for a header, the garbage collected so far is reported
+        at once (its own FramingError, as at the next resynchronisation).
+        Returns the bytes released.  For a global byte budget."""
+        if self._closed:
+            return 0
+        self._process()
+        before = self.buffered_bytes
+        at = self.offset
+        for key in list(self._pending):
+            p = self._pending.pop(key)
+            end = p.segments[-1].offset + p.segments[-1].length
+            self._error(p.start, structure, field, at, "%s: a %d-segment message waiting for more segments"
+                        % (reason, len(p.segments)), bytes(p.buf), end - p.start, key, p.seg_type)
+        avail = len(self._buf) - self._pos
+        if self._state == _SYNC and avail:
+            start = self._base + self._pos
+            seg_end = self._known_end(self._pos)
+            self._error(start, structure, field, at, "%s: %d bytes of a segment" % (reason, avail),
+                        bytes(self._buf[self._pos:]), avail)
+            self._buf = bytearray()
+            self._pos = 0
+            self._base = at
+            if seg_end is not None and seg_end > at:
+                self._skip = {"start": at, "end": seg_end, "raw": bytearray(),
+                              "reason": "rest of a segment cut at %d (%s)" % (at, reason),
+                              "error_offset": at, "lost_since": start}
+                self._state = _SKIP
+            else:
+                self._lose(start, "bytes after a segment cut at %d (%s), before the next segment header"
+                           % (at, reason))
+        elif self._state == _LOST and self._garbage_start is not None:
+            # garbage collected so far (at most max_raw bytes kept) is reported now, as it is
+            self._flush_garbage()
+        return before - self.buffered_bytes
+
     def feed(self, data: bytes) -> None:
         if self._closed:
             raise FramerStateError("feed() after close()")

@@ -407,6 +407,29 @@ class MSMQStreamFramer:
         """Stream offset after the last byte fed (or gap declared)."""
         return self._buf_off + len(self._buf)
 
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes fed and not yet reported in an event: what this framer holds
+        (a global byte budget, ``mqcodec.capture.budget``, counts it)."""
+        return len(self._buf) - self._pos
+
+    def cut(self, reason: str, structure: str = "capture", field: str = "budget") -> int:
+        """Report every buffered byte as one :class:`FramingError` (``structure``,
+        ``field``, ``reason``; all its bytes in ``raw``), then scan for the next
+        packet after them, as after a gap.  Returns the number of bytes cut.
+        For a global byte budget: the framer's memory goes back to nothing."""
+        if self._closed:
+            return 0
+        self._run()
+        n = len(self._buf) - self._pos
+        if n == 0:
+            return 0
+        end = self._off(len(self._buf))
+        self._error(self._pos, len(self._buf), structure, field, reason)
+        self._reset(end)
+        self._enter_scan(0, end, ("BaseHeader", "", "bytes after %d bytes cut at %d (%s)" % (n, end, reason)))
+        return n
+
     # ------------------------------------------------------------------ machinery
     def _off(self, index: int) -> int:
         return self._buf_off + index
