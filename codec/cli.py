@@ -60,7 +60,7 @@ def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
     else:
         opts = ConvertOptions(mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port), raw=args.raw,
                               chunk_messages=args.chunk, chunk_bytes=args.chunk_bytes,
-                              capture_impl=args.capture_impl)
+                              capture_impl=args.capture_impl, buffer_budget=args.buffer_budget)
         report = convert(args.inputs, args.output, opts, progress=sys.stderr.isatty())
     print(json.dumps(report if args.verbose else {k: v for k, v in report.items() if k != "captures"}, indent=2))
     return 0
@@ -143,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--chunk", type=int, default=20000, help="messages decoded and written per row group")
     c.add_argument("--chunk-bytes", type=int, default=64 << 20,
                    help="also flush a row group when the pending messages hold this many bytes")
+    c.add_argument("--buffer-budget", type=int, default=256 << 20,
+                   help="bytes all reassembly and framer buffers may hold together before the largest "
+                        "buffered direction is cut into an error row (pure capture pipeline)")
     c.add_argument("--capture-impl", choices=("c", "py"), default=None,
                    help="capture pipeline: the compiled capture core (default when built) or the pure one")
     c.add_argument("-v", "--verbose", action="store_true", help="include per-capture frame statistics")

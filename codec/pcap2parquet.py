@@ -139,6 +139,12 @@ class ConvertOptions:
     #: the capture pipeline: None = the compiled capture core when built (docs/capture-core.md),
     #: "py" = the pure pipeline (the reference); ``impl="py"`` implies it
     capture_impl: Optional[str] = None
+    #: the pure pipeline's global byte budget over reorder buffers and framer buffers
+    #: (mqcodec.capture.budget): past it the largest buffered direction is cut (an error row)
+    buffer_budget: int = 256 << 20
+    #: TCP connections open at once before the least recently active tenth is evicted (each
+    #: costs a few KiB; captures of random bytes open one per frame): both pipelines use it
+    max_connections: int = 65536
 
 
 # ---------------------------------------------------------------------------
@@ -237,9 +243,11 @@ class Converter:
 
     def _add_capture_pure(self, source, name: str, progress=None) -> None:
         from .capture import CaptureProcessor, StreamClosed, open_capture
+        from .capture.budget import DEFAULT_LIMIT, ByteBudget
 
-        proc = CaptureProcessor()
+        proc = CaptureProcessor(max_connections=self.options.max_connections)
         dirs: dict = {}
+        budget = ByteBudget(self.options.buffer_budget or DEFAULT_LIMIT)
         reader = open_capture(_reopen(source))
         file_error = []
         for frame in _frames_until_error(reader, file_error):
@@ -247,6 +255,10 @@ class Converter:
                 progress(frame)
             self._on_events(proc.feed(frame), name, dirs)
             # BUDGET HOOK: the global byte budget over proc (reorder buffers) and dirs (framers)
+            if budget.charge(len(frame.data)):   # once per budget.slack bytes of input
+                for d in budget.enforce(proc.tcp, dirs, lambda evs: self._on_events(evs, name, dirs),
+                                        frame_number=frame.number, ts_ns=frame.ts_ns):
+                    self._drain(name, d)
             if len(self._pending) >= self.options.chunk_messages or self._pending_bytes >= self.options.chunk_bytes:
                 self.flush()
         for ev in proc.close():
@@ -259,6 +271,9 @@ class Converter:
         for d in dirs.values():
             if d.undetected:
                 self.summary["bytes in streams of no known protocol"] += d.undetected
+        for k in ("budget cuts", "bytes cut by the budget"):
+            if budget.stats[k]:
+                self.summary[k] += budget.stats[k]
         report = proc.report()
         report["capture"] = name
         self._end_capture(report, reader, file_error)

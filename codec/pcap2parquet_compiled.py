@@ -192,7 +192,7 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
 
     opts = conv.options
     core = mod.CaptureCore(mq_ports=tuple(opts.mq_ports), msmq_ports=tuple(opts.msmq_ports),
-                           detect_by_content=opts.detect_by_content)
+                           detect_by_content=opts.detect_by_content, max_connections=opts.max_connections)
     side = CaptureProcessor()
     kinds = (list(mod.MQ_KIND_NAMES), list(mod.MSMQ_KIND_NAMES))
     conns: dict = {}
@@ -307,7 +307,7 @@ def _replay(conv, mod, core, source, name: str, entries) -> None:
     from .capture import CaptureProcessor, StreamClosed
 
     filt = mod.ReplayFilter(core)
-    proc = CaptureProcessor()
+    proc = CaptureProcessor(max_connections=conv.options.max_connections)
     dirs: dict = {}
     conv._replay = Replay(entries)
     try:
