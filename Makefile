@@ -15,7 +15,7 @@ SHARED  ?= ../shared
 OUT     ?= out
 MESSAGES ?= 2000
 
-.PHONY: run test setup system-deps bench clean
+.PHONY: run test setup system-deps bench clean fuzz-instrumented
 
 setup: system-deps $(VENV)/.installed
 
@@ -49,6 +49,12 @@ test: setup
 
 bench: setup
 	$(PY) -m pytest -q benchmarks --benchmark-only
+
+# coverage-instrumented (clang, ASan + libFuzzer) builds of the Cython modules for the
+# atheris campaigns of docs/ROBUSTNESS.md; needs clang, never part of `make test`
+FUZZBUILD ?= /tmp/mqcodec-fuzzbuild
+fuzz-instrumented:
+	tests/fuzz/build_instrumented.sh $(FUZZBUILD)
 
 clean:
 	rm -rf $(VENV) build *.egg-info _ext/*.c _ext/*.cpp _ext/*.so $(OUT)

@@ -366,6 +366,92 @@ def fuzz_frames(data: bytes) -> None:
     _expect(all(isinstance(c, CapturedEvent) for c in out), "CaptureFramer: unexpected event type")
 
 
+# ----------------------------------------------------------------- compiled capture core
+_CORE_REF = []
+
+
+def _core_reference():
+    """tests/test_capture_core.py: its pure reference (``pure_messages``) and
+    its driver of the core (``run_core``); None when the core is not built."""
+    if not _CORE_REF:
+        import importlib
+        import os
+        import sys
+
+        try:
+            importlib.import_module("mqcodec._ext.capture_core")
+        except ImportError:
+            _CORE_REF.append(None)
+            return None
+        tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        if tests not in sys.path:
+            sys.path.insert(0, tests)
+        _CORE_REF.append(importlib.import_module("test_capture_core"))
+    return _CORE_REF[0]
+
+
+def _core_chunks(data: bytes) -> list:
+    """Chunk sizes (cycled) derived from the input, so that every record
+    boundary case is reached: 1..64 bytes, then 1..4 KiB, then 24 + n."""
+    if not data:
+        return [1]
+    h = data[-1] ^ (len(data) * 131)
+    return [1 + h % 64, 1 + (h * 7919) % 4096, 24 + (h >> 3) % 40]
+
+
+def fuzz_capture_core(data: bytes) -> None:
+    """The compiled capture core (``mqcodec._ext.capture_core.CaptureCore``) on a
+    whole capture file fed in input-driven chunks.  Invariants: nothing raises
+    (a capture it cannot handle sets ``supported = False``); the output does not
+    depend on the chunking; and when the core supports the capture and the pure
+    pipeline reads it without a file error, every connection's messages equal
+    the pure pipeline's (a prefix, of the announced length, for the connections
+    it sends to replay).  ReplayFilter runs too (no crash)."""
+    ref = _core_reference()
+    if ref is None:
+        return
+    core, msgs, deferred = ref.run_core(data, _core_chunks(data))
+    core2, msgs2, deferred2 = ref.run_core(data, None)
+    _expect(core.supported == core2.supported, "capture core: supported depends on the chunking")
+
+    def canon(m):
+        return {k: [x[:-1] for x in v] for k, v in m.items()}
+
+    _expect(canon(msgs) == canon(msgs2), "capture core: messages depend on the chunking")
+    _expect([tuple(f) for f in deferred] == [tuple(f) for f in deferred2],
+            "capture core: deferred frames depend on the chunking")
+    _expect(core.replay() == core2.replay(), "capture core: replay set depends on the chunking")
+    if core.supported:
+        from mqcodec._ext.capture_core import ReplayFilter
+        rf = ReplayFilter(core)
+        for i in range(0, len(data), 4096):
+            rf.feed(data[i:i + 4096])
+    if not core.supported:
+        return
+    try:
+        pure = ref.pure_messages(data)
+    except DecodeError:
+        return          # a file error mid-capture: the core stops there (core.stop), not compared
+    seqs = sorted(m[-1] for v in msgs.values() for m in v)
+    _expect(seqs == list(range(len(seqs))), "capture core: emission sequence numbers not 0..n-1")
+    replay = {}
+    for _, (cip, cport, sip, sport), stream, e0, e1 in core.replay():
+        replay[(stream, cip, cport)] = e0
+        replay[(stream, sip, sport)] = e1
+    replay_streams = {k[0] for k in replay}
+    got_all = canon(msgs)
+    for key in set(got_all) | set(pure):
+        got, want = got_all.get(key, []), pure.get(key, [])
+        if key[0] in replay_streams:
+            _expect(got == want[:len(got)], "capture core: replay connection %r: not a prefix of the pure rows"
+                    % (key,))
+            _expect(replay.get(key, 0) == len(got), "capture core: %r: emitted count %r, replay says %r"
+                    % (key, len(got), replay.get(key)))
+        else:
+            _expect(got == want, "capture core: connection %r: %d messages, pure %d (or different)"
+                    % (key, len(got), len(want)))
+
+
 TARGETS = {
     "pcf": fuzz_pcf,
     "mq": fuzz_mq,
@@ -378,4 +464,5 @@ TARGETS = {
     "msmq_framer": fuzz_msmq_framer,
     "capture": fuzz_capture,
     "frames": fuzz_frames,
+    "capture_core": fuzz_capture_core,
 }

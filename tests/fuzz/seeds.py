@@ -61,6 +61,42 @@ def msmq_seeds():
             out.append(p.read_bytes())
     s = simulate_session(1, messages=3)
     out += [p for _k, p in s.initiator_packets + s.acceptor_packets]
+    return out + msmq_queue_type_seeds()
+
+
+def msmq_queue_type_seeds():
+    """UserMessages whose destination, admin and response queues use every
+    queue format type ([MS-MQMQ] 2.2.18.1.3: private by identifier, private
+    with a queue-manager GUID, public, direct): the simulator sends direct
+    format names only, and the instrumented campaigns never reached the
+    compiled decoder's PRIVATE=/PUBLIC= rendering from them."""
+    import uuid
+
+    from mqcodec.msmq.base import BaseFlags, BaseHeader
+    from mqcodec.msmq.packet import Packet, encode_packet
+    from mqcodec.msmq.properties import MessagePropertiesHeader
+    from mqcodec.msmq.user import (DirectQueueFormatName, PrivateQueueFormatName, PrivateQueueFormatNameId,
+                                   PublicQueueFormatName, UserFlags, UserHeader)
+
+    g1, g2, g3 = uuid.UUID(int=0x1234), uuid.UUID(int=0xABCDEF << 64), uuid.UUID(int=7 << 100)
+    cases = [
+        (dict(DQ=3), dict(DestinationQueue=PrivateQueueFormatNameId(5))),
+        (dict(DQ=5, AQ=6, RQ=2), dict(DestinationQueue=PublicQueueFormatName(g3),
+                                      AdminQueue=PrivateQueueFormatName(g3, 7),
+                                      ResponseQueue=PrivateQueueFormatNameId(8))),
+        (dict(DQ=3, AQ=3, RQ=5), dict(DestinationQueue=PrivateQueueFormatNameId(1),
+                                      AdminQueue=PrivateQueueFormatNameId(2), ResponseQueue=PublicQueueFormatName(g1))),
+        (dict(DQ=7, AQ=5, RQ=6), dict(DestinationQueue=DirectQueueFormatName("OS:h\\PRIVATE$\\q"),
+                                      AdminQueue=PublicQueueFormatName(g2),
+                                      ResponseQueue=PrivateQueueFormatName(g1, 3))),
+    ]
+    out = []
+    for flags, queues in cases:
+        uh = UserHeader(SourceQueueManager=g1, QueueManagerAddress=g2, SentTime=5, MessageID=9,
+                        Flags=UserFlags(MP=1, **flags), **queues)
+        out.append(encode_packet(Packet("UserMessage", BaseHeader(Flags=BaseFlags(), TimeToReachQueue=3600),
+                                        UserHeader=uh, MessagePropertiesHeader=MessagePropertiesHeader(
+                                            Label="l", BodyType=0x11, MessageBody=b"b"))))
     return out
 
 
@@ -91,6 +127,24 @@ def capture_seeds():
     cap = CAPTURES / "ibmmq_jms_client_1414.pcap"
     if cap.exists():
         out.append(cap.read_bytes()[:65536])
+    return out
+
+
+def capture_core_seeds():
+    """Small whole captures: simulator traffic (IBM MQ client and channel
+    sessions, MSMQ sessions, pings) and the start of the real capture."""
+    import io
+
+    from mqcodec import synth
+
+    out = []
+    for seed, n in ((1, 2), (2, 3), (3, 4)):
+        f = io.BytesIO()
+        synth.write_capture(f, seed, n)
+        out.append(f.getvalue())
+    cap = CAPTURES / "ibmmq_jms_client_1414.pcap"
+    if cap.exists():
+        out.append(cap.read_bytes()[:40000])
     return out
 
 
@@ -132,4 +186,4 @@ def seeds(target: str) -> list:
         return [split_seed(m[i:i + 3]) for i in range(0, len(m), 3)]
     return {"pcf": pcf_seeds, "mq": mq_seeds, "msmq": msmq_seeds, "ping": ping_seeds,
             "mq_framer": mq_stream_seeds, "msmq_framer": msmq_stream_seeds,
-            "capture": capture_seeds, "frames": frames_seeds}[base]()
+            "capture": capture_seeds, "frames": frames_seeds, "capture_core": capture_core_seeds}[base]()
