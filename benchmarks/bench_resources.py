@@ -28,6 +28,17 @@ Capture builders (all streaming, constant memory):
 * ``tiny-garbage``: 1,000,000 frames of 14..54 random bytes behind the IPv4
   or a random ethertype.
 
+Two more modes of ``main`` (never under pytest):
+
+* ``budget [--budget-mb 600] [--conns 1024]``: the global byte budget
+  (``mqcodec.capture.budget``) on ``msmq-4mib`` with many connections: peak
+  RSS of the reference loop ``budget.drive`` without and with the budget;
+* ``big-garbage [--big-mb 2100] [--tmp DIR]``: ``write_big_garbage``, a
+  capture of mostly garbage with the simulator's traffic mixed in, converted
+  with the pure engine under ``nice -n 10 /usr/bin/time -v`` (do not nice
+  the whole script again), then compared with the clean traffic converted
+  alone (``run_big_garbage``).
+
 TCP/IP checksums of the adversarial frames are left 0: mqcodec, like
 tshark's defaults, does not verify them.
 """
@@ -182,12 +193,281 @@ def write_tiny_garbage(path: str, n: int = 1_000_000, seed: int = 1) -> int:
     return n
 
 
+def write_big_garbage(path: str, size_mb: float, clean_seed: int = 1, clean_messages: int = 2000,
+                      seed: int = 7, garbage_conns: int = 2000) -> dict:
+    """A capture of ``size_mb`` that is mostly garbage, with the simulator's clean
+    traffic (``synth.generate(clean_seed, clean_messages)``, its frames unchanged
+    and in order) spread evenly through it.  Garbage frames, by share of frames:
+
+    * 10 % random bytes (14..200, random ethertype);
+    * 15 % Ethernet + IPv4 whose 20 header bytes are random apart from the
+      version nibble (corrupted IHL/Total Length/protocol/fragment fields),
+      random payload;
+    * 10 % a well-formed IPv4 header + a TCP header of random bytes (random
+      flags, data offset, sequence numbers) to or from 1414/1801, random payload;
+    * 3 % UDP to 3527 (MSMQ ping port) with random payload;
+    * 62 % well-formed TCP segments of ``garbage_conns`` concurrent connections
+      to 1414 or 1801 (handshake, in-order sequence numbers, FIN after 50..400
+      segments, then a new connection) with random payloads of 100..1460 bytes,
+      12 % of them starting with ``TSH `` / ``TSHM`` or an MSMQ BaseHeader.
+
+    Garbage addresses are 10.200-255.x.x (or random for the corrupted kinds),
+    never the simulator's 10.1/10.2 networks.  Timestamps never go backwards:
+    a garbage frame carries the timestamp of the last clean frame.  Returns
+    counts per kind."""
+    from mqcodec import synth
+
+    clean = synth.generate(clean_seed, clean_messages)
+    rnd = random.Random(seed)
+    rb, rr = rnd.randbytes, rnd.randrange
+    target = size_mb * MB
+    avg_garbage = 640          # rough mean garbage record size, to spread the clean frames evenly
+    every = max(1, int(target / avg_garbage / max(1, len(clean))))
+    counts = dict.fromkeys(("clean", "random", "bad-ipv4", "bad-tcp", "udp-ping", "tcp-garbage"), 0)
+    eth = b"\x02\0\0\0\0\x02\x02\0\0\0\0\x01"
+    tsh = struct.pack("!4sI", b"TSHM", 0x0000FFFF)
+    lior = struct.pack("<BBH4sII", 0x10, 0, 0, b"LIOR", 0x00001000, 0xFFFFFFFF)
+    conns: list = []
+    next_conn = [0]
+
+    def new_conn():
+        c = next_conn[0]
+        next_conn[0] += 1
+        cli = "10.%d.%d.%d" % (200 + (c >> 16) % 56, (c >> 8) & 255, c & 255)
+        srv = "10.250.%d.%d" % (rr(256), 1 + rr(250))
+        port = 1414 if c & 1 else 1801
+        return [cli, 20000 + c % 40000, srv, port, rr(1 << 32), rr(1 << 32), 0, 50 + rr(350)]
+
+    ts = clean[0].ts_ns
+    ci = 0
+    n = 0
+    with open(path, "wb") as f:
+        _pcap_header(f)
+        while True:
+            pos = f.tell()
+            if ci < len(clean) and (n % every == 0 or pos >= target):
+                p = clean[ci]
+                ts = p.ts_ns
+                _rec(f, ts, p.frame)
+                ci += 1
+                counts["clean"] += 1
+                n += 1
+                continue
+            if pos >= target:
+                break
+            n += 1
+            k = rr(100)
+            if k < 10:
+                fr = rb(12) + rb(2) + rb(rr(187))
+                counts["random"] += 1
+            elif k < 25:
+                hdr = bytes([0x40 | rr(16)]) + rb(19)
+                fr = eth + b"\x08\x00" + hdr + rb(rr(1460))
+                counts["bad-ipv4"] += 1
+            elif k < 35:
+                port = (1414, 1801)[rr(2)]
+                ports = struct.pack("!HH", rr(65536), port) if rr(2) else struct.pack("!HH", port, rr(65536))
+                tcp = ports + rb(16)
+                pl = rb(rr(1200))
+                ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 40 + len(pl), 0, 0x4000, 64, 6, 0, rb(4), rb(4))
+                fr = eth + b"\x08\x00" + ip + tcp + pl
+                counts["bad-tcp"] += 1
+            elif k < 38:
+                pl = rb(rr(600))
+                udp = struct.pack("!HHHH", 40000 + rr(1000), 3527, 8 + len(pl), 0)
+                ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28 + len(pl), 0, 0x4000, 64, 17, 0,
+                                 _ip("10.251.%d.%d" % (rr(256), rr(256))), _ip("10.252.0.1"))
+                fr = eth + b"\x08\x00" + ip + udp + pl
+                counts["udp-ping"] += 1
+            else:
+                if len(conns) < garbage_conns:
+                    c = new_conn()
+                    conns.append(c)
+                    cli, cp, srv, sp, cs, ss, _, _ = c
+                    _rec(f, ts, _tcp_frame(cli, srv, cp, sp, cs, 0, 0x02))
+                    _rec(f, ts, _tcp_frame(srv, cli, sp, cp, ss, cs + 1, 0x12))
+                    c[4] += 1
+                    c[5] += 1
+                    counts["tcp-garbage"] += 2
+                j = rr(len(conns))
+                c = conns[j]
+                cli, cp, srv, sp, cs, ss, sent, limit = c
+                pl = rb(100 + rr(1361))
+                if rr(100) < 12:
+                    pl = (tsh if sp == 1414 else lior) + pl
+                if rr(4):      # client -> server
+                    fr = _tcp_frame(cli, srv, cp, sp, cs, ss, 0x18, pl)
+                    c[4] = cs + len(pl)
+                else:
+                    fr = _tcp_frame(srv, cli, sp, cp, ss, cs, 0x18, pl)
+                    c[5] = ss + len(pl)
+                c[6] = sent + 1
+                counts["tcp-garbage"] += 1
+                if c[6] >= limit:   # close both directions, open a new one later
+                    _rec(f, ts, fr)
+                    _rec(f, ts, _tcp_frame(cli, srv, cp, sp, c[4], c[5], 0x11))
+                    _rec(f, ts, _tcp_frame(srv, cli, sp, cp, c[5], c[4] + 1, 0x11))
+                    counts["tcp-garbage"] += 2
+                    conns[j] = conns[-1]
+                    conns.pop()
+                    continue
+            _rec(f, ts, fr)
+    counts["frames"] = sum(counts.values())
+    counts["garbage_connections"] = next_conn[0]
+    return counts
+
+
+_IDENTITY = ["src_ip", "src_port", "dst_ip", "dst_port", "stream_offset", "ts", "kind"]
+_NOT_COMPARED = {"message_key", "capture", "frame", "tcp_stream"}   # depend on what else the capture holds
+
+
+def _clean_rows(outdir: str, endpoints=None):
+    """messages.parquet rows (as a sorted Python list of dicts, with their PCF
+    parameters attached) whose (src_ip, src_port, dst_ip, dst_port) is in
+    ``endpoints`` (all when None); columns that depend on the rest of the
+    capture (message_key, frame number, tcp_stream, capture name) left out."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(os.path.join(outdir, "messages.parquet"))
+    rows, keys = [], {}
+    for i in range(pf.num_row_groups):
+        t = pf.read_row_group(i)
+        if endpoints is not None:
+            ips = sorted({e[0] for e in endpoints} | {e[2] for e in endpoints})
+            t = t.filter(pc.is_in(t.column("src_ip"), value_set=pa_array(ips)))
+        for r in t.to_pylist():
+            ep = (r["src_ip"], r["src_port"], r["dst_ip"], r["dst_port"])
+            if endpoints is not None and ep not in endpoints:
+                continue
+            keys[r["message_key"]] = len(rows)
+            rows.append({k: v for k, v in r.items() if k not in _NOT_COMPARED})
+            rows[-1]["pcf"] = []
+    pp = pq.ParquetFile(os.path.join(outdir, "pcf_parameters.parquet"))
+    for i in range(pp.num_row_groups):
+        for r in pp.read_row_group(i).to_pylist():
+            j = keys.get(r.pop("message_key"))
+            if j is not None:
+                rows[j]["pcf"].append(r)
+    rows.sort(key=lambda r: tuple(str(r[c]) for c in _IDENTITY))
+    return rows
+
+
+def pa_array(values):
+    import pyarrow as pa
+
+    return pa.array(values, pa.string())
+
+
+def run_big_garbage(size_mb: float, tmp: str, clean_messages: int = 2000, keep: bool = False) -> dict:
+    """Generate the mostly-garbage capture, convert it with the pure engine under
+    ``/usr/bin/time -v`` (niced), convert its clean traffic alone, and compare the
+    clean connections' rows (every column but message_key/frame/tcp_stream/capture,
+    PCF parameters included)."""
+    import json
+    import re
+
+    from mqcodec import synth
+
+    big = os.path.join(tmp, "garbage.pcap")
+    t = time.monotonic()
+    counts = write_big_garbage(big, size_mb, clean_messages=clean_messages)
+    gen_s = time.monotonic() - t
+    env = dict(os.environ, MQCODEC_PURE="1")
+    out_big = os.path.join(tmp, "out-big")
+    cmd = ["nice", "-n", "10", "/usr/bin/time", "-v", PY, "-m", "mqcodec", "pcap2parquet", big, "-o", out_big, "-v"]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    tv = p.stderr
+    res = {"rc": p.returncode, "generate_s": gen_s, "counts": counts, "size_mib": os.path.getsize(big) / MB,
+           "command": "MQCODEC_PURE=1 " + " ".join(cmd[:5] + ["python", "-m", "mqcodec", "pcap2parquet", "garbage.pcap",
+                                                              "-o", "OUT", "-v"])}
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", tv)
+    res["peak_rss_mib"] = int(m.group(1)) / 1024 if m else None
+    m = re.search(r"Elapsed \(wall clock\) time.*: (\S+)", tv)
+    res["wall"] = m.group(1) if m else None
+    m = re.search(r"User time \(seconds\): (\S+)", tv)
+    res["user_s"] = float(m.group(1)) if m else None
+    try:
+        rep = json.loads(p.stdout)
+        res["summary"] = rep["summary"]
+        res["by_kind"] = rep.get("messages_by_protocol_and_kind")
+        st = rep["captures"][0]
+        res["stats"] = st.get("stats")
+        res["skipped_reasons"] = len(st.get("skipped") or {})
+        res["malformed"] = {k: v for k, v in sorted((st.get("malformed") or {}).items(), key=lambda kv: -kv[1])[:12]}
+    except (ValueError, KeyError, IndexError):
+        res["stderr"] = tv[-3000:]
+        return res
+    if not keep:
+        os.unlink(big)
+    clean_pcap = os.path.join(tmp, "clean.pcap")
+    synth.write_capture(clean_pcap, 1, clean_messages)
+    out_clean = os.path.join(tmp, "out-clean")
+    subprocess.run([PY, "-m", "mqcodec", "pcap2parquet", clean_pcap, "-o", out_clean], check=True, env=env,
+                   capture_output=True)
+    clean = _clean_rows(out_clean)
+    endpoints = {(r["src_ip"], r["src_port"], r["dst_ip"], r["dst_port"]) for r in clean}
+    mixed = _clean_rows(out_big, endpoints)
+    res["clean_rows"] = len(clean)
+    res["clean_rows_in_garbage_run"] = len(mixed)
+    res["clean_pcf_parameters"] = sum(len(r["pcf"]) for r in clean)
+    res["identical"] = clean == mixed
+    if not res["identical"]:
+        diff = [(a, b) for a, b in zip(clean, mixed) if a != b][:2]
+        res["first_difference"] = repr(diff)[:2000]
+    return res
+
+
 BUILDERS = {
     "msmq-4mib x16 conns": lambda p, mb: write_msmq_4mib(p, mb, 16),
     "msmq-4mib x256 conns": lambda p, mb: write_msmq_4mib(p, mb, 256),
+    "msmq-4mib x1024 conns": lambda p, mb: write_msmq_4mib(p, mb, 1024),
     "mq-max-tsh x1 conn": lambda p, mb: write_mq_max_tsh(p, mb, 1),
     "mq-max-tsh x8 conns": lambda p, mb: write_mq_max_tsh(p, mb, 8),
 }
+
+
+_BUDGET_CHILD = r"""
+import json, resource, sys, time
+from mqcodec.capture import open_capture
+from mqcodec.capture.budget import ByteBudget, drive
+limit = int(sys.argv[2])
+budget = ByteBudget(limit) if limit else None
+n = {"events": 0, "framing_errors": 0, "budget_errors": 0, "bytes_in_errors": 0}
+def count(key, e):   # events are counted, not kept (a converter writes them out in chunks)
+    n["events"] += 1
+    if type(e).__name__ == "FramingError":
+        n["framing_errors"] += 1
+        n["budget_errors"] += getattr(e, "field", "") == "budget"
+        n["bytes_in_errors"] += len(e.raw)
+t = time.monotonic()
+res = drive(open_capture(sys.argv[1]), budget, on_event=count, measure_peak=False, keep_events=False)
+wall = time.monotonic() - t
+print(json.dumps(dict(n, wall=wall, maxrss_kib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                      budget=res["budget"])))
+"""
+
+
+def run_budget(size_mb: float, conns: int, tmp: str, limits=(0, 256 << 20)) -> list:
+    """The global byte budget (``mqcodec.capture.budget``) on ``conns`` MSMQ
+    connections each claiming a 4 MiB packet: peak RSS of the reference loop
+    ``budget.drive`` (reassembly + framers, no Parquet) without and with the
+    budget, in a child process each."""
+    import json
+
+    pcap = os.path.join(tmp, "budget.pcap")
+    frames = write_msmq_4mib(pcap, size_mb, conns)
+    out = []
+    try:
+        for limit in limits:
+            p = subprocess.run([PY, "-c", _BUDGET_CHILD, pcap, str(limit)], capture_output=True, text=True)
+            r = json.loads(p.stdout) if p.returncode == 0 else {"rc": p.returncode, "stderr": p.stderr[-2000:]}
+            r.update(limit_mib=limit >> 20, conns=conns, frames=frames, size_mib=os.path.getsize(pcap) / MB)
+            r["peak_rss_mib"] = r.get("maxrss_kib", 0) / 1024
+            out.append(r)
+    finally:
+        os.unlink(pcap)
+    return out
 
 
 def run_case(kind: str, size_mb: float, tmp: str) -> dict:
@@ -244,6 +524,21 @@ def main(argv):
         sizes = [float(x) for x in argv[argv.index("--sizes") + 1].split(",")]
     adv_mb = float(argv[argv.index("--adv-mb") + 1]) if "--adv-mb" in argv else 200
     kinds = argv[argv.index("--kinds") + 1].split(",") if "--kinds" in argv else list(BUILDERS) + ["tiny-garbage"]
+    if what == "budget":   # global byte budget: 1,024 connections each claiming 4 MiB
+        import json
+        mb = float(argv[argv.index("--budget-mb") + 1]) if "--budget-mb" in argv else 600
+        conns = int(argv[argv.index("--conns") + 1]) if "--conns" in argv else 1024
+        with tempfile.TemporaryDirectory() as tmp:
+            for r in run_budget(mb, conns, tmp):
+                print(json.dumps(r), flush=True)
+        return
+    if what == "big-garbage":   # the >= 2 GB mostly-garbage capture (docs/ROBUSTNESS-captures.md)
+        import json
+        big_mb = float(argv[argv.index("--big-mb") + 1]) if "--big-mb" in argv else 2100
+        tmpdir = argv[argv.index("--tmp") + 1] if "--tmp" in argv else None
+        with tempfile.TemporaryDirectory(dir=tmpdir) as tmp:
+            print(json.dumps(run_big_garbage(big_mb, tmp), indent=1, default=str), flush=True)
+        return
     print("| capture | size | frames | wall | peak RSS | messages | exit |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
