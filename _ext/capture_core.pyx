@@ -156,20 +156,6 @@ cdef struct I64:
     Py_ssize_t n
     Py_ssize_t cap
 
-cdef int i64_push(I64* a, int64_t v) noexcept nogil:
-    cdef Py_ssize_t cap
-    cdef int64_t* q
-    if a.n == a.cap:
-        cap = a.cap * 2 if a.cap else 256
-        q = <int64_t*>realloc(a.p, cap * sizeof(int64_t))
-        if q == NULL:
-            return -1
-        a.p = q
-        a.cap = cap
-    a.p[a.n] = v
-    a.n += 1
-    return 0
-
 cdef int i64_reserve(I64* a, Py_ssize_t need) noexcept nogil:
     """Capacity for at least ``need`` elements (with room to spare)."""
     cdef Py_ssize_t cap
@@ -184,6 +170,13 @@ cdef int i64_reserve(I64* a, Py_ssize_t need) noexcept nogil:
         return -1
     a.p = q
     a.cap = cap
+    return 0
+
+cdef inline int i64_push(I64* a, int64_t v) noexcept nogil:
+    if a.n == a.cap and i64_reserve(a, a.n + 1) < 0:
+        return -1
+    a.p[a.n] = v
+    a.n += 1
     return 0
 
 cdef void i64_free(I64* a) noexcept nogil:

@@ -33,9 +33,9 @@ Two more modes of ``main`` (never under pytest):
 * ``budget [--budget-mb 600] [--conns 1024]``: the global byte budget
   (``mqcodec.capture.budget``) on ``msmq-4mib`` with many connections: peak
   RSS of the reference loop ``budget.drive`` without and with the budget;
-* ``big-garbage [--big-mb 2100] [--tmp DIR]``: ``write_big_garbage``, a
+* ``big-garbage [--big-mb 2100] [--tmp DIR] [--compiled]``: ``write_big_garbage``, a
   capture of mostly garbage with the simulator's traffic mixed in, converted
-  with the pure engine under ``nice -n 10 /usr/bin/time -v`` (do not nice
+  with the pure engine (``--compiled``: the default engine) under ``nice -n 10 /usr/bin/time -v`` (do not nice
   the whole script again), then compared with the clean traffic converted
   alone (``run_big_garbage``).
 
@@ -359,8 +359,10 @@ def pa_array(values):
     return pa.array(values, pa.string())
 
 
-def run_big_garbage(size_mb: float, tmp: str, clean_messages: int = 2000, keep: bool = False) -> dict:
-    """Generate the mostly-garbage capture, convert it with the pure engine under
+def run_big_garbage(size_mb: float, tmp: str, clean_messages: int = 2000, keep: bool = False,
+                    pure: bool = True) -> dict:
+    """Generate the mostly-garbage capture, convert it (``pure``: with the pure
+    engine, else the default one: the compiled capture core when built) under
     ``/usr/bin/time -v`` (niced), convert its clean traffic alone, and compare the
     clean connections' rows (every column but message_key/frame/tcp_stream/capture,
     PCF parameters included)."""
@@ -373,13 +375,13 @@ def run_big_garbage(size_mb: float, tmp: str, clean_messages: int = 2000, keep: 
     t = time.monotonic()
     counts = write_big_garbage(big, size_mb, clean_messages=clean_messages)
     gen_s = time.monotonic() - t
-    env = dict(os.environ, MQCODEC_PURE="1")
+    env = dict(os.environ, MQCODEC_PURE="1") if pure else {k: v for k, v in os.environ.items() if k != "MQCODEC_PURE"}
     out_big = os.path.join(tmp, "out-big")
     cmd = ["nice", "-n", "10", "/usr/bin/time", "-v", PY, "-m", "mqcodec", "pcap2parquet", big, "-o", out_big, "-v"]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     tv = p.stderr
     res = {"rc": p.returncode, "generate_s": gen_s, "counts": counts, "size_mib": os.path.getsize(big) / MB,
-           "command": "MQCODEC_PURE=1 " + " ".join(cmd[:5] + ["python", "-m", "mqcodec", "pcap2parquet", "garbage.pcap",
+           "command": ("MQCODEC_PURE=1 " if pure else "") + " ".join(cmd[:5] + ["python", "-m", "mqcodec", "pcap2parquet", "garbage.pcap",
                                                               "-o", "OUT", "-v"])}
     m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", tv)
     res["peak_rss_mib"] = int(m.group(1)) / 1024 if m else None
@@ -537,7 +539,8 @@ def main(argv):
         big_mb = float(argv[argv.index("--big-mb") + 1]) if "--big-mb" in argv else 2100
         tmpdir = argv[argv.index("--tmp") + 1] if "--tmp" in argv else None
         with tempfile.TemporaryDirectory(dir=tmpdir) as tmp:
-            print(json.dumps(run_big_garbage(big_mb, tmp), indent=1, default=str), flush=True)
+            print(json.dumps(run_big_garbage(big_mb, tmp, pure="--compiled" not in argv), indent=1, default=str),
+                  flush=True)
         return
     print("| capture | size | frames | wall | peak RSS | messages | exit |")
     print("|---|---|---|---|---|---|---|")

@@ -45,13 +45,7 @@ if not os.path.exists(CAPTURE):
 
 
 # --------------------------------------------------------------------------- reference
-def _detect(data: bytes):
-    # the converter's content detection (pcap2parquet._detect)
-    if data[:3] == b"TSH" and len(data) >= 4 and data[3:4] in (b" ", b"M", b"C"):
-        return "mq"
-    if len(data) >= 8 and data[0] == 0x10 and data[4:8] == b"LIOR":
-        return "msmq"
-    return None
+from mqcodec.pcap2parquet import _detect  # the converter's content detection
 
 
 class _Dir:
