@@ -305,6 +305,7 @@ def _replay(conv, mod, core, source, name: str, entries) -> None:
     """Second read: the pure pipeline on the frames of the connections the
     core handed back (and IPv4 fragments carrying TCP)."""
     from .capture import CaptureProcessor, StreamClosed
+    from .capture.budget import DEFAULT_LIMIT, ByteBudget
 
     filt = mod.ReplayFilter(core)
     proc = CaptureProcessor(max_connections=conv.options.max_connections)
@@ -312,9 +313,14 @@ def _replay(conv, mod, core, source, name: str, entries) -> None:
     conv._replay = Replay(entries)
     try:
         limit_rows, limit_bytes = conv.options.chunk_messages, conv.options.chunk_bytes
+        budget = ByteBudget(conv.options.buffer_budget or DEFAULT_LIMIT)
         for chunk in _chunks(source):
             for frame in filt.feed(chunk):
                 conv._on_events(proc.feed(frame), name, dirs)
+                if budget.charge(len(frame.data)):  # the pure pipeline's global byte budget, as in a pure run
+                    for d in budget.enforce(proc.tcp, dirs, lambda evs: conv._on_events(evs, name, dirs),
+                                            frame_number=frame.number, ts_ns=frame.ts_ns):
+                        conv._drain(name, d)
                 if len(conv._pending) >= limit_rows or conv._pending_bytes >= limit_bytes:
                     conv.flush()
         for ev in proc.close():
@@ -324,6 +330,9 @@ def _replay(conv, mod, core, source, name: str, entries) -> None:
         for d in dirs.values():
             if d.undetected:
                 conv.summary["bytes in streams of no known protocol"] += d.undetected
+        for k in ("budget cuts", "bytes cut by the budget"):
+            if budget.stats[k]:
+                conv.summary[k] += budget.stats[k]
     finally:
         conv._replay = None
     conv.summary["connections replayed by the pure pipeline"] += len(entries)
