@@ -242,41 +242,48 @@ class Converter:
         self._add_capture_pure(source, name, progress)
 
     def _add_capture_pure(self, source, name: str, progress=None) -> None:
-        from .capture import CaptureProcessor, StreamClosed, open_capture
+        from .capture import open_capture
+
+        reader = open_capture(_reopen(source))
+        file_error = []
+        proc = self._pure_pipeline(_frames_until_error(reader, file_error), name, progress)
+        report = proc.report()
+        report["capture"] = name
+        self._end_capture(report, reader, file_error)
+
+    def _pure_pipeline(self, frames, name: str, progress=None):
+        """Frames -> CaptureProcessor -> framers -> pending rows, under the
+        global byte budget, flushing by rows and bytes; returns the processor
+        (its report).  The pure capture and the compiled engine's replay both
+        run it."""
+        from .capture import CaptureProcessor, StreamClosed
         from .capture.budget import DEFAULT_LIMIT, ByteBudget
 
         proc = CaptureProcessor(max_connections=self.options.max_connections)
         dirs: dict = {}
         budget = ByteBudget(self.options.buffer_budget or DEFAULT_LIMIT)
-        reader = open_capture(_reopen(source))
-        file_error = []
-        for frame in _frames_until_error(reader, file_error):
+        limit_rows, limit_bytes = self.options.chunk_messages, self.options.chunk_bytes
+        for frame in frames:
             if progress is not None:
                 progress(frame)
             self._on_events(proc.feed(frame), name, dirs)
-            # BUDGET HOOK: the global byte budget over proc (reorder buffers) and dirs (framers)
             if budget.charge(len(frame.data)):   # once per budget.slack bytes of input
                 for d in budget.enforce(proc.tcp, dirs, lambda evs: self._on_events(evs, name, dirs),
                                         frame_number=frame.number, ts_ns=frame.ts_ns):
                     self._drain(name, d)
-            if len(self._pending) >= self.options.chunk_messages or self._pending_bytes >= self.options.chunk_bytes:
+            if len(self._pending) + self._block_rows >= limit_rows or self._pending_bytes >= limit_bytes:
                 self.flush()
         for ev in proc.close():
-            if type(ev) is StreamClosed:
-                self._on_events((ev,), name, dirs)
-                if self._pending_bytes >= self.options.chunk_bytes:
-                    self.flush()
-            else:
-                self._on_events((ev,), name, dirs, gaps_only=True)
+            self._on_events((ev,), name, dirs, gaps_only=type(ev) is not StreamClosed)
+            if self._pending_bytes >= limit_bytes:
+                self.flush()
         for d in dirs.values():
             if d.undetected:
                 self.summary["bytes in streams of no known protocol"] += d.undetected
         for k in ("budget cuts", "bytes cut by the budget"):
             if budget.stats[k]:
                 self.summary[k] += budget.stats[k]
-        report = proc.report()
-        report["capture"] = name
-        self._end_capture(report, reader, file_error)
+        return proc
 
     def _end_capture(self, report: dict, reader, file_error: list) -> None:
         # damage in the file structure after the first frame ends the capture, not the job

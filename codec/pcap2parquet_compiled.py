@@ -193,7 +193,7 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     opts = conv.options
     core = mod.CaptureCore(mq_ports=tuple(opts.mq_ports), msmq_ports=tuple(opts.msmq_ports),
                            detect_by_content=opts.detect_by_content, max_connections=opts.max_connections)
-    side = CaptureProcessor()
+    side = CaptureProcessor(max_connections=opts.max_connections)
     kinds = (list(mod.MQ_KIND_NAMES), list(mod.MSMQ_KIND_NAMES))
     conns: dict = {}
     produced = Counter()  # (tcp_stream, direction) -> messages the core produced; "ping" -> pings
@@ -304,35 +304,15 @@ def _give_up(conv, core, source, name: str, progress, produced: Counter, key0: i
 def _replay(conv, mod, core, source, name: str, entries) -> None:
     """Second read: the pure pipeline on the frames of the connections the
     core handed back (and IPv4 fragments carrying TCP)."""
-    from .capture import CaptureProcessor, StreamClosed
-    from .capture.budget import DEFAULT_LIMIT, ByteBudget
-
     filt = mod.ReplayFilter(core)
-    proc = CaptureProcessor(max_connections=conv.options.max_connections)
-    dirs: dict = {}
+
+    def frames():
+        for chunk in _chunks(source):
+            yield from filt.feed(chunk)
+
     conv._replay = Replay(entries)
     try:
-        limit_rows, limit_bytes = conv.options.chunk_messages, conv.options.chunk_bytes
-        budget = ByteBudget(conv.options.buffer_budget or DEFAULT_LIMIT)
-        for chunk in _chunks(source):
-            for frame in filt.feed(chunk):
-                conv._on_events(proc.feed(frame), name, dirs)
-                if budget.charge(len(frame.data)):  # the pure pipeline's global byte budget, as in a pure run
-                    for d in budget.enforce(proc.tcp, dirs, lambda evs: conv._on_events(evs, name, dirs),
-                                            frame_number=frame.number, ts_ns=frame.ts_ns):
-                        conv._drain(name, d)
-                if len(conv._pending) >= limit_rows or conv._pending_bytes >= limit_bytes:
-                    conv.flush()
-        for ev in proc.close():
-            conv._on_events((ev,), name, dirs, gaps_only=type(ev) is not StreamClosed)
-            if conv._pending_bytes >= limit_bytes:
-                conv.flush()
-        for d in dirs.values():
-            if d.undetected:
-                conv.summary["bytes in streams of no known protocol"] += d.undetected
-        for k in ("budget cuts", "bytes cut by the budget"):
-            if budget.stats[k]:
-                conv.summary[k] += budget.stats[k]
+        conv._pure_pipeline(frames(), name)
     finally:
         conv._replay = None
     conv.summary["connections replayed by the pure pipeline"] += len(entries)
