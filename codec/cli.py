@@ -141,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--mq-port", type=int, action="append", default=None, help="IBM MQ TCP port (default 1414)")
     c.add_argument("--msmq-port", type=int, action="append", default=None, help="MSMQ TCP port (default 1801)")
     c.add_argument("--chunk", type=int, default=20000, help="messages decoded and written per row group")
-    c.add_argument("--chunk-bytes", type=int, default=64 << 20,
+    c.add_argument("--chunk-bytes", type=int, default=16 << 20,
                    help="also flush a row group when the pending messages hold this many bytes")
     c.add_argument("--buffer-budget", type=int, default=256 << 20,
                    help="bytes all reassembly and framer buffers may hold together before the largest "
