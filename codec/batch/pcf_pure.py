@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from ..errors import DecodeError
 from ..ibmmq import pcf as _pcf
+from ._front import check_offsets
 from .errors import NULL_RECORD
 from .schema import PCF_HEADERS, PCF_PARAMETERS
 
@@ -37,19 +37,8 @@ _BYTES = (_pcf.T_BYTE_STRING, _pcf.T_BYTE_STRING_FILTER, _pcf.T_USER)
 def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None):
     """Decode the records ``buf[offsets[i]:offsets[i+1]]`` (same contract as
     ``mqcodec._ext.pcf_batch.decode_pcf_buffers``)."""
-    offs = np.ascontiguousarray(offsets, dtype=np.int64)
+    mv, offs, valid = check_offsets(buf, offsets, valid)
     n = len(offs) - 1
-    if n < 0:
-        raise ValueError("offsets must hold at least one value")
-    mv = memoryview(buf).cast("B") if len(buf) else memoryview(b"")
-    if n and (offs[0] < 0 or offs[n] > len(mv)):
-        raise ValueError("offsets run outside the buffer")
-    if n and (np.diff(offs) < 0).any():
-        raise ValueError("offsets must not decrease (record %d)" % int(np.flatnonzero(np.diff(offs) < 0)[0]))
-    if valid is not None:
-        valid = np.asarray(valid).astype(bool)
-        if len(valid) != n:
-            raise ValueError("valid must hold one value per record")
     starts = offs.tolist()
     records = (None if valid is not None and not valid[i] else bytes(mv[starts[i]:starts[i + 1]])
                for i in range(n))
