@@ -40,7 +40,8 @@ def _corpus():
 
 @pytest.mark.parametrize("target,path", _corpus())
 def test_corpus_replay(target, path):
-    harnesses.TARGETS[target](path.read_bytes())
+    # the target's invariants, and invariant 4 (linear peak allocation and CPU time) on this input
+    harnesses.bounded(target, path.read_bytes())
 
 
 def test_corpus_present():
@@ -54,7 +55,20 @@ def test_seeds_satisfy_invariants(target):
     ss = seeds.seeds(target)
     assert ss, target
     for s in ss:
-        harnesses.TARGETS[target](s)
+        harnesses.bounded(target, s)
+
+
+def test_bounded_catches_an_allocation_out_of_proportion(monkeypatch):
+    # the per-input check itself must be able to fail: a "decoder" that trusts a claimed length
+    def trusting(data):
+        claimed = int.from_bytes(data[:4], "big")
+        buf = bytearray(claimed)  # what a decoder must never do before checking the bytes present
+        return len(buf)
+
+    monkeypatch.setitem(harnesses.TARGETS, "trusting", trusting)
+    harnesses.bounded("trusting", (1000).to_bytes(4, "big") + bytes(60))   # 1,000 bytes: within
+    with pytest.raises(harnesses.InvariantViolation, match="allocated a peak"):
+        harnesses.bounded("trusting", (64 << 20).to_bytes(4, "big") + bytes(60))
 
 
 # ---------------------------------------------------------------- bounded work

@@ -20,6 +20,10 @@ directory with ``tests/fuzz/build_instrumented.sh DIR`` (clang,
 
     .venv/bin/python tests/fuzz/run_atheris.py --instrumented DIR batch_msmq -max_total_time=600 CORPUS
 
+``--bounded N`` (default 16; 0: off) checks invariant 4 on every Nth input with
+``harnesses.bounded``: the traced peak allocation and the CPU time must stay within
+a linear bound of the input's length (a violation is a finding like a crash).
+
 ``--instrumented DIR`` puts ``DIR/mqcodec/_ext`` first on ``mqcodec._ext.__path__``
 (so ``impl="c"`` runs the instrumented build; the in-tree ``.so`` files are not
 touched), re-executes the runner with ``LD_PRELOAD`` set to atheris'
@@ -117,6 +121,13 @@ def main(argv: list[str]) -> int:
 
     fn = harnesses.TARGETS[target]
     rest = argv[2:]
+    # --bounded N: every Nth input also checks invariant 4 (harnesses.bounded: linear
+    # peak allocation and CPU time); 0 turns it off.  Default 16 (~10 % slower).
+    every = 16
+    if "--bounded" in rest:
+        i = rest.index("--bounded")
+        every = int(rest[i + 1])
+        del rest[i:i + 2]
     dirs = [a for a in rest if not a.startswith("-")]
     if dirs:
         first = Path(dirs[0])
@@ -128,8 +139,14 @@ def main(argv: list[str]) -> int:
             for data in inputs:
                 (first / hashlib.sha1(data).hexdigest()).write_bytes(data)
 
+    count = [0]
+
     def one(data: bytes) -> None:
-        fn(data)
+        count[0] += 1
+        if every and count[0] % every == 0:
+            harnesses.bounded(target, data)
+        else:
+            fn(data)
 
     # libFuzzer re-runs its own command line through the shell for -merge, -minimize_crash and
     # -fork: make that line "python run_atheris.py TARGET" so the child finds the target
