@@ -27,7 +27,7 @@ import tracemalloc
 
 from mqcodec.errors import DecodeError, EncodeError
 
-__all__ = ["TARGETS", "InvariantViolation", "bounded", "split_records", "run_mq_framer", "run_msmq_framer"]
+__all__ = ["TARGETS", "InvariantViolation", "bounded", "fuzz_all", "all_input", "split_records", "run_mq_framer", "run_msmq_framer"]
 
 
 class InvariantViolation(AssertionError):
@@ -517,3 +517,19 @@ TARGETS = {
     "frames": fuzz_frames,
     "capture_core": fuzz_capture_core,
 }
+
+
+#: The targets in the order ``fuzz_all`` selects them by the input's first byte.
+ALL_ORDER = tuple(sorted(TARGETS))
+
+
+def fuzz_all(data: bytes) -> None:
+    """Every target in one process (the CI's short atheris pass): the first
+    byte picks the target (modulo their number), the rest is its input."""
+    if data:
+        TARGETS[ALL_ORDER[data[0] % len(ALL_ORDER)]](data[1:])
+
+
+def all_input(target: str, data: bytes) -> bytes:
+    """``data`` for ``target`` as an input of :func:`fuzz_all`."""
+    return bytes([ALL_ORDER.index(target)]) + data

@@ -3,6 +3,7 @@
     .venv/bin/python tests/fuzz/run_atheris.py TARGET [libFuzzer options] [corpus_dir ...]
     .venv/bin/python tests/fuzz/run_atheris.py msmq -max_total_time=600 /tmp/corpus-msmq
     .venv/bin/python tests/fuzz/run_atheris.py --list
+    .venv/bin/python tests/fuzz/run_atheris.py all -runs=3000 -seed=1 DIR   # every target, one process (CI)
 
 TARGET is a key of ``harnesses.TARGETS``.  When the first corpus directory
 is empty it is seeded from ``seeds.seeds(TARGET)`` and the committed
@@ -119,7 +120,8 @@ def main(argv: list[str]) -> int:
     import harnesses
     import seeds
 
-    fn = harnesses.TARGETS[target]
+    # "all": every target in one process, the first byte of the input picking it
+    fn = harnesses.fuzz_all if target == "all" else harnesses.TARGETS[target]
     rest = argv[2:]
     # --bounded N: every Nth input also checks invariant 4 (harnesses.bounded: linear
     # peak allocation and CPU time); 0 turns it off.  Default 16 (~10 % slower).
@@ -132,10 +134,13 @@ def main(argv: list[str]) -> int:
     if dirs:
         first = Path(dirs[0])
         if first.is_dir() and not any(first.iterdir()):
-            inputs = list(seeds.seeds(target))
-            committed = HERE / "corpus" / target
-            if committed.is_dir():
-                inputs += [p.read_bytes() for p in sorted(committed.iterdir()) if p.is_file()]
+            inputs = []
+            for t in (harnesses.ALL_ORDER if target == "all" else (target,)):
+                mine = list(seeds.seeds(t))
+                committed = HERE / "corpus" / t
+                if committed.is_dir():
+                    mine += [p.read_bytes() for p in sorted(committed.iterdir()) if p.is_file()]
+                inputs += [harnesses.all_input(t, d) for d in mine] if target == "all" else mine
             for data in inputs:
                 (first / hashlib.sha1(data).hexdigest()).write_bytes(data)
 
@@ -143,8 +148,10 @@ def main(argv: list[str]) -> int:
 
     def one(data: bytes) -> None:
         count[0] += 1
-        if every and count[0] % every == 0:
+        if every and count[0] % every == 0 and target != "all":
             harnesses.bounded(target, data)
+        elif every and count[0] % every == 0 and data:
+            harnesses.bounded(harnesses.ALL_ORDER[data[0] % len(harnesses.ALL_ORDER)], data[1:])
         else:
             fn(data)
 
