@@ -40,11 +40,23 @@ def _cmd_decode(args: argparse.Namespace) -> int:
         from . import msmq
 
         obj = msmq.decode_packet(data, lenient=args.lenient)
-    if args.format == "json":
-        print(to_json(obj.to_dict()))
-    else:
-        print(to_text(obj.to_dict()))
+    out = render(obj, args.format)
+    sys.stdout.flush()
+    sys.stdout.buffer.write(out)
+    sys.stdout.buffer.flush()
     return 0
+
+
+def render(obj, fmt: str = "json") -> bytes:
+    """What ``mqcodec decode`` prints for a decoded object, as UTF-8 bytes.
+
+    Decoded text may hold code points UTF-8 cannot carry: MSMQ strings are
+    UTF-16 on the wire and a lone surrogate (D800-DFFF) is kept as it was sent
+    (``surrogatepass``).  It is written as the escape ``\\udXXX``: in JSON that
+    is the standard escape of the same code unit (``json.loads`` gives it
+    back); in text it is readable.  Never an exception."""
+    text = to_json(obj.to_dict()) if fmt == "json" else to_text(obj.to_dict())
+    return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
 def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
@@ -77,7 +89,7 @@ def _cmd_route(args: argparse.Namespace) -> int:
         print("mqcodec: %s" % exc, file=sys.stderr)
         return EXIT_DECODE_ERROR
     if args.format == "text":
-        out = render_text(route).encode() + b"\n"
+        out = render_text(route).encode("utf-8", "backslashreplace") + b"\n"
     elif args.format == "dot":
         out = render_dot(route).encode() + b"\n"
     else:

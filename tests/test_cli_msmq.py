@@ -81,3 +81,39 @@ def test_garbage_from_stdin():
                        input=b"GET / HTTP/1.1\r\n\r\n", capture_output=True)
     assert r.returncode == 2
     assert r.stderr.decode().strip().startswith("mqcodec: decode error: BaseHeader.")
+
+
+def _label_with_lone_surrogate() -> bytes:
+    # a valid UserMessage whose UTF-16 label holds a lone high surrogate (D800), as a
+    # crafted or damaged packet may: MSMQ strings are kept as sent (surrogatepass)
+    from mqcodec.msmq import BaseFlags, BaseHeader, encode_packet
+    from mqcodec.msmq.packet import Packet
+    from mqcodec.msmq.properties import MessagePropertiesHeader
+    from mqcodec.msmq.user import DirectQueueFormatName, UserFlags, UserHeader
+    import uuid
+
+    uh = UserHeader(SourceQueueManager=uuid.UUID(int=1), QueueManagerAddress=uuid.UUID(int=2), SentTime=1,
+                    MessageID=1, Flags=UserFlags(DQ=7, MP=1), DestinationQueue=DirectQueueFormatName("TCP:10.0.0.1\\q"))
+    pkt = Packet("UserMessage", BaseHeader(Flags=BaseFlags(PR=3)), UserHeader=uh,
+                 MessagePropertiesHeader=MessagePropertiesHeader(Label="ab", BodyType=0x11, MessageBody=b"b"))
+    raw = encode_packet(pkt)
+    i = raw.find("ab".encode("utf-16-le"))
+    return raw[:i] + b"\x00\xd8" + raw[i + 2:]          # 'a' -> U+D800
+
+
+def test_lone_surrogate_is_escaped_not_a_crash(tmp_path):
+    # regression (audit F1): print() of a lone surrogate raised UnicodeEncodeError, exit 1
+    from mqcodec.msmq import decode_packet
+
+    raw = _label_with_lone_surrogate()
+    label = decode_packet(raw).MessagePropertiesHeader.Label
+    assert label == "\ud800b"
+    f = tmp_path / "p.bin"
+    f.write_bytes(raw)
+    r = run("decode", "--protocol", "msmq", str(f))
+    assert r.returncode == 0, r.stderr
+    assert b"\\ud800b" in r.stdout                      # the JSON escape of that code unit
+    assert json.loads(r.stdout)["MessagePropertiesHeader"]["Label"] == label
+    r = run("decode", "--protocol", "msmq", "--format", "text", str(f))
+    assert r.returncode == 0, r.stderr
+    assert b"\\ud800b" in r.stdout
