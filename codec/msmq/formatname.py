@@ -177,6 +177,9 @@ class FormatName:
             if not m:
                 raise FormatNameError("ProtocolAddressSpecification", rat,
                                       "HTTP(S) address must be //Host[:Port]/MSMQ followed by \\ or /")
+            if not _VCHARS.match(m.group(1)):
+                # Host: "a computer name ... or an IP address" ([MS-MQMQ] 2.1.2), as for OS:
+                raise FormatNameError("ProtocolAddressSpecification", rat + 2, "host must be visible ASCII")
             address, path, pat, seps = rest[: m.end()], rest[m.end() + 1:], rat + m.end() + 1, "\\/"
         else:
             bs = rest.find("\\")

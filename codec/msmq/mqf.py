@@ -126,8 +126,12 @@ class MQFFormatNameElement:
         if fn.kind == "PRIVATE" and fn.suffix is None:
             return cls(2, pad4, SourceQueueManager=fn.guid.bytes_le, PrivateQueueIdentifier=fn.queue_id)
         if fn.kind == "DIRECT":
+            if "\x00" in fn.direct_id:
+                raise EncodeError(cls.STRUCTURE, "DirectFormatName",
+                                  "a NUL inside the name cannot be written as a NUL-terminated string")
+            # UTF-16 code units as they are, lone surrogates included (decoded with surrogatepass)
             return cls(3, b"\x00" * ((position + 2) % 2),
-                       DirectFormatName=(fn.direct_id + "\x00").encode("utf-16-le"))
+                       DirectFormatName=(fn.direct_id + "\x00").encode("utf-16-le", "surrogatepass"))
         if fn.kind == "DL" and fn.domain is None:
             return cls(6, pad4, DistributionListIdentifier=fn.guid.bytes_le)
         raise EncodeError(cls.STRUCTURE, "FormatType", "%s has no MQFFormatNameElement form" % fn)
