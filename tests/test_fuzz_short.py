@@ -190,7 +190,8 @@ def test_mutated_mq(data):
 
 # ------------------------------------------------------------------ MSMQ packets
 _SESSIONS = [simulate_session(s, messages=4) for s in range(3)]
-MSMQ_PACKETS = [p for s in _SESSIONS for _k, p in s.initiator_packets + s.acceptor_packets] + seeds.msmq_seeds()
+MSMQ_PACKETS = ([p for s in _SESSIONS for _k, p in s.initiator_packets + s.acceptor_packets] + seeds.msmq_seeds()
+                + seeds.msmq_seeds_deep())
 
 
 @FAST
@@ -305,3 +306,177 @@ def test_mutated_capture_file(data):
     if not cap:
         pytest.skip("no capture")
     harnesses.fuzz_capture(data.draw(mutated(cap[0][:8000], max_ops=3)))
+
+
+# ------------------------------------------------------------------ deep seeds (issue #8)
+_CACHE: dict = {}
+
+
+def _pool(name: str) -> list:
+    """seeds.<name>() built once (the trace-route builders are slow)."""
+    if name not in _CACHE:
+        _CACHE[name] = list(getattr(seeds, name)())
+    return _CACHE[name]
+
+
+def test_truncation_every_byte_deep_msmq_and_mq():
+    """Every optional MSMQ header, the MS-MQRR chain, OrderAck/FinalAck, and
+    the IBM MQ chains with every header, cut at every byte (stride on the
+    longer ones)."""
+    for i, data in enumerate(_pool("msmq_seeds_deep")):
+        _every_truncation(harnesses.fuzz_msmq, data[i % 3:], stride=5)
+    for data in _pool("mq_deep_seeds")[:3] + _pool("mq_deep_seeds")[-2:]:
+        _every_truncation(harnesses.fuzz_mq, data, stride=11)
+
+
+@budget(40)
+@given(st.data())
+def test_mutated_deep_mq(data):
+    deep = _pool("mq_deep_seeds")
+    harnesses.fuzz_mq(data.draw(mutated(data.draw(st.sampled_from(deep)), deep)))
+
+
+@budget(40)
+@given(st.data())
+def test_mutated_deep_pcf(data):
+    deep = [encode_pcf(m) for m in _pool("pcf_deep_messages")]
+    harnesses.fuzz_pcf(data.draw(mutated(data.draw(st.sampled_from(deep)), deep)))
+
+
+@budget(40)
+@given(st.data(), st.integers(0, 31))
+def test_mutated_batches_with_options(data, opts):
+    """ccsid= / columns= / Arrow (sliced) inputs: options in bits 2-6 of byte 0."""
+    target = data.draw(st.sampled_from(["batch_pcf", "batch_mq", "batch_msmq"]))
+    pool = {"batch_pcf": [encode_pcf(m) for m in _pool("pcf_deep_messages")[:5]],
+            "batch_mq": _pool("mq_deep_seeds"), "batch_msmq": _pool("msmq_seeds_deep")}[target]
+    recs = [data.draw(mutated(data.draw(st.sampled_from(pool)))) if data.draw(st.booleans())
+            else data.draw(st.sampled_from(pool)) for _ in range(data.draw(st.integers(1, 3)))]
+    b = bytearray(seeds.split_seed(recs))
+    b[0] |= opts << 2
+    harnesses.TARGETS[target](bytes(b))
+
+
+# ------------------------------------------------------------------ ping
+@st.composite
+def ping_bytes(draw):
+    """A valid ping ([MS-MQQB] 2.2.7, the spec vectors) with its fields
+    redrawn: the 4-byte cookie / signature fields and flags."""
+    b = bytearray(draw(st.sampled_from(seeds.ping_seeds())))
+    for _ in range(draw(st.integers(0, 3))):
+        i = draw(st.integers(0, max(0, len(b) - 4)))
+        b[i:i + 4] = struct.pack("<I", draw(st.integers(0, 0xFFFFFFFF)))[:len(b) - i]
+    return bytes(b)
+
+
+@FAST
+@given(st.data())
+def test_mutated_ping(data):
+    harnesses.fuzz_ping(data.draw(mutated(data.draw(ping_bytes()), seeds.ping_seeds())))
+
+
+def test_truncation_every_byte_ping():
+    from mqcodec.msmq import decode_ping
+
+    for data in seeds.ping_seeds():
+        decode_ping(data)                         # the spec vectors are valid pings
+        _every_truncation(harnesses.fuzz_ping, data + b"\0" * 8)
+
+
+# ------------------------------------------------------------------ route
+@st.composite
+def route_bytes(draw):
+    """A trace-route message / reply / activity report of the builders, or an
+    MQ message carrying one."""
+    from mqcodec.ibmmq import MQMD, MQMessage
+
+    msg = draw(st.sampled_from(_pool("trace_route_messages")))
+    if draw(st.booleans()):
+        return encode_pcf(msg)
+    return MQMessage(MQMD(Format="MQADMIN", Encoding=msg.encoding, CodedCharSetId=1208), [], msg,
+                     md_encoding=msg.encoding).encode()
+
+
+@FAST
+@given(st.data())
+def test_mutated_route(data):
+    harnesses.fuzz_route(data.draw(mutated(data.draw(route_bytes()), _pool("route_seeds"))))
+
+
+def test_truncation_every_byte_route():
+    for data in _pool("route_seeds")[:2] + _pool("route_seeds")[-3:]:
+        _every_truncation(harnesses.fuzz_route, data, stride=3)
+
+
+def test_route_of_the_builders_message_has_its_hops():
+    """Outside reference: the builders' accumulated message holds three
+    activities (tests/test_ibmmq_route.py), so the route of it twice holds six."""
+    from mqcodec.ibmmq.route import build_route
+
+    msg = decode_pcf(_pool("route_seeds")[1])
+    assert len(build_route([msg]).activities) == 3
+    harnesses.fuzz_route(_pool("route_seeds")[1])
+
+
+# ------------------------------------------------------------------ reports and format names
+@st.composite
+def report_bytes(draw):
+    """A report label / body / format name as UTF-16LE (seeds.report_seeds),
+    or one of their texts with a token redrawn."""
+    raw = draw(st.sampled_from(_pool("report_seeds")))
+    if draw(st.booleans()):
+        text = raw.decode("utf-16-le")
+        i = draw(st.integers(0, len(text)))
+        j = min(len(text), i + draw(st.integers(0, 8)))
+        text = text[:i] + draw(st.text(st.sampled_from("0123456789ABCDEF:<>/ \r\n\x00=\\$;.,\ud800\udc00\u00e9"),
+                                       max_size=8)) + text[j:]
+        raw = text.encode("utf-16-le", "surrogatepass")
+    return raw
+
+
+@FAST
+@given(st.data())
+def test_mutated_report(data):
+    harnesses.fuzz_report(data.draw(mutated(data.draw(report_bytes()), _pool("report_seeds"))))
+
+
+def test_truncation_every_byte_report():
+    for data in _pool("report_seeds"):
+        _every_truncation(harnesses.fuzz_report, data, stride=2 if len(data) < 120 else 6)
+
+
+# ------------------------------------------------------------------ offsets
+@st.composite
+def offsets_bytes(draw):
+    """A valid message / PCF body / TSH segment inside a larger buffer, with
+    offset and end that tell the truth, or lie (past the end, before the
+    offset, inside the message)."""
+    body = draw(st.sampled_from(seeds.mq_seeds()[:3] + seeds.pcf_seeds()[:2] + seeds.mq_stream_seeds()[1:]))
+    pad = draw(st.integers(0, 9))
+    tail = draw(st.integers(0, 9))
+    buf = b"\xA5" * pad + body + b"\x5A" * tail
+    off = draw(st.sampled_from([pad, pad, 0, pad + 1, len(buf), len(buf) + 3]))
+    end = draw(st.sampled_from([0xFFFFFFFF, pad + len(body), len(buf), pad + len(body) // 2, max(0, pad - 1)]))
+    return struct.pack("<II", off, end) + buf
+
+
+@budget(60)
+@given(st.data())
+def test_mutated_offsets(data):
+    harnesses.fuzz_offsets(data.draw(st.one_of(offsets_bytes(), offsets_bytes().flatmap(lambda b: mutated(b)))))
+
+
+def test_offsets_valid_message_at_an_offset_decodes():
+    """Outside reference: the encoder's message, placed after padding, decodes
+    at that offset to the same encoding (decode_message_at)."""
+    from mqcodec.ibmmq.message import decode_message_at
+
+    body = seeds.mq_seeds()[1]
+    buf = b"\xA5" * 7 + body + b"\x5A" * 3
+    assert decode_message_at(buf, 7, 7 + len(body)).encode() == body
+    harnesses.fuzz_offsets(struct.pack("<II", 7, 7 + len(body)) + buf)
+
+
+def test_truncation_every_byte_offsets():
+    for data in seeds.offsets_seeds()[:4]:
+        _every_truncation(harnesses.fuzz_offsets, data, stride=7)

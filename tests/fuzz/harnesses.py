@@ -63,6 +63,22 @@ def _stable(decode, encode, first_obj, what: str) -> None:
     _expect(b1 == b2, "%s: decode->encode->decode->encode not stable" % what)
 
 
+def _renders(obj, what: str) -> None:
+    """Whatever decodes also renders through the output path of ``mqcodec
+    decode`` (``mqcodec.cli.render``: JSON and text) into UTF-8 bytes without
+    an exception; the JSON parses back."""
+    import json
+
+    from mqcodec.cli import render
+
+    for fmt in ("json", "text"):
+        out = render(obj, fmt)
+        _expect(isinstance(out, bytes), "%s: render(%s) is not bytes" % (what, fmt))
+        text = out.decode("utf-8")      # must be valid UTF-8 (UnicodeDecodeError is the finding)
+        if fmt == "json":
+            json.loads(text)
+
+
 def _lenient_exact(encode, obj, data: bytes, what: str) -> None:
     """Lenient decoding keeps damaged parts as raw bytes, so what it returns
     re-encodes to the input (for MSMQ: plus the ``trailing`` bytes after the
@@ -80,12 +96,12 @@ def fuzz_pcf(data: bytes) -> None:
 
     msg, err = _only_decode_error(decode_pcf, data)
     if msg is not None:
-        msg.to_dict()
+        _renders(msg, "PCF")
         _stable(decode_pcf, encode_pcf, msg, "PCF")
         _expect(encode_pcf(msg) == data, "PCF: strict decode does not re-encode byte for byte")
     lmsg, _ = _only_decode_error(decode_pcf, data, lenient=True)
     if lmsg is not None:
-        lmsg.to_dict()
+        _renders(lmsg, "PCF lenient")
         _lenient_exact(encode_pcf, lmsg, data, "PCF")
     for enc in (273, 546):
         _only_decode_error(decode_pcf, data, encoding=enc)
@@ -96,12 +112,12 @@ def fuzz_mq(data: bytes) -> None:
 
     msg, err = _only_decode_error(decode_message, data)
     if msg is not None:
-        msg.to_dict()
+        _renders(msg, "MQ message")
         _stable(decode_message, encode_message, msg, "MQ message")
         _expect(encode_message(msg) == data, "MQ message: strict decode does not re-encode byte for byte")
     lmsg, _ = _only_decode_error(decode_message, data, lenient=True)
     if lmsg is not None:
-        lmsg.to_dict()
+        _renders(lmsg, "MQ message lenient")
         _lenient_exact(encode_message, lmsg, data, "MQ message")
 
 
@@ -111,13 +127,13 @@ def fuzz_msmq(data: bytes) -> None:
 
     pkt, err = _only_decode_error(decode_packet, data)
     if pkt is not None:
-        pkt.to_dict()
+        _renders(pkt, "MSMQ packet")
         if not getattr(pkt, "trailing", b""):
             _stable(decode_packet, encode_packet, pkt, "MSMQ packet")
     for kw in ({"lenient": True}, {"order": "implementation"}, {"remote_read": True}):
         p, _ = _only_decode_error(decode_packet, data, **kw)
         if p is not None:
-            p.to_dict()
+            _renders(p, "MSMQ packet %s" % kw)
             if kw.get("lenient"):
                 _lenient_exact(lambda q: encode_packet(q) + bytes(getattr(q, "trailing", b"") or b""), p, data,
                                "MSMQ packet")
@@ -172,35 +188,105 @@ def _both(fn, records, **kw):
     return out
 
 
+#: ``ccsid=`` overrides the batch targets pick (bits 4-6 of the first byte).
+BATCH_CCSIDS = (None, 500, 1208, 819, 37, 1047, 1200, 437)
+
+
+def batch_options(data: bytes) -> int:
+    """Bits 2-6 of the first byte (split_records uses bits 0, 1 and 7): bit 0
+    of the result passes the records as a pyarrow array, bit 1 as a sliced one
+    (after a leading record that is sliced off); bits 2-4 pick a ``ccsid=``
+    (PCF, MQ) or a ``columns=`` subset (MSMQ)."""
+    return (data[0] >> 2) & 0x1F if data else 0
+
+
+def _as_input(records: list, opts: int):
+    """``records`` as the batch functions get them: a list, a pyarrow Binary
+    array, or a slice of a larger array (array.offset != 0)."""
+    if not opts & 3:
+        return records
+    import pyarrow as pa
+
+    if opts & 2:
+        big = pa.array([b"\x00junk"] + records + [b"tail"], type=pa.binary() if opts & 1 else pa.large_binary())
+        return big.slice(1, len(records))
+    return pa.array(records, type=pa.binary())
+
+
+def _list_equal(arrow_out, list_out, what: str) -> None:
+    """The Arrow input gives the same table as the list of bytes."""
+    _batch_equal(arrow_out, list_out, what + " (Arrow input vs list input)")
+
+
 def fuzz_batch_pcf(data: bytes) -> None:
     from mqcodec.batch import decode_pcf_batch
 
     records = split_records(data)
+    opts = batch_options(data)
+    inp = _as_input(records, opts)
+    ccsid = BATCH_CCSIDS[opts >> 2]
     for enc in (None, 273, 546):
-        r = _both(decode_pcf_batch, records, encoding=enc)
+        r = _both(decode_pcf_batch, inp, encoding=enc, ccsid=ccsid)
         _expect(r["c"][0] == r["py"][0] == "ok", "PCF batch raised: %r" % (r,))
         _batch_equal(r["c"][1].headers, r["py"][1].headers, "PCF batch headers")
         _batch_equal(r["c"][1].parameters, r["py"][1].parameters, "PCF batch parameters")
+        if inp is not records:
+            ref = decode_pcf_batch(records, encoding=enc, ccsid=ccsid, impl="py")
+            _list_equal(r["c"][1].headers, ref.headers, "PCF batch headers")
+            _list_equal(r["c"][1].parameters, ref.parameters, "PCF batch parameters")
 
 
 def fuzz_batch_mq(data: bytes) -> None:
     from mqcodec.batch import decode_mq_batch
 
     records = split_records(data)
+    opts = batch_options(data)
+    inp = _as_input(records, opts)
+    ccsid = BATCH_CCSIDS[opts >> 2]
     md_only = [bool(i & 1) for i in range(len(records))]
-    for kw in ({}, {"encoding": 546}, {"md_only": md_only}):
-        r = _both(decode_mq_batch, records, **kw)
+    for kw in ({}, {"encoding": 546}, {"md_only": md_only}, {"ccsid": ccsid}):
+        r = _both(decode_mq_batch, inp, **kw)
         _expect(r["c"][0] == r["py"][0] == "ok", "MQ batch raised: %r" % (r,))
-        _batch_equal(r["c"][1], r["py"][1], "MQ batch")
+        _batch_equal(r["c"][1], r["py"][1], "MQ batch %s" % (kw,))
+        if inp is not records and "md_only" not in kw:
+            _list_equal(r["c"][1], decode_mq_batch(records, impl="py", **kw), "MQ batch %s" % (kw,))
+
+
+def _msmq_columns(k: int):
+    """A deterministic subset of the MSMQ_PACKETS columns (None: all)."""
+    from mqcodec.batch.schema import MSMQ_PACKETS
+
+    names = MSMQ_PACKETS.names
+    if k == 0:
+        return None
+    if k == 1:
+        return names[:1]
+    if k == 2:
+        return list(reversed(names[::3]))
+    return [n for i, n in enumerate(names) if (i * 7 + k) % 5 < 2] or names[-1:]
 
 
 def fuzz_batch_msmq(data: bytes) -> None:
     from mqcodec.batch import decode_msmq_batch
 
     records = split_records(data)
-    r = _both(decode_msmq_batch, records)
+    opts = batch_options(data)
+    inp = _as_input(records, opts)
+    r = _both(decode_msmq_batch, inp)
     _expect(r["c"][0] == r["py"][0] == "ok", "MSMQ batch raised: %r" % (r,))
     _batch_equal(r["c"][1], r["py"][1], "MSMQ batch")
+    full = r["c"][1]
+    if inp is not records:
+        _list_equal(full, decode_msmq_batch(records, impl="py"), "MSMQ batch")
+    cols = _msmq_columns(opts >> 2)
+    if cols is not None:
+        rc = _both(decode_msmq_batch, inp, columns=cols)
+        _expect(rc["c"][0] == rc["py"][0] == "ok", "MSMQ batch columns=%r raised: %r" % (cols, rc))
+        _batch_equal(rc["c"][1], rc["py"][1], "MSMQ batch columns=%r" % (cols,))
+        _expect(rc["c"][1].schema.names == list(cols), "MSMQ batch: columns=%r gives %r" % (cols, rc["c"][1].schema.names))
+        for name in cols:
+            _expect(rc["c"][1].column(name).equals(full.column(name)),
+                    "MSMQ batch: columns=%r: column %r differs from the full batch" % (cols, name))
 
 
 # ----------------------------------------------------------------- framers
@@ -456,6 +542,186 @@ def fuzz_capture_core(data: bytes) -> None:
                     % (key, len(got), len(want)))
 
 
+# ----------------------------------------------------------------- trace route
+def fuzz_route(data: bytes) -> None:
+    """``mqcodec route`` on one input (a PCF body, or an MQ message whose body
+    is PCF): load_route_inputs / decode_pcf -> trace_route_view ->
+    to_dict -> build_route of the message twice -> the text and DOT renderers,
+    encoded as the CLI writes them.  A message that is not a trace-route
+    message, reply or activity report gives ValueError from build_route (what
+    the CLI reports); nothing else may escape."""
+    from mqcodec.ibmmq import decode_pcf
+    from mqcodec.ibmmq.route import build_route, load_route_inputs, render_dot, render_text
+    from mqcodec.ibmmq.traceroute import trace_route_view
+    from mqcodec.render import to_json
+
+    try:
+        msg = load_route_inputs([data])[0]      # what ``mqcodec route FILE`` reads (MQMD first or bare PCF)
+    except ValueError:                          # DecodeError is a ValueError; the CLI reports both
+        if data[:4] not in (b"MD  ", b"\xd4\xc4\x40\x40"):
+            m, err = _only_decode_error(decode_pcf, data)
+            _expect(m is None, "route: load_route_inputs rejects what decode_pcf accepts")
+        return
+    if data[:4] not in (b"MD  ", b"\xd4\xc4\x40\x40"):
+        from mqcodec.ibmmq import encode_pcf
+        _expect(encode_pcf(msg) == encode_pcf(decode_pcf(data)), "route: load_route_inputs != decode_pcf")
+    view = trace_route_view(msg)
+    if view is None:
+        try:
+            build_route([msg])
+        except ValueError:
+            return
+        raise InvariantViolation("route: build_route accepted a message trace_route_view does not")
+    d = view.to_dict()
+    to_json(d).encode("utf-8", "backslashreplace")
+    for msgs in ([msg, msg], [msg]):
+        try:
+            route = build_route(msgs)
+        except ValueError as exc:
+            raise InvariantViolation("route: build_route rejects a trace-route view: %s" % exc)
+        # exactly what _cmd_route writes
+        render_text(route).encode("utf-8", "backslashreplace")
+        render_dot(route).encode()
+    _expect(len(build_route([msg, msg]).activities) == 2 * len(view.activities),
+            "route: build_route of the message twice does not hold its activities twice")
+
+
+# ----------------------------------------------------------------- MSMQ reports and format names
+def _utf16(data: bytes) -> str:
+    """The input as text: UTF-16LE with surrogatepass (lone surrogates kept),
+    an odd last byte dropped."""
+    return bytes(data[:len(data) & ~1]).decode("utf-16-le", "surrogatepass")
+
+
+def fuzz_report(data: bytes) -> None:
+    """Report labels and bodies ([MS-MQQB] 3.1.5.8.9, seed 003) and format
+    names ([MS-MQMQ] 2.1): the parsers raise only their documented
+    DecodeError subclasses (ReportParseError, FormatNameError); the str and
+    UTF-16LE-bytes forms of one input give the same result; what parses
+    re-parses from its own rendering to an equal value (the unit tests'
+    round trips: tests/test_msmq_report.py, tests/test_msmq_formatname.py)."""
+    from mqcodec.msmq.formatname import FormatName, FormatNameError
+    from mqcodec.msmq.mqf import MQFFormatNameElement
+    from mqcodec.msmq.report import ReportParseError, parse_report_body, parse_report_label
+
+    text = _utf16(data)
+    try:
+        strict = bytes(data).decode("utf-16-le")     # what the bytes form accepts
+    except UnicodeDecodeError:
+        strict = None
+    for parse in (parse_report_label, parse_report_body):
+        res = {}
+        for form, arg in (("str", text), ("bytes", bytes(data))):
+            try:
+                res[form] = parse(arg)
+            except ReportParseError as exc:
+                _expect(isinstance(exc.offset, int) and 0 <= exc.offset <= len(arg),
+                        "%s: error offset %r outside the input" % (parse.__name__, exc.offset))
+                res[form] = None
+        if strict is not None and strict == text:
+            _expect((res["str"] is None) == (res["bytes"] is None) and res["str"] == res["bytes"],
+                    "%s: str and UTF-16LE forms disagree: %r / %r" % (parse.__name__, res["str"], res["bytes"]))
+        for r in res.values():
+            if r is None:
+                continue
+            t = r.to_text()
+            _expect(parse(t) == r, "%s: parse(to_text()) != the value" % parse.__name__)
+            try:
+                b = t.encode("utf-16-le")
+            except UnicodeEncodeError:
+                continue                           # a lone surrogate has no strict UTF-16LE form
+            _expect(parse(b).to_text() == t, "%s: UTF-16LE round trip" % parse.__name__)
+    for cand in {text, text.rstrip("\x00")}:
+        try:
+            fn = FormatName.parse(cand)
+        except FormatNameError:
+            continue
+        _expect(str(fn) == cand, "FormatName: str(parse(t)) != t for %r" % (cand,))
+        _expect(FormatName.parse(str(fn)) == fn, "FormatName: parse(str(fn)) != fn for %r" % (cand,))
+        for el in ([fn] if fn.kind != "MULTIPLE" else list(fn.elements)):
+            try:
+                e = MQFFormatNameElement.from_format_name(el, len(data) % 4)
+            except EncodeError:
+                continue                           # a kind the MQF element cannot carry
+            raw = b"\xee" * (len(data) % 4) + e.encode()
+            e2, nxt = MQFFormatNameElement.decode(raw, len(data) % 4, len(raw), base=0)
+            _expect(nxt == len(raw) and e2.format_name == el,
+                    "MQFFormatNameElement: %r does not round-trip" % (str(el),))
+
+
+# ----------------------------------------------------------------- decoders at an offset
+def _err_key(exc, shift: int = 0):
+    return None if exc is None else (exc.structure, exc.field, exc.offset - shift)
+
+
+def fuzz_offsets(data: bytes) -> None:
+    """The decoders that take an offset into a larger buffer: bytes 0-3 give
+    the offset, 4-7 the end (0xFFFFFFFF: None), both little-endian and reduced
+    modulo the buffer (data[8:]) length + 9.  Each is compared with the
+    slice-based decode of the same bytes: same result, and errors at the same
+    place (absolute offsets = slice offsets + offset)."""
+    from mqcodec.ibmmq import decode_message, decode_pcf, encode_message, encode_pcf
+    from mqcodec.ibmmq.framing import decode_segment_header
+    from mqcodec.ibmmq.headers import decode_md
+    from mqcodec.ibmmq.message import decode_message_at
+    from mqcodec.ibmmq.pcf import decode_pcf_at
+    from mqcodec.msmq.queue_manager import decode_lookup_identifier
+
+    if len(data) < 8:
+        return
+    off_raw, end_raw = struct.unpack_from("<II", data, 0)
+    buf = bytes(data[8:])
+    n = len(buf)
+    off = off_raw % (n + 9)
+    end = None if end_raw == 0xFFFFFFFF else end_raw % (n + 9)
+    eff_end = n if end is None else min(end, n)
+    inside = off <= eff_end
+    piece = buf[off:eff_end]
+    for lenient in (False, True):
+        at, e1 = _only_decode_error(decode_message_at, buf, off, end, lenient=lenient)
+        if not inside:
+            _expect(at is None, "decode_message_at: decoded with offset %d past end %d" % (off, eff_end))
+            continue
+        sl, e2 = _only_decode_error(decode_message, piece, lenient=lenient)
+        _expect((at is None) == (sl is None), "decode_message_at(%d, %r) vs slice: %s / %s" % (off, end, e1, e2))
+        if at is not None:
+            _expect(encode_message(at) == encode_message(sl), "decode_message_at vs slice: different messages")
+        elif not lenient:
+            _expect(_err_key(e1, off) == _err_key(e2), "decode_message_at vs slice errors: %r / %r" % (e1, e2))
+    if off <= n:
+        md, e1 = _only_decode_error(decode_md, buf, off)
+        md2, e2 = _only_decode_error(decode_md, buf[off:])
+        _expect((md is None) == (md2 is None), "decode_md at %d vs slice: %s / %s" % (off, e1, e2))
+        if md is not None:
+            _expect(md == md2, "decode_md at an offset vs slice: different MQMDs")
+        else:
+            _expect(_err_key(e1, off) == _err_key(e2), "decode_md errors: %r / %r" % (e1, e2))
+        seg, e1 = _only_decode_error(decode_segment_header, buf, off)
+        seg2, e2 = _only_decode_error(decode_segment_header, buf[off:], 0, stream_offset=off)
+        _expect(seg == seg2 and _err_key(e1) == _err_key(e2),
+                "decode_segment_header at %d vs slice: %r %s / %r %s" % (off, seg, e1, seg2, e2))
+        lid = buf[off:off + 8]
+        parts, err = _only_decode_error(decode_lookup_identifier, lid)
+        _expect((parts is None) == (len(lid) != 8), "decode_lookup_identifier: %d bytes: %r" % (len(lid), err))
+        if parts is not None:
+            x = int.from_bytes(lid, "little")
+            _expect(decode_lookup_identifier(x) == parts and (parts.high_order_byte << 56 | parts.sequential_id_low) == x,
+                    "decode_lookup_identifier: parts do not recompose the value")
+    if inside:
+        for enc in (None, 273, 546):
+            r, e1 = _only_decode_error(decode_pcf_at, buf, off, encoding=enc, ccsid=None, end=end)
+            whole, e2 = _only_decode_error(decode_pcf, piece, encoding=enc)
+            if r is not None:
+                m, nxt = r
+                _expect(off <= nxt <= eff_end, "decode_pcf_at: next offset %d outside [%d, %d]" % (nxt, off, eff_end))
+            if whole is not None and not whole.trailing and whole.eph is None:
+                _expect(r is not None, "decode_pcf_at fails (%s) where decode_pcf of the slice succeeds" % e1)
+                _expect(encode_pcf(r[0]) == encode_pcf(whole) and r[1] == eff_end,
+                        "decode_pcf_at vs slice: different messages")
+            if e1 is not None:
+                _expect(e1.offset >= off, "decode_pcf_at: error offset %d before the offset %d" % (e1.offset, off))
+
+
 #: Invariant 4 per input.  Python-heap peak (tracemalloc: Python objects, bytes,
 #: numpy arrays; not C malloc of the Cython modules, which the ASan campaigns bound
 #: with -malloc_limit_mb) at most ALLOC_PER_BYTE x the input + ALLOC_BASE; CPU time
@@ -516,6 +782,9 @@ TARGETS = {
     "capture": fuzz_capture,
     "frames": fuzz_frames,
     "capture_core": fuzz_capture_core,
+    "route": fuzz_route,
+    "report": fuzz_report,
+    "offsets": fuzz_offsets,
 }
 
 
