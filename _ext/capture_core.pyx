@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Compiled capture core: pcap/pcapng walk, link/IP/TCP decode, TCP
-reassembly (in order, plus the pure reassembler's reorder buffer) and stream
-framing, for the common case (docs/capture-core.md).
+"""Compiled capture core: pcap/pcapng walk, link/IP/TCP decode, IPv4
+fragment reassembly (the pure FragmentReassembler's rules), TCP reassembly
+(in order, plus the pure reassembler's reorder buffer) and stream framing,
+for the common case (docs/capture-core.md).
 
 The pure pipeline (``mqcodec.capture`` + the pure framers, driven by
 ``mqcodec.pcap2parquet.Converter``) is the reference.  For every connection
@@ -18,7 +19,8 @@ API::
                        # keyword options: the pure pipeline's defaults, and the core's own caps
                        server_ports=DEFAULT_SERVER_PORTS, max_closed=65536, max_connections=1_000_000,
                        max_reassembly_bytes=4 << 20, max_reassembly_segments=4096,
-                       max_buffer_bytes=16 << 20, max_marks=1 << 20)
+                       max_buffer_bytes=16 << 20, max_marks=1 << 20,
+                       max_total_buffer=None)   # the global byte budget: past it, supported -> False
     core.feed(chunk)      # bytes-like, any size; partial records are kept
     core.finish()         # end of input: close every open connection (framers' close)
     b = core.take()       # dict of what was produced since the last take():
@@ -39,11 +41,12 @@ API::
     core.stop -> None, or (file offset, frame number) of the record/block where
         the pure parser stops (pcap: incl_len above 16 MiB; pcapng: any block
         the pure parser rejects; both: the file ends inside it)
-    core.buffered_bytes -> bytes held for open fast-path connections
+    core.buffered_bytes -> bytes held for open fast-path connections and pending IPv4 fragments
 
     f = ReplayFilter(core)      # after core.finish()
-    f.feed(chunk) -> list[Frame]  # frames of replay connections (within their
-                                  # frame ranges) + every IPv4 fragment with protocol 6
+    f.feed(chunk) -> list[Frame]  # frames of replay connections (within their frame
+                                  # ranges); their segments that came in IPv4 fragments
+                                  # as frames of one raw IPv4 packet (linktype 228) each
 """
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 from libc.stdlib cimport malloc, free, realloc, calloc
@@ -109,7 +112,7 @@ cdef enum:
 cdef enum:
     D_TCP = 0
     D_DEFER = 1
-    D_FRAG_TCP = 2      # an IPv4 fragment of a TCP datagram (deferred)
+    D_FRAG = 2          # an IPv4 fragment (any protocol): deferred, and reassembled by the core
 
 cdef int64_t MAX_RECORD_LEN = 16 * 1024 * 1024
 cdef int64_t NS = 1000000000
@@ -370,8 +373,50 @@ cdef struct Stats:
     int64_t after_close
     int64_t unknown_conn
     int64_t tcp_fragments
+    int64_t reassembled       # TCP segments of reassembled IPv4 datagrams
     int64_t out_of_order
     int64_t reasons[16]
+
+# IPv4 fragment reassembly: mqcodec.capture.ipfrag.FragmentReassembler (defaults
+# of CaptureProcessor) in C.  Datagrams are kept in insertion order (the
+# OrderedDict), at most FR_MAX_DATAGRAMS of them.
+cdef enum:
+    FR_MAX_DATAGRAMS = 1024
+    FR_MAX_PIECES = 128
+    FR_MAX_DATAGRAM = 65535
+    FR_BUCKETS = 4096
+
+cdef struct FPiece:
+    int32_t off
+    int32_t length
+    int32_t at            # where its bytes are in the datagram's data
+
+cdef struct FDgram:
+    uint8_t src[4]
+    uint8_t dst[4]
+    uint16_t ident
+    uint8_t proto
+    int32_t end           # -1 until a fragment with MF clear is seen
+    int32_t stored        # bytes of all pieces (copies included)
+    int32_t npieces
+    int64_t first_ts
+    int32_t prev          # insertion order
+    int32_t next
+    int32_t hnext         # hash chain; free list
+    int32_t dcap
+    uint8_t* data
+    FPiece pieces[FR_MAX_PIECES]   # by offset; equal offsets in arrival order
+
+cdef struct FragTable:
+    FDgram* d             # FR_MAX_DATAGRAMS slots (allocated at the first fragment)
+    int32_t* buckets
+    uint8_t* out          # the last reassembled payload
+    int32_t free_head
+    int32_t fresh         # slots never used yet: fresh .. FR_MAX_DATAGRAMS-1
+    int32_t head          # oldest
+    int32_t tail
+    int32_t count
+    int64_t bytes         # bytes held (pieces' copies)
 
 cdef struct Core:
     # file
@@ -449,6 +494,15 @@ cdef struct Core:
     int cur_dir
     bint oom
     Stats st
+    # IPv4 fragment reassembly (the pure FragmentReassembler's twin)
+    FragTable frags
+    Buf synth             # ReplayFilter: frames made of reassembled TCP segments
+    # global byte budget (the pure converter's ByteBudget check points)
+    int64_t budget_limit  # 0: none
+    int64_t budget_slack
+    int64_t budget_since
+    int64_t budget_peak
+    int64_t budget_checks
 
 cdef struct Iface:
     int linktype
@@ -465,9 +519,11 @@ cdef struct Pkt:
     const uint8_t* payload
     Py_ssize_t plen
     int64_t missing
-    # fragments
+    # IPv4 fragments
     uint32_t frag_off
     uint16_t ident
+    uint8_t proto
+    uint8_t more
 
 # ---------------------------------------------------------------------------
 # link / IP / TCP decode: mirrors mqcodec.capture.packet.decode_frame for
@@ -605,17 +661,19 @@ cdef int decode(const uint8_t* d, Py_ssize_t n, int linktype, int64_t caplen, in
         if missing > cut:
             missing = cut
         if frag & 0x3FFF:
-            if proto != 6:
-                return D_DEFER
+            # packet.decode_frame's IPv4Fragment (whatever the protocol: the pure
+            # FragmentReassembler's bounds and timeouts are shared by all of them)
             if missing:
-                return D_DEFER      # skipped by the pure pipeline: no TCP effect
+                return D_DEFER      # skipped by the pure pipeline ("cut by the snap length")
             if (frag & 0x1FFF) * 8 + (end - start) > 65535:
                 return D_DEFER      # malformed
             pk.frag_off = (frag & 0x1FFF) * 8
+            pk.more = 1 if frag & 0x2000 else 0
             pk.ident = be16(d + off + 4)
+            pk.proto = proto
             pk.plen = end - start
             pk.payload = d + start
-            return D_FRAG_TCP
+            return D_FRAG
     else:
         if n - off < 40:
             return D_DEFER
@@ -1296,33 +1354,269 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
     if cn.live.h[0].closed and cn.live.h[1].closed:
         retire(c, ci, frame)
 
-cdef void frag_tcp(Core* c, Pkt* pk) noexcept nogil:
-    """An IPv4 fragment of a TCP datagram: the pure pipeline reassembles it
-    and feeds the segment to its reassembler; the connection goes to replay."""
-    cdef const uint8_t* t = pk.payload
-    cdef Slot* s
-    cdef uint8_t flags
-    c.st.tcp_fragments += 1
-    if c.filter_mode:
-        return
-    if pk.frag_off != 0:
-        return                        # its datagram is resolved by its first fragment
-    if pk.plen < 20:
-        set_unsupported(c, "a TCP header split across IPv4 fragments")
-        return
-    pk.key.sport = be16(t)
-    pk.key.dport = be16(t + 2)
-    flags = t[13]
-    s = table_find(&c.tab, &pk.key, key_hash(&pk.key))
-    if s != NULL and s.state == S_OPEN and not (flags & F_SYN):
-        go_replay(c, s.conn, R_FRAGMENT)
-    elif s != NULL and s.state == S_CLOSED and not ((flags & F_SYN) and not (flags & F_ACK)):
-        pass                          # a segment after close: ignored by the pure reassembler
-    else:
-        set_unsupported(c, "an IPv4-fragmented TCP segment that may open a connection")
-
 cdef extern from *:
     ctypedef long long i128 "__int128"
+
+# ---------------------------------------------------------------------------
+# IPv4 fragments (FragTable, declared with Core)
+# ---------------------------------------------------------------------------
+cdef int64_t FR_TIMEOUT_NS = 30 * 1000000000
+
+cdef int fr_init(FragTable* t) noexcept nogil:
+    cdef int i
+    t.d = <FDgram*>malloc(FR_MAX_DATAGRAMS * sizeof(FDgram))
+    t.buckets = <int32_t*>malloc(FR_BUCKETS * sizeof(int32_t))
+    t.out = <uint8_t*>malloc(FR_MAX_DATAGRAM + 1)
+    if t.d == NULL or t.buckets == NULL or t.out == NULL:
+        free(t.d)
+        free(t.buckets)
+        free(t.out)
+        t.d = NULL
+        t.buckets = NULL
+        t.out = NULL
+        return -1
+    for i in range(FR_BUCKETS):
+        t.buckets[i] = -1
+    t.free_head = -1
+    t.fresh = 0
+    t.head = t.tail = -1
+    t.count = 0
+    t.bytes = 0
+    return 0
+
+cdef void fr_free(FragTable* t) noexcept nogil:
+    cdef int32_t i
+    if t.d != NULL:
+        i = t.head
+        while i >= 0:
+            free(t.d[i].data)
+            i = t.d[i].next
+    free(t.d)
+    free(t.buckets)
+    free(t.out)
+    t.d = NULL
+    t.buckets = NULL
+    t.out = NULL
+    t.count = 0
+    t.bytes = 0
+
+cdef inline uint32_t fr_bucket(const uint8_t* src, const uint8_t* dst, uint8_t proto, uint16_t ident) noexcept nogil:
+    cdef uint64_t h
+    cdef uint32_t a, b
+    memcpy(&a, src, 4)
+    memcpy(&b, dst, 4)
+    h = ((<uint64_t>a << 32) | b) ^ (<uint64_t>ident << 8 | proto) * 0x9E3779B97F4A7C15ULL
+    h *= 0xBF58476D1CE4E5B9ULL
+    h ^= h >> 29
+    return <uint32_t>(h & (FR_BUCKETS - 1))
+
+cdef void fr_remove(FragTable* t, int32_t i) noexcept nogil:
+    """Forget datagram i (completed, abandoned or evicted)."""
+    cdef FDgram* g = &t.d[i]
+    cdef uint32_t bk = fr_bucket(g.src, g.dst, g.proto, g.ident)
+    cdef int32_t* link = &t.buckets[bk]
+    while link[0] != i:
+        link = &t.d[link[0]].hnext
+    link[0] = g.hnext
+    if g.prev >= 0:
+        t.d[g.prev].next = g.next
+    else:
+        t.head = g.next
+    if g.next >= 0:
+        t.d[g.next].prev = g.prev
+    else:
+        t.tail = g.prev
+    t.bytes -= g.stored
+    free(g.data)
+    g.data = NULL
+    g.dcap = 0
+    g.hnext = t.free_head
+    t.free_head = i
+    t.count -= 1
+
+cdef Py_ssize_t fr_add(FragTable* t, Pkt* pk, int64_t ts) noexcept nogil:
+    """FragmentReassembler.add: the reassembled IP payload's length (its bytes
+    in t.out) when this fragment completes its datagram, -1 when not, -2 when
+    out of memory.  Abandoned datagrams only make the pure processor report
+    their frames as skipped: nothing to do here."""
+    cdef int32_t i, k, lo, hi, mid, cap
+    cdef uint32_t bk
+    cdef FDgram* g
+    cdef FPiece* pc
+    cdef uint8_t* nd
+    cdef int64_t pos, e, lim, end
+    if t.d == NULL and fr_init(t) < 0:
+        return -2
+    # time out the oldest datagrams (insertion order; capture time)
+    while t.count:
+        if <i128>ts - <i128>t.d[t.head].first_ts <= <i128>FR_TIMEOUT_NS:
+            break
+        fr_remove(t, t.head)
+    bk = fr_bucket(pk.key.src, pk.key.dst, pk.proto, pk.ident)
+    i = t.buckets[bk]
+    while i >= 0:
+        g = &t.d[i]
+        if (g.ident == pk.ident and g.proto == pk.proto and memcmp(g.src, pk.key.src, 4) == 0
+                and memcmp(g.dst, pk.key.dst, 4) == 0):
+            break
+        i = g.hnext
+    if i < 0:
+        if t.count >= FR_MAX_DATAGRAMS:
+            fr_remove(t, t.head)
+        if t.free_head >= 0:
+            i = t.free_head
+            t.free_head = t.d[i].hnext
+        else:
+            i = t.fresh
+            t.fresh += 1
+        g = &t.d[i]
+        memcpy(g.src, pk.key.src, 4)
+        memcpy(g.dst, pk.key.dst, 4)
+        g.ident = pk.ident
+        g.proto = pk.proto
+        g.end = -1
+        g.stored = 0
+        g.npieces = 0
+        g.first_ts = ts
+        g.data = NULL
+        g.dcap = 0
+        g.hnext = t.buckets[bk]
+        t.buckets[bk] = i
+        g.next = -1
+        g.prev = t.tail
+        if t.tail >= 0:
+            t.d[t.tail].next = i
+        else:
+            t.head = i
+        t.tail = i
+        t.count += 1
+    g = &t.d[i]
+    if g.npieces + 1 > FR_MAX_PIECES or g.stored + pk.plen > 2 * FR_MAX_DATAGRAM:
+        fr_remove(t, i)           # duplicates without end: the datagram is given up
+        return -1
+    if g.stored + pk.plen > g.dcap:
+        cap = g.dcap * 2 if g.dcap else 2048
+        while cap < g.stored + pk.plen:
+            cap *= 2
+        nd = <uint8_t*>realloc(g.data, cap)
+        if nd == NULL:
+            return -2
+        g.data = nd
+        g.dcap = cap
+    # the piece goes after every piece at an offset <= its own (a stable sort)
+    lo = 0
+    hi = g.npieces
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if g.pieces[mid].off <= <int32_t>pk.frag_off:
+            lo = mid + 1
+        else:
+            hi = mid
+    memmove(&g.pieces[lo + 1], &g.pieces[lo], (g.npieces - lo) * sizeof(FPiece))
+    pc = &g.pieces[lo]
+    pc.off = pk.frag_off
+    pc.length = <int32_t>pk.plen
+    pc.at = g.stored
+    if pk.plen:
+        memcpy(g.data + g.stored, pk.payload, pk.plen)
+    g.npieces += 1
+    g.stored += <int32_t>pk.plen
+    t.bytes += pk.plen
+    if not pk.more:
+        g.end = <int32_t>(pk.frag_off + pk.plen)
+    if g.end < 0:
+        return -1
+    end = g.end
+    pos = 0
+    for k in range(g.npieces):
+        pc = &g.pieces[k]
+        if pc.off > pos:
+            return -1             # a hole
+        e = pc.off + pc.length
+        if e > pos:
+            lim = e if e < end else end
+            if lim > pos:
+                memcpy(t.out + pos, g.data + pc.at + (pos - pc.off), lim - pos)
+            pos = e
+        if pos >= end:
+            break
+    if pos < end:
+        return -1
+    fr_remove(t, i)
+    return <Py_ssize_t>end
+
+cdef inline bint in_replay_range(Core* c, Pkt* pk) noexcept nogil:
+    """ReplayFilter: is frame c.number of a replay connection (4-tuple and frame range)?"""
+    cdef Slot* s = table_find(&c.tab, &pk.key, key_hash(&pk.key))
+    cdef int64_t k
+    cdef Conn* cn
+    if s == NULL:
+        return False
+    k = s.conn                 # head of this 4-tuple's range chain
+    while k >= 0:
+        cn = &c.conns[k]
+        if cn.first_frame <= c.number and (cn.last_frame < 0 or c.number <= cn.last_frame):
+            return True
+        k = cn.stream          # next in chain (the filter reuses the field)
+    return False
+
+cdef void fragment(Core* c, Pkt* pk, int64_t ts) noexcept nogil:
+    """An IPv4 fragment, fed to the reassembler as CaptureProcessor does; a
+    completed TCP datagram is the pure decode_reassembled's TCPSegment,
+    attributed to this frame (number and time)."""
+    cdef Py_ssize_t n, doff, at
+    cdef const uint8_t* t
+    cdef Pkt sg
+    cdef uint8_t* h
+    if pk.proto == 6:
+        c.st.tcp_fragments += 1
+    n = fr_add(&c.frags, pk, ts)
+    if n == -2:
+        c.oom = True
+        return
+    if n < 0 or pk.proto != 6:
+        return                    # incomplete, or not TCP (the deferred frame's side processor has it)
+    t = c.frags.out
+    if n < 20:
+        return                    # Malformed "reassembled TCP" (counted by the side processor)
+    doff = (t[12] >> 4) * 4
+    if doff < 20 or doff > n:
+        return
+    sg.key = pk.key
+    sg.key.sport = be16(t)
+    sg.key.dport = be16(t + 2)
+    sg.seq = be32(t + 4)
+    sg.ack = be32(t + 8)
+    sg.flags = t[13]
+    sg.payload = t + doff
+    sg.plen = n - doff
+    sg.missing = 0
+    c.st.reassembled += 1
+    if not c.filter_mode:
+        segment(c, &sg, c.number, ts)
+        return
+    if not in_replay_range(c, &sg):
+        return
+    # the replay gets the reassembled segment as one unfragmented raw IPv4 frame
+    # (LINKTYPE_IPV4) with this frame's number and time: the pure processor
+    # decodes it into the same TCPSegment
+    at = c.synth.n
+    if buf_reserve(&c.synth, 20 + n) < 0:
+        c.oom = True
+        return
+    h = c.synth.p + at
+    memset(h, 0, 20)
+    h[0] = 0x45
+    if 20 + n <= 0xFFFF:
+        h[2] = <uint8_t>((20 + n) >> 8)
+        h[3] = <uint8_t>((20 + n) & 0xFF)
+    h[8] = 64
+    h[9] = 6
+    memcpy(h + 12, pk.key.src, 4)
+    memcpy(h + 16, pk.key.dst, 4)
+    memcpy(h + 20, t, n)
+    c.synth.n = at + 20 + n
+    push_deferred(c, -1 - at, 20 + n, 20 + n, ts, 0, 228)
 
 cdef inline int push_deferred(Core* c, Py_ssize_t datapos, int64_t caplen, int64_t orig, int64_t ts,
                               int ifid, int linktype) noexcept nogil:
@@ -1333,37 +1627,65 @@ cdef inline int push_deferred(Core* c, Py_ssize_t datapos, int64_t caplen, int64
         return -1
     return 0
 
+cdef int64_t half_buffered(Half* h) noexcept nogil:
+    """Bytes one fast-path direction holds: unconsumed framer input, waiting
+    out-of-order segments, the compiled MQ framer's pending units and scratch."""
+    cdef int64_t n = h.buf.n + h.pbytes
+    cdef int i
+    if h.framer_on and h.proto == P_MQ:
+        for i in range(h.mq.npend):
+            if h.mq.pend[i].store:
+                n += h.mq.pend[i].size
+        n += h.mq.scap
+    return n
+
+cdef int64_t core_buffered(Core* c) noexcept nogil:
+    """Everything the core buffers for the capture: open fast-path directions
+    and the IPv4 fragment table."""
+    cdef int64_t total = c.frags.bytes
+    cdef Py_ssize_t i
+    cdef Conn* cn
+    for i in range(c.nconns):
+        cn = &c.conns[i]
+        if cn.live != NULL:
+            total += half_buffered(&cn.live.h[0]) + half_buffered(&cn.live.h[1])
+    return total
+
 cdef void process(Core* c, const uint8_t* data, Py_ssize_t datapos, int64_t caplen, int64_t orig, int64_t ts,
                   int ifid, int linktype) noexcept nogil:
     """One frame (number c.number): decode, then the TCP path, the replay
     filter's selection, or deferral."""
     cdef Pkt pk
-    cdef Slot* s
-    cdef Conn* cn
-    cdef int64_t k
+    cdef int64_t total
     cdef int r
     c.st.frames += 1
     r = decode(data, <Py_ssize_t>caplen, linktype, caplen, orig, &pk)
     if c.filter_mode:
         if r == D_TCP:
-            s = table_find(&c.tab, &pk.key, key_hash(&pk.key))
-            if s != NULL:
-                k = s.conn                 # head of this 4-tuple's range chain
-                while k >= 0:
-                    cn = &c.conns[k]
-                    if cn.first_frame <= c.number and (cn.last_frame < 0 or c.number <= cn.last_frame):
-                        push_deferred(c, datapos, caplen, orig, ts, ifid, linktype)
-                        break
-                    k = cn.stream          # next in chain (the filter reuses the field)
-        elif r == D_FRAG_TCP:
-            push_deferred(c, datapos, caplen, orig, ts, ifid, linktype)
-    elif r == D_TCP:
-        segment(c, &pk, c.number, ts)
+            if in_replay_range(c, &pk):
+                push_deferred(c, datapos, caplen, orig, ts, ifid, linktype)
+        elif r == D_FRAG:
+            fragment(c, &pk, ts)
     else:
-        c.st.deferred += 1
-        push_deferred(c, datapos, caplen, orig, ts, ifid, linktype)
-        if r == D_FRAG_TCP:
-            frag_tcp(c, &pk)
+        if r == D_TCP:
+            segment(c, &pk, c.number, ts)
+        else:
+            c.st.deferred += 1
+            push_deferred(c, datapos, caplen, orig, ts, ifid, linktype)
+            if r == D_FRAG:
+                fragment(c, &pk, ts)
+        if c.budget_limit:
+            # ByteBudget.charge(len(frame.data)) after the frame: the same check points
+            c.budget_since += caplen
+            if c.budget_since >= c.budget_slack:
+                c.budget_since = 0
+                c.budget_checks += 1
+                total = core_buffered(c)
+                if total > c.budget_peak:
+                    c.budget_peak = total
+                if total > c.budget_limit:
+                    # the pure converter may cut a direction here: let it convert the capture
+                    set_unsupported(c, "buffered bytes above the byte budget")
 
 cdef Py_ssize_t walk(Core* c, const uint8_t* p, Py_ssize_t n) noexcept nogil:
     """Complete pcap records of p[0:n] (file header already consumed); returns bytes consumed."""
@@ -1625,6 +1947,8 @@ cdef class _Walker:
         i64_free(&self.c.d_pos); i64_free(&self.c.d_num); i64_free(&self.c.d_ts); i64_free(&self.c.replay_list)
         i64_free(&self.c.d_cap); i64_free(&self.c.d_orig); i64_free(&self.c.d_if); i64_free(&self.c.d_lt)
         free(self.c.ifaces)
+        fr_free(&self.c.frags)
+        buf_free(&self.c.synth)
 
     cdef int _header(self) except -1:
         cdef const uint8_t* p = self.left.p
@@ -1676,9 +2000,13 @@ cdef class _Walker:
             for i in range(c.d_pos.n):
                 pos = c.d_pos.p[i]
                 incl = c.d_cap.p[i]
-                out.append(_Frame(c.d_num.p[i], c.d_ts.p[i], c.d_lt.p[i], incl, c.d_orig.p[i],
-                                  PyBytes_FromStringAndSize(<const char*>(p + pos), incl), c.d_if.p[i]))
+                if pos >= 0:
+                    raw = PyBytes_FromStringAndSize(<const char*>(p + pos), incl)
+                else:             # a frame made of a reassembled TCP segment (ReplayFilter)
+                    raw = PyBytes_FromStringAndSize(<const char*>(c.synth.p - 1 - pos), incl)
+                out.append(_Frame(c.d_num.p[i], c.d_ts.p[i], c.d_lt.p[i], incl, c.d_orig.p[i], raw, c.d_if.p[i]))
             c.d_pos.n = c.d_num.n = c.d_ts.n = c.d_cap.n = c.d_orig.n = c.d_if.n = c.d_lt.n = 0
+        c.synth.n = 0
         c.base += used
         if from_left:
             if used:
@@ -1780,7 +2108,7 @@ cdef class CaptureCore(_Walker):
     def __init__(self, mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True, *,
                  server_ports=DEFAULT_SERVER_PORTS, max_buffer_bytes=16 << 20, max_marks=1 << 20,
                  max_closed=65536, max_connections=1_000_000, max_reassembly_bytes=4 << 20,
-                 max_reassembly_segments=4096):
+                 max_reassembly_segments=4096, max_total_buffer=None):
         self.c.n_mq = fill_ports(self.c.mq_ports, mq_ports)
         self.c.n_msmq = fill_ports(self.c.msmq_ports, msmq_ports)
         self.c.n_server = fill_ports(self.c.server_ports, server_ports)
@@ -1791,6 +2119,11 @@ cdef class CaptureCore(_Walker):
         self.c.max_connections = max_connections
         self.c.pure_max_bytes = max_reassembly_bytes
         self.c.pure_max_segments = max_reassembly_segments
+        if max_total_buffer is not None:
+            if max_total_buffer <= 0:
+                raise ValueError("max_total_buffer must be positive")
+            self.c.budget_limit = max_total_buffer
+            self.c.budget_slack = max(1, max_total_buffer // 16)   # ByteBudget's default slack
         if i64_push(&self.c.offs, 0) < 0:
             raise MemoryError()
 
@@ -1870,16 +2203,11 @@ cdef class CaptureCore(_Walker):
 
     @property
     def buffered_bytes(self):
-        """Bytes the core holds for open fast-path connections (unconsumed framer
-        input + out-of-order segments; the framers' own buffers not included)."""
-        cdef Py_ssize_t i
-        cdef int64_t total = 0
-        cdef Conn* cn
-        for i in range(self.c.nconns):
-            cn = &self.c.conns[i]
-            if cn.live != NULL:
-                total += cn.live.h[0].buf.n + cn.live.h[0].pbytes + cn.live.h[1].buf.n + cn.live.h[1].pbytes
-        return total
+        """Bytes the core holds for the capture: open fast-path directions
+        (unconsumed framer input, out-of-order segments, the compiled MQ
+        framer's pending units and scratch) and the IPv4 fragment table --
+        what ``max_total_buffer`` bounds."""
+        return core_buffered(&self.c)
 
     @property
     def stats(self):
@@ -1889,7 +2217,9 @@ cdef class CaptureCore(_Walker):
                 "bytes in streams of no known protocol": s.undetected, "messages": s.messages,
                 "retransmitted segments": s.retransmitted, "overlapping segments": s.overlapping,
                 "segments after close": s.after_close, "segments of unknown connections": s.unknown_conn,
-                "tcp fragments": s.tcp_fragments, "out-of-order segments": s.out_of_order,
+                "tcp fragments": s.tcp_fragments, "reassembled tcp segments": s.reassembled,
+                "pending ip datagrams": self.c.frags.count, "out-of-order segments": s.out_of_order,
+                "budget checks": self.c.budget_checks, "buffered bytes at the largest check": self.c.budget_peak,
                 "pcapng blocks skipped": self.c.skipped_blocks, "open connections": self.c.open_conns,
                 "replay reasons": {REPLAY_REASONS[i]: s.reasons[i] for i in range(len(REPLAY_REASONS))
                                    if s.reasons[i]}}
@@ -1902,8 +2232,10 @@ cdef object _arr(I64* a, Py_ssize_t n):
 
 
 cdef class ReplayFilter(_Walker):
-    """Frames of the replay connections (within their frame ranges), and every
-    IPv4 fragment of a TCP datagram, in capture order: ``feed(chunk) -> list[Frame]``.
+    """Frames of the replay connections (within their frame ranges), in capture
+    order: ``feed(chunk) -> list[Frame]``.  A segment of theirs that came in IPv4
+    fragments is one made frame: the reassembled segment in a raw IPv4 packet
+    (linktype 228) with the number and time of the fragment that completed it.
 
     ``ReplayFilter(core)`` after ``core.finish()``; or ``ReplayFilter(entries)``
     with ``core.replay()`` entries (then every frame of those 4-tuples)."""

@@ -772,7 +772,10 @@ def test_out_of_order_hole_never_filled_goes_to_replay():
 
 
 @pytest.mark.parametrize("mtu", [60, 300])
-def test_fragmented_tcp_segment_sends_its_connection_to_replay(mtu):
+def test_fragmented_tcp_segment_stays_on_the_fast_path(mtu):
+    """The core reassembles IPv4 fragments as the pure FragmentReassembler does
+    (issue #8; it used to send the connection to replay): more cases in
+    tests/test_capture_core_fragments.py."""
     from mqcodec.capture.writer import fragment_ipv4
 
     pk = _sim_packets(2, 10)
@@ -786,16 +789,15 @@ def test_fragmented_tcp_segment_sends_its_connection_to_replay(mtu):
             frames.append((p.ts_ns, p.frame))
     data = _pcap(frames, nanosecond=True)
     core, pure, msgs, deferred = check_against_pure(data)
-    assert _replay_tuples(core) == {_tuple(pk[victim].frame)}
-    assert core.stats["replay reasons"] == {"IPv4-fragmented segment": 1}
-    # the replay filter hands the fragments (and the connection's frames) to the pure pipeline
-    got = ReplayFilter(core).feed(data)
+    assert core.replay() == []
+    assert core.stats["reassembled tcp segments"] == 1
+    # the fragments are still deferred (the side processor counts them)
     nfrag = len(fragment_ipv4(_ip_of(pk[victim].frame), mtu))
-    assert sum(1 for f in got if f.data[20] & 0x20 or f.data[21] or f.data[20] & 0x1F) == nfrag
-    full = pure_rows(data)
-    sub = pure_rows(None, frames=got)
-    stream = core.replay()[0][2]
-    assert [r[1:] for r in sub] == [r[1:] for r in full if r[0] == stream]
+    assert sum(1 for f in deferred if f.data[20] & 0x20 or f.data[21] or f.data[20] & 0x1F) == nfrag
+    # the message the segment carried comes from the core, with the last fragment's frame
+    victim_frame = victim + nfrag
+    assert any(m[4] == victim_frame for v in msgs.values() for m in v) == any(
+        r[4] == victim_frame for v in pure.values() for r in v)
 
 
 def test_replay_filter_from_entries_selects_whole_tuples():

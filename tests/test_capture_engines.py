@@ -148,21 +148,26 @@ def test_corrupted_bytes_in_headers_and_payloads(seed):
 
 
 def test_core_giving_up_mid_capture_is_resumed_by_the_pure_pipeline(monkeypatch):
-    """A SYN that arrives in IPv4 fragments may open a connection the core
-    cannot number as the pure reassembler would: the core declines the
-    capture (``supported`` False) after it has produced, and written, rows.
-    The pure pipeline converts the capture from the start, skipping per
-    direction what the core produced: the tables still equal the pure
-    engine's."""
+    """A SYN on a replayed connection after FINs both ways may open a new
+    stream or not, depending on reassembly state the core no longer keeps: the
+    core declines the capture (``supported`` False) after it has produced, and
+    written, rows.  The pure pipeline converts the capture from the start,
+    skipping per direction what the core produced: the tables still equal the
+    pure engine's.  (The trigger used to be a fragmented SYN, which the core
+    now follows itself.)"""
     from mqcodec import pcap2parquet_compiled
-    from mqcodec.capture.writer import ethernet, fragment_ipv4, ipv4, tcp
+    from mqcodec.capture.writer import TcpConversation
 
     monkeypatch.setattr(pcap2parquet_compiled, "CHUNK", 8192)  # several chunks: rows are written before the SYN
     pk = _packets(9, 30)
-    syn = ipv4("10.9.0.1", "10.9.0.2", 6, tcp("10.9.0.1", "10.9.0.2", 40000, 1414, 7, 0, 0x02, b""), flags_frag=0)
     half = len(pk) // 2
-    frags = [(pk[half][0] + k, ethernet(f)) for k, f in enumerate(fragment_ipv4(syn, 28))]
-    data = _pcap(pk[:half] + frags + pk[half:])
+    a = TcpConversation(("10.9.0.1", 40000), ("10.9.0.2", 9999), isn_client=7, mss=300,
+                        start_ns=pk[half][0], step_ns=1)
+    hs = a.handshake()
+    conv = hs + a.send(0, bytes(range(256)) * 4)
+    del conv[5]                      # a lost segment: the connection goes to replay
+    conv += a.close() + [hs[0]]      # ... is closed both ways, then its SYN again
+    data = _pcap(pk[:half] + [(p.ts_ns, p.frame) for p in conv] + pk[half:])
     ours = _convert(data, None, chunk_messages=5)
     ref = _convert(data, "py", chunk_messages=5)
     engine = ours[3]["captures"][-1]["engine"]
@@ -172,3 +177,26 @@ def test_core_giving_up_mid_capture_is_resumed_by_the_pure_pipeline(monkeypatch)
     summary.pop("captures resumed by the pure pipeline")
     assert summary == ref[2]
     assert ours[0] == ref[0] and ours[1] == ref[1]
+
+
+@pytest.mark.parametrize("mtu", [68, 300])
+def test_ipv4_fragments_stay_with_the_core(mtu):
+    """TCP (SYNs, MQ and MSMQ data, FINs) and UDP pings in IPv4 fragments,
+    some fragments swapped: the core reassembles them itself (no give-up, no
+    replay for them) and the tables equal the pure engine's."""
+    from mqcodec.capture.writer import ethernet, fragment_ipv4
+
+    rnd = random.Random(mtu)
+    out = []
+    for ts, frame in _packets(10, 25):
+        if rnd.random() < 0.5:
+            frags = fragment_ipv4(frame[14:14 + int.from_bytes(frame[16:18], "big")], mtu)
+            if rnd.random() < 0.3:
+                rnd.shuffle(frags)
+            out += [(ts + k, ethernet(f)) for k, f in enumerate(frags)]
+        else:
+            out.append((ts, frame))
+    for data in (_pcap(out), _pcap(out, ng=True)):
+        report = _same(data)
+        assert report["summary"].get("connections replayed by the pure pipeline", 0) == 0
+        assert report["captures"][-1]["core"]["reassembled tcp segments"] > 0
