@@ -145,6 +145,21 @@ def capture_core_seeds():
     cap = CAPTURES / "ibmmq_jms_client_1414.pcap"
     if cap.exists():
         out.append(cap.read_bytes()[:40000])
+    # simulator traffic with a share of its IPv4 packets fragmented (in order, reversed,
+    # shuffled, duplicated, overlapping, dropped, late, snap-cut): the core's reassembly
+    import os
+    import sys
+
+    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    import importlib.util
+
+    if importlib.util.find_spec("mqcodec._ext.capture_core") is None:
+        return out        # the compiled core is not built: its tests (and these seeds) are skipped
+    from test_capture_core_fragments import fragmented_capture
+    for seed in (1, 2, 3):
+        out.append(fragmented_capture(seed, messages=3, rate=0.6))
     return out
 
 
