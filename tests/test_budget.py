@@ -365,3 +365,319 @@ def test_converter_applies_the_budget():
     assert s1.get("budget cuts", 0) >= len({(r["src_ip"], r["src_port"]) for r in budget_rows})
     for rows in (plain, cut):
         assert sum(len(r["raw"]) for r in rows if r["src_port"] != 1801) == sum(sent)
+
+
+# ------------------------------------------------------------------ audit F2: cuts while skipping, honest counters
+def _max_claim_header(framing_mod) -> bytes:
+    """A real TSHM (an MQPUT's first segment header) whose MQSegmLen claims the
+    framer's maximum: the framer waits for (or, after a cut, skips) ~100 MiB."""
+    seg = bytearray(framing_mod.encode_segments("MQPUT", bytes(64))[:36])
+    assert seg[:4] == b"TSHM"
+    struct.pack_into("!I", seg, 4, framing_mod.DEFAULT_MAX_SEGMENT_LENGTH)
+    return bytes(seg)
+
+
+def _msmq_max_claim_header() -> bytes:
+    return struct.pack("<BBH4sII", 0x10, 0, 0, b"LIOR", 0x00400000, 0xFFFFFFFF)
+
+
+def _tiles(spans, end):
+    """(offset, length) spans sorted by offset cover 0..end exactly once."""
+    pos = 0
+    for off, n in sorted(spans):
+        assert off == pos, (off, pos)
+        pos += n
+    assert pos == end, (pos, end)
+
+
+def _pattern(n, seed):
+    import random
+
+    return random.Random(seed).randbytes(n)
+
+
+@pytest.mark.parametrize("proto", ["mq", "msmq"])
+def test_second_cut_releases_what_was_fed_since(proto):
+    """The audit's case (F2): a header claiming the maximum length, a cut, more
+    bytes, a second cut.  Each cut releases every byte then held (the second
+    one included: bytes fed after the first cut), the framer then holds
+    nothing (MQ) or at most a few bytes of a possible header (MSMQ scanning),
+    and after close every byte fed is in exactly one FramingError (MQ: its
+    ``length``, MSMQ: its ``raw``), the kept raw bytes being the stream's."""
+    if proto == "mq":
+        f, hdr = mqf.MQStreamFramer(max_raw=64 * KiB), _max_claim_header(mqf)
+    else:
+        f, hdr = msf.MSMQStreamFramer(), _msmq_max_claim_header()
+    stream = hdr + _pattern(100_000, 1)
+    more = _pattern(300_000, 2).replace(b"TSH", b"XYZ").replace(b"LIOR", b"XXXX")
+    f.feed(stream)
+    assert f.buffered_bytes == len(stream)
+    assert f.cut("first") == len(stream)
+    events = list(f)
+    for i in range(0, len(more), 30_000):
+        f.feed(more[i:i + 30_000])
+    stream += more
+    held = f.buffered_bytes
+    assert held <= (0 if proto == "mq" else 300_000)
+    assert f.cut("second") == held
+    assert f.buffered_bytes <= 3
+    assert f.cut("third") == 0 and f.buffered_bytes <= 3
+    f.close()
+    events += list(f)
+    errs = [e for e in events if isinstance(e, (mqf.FramingError, msf.FramingError))]
+    assert len(errs) == len(events)
+    if proto == "mq":
+        _tiles([(e.offset, e.length) for e in errs], len(stream))
+        assert all(len(e.raw) <= e.length and (e.raw_truncated or len(e.raw) == e.length) for e in errs)
+    else:
+        _tiles([(e.offset, len(e.raw)) for e in errs], len(stream))
+    for e in errs:
+        assert e.raw == stream[e.offset:e.offset + len(e.raw)]
+
+
+def test_mq_skip_after_a_cut_holds_no_memory():
+    """After a cut the rest of a segment claiming ~100 MiB is skipped: the
+    bytes fed during the skip are neither kept nor buffered (traced memory
+    stays far below what was fed)."""
+    import tracemalloc
+
+    f = mqf.MQStreamFramer()
+    f.feed(_max_claim_header(mqf) + bytes(10_000))
+    f.cut("r")
+    f.events()
+    chunk = bytes(64 * KiB)
+    tracemalloc.start()
+    try:
+        for _ in range(64):                       # 4 MiB
+            f.feed(chunk)
+        current, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert f.buffered_bytes == 0 and f.events() == []
+    assert current < 256 * KiB, current
+
+
+def test_mq_cut_while_skipping_after_a_gap():
+    """A gap inside a segment leaves the framer skipping to its end, keeping
+    what it receives (up to max_raw): a cut reports that part at once (offset,
+    length up to the cut, raw = the bytes received), the rest of the segment
+    becomes its own error when it ends (counted, not kept), and the next
+    message is found as by a framer fed it alone."""
+    big, nxt = _mq_put(200_000), _mq_put(300)
+    clean = mqf.MQStreamFramer()
+    clean.feed(nxt)
+    expected = [m.message_bytes for m in clean.events() if isinstance(m, mqf.Message)]
+
+    f = mqf.MQStreamFramer()
+    f.feed(big[:50_000])
+    f.gap(10_000)
+    f.feed(big[60_000:100_000])
+    assert f.events() == []
+    assert f.buffered_bytes == 90_000
+    assert f.cut("r") == 90_000 and f.buffered_bytes == 0
+    (first,) = f.events()
+    assert (first.offset, first.length) == (0, 100_000)
+    assert first.raw == big[:50_000] + big[60_000:100_000]
+    f.feed(big[100_000:150_000])
+    assert f.buffered_bytes == 0 and f.cut("again") == 0 and f.events() == []
+    f.feed(big[150_000:] + nxt)
+    ev = f.events()
+    errs = [e for e in ev if isinstance(e, mqf.FramingError)]
+    assert [(e.offset, e.length, e.raw, e.raw_truncated) for e in errs] == \
+        [(100_000, len(big) - 100_000, b"", True)]
+    rs = [e for e in ev if isinstance(e, mqf.Resynchronised)]
+    assert [r.offset for r in rs] == [len(big)]
+    msgs = [e for e in ev if isinstance(e, mqf.Message)]
+    assert [m.message_bytes for m in msgs] == expected and msgs[0].stream_offset_start == len(big)
+
+
+class _StubFramer:
+    """Holds ``held`` bytes; a cut releases ``releases`` of them."""
+
+    def __init__(self, held, releases):
+        self.buffered_bytes = held
+        self.releases = releases
+
+    def cut(self, reason):
+        r = min(self.releases, self.buffered_bytes)
+        self.buffered_bytes -= r
+        return r
+
+
+class _StubDir:
+    def __init__(self, framer):
+        self.framer = framer
+
+
+def test_enforce_counts_only_released_bytes():
+    """A direction whose cut releases nothing is not a cut, is not counted
+    again at every check, and does not lower the running total: the budget
+    goes on to the next direction."""
+    stuck = _StubDir(_StubFramer(900, 0))
+    half = _StubDir(_StubFramer(600, 300))
+    full = _StubDir(_StubFramer(500, 500))
+    dirs = {("a", 0): stuck, ("b", 0): half, ("c", 0): full}
+    b = ByteBudget(1000, low_water=700)
+    for _ in range(5):
+        b.enforce(None, dirs)
+    # check 1: 2000 held > 1000; stuck releases 0, half 300 (1700 left), full 500 (1200 left)
+    # check 2: 1200 held > 1000; stuck 0, half its last 300 (900 left, below low water)
+    # checks 3-5: 900 held, under the limit: nothing
+    assert b.stats["bytes cut by the budget"] == 300 + 500 + 300
+    assert b.stats["budget cuts"] == 3
+    assert b.stats["budget checks"] == 5
+    assert (stuck.framer.buffered_bytes, half.framer.buffered_bytes, full.framer.buffered_bytes) == (900, 0, 0)
+
+
+def mq_max_claims(conns, segments, body=1424, port=1414):
+    """The audit's capture, scaled: ``conns`` connections to ``port``, every
+    client segment a TSHM claiming the maximum MQSegmLen + ``body`` bytes,
+    round robin, no FIN.  Returns (frames, stream bytes per connection)."""
+    hdr = _max_claim_header(mqf)
+    raw, seqs = [], []
+    for c in range(conns):
+        cli = "10.7.%d.%d" % (c // 250, 1 + c % 250)
+        isn = 1000 + c * 7
+        raw += [tcp_frame(cli, "10.8.0.1", 20000 + c, port, isn, 0, 0x02),
+                tcp_frame("10.8.0.1", cli, port, 20000 + c, 9000, isn + 1, 0x12)]
+        seqs.append([cli, 20000 + c, isn + 1])
+    streams = [bytearray() for _ in range(conns)]
+    for i in range(segments):
+        for c in range(conns):
+            cli, cport, seq = seqs[c]
+            payload = hdr + _pattern(body, i * conns + c)
+            raw.append(tcp_frame(cli, "10.8.0.1", cport, port, seq, 9001, 0x18, payload))
+            streams[c] += payload
+            seqs[c][2] = seq + len(payload)
+    return frames_of(raw), [bytes(s) for s in streams]
+
+
+def test_mq_max_claims_under_budget_honest_and_lossless():
+    """The audit's capture through the reference loop: the buffered total
+    stays bounded, the budget's counters stay below the bytes sent, and every
+    byte sent is in exactly one FramingError of its connection (its length),
+    whose raw bytes are the stream's."""
+    frames, streams = mq_max_claims(48, 40)
+    sent = sum(len(s) for s in streams)
+    budget = ByteBudget(256 * KiB, slack=16 * KiB)
+    res = drive(frames, budget)
+    assert res["peak"] <= 256 * KiB + 16 * KiB + 1500
+    st = budget.stats
+    assert 0 < st["bytes cut by the budget"] <= sent
+    per = {}
+    for key, d, ev in res["events"]:
+        assert d == 0 and isinstance(ev, mqf.FramingError), ev
+        per.setdefault(key.client_port - 20000, []).append(ev)
+    assert sorted(per) == list(range(48))
+    for c, errs in per.items():
+        _tiles([(e.offset, e.length) for e in errs], len(streams[c]))
+        for e in errs:
+            assert e.raw == streams[c][e.offset:e.offset + len(e.raw)]
+    # each cut turned a partial segment into one budget error: the counters are those errors
+    cut_errs = [e for _, _, e in res["events"] if e.field == "budget"]
+    assert len(cut_errs) == st["budget cuts"]
+    assert sum(e.length for e in cut_errs) == st["bytes cut by the budget"]
+
+
+@pytest.mark.parametrize("capture_impl", ["py", None])
+def test_converter_mq_max_claims_counts_honestly(capture_impl):
+    """The audit's measurement, scaled (48 connections, ~2.8 MiB, a 256 KiB
+    budget), through the converter with the pure pipeline and with the
+    default engine: counters at most the input's bytes, rows equal between
+    the engines, and every row's raw is its stream's bytes at its offset,
+    rows of a connection in order without overlap, starting at offset 0."""
+    import pyarrow as pa
+
+    from mqcodec.pcap2parquet import Converter, ConvertOptions
+
+    frames, streams = mq_max_claims(48, 40)
+    data = _pcap(frames)
+
+    def convert(impl):
+        tables = []
+        conv = Converter(tables.append, lambda t: None,
+                         ConvertOptions(capture_impl=impl, buffer_budget=256 * KiB, chunk_bytes=256 * KiB))
+        conv.add_capture(data, name="c")
+        return pa.concat_tables(tables).to_pylist(), conv.report()["summary"]
+
+    rows, summary = convert(capture_impl)
+    assert 0 < summary["budget cuts"] <= len(data)
+    assert 0 < summary["bytes cut by the budget"] <= sum(len(s) for s in streams) < len(data)
+    per = {}
+    for r in rows:
+        assert r["dst_port"] == 1414 and r["error"] is not None
+        per.setdefault(r["src_port"] - 20000, []).append(r)
+    assert sorted(per) == list(range(48))
+    assert any(r["error_field"] == "budget" for r in rows)
+    for c, rs in per.items():
+        rs.sort(key=lambda r: r["stream_offset"])
+        assert rs[0]["stream_offset"] == 0
+        for a, b in zip(rs, rs[1:]):
+            # the rows' extents (``length``, not only the raw bytes kept) tile the stream
+            assert a["stream_offset"] + a["length"] == b["stream_offset"]
+        assert rs[-1]["stream_offset"] + rs[-1]["length"] == len(streams[c])
+        for r in rs:
+            assert len(r["raw"]) <= r["length"]
+            assert r["raw"] == streams[c][r["stream_offset"]:r["stream_offset"] + len(r["raw"])]
+    if capture_impl is None:
+        ref_rows, ref_summary = convert("py")
+        strip = ("connections replayed by the pure pipeline", "captures resumed by the pure pipeline")
+        assert {k: v for k, v in summary.items() if k not in strip} == \
+            {k: v for k, v in ref_summary.items() if k not in strip}
+        key = lambda r: repr(sorted((k, v) for k, v in r.items() if k != "message_key"))
+        assert sorted(map(key, rows)) == sorted(map(key, ref_rows))
+
+
+def _mq_run_with_cuts(stream, rnd, cuts):
+    """Feed ``stream`` in random pieces with random gaps (and random cuts);
+    check that each cut releases what the framer held and leaves at most a few
+    bytes of a possible header; returns (events, gap ranges, stream end)."""
+    f = mqf.MQStreamFramer(max_raw=rnd.choice([16, 1000, 1 << 20]))
+    ev, gaps, pos, off = [], [], 0, 0
+    while pos < len(stream):
+        r = rnd.random()
+        if r < 0.05:
+            n = rnd.randrange(1, 300)
+            gaps.append((off, off + n))
+            f.gap(n)
+            off += n
+            continue
+        if cuts and r < 0.25:
+            held = f.buffered_bytes
+            assert f.cut("c") == held - f.buffered_bytes
+            assert f.buffered_bytes <= 64
+        piece = stream[pos:pos + rnd.randrange(1, 2000)]
+        f.feed(piece)
+        pos += len(piece)
+        off += len(piece)
+        ev += f.events()
+    f.close()
+    return ev + f.events(), gaps, off
+
+
+def test_mq_framer_random_cuts_account_for_every_byte():
+    """Seed streams (some with flipped bytes) fed in random pieces with random
+    gaps, with and without random cuts: segments and segment-level errors (all
+    but the errors of whole pending messages, which repeat their segments)
+    never overlap, and together with the gaps they cover every stream byte."""
+    import random
+
+    from fuzz import seeds
+
+    streams = seeds.mq_stream_seeds()
+    streams.append(b"".join(streams))
+    for i in range(400):
+        rnd = random.Random(i)
+        s = bytearray(rnd.choice(streams))
+        for _ in range(rnd.randrange(0, 4)):
+            s[rnd.randrange(len(s))] = rnd.randrange(256)
+        ev, gaps, end = _mq_run_with_cuts(bytes(s), rnd, cuts=bool(i % 2))
+        spans = sorted((e.offset, e.offset + e.length) for e in ev
+                       if isinstance(e, mqf.Segment) or (isinstance(e, mqf.FramingError) and e.conversation_id is None))
+        for a, b in zip(spans, spans[1:]):
+            assert a[1] <= b[0], (i, a, b)
+        covered = 0
+        for a, b in sorted(spans + gaps):
+            assert a <= covered, (i, "bytes %d..%d in no unit" % (covered, a))
+            covered = max(covered, b)
+        assert covered >= end, (i, covered, end)

@@ -26,8 +26,16 @@ Cutting one direction (nothing is dropped silently):
    ``FramingError`` with structure ``"capture"``, field ``"budget"`` and a
    reason naming the limit (MSMQ: all cut bytes in ``raw``; IBM MQ: at most
    the framer's ``max_raw`` bytes, with the cut's length), and the framer
-   resynchronises after them as after a gap.  The converter drains the
-   direction as after any feed: the error becomes an error row.
+   resynchronises after them as after a gap (IBM MQ: the rest of a cut
+   segment is skipped and counted in its error's length, not kept; a framer
+   skipping a damaged segment reports the part seen so far).  The converter
+   drains the direction as after any feed: the error becomes an error row.
+
+Counters (``stats``): "budget cuts" counts the directions that released
+bytes, "bytes cut by the budget" the bytes they released (what the direction
+held before minus what its framer still holds after the cut: at most every
+byte once, so never more than the input); a direction that releases nothing
+is neither counted nor subtracted from the running total.
 
 Integration in ``Converter.add_capture`` (per frame, after its events)::
 
@@ -127,22 +135,29 @@ class ByteBudget:
             if total <= self.low_water:
                 break
             key, direction = k
-            released = 0
             if tcp is not None:
                 events = tcp.flush_buffer(key, direction, frame_number, ts_ns)
                 if events:
                     if handle is None:
                         raise ValueError("a reorder buffer must be flushed: enforce() needs handle")
                     handle(events)
+            # the flush fed the reorder buffer's bytes to the framer (which handle() may
+            # have created): what the direction holds after the cut is its framer's bytes
             d = directions.get(k)
             framer = getattr(d, "framer", None) if d is not None else None
+            left = 0
             if framer is not None:
-                released = framer.cut(reason)
-                if released:
+                if framer.cut(reason):
                     cut_dirs.append(d)
-            self.stats["budget cuts"] += 1
-            self.stats["bytes cut by the budget"] += max(n, released)
-            total -= n
+                left = framer.buffered_bytes
+            # honest counters: the bytes this direction no longer holds (flushed, framed
+            # or cut), never more than it held; a direction that released nothing is not
+            # a cut and does not lower the total
+            released = max(0, n - left)
+            if released:
+                self.stats["budget cuts"] += 1
+                self.stats["bytes cut by the budget"] += released
+                total -= released
         return cut_dirs
 
     def total(self, tcp, directions: Mapping) -> int:

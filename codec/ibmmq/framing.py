@@ -602,7 +602,12 @@ class MQStreamFramer:
         header gave its length, else at the next plausible segment header.
         While scanning for a header, the garbage collected so far is reported
         at once (its own FramingError, as at the next resynchronisation).
-        Returns the bytes released.  For a global byte budget."""
+        While skipping a damaged segment, the part seen so far is reported at
+        once (the skip's FramingError, up to the cut) and the rest of the
+        segment becomes its own FramingError when it ends.  After a cut the
+        rest of the cut segment is counted (the error's ``length``), not kept
+        (``raw`` empty, ``raw_truncated``).  Returns the bytes released.  For
+        a global byte budget."""
         if self._closed:
             return 0
         self._process()
@@ -623,13 +628,25 @@ class MQStreamFramer:
             self._pos = 0
             self._base = at
             if seg_end is not None and seg_end > at:
-                self._skip = {"start": at, "end": seg_end, "raw": bytearray(),
-                              "reason": "rest of a segment cut at %d (%s)" % (at, reason),
+                # the rest of the cut segment is counted (its error's length), not kept
+                self._skip = {"start": at, "end": seg_end, "raw": bytearray(), "keep": 0, "dropped": False,
+                              "reason": "rest of a segment cut at %d (%s), counted, not kept" % (at, reason),
                               "error_offset": at, "lost_since": start}
                 self._state = _SKIP
             else:
                 self._lose(start, "bytes after a segment cut at %d (%s), before the next segment header"
                            % (at, reason))
+        elif self._state == _SKIP and self._skip["raw"]:
+            # skipping a damaged segment: the part seen so far is reported now, as the skip
+            # would report it at its end (its raw bytes released); the rest of the segment
+            # becomes its own error when it ends, counted, not kept
+            sk = self._skip
+            self._error(sk["start"], "TSH", "", sk["error_offset"], "%s; cut at %d (%s), the rest of the "
+                        "segment follows as its own error" % (sk["reason"], at, reason), bytes(sk["raw"]),
+                        at - sk["start"], truncated=sk["dropped"])
+            self._skip = {"start": at, "end": sk["end"], "raw": bytearray(), "keep": 0, "dropped": False,
+                          "reason": "rest of a segment cut at %d (%s), counted, not kept" % (at, reason),
+                          "error_offset": at, "lost_since": sk["lost_since"]}
         elif self._state == _LOST and self._garbage_start is not None:
             # garbage collected so far (at most max_raw bytes kept) is reported now, as it is
             self._flush_garbage()
@@ -662,7 +679,8 @@ class MQStreamFramer:
                 seg_end = self._known_end(self._pos)
                 partial = bytes(self._buf[self._pos:])
                 if seg_end is not None and end < seg_end:
-                    self._skip = {"start": start, "end": seg_end, "raw": bytearray(partial),
+                    self._skip = {"start": start, "end": seg_end, "raw": bytearray(partial[:self._max_raw]),
+                                  "keep": self._max_raw, "dropped": len(partial) > self._max_raw,
                                   "reason": "gap of %d bytes at stream offset %d inside the segment" % (nbytes, at),
                                   "error_offset": at, "lost_since": start}
                     self._state = _SKIP
@@ -748,8 +766,8 @@ class MQStreamFramer:
         return self._base + pos + n
 
     def _error(self, start: int, structure: str, fld: str, error_offset: int, reason: str, raw: bytes,
-               length: int, conversation_id=None, segment_type=None) -> None:
-        trunc = len(raw) > self._max_raw
+               length: int, conversation_id=None, segment_type=None, truncated: bool = False) -> None:
+        trunc = truncated or len(raw) > self._max_raw
         self._events.append(FramingError(offset=start, structure=structure, field=fld, reason=reason,
                                          raw=bytes(raw[: self._max_raw]), length=max(length, len(raw)),
                                          error_offset=error_offset, raw_truncated=trunc,
@@ -795,7 +813,7 @@ class MQStreamFramer:
         sk = self._skip
         self._skip = None
         self._error(sk["start"], "TSH", "", sk["error_offset"], sk["reason"], bytes(sk["raw"]),
-                    sk["end"] - sk["start"])
+                    sk["end"] - sk["start"], truncated=sk["dropped"])
         self._state = _SYNC
         if resync:
             self._events.append(Resynchronised(sk["end"], sk["end"] - sk["lost_since"]))
@@ -835,10 +853,17 @@ class MQStreamFramer:
                 here = self._base + self._pos
                 take = min(avail, sk["end"] - here)
                 if take > 0:
-                    room = self._max_raw - len(sk["raw"])
+                    room = sk["keep"] - len(sk["raw"])
                     if room > 0:
                         sk["raw"] += self._buf[self._pos:self._pos + min(take, room)]
+                    if take > room:
+                        sk["dropped"] = True
                     self._pos += take
+                    if self._pos == len(self._buf):
+                        # every byte fed is consumed: the skipped bytes are not held
+                        self._base += self._pos
+                        self._buf = bytearray()
+                        self._pos = 0
                 if self._base + self._pos >= sk["end"]:
                     self._flush_skip(resync=True)
                     continue
