@@ -404,6 +404,11 @@ class Converter:
                 row = self._add(capture, d, _attr(ev, "offset"), d.protocol, "framing error",
                                 _attr(ev, "raw") or b"")
                 row["error"] = str(_attr(ev, "reason") or "framing error")
+                extent = _attr(ev, "length")
+                if isinstance(extent, int) and extent > row["length"]:
+                    # the unit's extent in the stream; its raw bytes were kept only in part
+                    # (an IBM MQ framer keeps at most max_raw; a budget cut keeps none)
+                    row["length"] = extent
                 row["error_structure"] = _attr(ev, "structure")
                 row["error_field"] = _attr(ev, "field")
             elif kind == "Resynchronised":
