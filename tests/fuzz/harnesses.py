@@ -788,6 +788,19 @@ TARGETS = {
 }
 
 
+def fuzz_convert(data: bytes) -> None:
+    """The whole converter, both engines, under a tiny byte budget
+    (tests/fuzz/harness_convert.py)."""
+    # imported late (it imports this module), as fuzz.harness_convert under pytest
+    if __package__:
+        from .harness_convert import fuzz_convert as run
+    else:
+        from harness_convert import fuzz_convert as run
+    run(data)
+
+
+TARGETS["convert"] = fuzz_convert
+
 #: The targets in the order ``fuzz_all`` selects them by the input's first byte.
 ALL_ORDER = tuple(sorted(TARGETS))
 

@@ -640,6 +640,12 @@ def seeds(target: str) -> list:
         return capture_seeds() + capture_deep_seeds()
     if target == "capture_core":
         return capture_core_seeds() + capture_deep_seeds()
+    if target == "convert":
+        if __package__:
+            from .harness_convert import SEEDS
+        else:
+            from harness_convert import SEEDS
+        return SEEDS()
     return {"pcf": _pcf_all, "mq": _mq_all, "msmq": _msmq_all, "ping": ping_seeds,
             "frames": frames_seeds, "route": route_seeds, "report": report_seeds,
             "offsets": offsets_seeds}[target]()
