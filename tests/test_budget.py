@@ -35,6 +35,19 @@ def frames_of(raw_frames):
             for i, f in enumerate(raw_frames)]
 
 
+def handshakes(conns, port, net, base_port, isn0, isn_step, server_isn):
+    """SYN and SYN-ACK of ``conns`` client connections from ``net``.x.y to
+    10.8.0.1:``port``: (frames, [[client ip, client port, next seq]])."""
+    raw, seqs = [], []
+    for c in range(conns):
+        cli = "%s.%d.%d" % (net, c // 250, 1 + c % 250)
+        isn = isn0 + c * isn_step
+        raw += [tcp_frame(cli, "10.8.0.1", base_port + c, port, isn, 0, 0x02),
+                tcp_frame("10.8.0.1", cli, port, base_port + c, server_isn, isn + 1, 0x12)]
+        seqs.append([cli, base_port + c, isn + 1])
+    return raw, seqs
+
+
 def msmq_claims(conns, segments, body=1400, port=1801, hole_first=False):
     """``conns`` connections to ``port``; every client segment starts with an MSMQ
     BaseHeader claiming PacketSize 0x00400000 (4 MiB) and carries ``body`` bytes.
@@ -43,13 +56,7 @@ def msmq_claims(conns, segments, body=1400, port=1801, hole_first=False):
     per connection index, bytes left out per connection index)."""
     hdr = struct.pack("<BBH4sII", 0x10, 0, 0, b"LIOR", 0x00400000, 0xFFFFFFFF)
     payload = hdr + bytes(body - len(hdr))
-    raw, seqs = [], []
-    for c in range(conns):
-        cli = "10.9.%d.%d" % (c // 250, 1 + c % 250)
-        isn = 5000 + c * 11
-        raw += [tcp_frame(cli, "10.8.0.1", 30000 + c, port, isn, 0, 0x02),
-                tcp_frame("10.8.0.1", cli, port, 30000 + c, 7000, isn + 1, 0x12)]
-        seqs.append([cli, 30000 + c, isn + 1])
+    raw, seqs = handshakes(conns, port, "10.9", 30000, 5000, 11, 7000)
     sent = [0] * conns
     missing = [0] * conns
     for i in range(segments):
@@ -534,13 +541,7 @@ def mq_max_claims(conns, segments, body=1424, port=1414):
     client segment a TSHM claiming the maximum MQSegmLen + ``body`` bytes,
     round robin, no FIN.  Returns (frames, stream bytes per connection)."""
     hdr = _max_claim_header(mqf)
-    raw, seqs = [], []
-    for c in range(conns):
-        cli = "10.7.%d.%d" % (c // 250, 1 + c % 250)
-        isn = 1000 + c * 7
-        raw += [tcp_frame(cli, "10.8.0.1", 20000 + c, port, isn, 0, 0x02),
-                tcp_frame("10.8.0.1", cli, port, 20000 + c, 9000, isn + 1, 0x12)]
-        seqs.append([cli, 20000 + c, isn + 1])
+    raw, seqs = handshakes(conns, port, "10.7", 20000, 1000, 7, 9000)
     streams = [bytearray() for _ in range(conns)]
     for i in range(segments):
         for c in range(conns):
