@@ -1252,11 +1252,14 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
         cn = &c.conns[ci]
         if synonly:
             if cn.has_base[d] and cn.syn[d] and <uint32_t>(seq + 1 - cn.base[d]) != 0:
-                # a new connection on the same 4-tuple ("reused")
+                # a new connection on the same 4-tuple ("reused").  The SYN's frame ends
+                # the old connection's range: the pure reassembler closes it there
+                # (flushing its reorder buffer), so a replay must see that SYN too; the
+                # replay ignores the new connection it opens (pcap2parquet_compiled.ReplayProcessor)
                 if cn.state == C_FAST:
-                    finish_conn(c, ci, frame - 1)
+                    finish_conn(c, ci, frame)
                 else:
-                    retire(c, ci, frame - 1)
+                    retire(c, ci, frame)
                 ci = -1
                 s = table_find(&c.tab, &pk.key, hh)
             elif cn.state == C_REPLAY and cn.fin_seen[0] and cn.fin_seen[1]:
@@ -2193,7 +2196,8 @@ cdef class CaptureCore(_Walker):
 
     def replay_ranges(self):
         """[(conn, first_frame, last_frame)]: the frames of each replay connection
-        (last_frame -1: to the end of the capture)."""
+        (last_frame -1: to the end of the capture; a SYN reusing the 4-tuple ends
+        it at the SYN's frame, which also opens the next connection)."""
         cdef Py_ssize_t i, ci
         out = []
         for i in range(self.c.replay_list.n):

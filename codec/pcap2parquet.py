@@ -260,6 +260,8 @@ class Converter:
         from .capture.budget import DEFAULT_LIMIT, ByteBudget
 
         proc = CaptureProcessor(max_connections=self.options.max_connections)
+        if self._replay is not None and hasattr(self._replay, "processor"):
+            proc = self._replay.processor(proc)  # a replay: drops the connections it does not replay
         dirs: dict = {}
         budget = ByteBudget(self.options.buffer_budget or DEFAULT_LIMIT)
         limit_rows, limit_bytes = self.options.chunk_messages, self.options.chunk_bytes

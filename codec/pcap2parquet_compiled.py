@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from . import pcap2parquet as _p
 
-__all__ = ["add_capture", "Replay"]
+__all__ = ["add_capture", "Replay", "ReplayProcessor"]
 
 CHUNK = 4 << 20
 
@@ -71,16 +71,46 @@ def _chunks(source):
             f.close()
 
 
+def _tuple_key(a, ap, b, bp):
+    """A 4-tuple in one orientation whichever way it is given."""
+    return min((a, ap, b, bp), (b, bp, a, ap))
+
+
 class Replay:
     """Maps the pure pipeline's connections in the second read onto the
     core's: its ``tcp_stream`` number and how many messages per direction
-    the core already wrote."""
+    the core already wrote.
 
-    def __init__(self, entries):
+    With ``ranges`` (``core.replay_ranges()``) a connection of the second
+    read is the core's entry with the same 4-tuple that opened at the same
+    frame; any other connection is *foreign*: :meth:`processor` wraps the
+    pure processor in a :class:`ReplayProcessor`, which drops its events.
+    (Foreign connections exist because a replayed connection's range ends
+    with the SYN that reuses its 4-tuple: the pure reassembler closes the old
+    connection there and opens the next one, which the core may follow
+    itself.)  Without ranges: entries are taken per 4-tuple in order."""
+
+    def __init__(self, entries, ranges=None):
         self._by_tuple = defaultdict(deque)
+        self._known: dict = {}
+        self._first = None
+        if ranges is not None:
+            span = {ci: (f, l) for ci, f, l in ranges}
+            self._first, self._last = {}, defaultdict(list)
+            for conn, four, stream, c2s, s2c in entries:
+                first, last = span.get(conn, (0, -1))
+                self._first[(_tuple_key(*four), first)] = (stream, c2s, s2c)
+                if last >= 0:
+                    self._last[last].append((_tuple_key(*four), first))
+            return
         for conn, four, stream, c2s, s2c in entries:
             self._by_tuple[tuple(four)].append((stream, c2s, s2c))
-        self._known: dict = {}
+
+    def processor(self, proc):
+        """The processor the replay's pure pipeline reads events from."""
+        if self._first is None:
+            return proc
+        return ReplayProcessor(proc, self._first, self._last, self._known)
 
     def assign(self, d, conn, direction) -> None:
         from .capture import CLIENT_TO_SERVER
@@ -89,7 +119,7 @@ class Replay:
         entry = self._known.get(conn)
         if entry is None:
             queue = self._by_tuple.get(key)
-            if not queue:  # the core never saw this connection (e.g. only in IP fragments)
+            if not queue:  # the core never saw this connection
                 entry = (None, 0, 0)
             else:
                 entry = queue.popleft()
@@ -100,6 +130,81 @@ class Replay:
     @staticmethod
     def skip_ping() -> bool:
         return False  # the replay reads TCP only
+
+
+class ReplayProcessor:
+    """A pure ``CaptureProcessor`` fed the replay frames: events of foreign
+    connections (not opened at the first frame of a replay entry: the new
+    connection a SYN reusing a replayed connection's 4-tuple opens) are
+    dropped, and such a connection is forgotten right after its frame
+    (retired, its 4-tuple not kept as closed).  Likewise an entry's
+    connection retired at the last frame of its range (RST) leaves no closed
+    4-tuple behind.  The next frame of that 4-tuple in the replay is then the
+    first frame of a later replay entry, which opened a connection in the full
+    run (whose closed map may have forgotten the 4-tuple since): it opens one
+    here too.  ``known`` receives ConnKey -> (tcp_stream, emitted_c2s,
+    emitted_s2c) of the entries' connections; :meth:`stream_of` gives the
+    core's ``tcp_stream``."""
+
+    def __init__(self, proc, first: dict, last: dict, known: dict):
+        self.proc = proc
+        self.tcp = proc.tcp
+        self._first = first
+        self._last = last
+        self._opened: dict = {}   # (4-tuple, first frame) -> ConnKey of the entries' connections
+        self.known = known
+        self._foreign: set = set()
+
+    def __getattr__(self, name):
+        return getattr(self.proc, name)
+
+    def stream_of(self, conn):
+        entry = self.known.get(conn)
+        return None if entry is None else entry[0]
+
+    def feed(self, frame) -> list:
+        return self._filter(self.proc.feed(frame), frame.number, frame.ts_ns)
+
+    def close(self, *args, **kwargs) -> list:
+        return self._filter(self.proc.close(*args, **kwargs), None, 0)
+
+    def _filter(self, events, number, ts_ns) -> list:
+        from .capture import StreamOpened
+
+        out = []
+        new = []
+        for ev in events:
+            conn = getattr(ev, "conn", None)
+            if type(ev) is StreamOpened:
+                entry = self._first.get((_tuple_key(conn.client, conn.client_port, conn.server, conn.server_port),
+                                         ev.frame_number))
+                if entry is None:
+                    self._foreign.add(conn)
+                    new.append(conn)
+                    continue
+                self.known[conn] = entry
+                self._opened[(_tuple_key(conn.client, conn.client_port, conn.server, conn.server_port),
+                              ev.frame_number)] = conn
+            elif conn is not None and conn in self._foreign:
+                continue
+            out.append(ev)
+        if number is None:
+            return out
+        ended = self._last.get(number)
+        if new or ended:
+            tcp = self.tcp
+            if ended:
+                new += [k for k in (self._opened.get(e) for e in ended) if k is not None]
+            for key in new:
+                a = (key.client, key.client_port, key.server, key.server_port)
+                b = (key.server, key.server_port, key.client, key.client_port)
+                entry = tcp.conns.get(a)
+                if entry is not None and entry[0].key == key and key in self._foreign:
+                    tcp._finish(entry[0], "reused", number, ts_ns, [])   # its events: dropped
+                for t in (a, b):
+                    if tcp.closed_conns.get(t) == key:
+                        del tcp.closed_conns[t]
+        return out
 
 
 def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counter) -> int:
@@ -315,7 +420,7 @@ def _replay(conv, mod, core, source, name: str, entries) -> None:
         for chunk in _chunks(source):
             yield from filt.feed(chunk)
 
-    conv._replay = Replay(entries)
+    conv._replay = Replay(entries, core.replay_ranges())
     try:
         conv._pure_pipeline(frames(), name)
     finally:

@@ -76,10 +76,16 @@ class _Dir:
         return frame, ts
 
 
-def pure_rows(data, mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True, frames=None, stats=None, tcp_options=None) -> list:
+def pure_rows(data, mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True, frames=None, stats=None, tcp_options=None,
+              proc=None, eof_data=True) -> list:
     """The pure pipeline's TCP message rows, in emission order:
-    (tcp_stream, src_ip, src_port, start, bytes, kind, md_only, frame, ts, error)."""
-    proc = CaptureProcessor(**(tcp_options or {}))
+    (tcp_stream, src_ip, src_port, start, bytes, kind, md_only, frame, ts, error).
+    ``proc``: the processor to use (default a new ``CaptureProcessor``).
+    ``eof_data=False``: as the converter, at the end of the capture only the
+    framers' close is run (the data and gaps a reorder buffer flushes then make
+    no rows: pcap2parquet ``gaps_only``)."""
+    if proc is None:
+        proc = CaptureProcessor(**(tcp_options or {}))
     dirs = {}
     rows = []
 
@@ -136,8 +142,20 @@ def pure_rows(data, mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True
         for ev in proc.feed(frame):
             handle(ev)
     for ev in proc.close():
-        handle(ev)
+        if eof_data or type(ev) is StreamClosed:
+            handle(ev)
     return rows
+
+
+def replay_rows(core, frames, eof_data=True, tcp_options=None) -> list:
+    """The replay's rows: ``frames`` (ReplayFilter's) through the pure pipeline
+    behind the converter's replay processor, streams as the core numbers them."""
+    from mqcodec.pcap2parquet_compiled import Replay
+
+    proc = Replay(core.replay(), core.replay_ranges()).processor(CaptureProcessor(**(tcp_options or {})))
+    rows = pure_rows(None, frames=frames, proc=proc, eof_data=eof_data)
+    streams = {k.stream: v[0] for k, v in proc.known.items()}
+    return [(streams[r[0]],) + r[1:] for r in rows]
 
 
 def pure_messages(data: bytes, **options) -> dict:
@@ -869,13 +887,14 @@ def test_new_connection_after_a_replay_connection_on_the_same_tuple(end):
     assert [t[2] for t in core.replay()] == [0]
     assert any(k[0] == 1 for k in msgs)                  # the new connection is on the fast path
     (_, first, last), = core.replay_ranges()
-    assert first == 1 and last == len(pa) - (0 if end == "rst" else 0)
+    # the range ends with the RST, or with the SYN opening the next connection (which
+    # closes the old one in the pure run when it was still open: issue #8)
+    assert first == 1 and last == len(pa) + (0 if end == "rst" else 1)
     # the filter gives the pure pipeline the replay connection's frames only
     got = ReplayFilter(core).feed(data)
-    assert max(f.number for f in got) <= last
+    assert max(f.number for f in got) == last
     full = pure_rows(data)
-    sub = pure_rows(None, frames=got)
-    assert [r[1:] for r in sub] == [r[1:] for r in full if r[0] == 0]
+    assert replay_rows(core, got) == [r for r in full if r[0] == 0]
 
 
 def test_syn_with_the_same_isn_after_a_closed_replay_connection_is_unsupported():
@@ -893,6 +912,96 @@ def test_syn_with_the_same_isn_after_a_closed_replay_connection_is_unsupported()
     for f in open_capture(io.BytesIO(data)):
         proc.feed(f)
     assert proc.tcp.next_stream == 2
+
+
+
+def reuse_capture(variant: str = "fast", garbage_first: bool = True):
+    """A replayed MQ connection A holding out-of-order data (its second message
+    lost; the server sends bytes that are not TSH, first or last) when a SYN with
+    another ISN reuses its 4-tuple: the pure reassembler closes A at that SYN,
+    flushing its reorder buffer (a Gap, then the held messages).  The new
+    connection B is followed by the core (``fast``), replayed itself (``replay``:
+    a lost segment), or followed by the core and closed, then a third one C on the
+    same 4-tuple with B's ISN is replayed (``third``).  Returns (capture, number of
+    the reusing SYN's frame, the replayed tcp_streams)."""
+    parts = [_mq_stream(k) for k in range(1, 6)]
+    msgs = [parts[0]] + [parts[k][len(parts[k - 1]):] for k in range(1, 5)]
+    garbage = b"not a TSH segment at all" * 4
+    a = TcpConversation(("10.1.0.1", 40001), ("10.1.0.2", 1414), isn_client=1000, isn_server=3000, mss=65000,
+                        start_ns=1_700_000_000_000_000_000)
+    pkts = a.handshake()
+    if garbage_first:
+        pkts += a.send(1, garbage, ack_each=False)
+    segs = [a.send(0, m, ack_each=False) for m in msgs]
+    del segs[1]                                  # lost: the rest waits in the reorder buffer
+    pkts += [f for s in segs for f in s]
+    if not garbage_first:
+        pkts += a.send(1, garbage, ack_each=False)
+    syn = len(pkts) + 1
+    replayed = [0]
+    for k, isn in enumerate((900000, 900000) if variant == "third" else (900000,)):
+        lossy = (variant == "replay" and k == 0) or k == 1
+        c = TcpConversation(("10.1.0.1", 40001), ("10.1.0.2", 1414), isn_client=isn, isn_server=3 * isn,
+                            mss=300 if lossy else 1460, start_ns=1_700_000_001_000_000_000 + k * 10**9)
+        hs, body = c.handshake(), c.send(0, b"".join(msgs))
+        if lossy:
+            del body[4]                          # a lost data segment: this connection is replayed too
+            replayed.append(1 + k)
+        pkts += hs + body + c.close()
+    data = _pcap([(p.ts_ns, p.frame) for p in pkts], nanosecond=True)
+    return data, syn, replayed
+
+
+@pytest.mark.parametrize("variant", ["fast", "replay", "third"])
+@pytest.mark.parametrize("garbage_first", [True, False])
+def test_syn_reusing_a_replay_connections_tuple_closes_it_in_the_replay(variant, garbage_first):
+    """Issue #8: the replay sees the reusing SYN (the old connection's range ends
+    there) and closes the old connection on it as the full pure run does; what
+    the replay would make of the new connection (followed by the core) is dropped."""
+    data, syn, replayed = reuse_capture(variant, garbage_first)
+    core, pure, msgs, deferred = check_against_pure(data)
+    assert sorted(t[2] for t in core.replay()) == replayed
+    ranges = {ci: (first, last) for ci, first, last in core.replay_ranges()}
+    assert ranges[0] == (1, syn)
+    got = ReplayFilter(core).feed(data)
+    assert syn in {f.number for f in got}
+    full = [r for r in pure_rows(data) if r[0] in set(replayed)]
+    assert len([r for r in full if r[0] == 0 and r[1] == "10.1.0.1"]) == 4   # the held messages, after the hole
+    assert replay_rows(core, got) == full
+    # as the converter: what a reorder buffer flushes at the end of the capture makes no rows
+    conv = [r for r in pure_rows(data, eof_data=False) if r[0] in set(replayed)]
+    assert replay_rows(core, got, eof_data=False) == conv
+
+
+
+def test_replayed_connection_after_a_reset_one_on_a_forgotten_tuple():
+    """A replayed connection ends with a RST (its range ends there); the pure
+    reassembler's closed map (max_closed=2) then forgets its 4-tuple, and a
+    later connection on it starts without a SYN (data only) and is replayed:
+    the replay must open it as the full run does, although the replay's own
+    closed map never saw the connections that pushed the 4-tuple out."""
+    mq = _mq_stream(6)
+    a = TcpConversation(("10.7.0.1", 40300), ("10.7.0.2", 1414), isn_client=1000, mss=300)
+    pa = a.handshake() + a.send(0, mq)
+    del pa[5]                                            # a lost data segment: replay
+    pa += a.reset(0)
+    fill = []
+    for k in range(4):
+        f = TcpConversation(("10.7.1.%d" % (k + 1), 40400), ("10.7.0.2", 1414), start_ns=1_700_000_050_000_000_000 + k)
+        fill += f.handshake() + f.send(0, mq) + f.close()
+    c = TcpConversation(("10.7.0.1", 40300), ("10.7.0.2", 1414), isn_client=5_000_000, mss=300,
+                        start_ns=1_700_000_100_000_000_000)
+    pc = c.send(0, mq)                                   # no handshake: the start was not captured
+    del pc[4]                                            # a lost data segment: replay
+    data = _pcap([(p.ts_ns, p.frame) for p in pa + fill + pc], nanosecond=True)
+    core, msgs, _ = run_core(data, max_closed=2)
+    assert core.supported
+    replayed = {t[2] for t in core.replay()}
+    assert replayed == {0, 5}
+    full = [r for r in pure_rows(data, tcp_options={"max_closed": 2}) if r[0] in replayed]
+    assert {r[0] for r in full} == {0, 5}
+    got = ReplayFilter(core).feed(data)
+    assert replay_rows(core, got, tcp_options={"max_closed": 2}) == full
 
 
 _SMALL = {}

@@ -496,7 +496,9 @@ def fuzz_capture_core(data: bytes) -> None:
     depend on the chunking; and when the core supports the capture and the pure
     pipeline reads it without a file error, every connection's messages equal
     the pure pipeline's (a prefix, of the announced length, for the connections
-    it sends to replay).  ReplayFilter runs too (no crash)."""
+    it sends to replay).  ReplayFilter's frames through the pure pipeline (behind
+    the converter's replay processor) give each replayed connection's pure rows:
+    the core's prefix + the replay's rows after it == the pure rows."""
     ref = _core_reference()
     if ref is None:
         return
@@ -514,8 +516,9 @@ def fuzz_capture_core(data: bytes) -> None:
     if core.supported:
         from mqcodec._ext.capture_core import ReplayFilter
         rf = ReplayFilter(core)
+        replay_frames = []
         for i in range(0, len(data), 4096):
-            rf.feed(data[i:i + 4096])
+            replay_frames += rf.feed(data[i:i + 4096])
     if not core.supported:
         return
     try:
@@ -540,6 +543,17 @@ def fuzz_capture_core(data: bytes) -> None:
         else:
             _expect(got == want, "capture core: connection %r: %d messages, pure %d (or different)"
                     % (key, len(got), len(want)))
+    if not replay_streams:
+        return
+    # as the converter runs them (eof: only the framers' close, pcap2parquet gaps_only)
+    sub: dict = {}
+    for r in ref.replay_rows(core, replay_frames, eof_data=False):
+        sub.setdefault(r[:3], []).append(r[3:])
+    conv = ref.pure_messages(data, eof_data=False)
+    for key in set(sub) | {k for k in conv if k[0] in replay_streams}:
+        got, rows = got_all.get(key, []), sub.get(key, [])
+        _expect(key[0] in replay_streams and rows[:len(got)] == got and got + rows[len(got):] == conv.get(key, []),
+                "capture core: replayed connection %r: core prefix + replay rows != pure rows" % (key,))
 
 
 # ----------------------------------------------------------------- trace route
