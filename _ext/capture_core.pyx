@@ -1367,16 +1367,12 @@ cdef int64_t FR_TIMEOUT_NS = 30 * 1000000000
 
 cdef int fr_init(FragTable* t) noexcept nogil:
     cdef int i
+    t.head = t.tail = -1
     t.d = <FDgram*>malloc(FR_MAX_DATAGRAMS * sizeof(FDgram))
     t.buckets = <int32_t*>malloc(FR_BUCKETS * sizeof(int32_t))
     t.out = <uint8_t*>malloc(FR_MAX_DATAGRAM + 1)
     if t.d == NULL or t.buckets == NULL or t.out == NULL:
-        free(t.d)
-        free(t.buckets)
-        free(t.out)
-        t.d = NULL
-        t.buckets = NULL
-        t.out = NULL
+        fr_free(t)          # frees what was allocated (no datagram yet: head is -1)
         return -1
     for i in range(FR_BUCKETS):
         t.buckets[i] = -1
