@@ -322,17 +322,20 @@ _NOT_COMPARED = {"message_key", "capture", "frame", "tcp_stream"}   # depend on 
 
 
 def _clean_rows(outdir: str, endpoints=None):
-    """messages.parquet rows (as a sorted Python list of dicts, with their PCF
+    """mq_messages and msmq_packets rows (as a sorted Python list of dicts, with their PCF
     parameters attached) whose (src_ip, src_port, dst_ip, dst_port) is in
     ``endpoints`` (all when None); columns that depend on the rest of the
     capture (message_key, frame number, tcp_stream, capture name) left out."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    pf = pq.ParquetFile(os.path.join(outdir, "messages.parquet"))
     rows, keys = [], {}
-    for i in range(pf.num_row_groups):
-        t = pf.read_row_group(i)
+    groups = []
+    for table in ("mq_messages", "msmq_packets"):
+        pf = pq.ParquetFile(os.path.join(outdir, table, "part-00000.parquet"))
+        groups += [pf.read_row_group(i) for i in range(pf.num_row_groups)]
+    for t in groups:
+        t = t.cast(pa_plain(t.schema))
         if endpoints is not None:
             ips = sorted({e[0] for e in endpoints} | {e[2] for e in endpoints})
             t = t.filter(pc.is_in(t.column("src_ip"), value_set=pa_array(ips)))
@@ -343,7 +346,7 @@ def _clean_rows(outdir: str, endpoints=None):
             keys[r["message_key"]] = len(rows)
             rows.append({k: v for k, v in r.items() if k not in _NOT_COMPARED})
             rows[-1]["pcf"] = []
-    pp = pq.ParquetFile(os.path.join(outdir, "pcf_parameters.parquet"))
+    pp = pq.ParquetFile(os.path.join(outdir, "pcf_parameters", "part-00000.parquet"))
     for i in range(pp.num_row_groups):
         for r in pp.read_row_group(i).to_pylist():
             j = keys.get(r.pop("message_key"))
@@ -351,6 +354,13 @@ def _clean_rows(outdir: str, endpoints=None):
                 rows[j]["pcf"].append(r)
     rows.sort(key=lambda r: tuple(str(r[c]) for c in _IDENTITY))
     return rows
+
+
+def pa_plain(schema):
+    """``schema`` with dictionary-encoded columns as their value type."""
+    import pyarrow as pa
+
+    return pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in schema])
 
 
 def pa_array(values):

@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from . import __version__
-from .errors import DecodeError, EncodeError
+from .errors import DecodeError, EncodeError, NoCaptureRead
 from .render import to_json, to_text
 
 EXIT_DECODE_ERROR = 2
@@ -68,12 +68,17 @@ def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
         from .spark import pipeline as spark_pipeline  # the Spark engine lives in mqcodec.spark
 
         report = spark_pipeline.convert(args.inputs, args.output, master=args.master, raw=args.raw,
-                                        mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port))
+                                        mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port),
+                                        partition_by=args.partition_by, chunk_messages=args.chunk)
     else:
         opts = ConvertOptions(mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port), raw=args.raw,
                               chunk_messages=args.chunk, chunk_bytes=args.chunk_bytes,
                               capture_impl=args.capture_impl, buffer_budget=args.buffer_budget)
-        report = convert(args.inputs, args.output, opts, progress=sys.stderr.isatty())
+        report = convert(args.inputs, args.output, opts, progress=sys.stderr.isatty(),
+                         partition_by=args.partition_by)
+    for c in report.get("captures", []):
+        if "error" in c:  # an input that could not be read: the others were converted
+            print("mqcodec: %s: not read: %s" % (c["capture"], c["error"]), file=sys.stderr)
     print(json.dumps(report if args.verbose else {k: v for k, v in report.items() if k != "captures"}, indent=2))
     return 0
 
@@ -146,7 +151,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("pcap2parquet", help="convert pcap/pcapng captures to Parquet tables")
     c.add_argument("inputs", nargs="+", help="capture files (pcap, pcapng, optionally gzip-compressed)")
-    c.add_argument("-o", "--output", required=True, help="output folder (messages.parquet, pcf_parameters.parquet)")
+    c.add_argument("-o", "--output", required=True,
+                   help="output folder: one Parquet dataset per table (mq_messages/, msmq_packets/, pcf_parameters/)")
+    c.add_argument("--partition-by", choices=("date",), default=None,
+                   help="write each table's rows in folders date=YYYY-MM-DD (the UTC date of ts)")
     c.add_argument("--engine", choices=("local", "spark"), default="local")
     c.add_argument("--master", default="local[*]", help="Spark master URL for --engine spark")
     c.add_argument("--raw", action="store_true", help="keep every message's bytes (error rows always keep them)")
@@ -186,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except DecodeError as exc:
         print("mqcodec: decode error: %s" % exc, file=sys.stderr)
+        return EXIT_DECODE_ERROR
+    except NoCaptureRead as exc:
+        print("mqcodec: %s" % exc, file=sys.stderr)
         return EXIT_DECODE_ERROR
     except EncodeError as exc:
         print("mqcodec: encode error: %s" % exc, file=sys.stderr)

@@ -19,6 +19,7 @@ __all__ = [
     "DecodeError",
     "EncodeError",
     "DecodeWarning",
+    "NoCaptureRead",
     "check_available",
     "check_length",
 ]
@@ -79,6 +80,11 @@ class EncodeError(MQCodecError, ValueError):
     def __str__(self) -> str:
         where = self.structure + ("." + self.field if self.field else "")
         return "%s: %s" % (where, self.reason)
+
+
+class NoCaptureRead(MQCodecError, ValueError):
+    """None of a conversion job's inputs could be read as a capture (missing,
+    unreadable, or no capture file header); nothing was written."""
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
     frames ─ CaptureProcessor ─► TCP stream events ─► one framer per connection
     direction (IBM MQ TSH framing on 1414, MSMQ PacketSize framing on 1801,
     or detected by content) ─► protocol messages ─► batch decoders (compiled
-    core when built) ─► ``messages.parquet`` + ``pcf_parameters.parquet``
+    core when built) ─► the tables of mqcodec.tables (mq_messages, msmq_packets, pcf_parameters)
 
 Nothing is dropped silently: a message that spans a capture gap, a framing
 error or a decode error becomes a row with ``error`` set (and its bytes in
@@ -28,101 +28,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import batch as _batch
-from .batch import schema as _schema
+from . import tables as _tables
+from .errors import NoCaptureRead
 
-__all__ = ["Converter", "ConvertOptions", "convert", "MESSAGES_COMMON", "messages_schema", "pcf_parameters_schema"]
+__all__ = ["Converter", "ConvertOptions", "convert", "NoCaptureRead"]
 
 KEY_SHIFT = 40
 DEFAULT_MQ_PORTS = (1414,)
 DEFAULT_MSMQ_PORTS = (1801,)
 MSMQ_PING_PORT = 3527
-
-#: columns every row of messages.parquet has, whatever its protocol
-MESSAGES_COMMON = [
-    # (capture index << 40) | message number within that capture: unique in
-    # one conversion, and the same whichever engine converts (a Spark task
-    # converts one capture and knows its index)
-    pa.field("message_key", pa.int64(), nullable=False),
-    pa.field("capture", pa.string(), nullable=False),
-    pa.field("frame", pa.int64()),
-    pa.field("ts", pa.timestamp("ns", tz="UTC")),
-    pa.field("src_ip", pa.string()),
-    pa.field("src_port", pa.int32()),
-    pa.field("dst_ip", pa.string()),
-    pa.field("dst_port", pa.int32()),
-    pa.field("tcp_stream", pa.int64()),
-    pa.field("stream_offset", pa.int64()),
-    pa.field("protocol", pa.string(), nullable=False),
-    pa.field("kind", pa.string()),
-    pa.field("error", pa.string()),
-    pa.field("error_structure", pa.string()),
-    pa.field("error_field", pa.string()),
-    pa.field("error_offset", pa.int64()),
-    pa.field("length", pa.int64()),
-    pa.field("raw", pa.binary()),
-    # the MSMQ facts analysts ask for first, under short names (derived from
-    # the msmq_* columns of the batch decoder, which follow the spec's names)
-    pa.field("msmq_message_id", pa.string()),      # SourceQueueManager GUID \ MessageID (an OBJECTID)
-    pa.field("msmq_source_qm", pa.string()),
-    pa.field("msmq_label", pa.string()),
-    pa.field("msmq_class", pa.int32()),
-    pa.field("msmq_class_name", pa.string()),
-    pa.field("msmq_priority", pa.int32()),
-    pa.field("msmq_destination", pa.string()),
-]
-
-#: short MSMQ column <- batch column
-_MSMQ_SHORT = {
-    "msmq_source_qm": "msmq_user_source_queue_manager",
-    "msmq_label": "msmq_props_label",
-    "msmq_class": "msmq_props_message_class",
-    "msmq_priority": "msmq_base_pr",
-    "msmq_destination": "msmq_user_destination_queue",
-}
-
-_BATCH_ONLY = {"record", "error_structure", "error_field", "error_offset", "error_reason", "raw"}
-
-
-def _protocol_fields(schema: Optional[pa.Schema], prefix: str) -> list[pa.Field]:
-    if schema is None:
-        return []
-    out = []
-    for f in schema:
-        if f.name in _BATCH_ONLY:
-            continue
-        name = f.name if f.name.startswith(prefix) else prefix + f.name
-        out.append(pa.field(name, f.type))
-    return out
-
-
-def _mq_schema():
-    return getattr(_schema, "MQ_MESSAGES", None)
-
-
-def _msmq_schema():
-    return getattr(_schema, "MSMQ_PACKETS", None)
-
-
-def messages_schema() -> pa.Schema:
-    """messages.parquet: the common columns, then every column of the IBM MQ
-    message batch schema (``md_*``, chain facts, ``pcf_*``) and of the MSMQ
-    packet batch schema (prefixed ``msmq_``), nullable."""
-    fields = list(MESSAGES_COMMON)
-    seen = {f.name for f in fields}
-    for f in _protocol_fields(_mq_schema(), "") + _protocol_fields(_msmq_schema(), "msmq_"):
-        if f.name not in seen:
-            fields.append(f)
-            seen.add(f.name)
-    return pa.schema(fields)
-
-
-def pcf_parameters_schema() -> pa.Schema:
-    """pcf_parameters.parquet: the long-form PCF parameter schema with
-    ``message_key`` (the join key to messages) in place of ``record``."""
-    fields = [pa.field("message_key", pa.int64(), nullable=False)]
-    fields += [f for f in _schema.PCF_PARAMETERS if f.name != "record"]
-    return pa.schema(fields)
-
 
 @dataclasses.dataclass
 class ConvertOptions:
@@ -199,16 +113,16 @@ def _detect(data: bytes) -> Optional[str]:
 
 
 class Converter:
-    """Feed captures, get Parquet.  ``messages_writer``/``pcf_writer`` are
-    callables taking a ``pa.Table`` (e.g. a ``pq.ParquetWriter.write_table``);
-    :func:`convert` wires them to files."""
+    """Feed captures, get tables.  ``sink`` is called with ``(table name,
+    pa.Table)`` for every chunk of rows of one of the output tables
+    (:data:`mqcodec.tables.TABLES`, schemas :func:`mqcodec.tables.table_schema`):
+    a :class:`mqcodec.tables.DatasetSink` writes them as Parquet datasets
+    (what :func:`convert` does), a :class:`mqcodec.tables.TableCollector`
+    keeps them in memory."""
 
-    def __init__(self, write_messages, write_pcf, options: ConvertOptions | None = None):
+    def __init__(self, sink: _tables.Sink, options: ConvertOptions | None = None):
         self.options = options or ConvertOptions()
-        self.write_messages = write_messages
-        self.write_pcf = write_pcf
-        self.messages_schema = messages_schema()
-        self.pcf_schema = pcf_parameters_schema()
+        self.sink = sink
         self.summary: Counter = Counter()
         self.by_kind: Counter = Counter()
         self.capture_reports: list[dict] = []
@@ -240,6 +154,16 @@ class Converter:
             if pcap2parquet_compiled.add_capture(self, core, source, name, progress):
                 return
         self._add_capture_pure(source, name, progress)
+
+    def not_read(self, source, exc: BaseException, *, index: Optional[int] = None) -> None:
+        """Record that ``source`` could not be read as a capture (missing,
+        unreadable, or its file header is not a capture's)."""
+        name = os.path.basename(source) if isinstance(source, (str, os.PathLike)) else "capture"
+        self.summary["captures not read"] += 1
+        report = {"capture": name, "error": str(exc), "stats": {}}
+        if index is not None:
+            report["index"] = index
+        self.capture_reports.append(report)
 
     def _add_capture_pure(self, source, name: str, progress=None) -> None:
         from .capture import open_capture
@@ -441,7 +365,7 @@ class Converter:
             "src_ip": ev.src, "src_port": ev.sport, "dst_ip": ev.dst, "dst_port": ev.dport,
             "tcp_stream": None, "stream_offset": None, "protocol": "msmq", "kind": "Ping",
             "error": None, "error_structure": None, "error_field": None, "error_offset": None,
-            "length": len(ev.payload), "_data": bytes(ev.payload), "_ping": True,
+            "length": len(ev.payload), "_data": bytes(ev.payload),
         })
 
     # ---------------------------------------------------------- decoding
@@ -467,55 +391,67 @@ class Converter:
         _release_memory()
 
     def _write_block(self, block: pa.Table) -> None:
+        """Decode a block of pending rows and hand each protocol's rows to the
+        sink as its own table (in ``message_key`` order within the table)."""
         import pyarrow.compute as pc
 
-        schema = self.messages_schema
         n = block.num_rows
-        protocol = block.column("protocol")
+        is_mq = pc.equal(block.column("protocol"), "mq")
         undecoded = pc.is_valid(block.column("error"))
-        ping = block.column("_ping")
-        mq_mask = pc.and_(pc.equal(protocol, "mq"), pc.invert(undecoded))
-        ms_mask = pc.and_(pc.and_(pc.equal(protocol, "msmq"), pc.invert(undecoded)), pc.invert(ping))
-        rest_mask = pc.invert(pc.or_(mq_mask, ms_mask))
-        parts = []
-        if pc.any(mq_mask).as_py():
-            parts.append(self._mq_part(block.filter(mq_mask)))
-        if pc.any(ms_mask).as_py():
-            parts.append(self._msmq_part(block.filter(ms_mask)))
-        if pc.any(rest_mask).as_py():
-            parts.append(self._rest_part(block.filter(rest_mask)))
-        table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
-        if len(parts) > 1:
-            table = table.take(pc.sort_indices(table.column("message_key")))
-        assert table.num_rows == n
-        # summary: messages by protocol and kind, errors
+        decodable = pc.invert(undecoded)
+        for protocol, table_name, in_protocol in (("mq", _tables.MQ_MESSAGES, is_mq),
+                                                  ("msmq", _tables.MSMQ_PACKETS, pc.invert(is_mq))):
+            if not pc.any(in_protocol).as_py():
+                continue
+            parts = []
+            good = pc.and_(in_protocol, decodable)
+            if pc.any(good).as_py():
+                part = block.filter(good)
+                parts.append(self._mq_part(part) if protocol == "mq" else self._msmq_part(part))
+            bad = pc.and_(in_protocol, undecoded)
+            if pc.any(bad).as_py():
+                parts.append(self._output(table_name, block.filter(bad), {}))
+            table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+            if len(parts) > 1:
+                table = table.take(pc.sort_indices(table.column("message_key")))
+            self._count(protocol, table)
+            self.sink(table_name, table)
         self.summary["messages"] += n
+
+    def _count(self, protocol: str, table: pa.Table) -> None:
+        """The summary's errors and messages by protocol and kind."""
+        import pyarrow.compute as pc
+
         errors = pc.sum(pc.is_valid(table.column("error")).cast(pa.int64())).as_py() or 0
         if errors:
             self.summary["errors"] += errors
-        counts = pa.table({"p": table.column("protocol"),
-                           "k": pc.fill_null(table.column("kind"), "-")}).group_by(["p", "k"]).aggregate([([], "count_all")])
-        for p_, k_, c_ in zip(counts.column("p").to_pylist(), counts.column("k").to_pylist(),
-                              counts.column("count_all").to_pylist()):
-            self.by_kind[(p_, k_)] += c_
-        self.write_messages(table)
+        kinds = pc.value_counts(pc.fill_null(table.column("kind").cast(pa.string()), "-"))
+        for k_, c_ in zip(kinds.field("values").to_pylist(), kinds.field("counts").to_pylist()):
+            self.by_kind[(protocol, k_)] += c_
 
-    def _common(self, part: pa.Table, decoded: dict) -> pa.Table:
-        """``part`` (a block's rows) as a table of the messages schema:
+    def _output(self, table_name: str, part: pa.Table, decoded: dict) -> pa.Table:
+        """``part`` (a block's rows) as a table of output table ``table_name``:
         common columns from the block, protocol columns from ``decoded``
         (name -> array), nulls elsewhere."""
         import pyarrow.compute as pc
 
+        schema = _tables.table_schema(table_name)
         n = part.num_rows
-        raw_all = self.options.raw
         arrays = []
-        for f in self.messages_schema:
+        ts_us = ts_nanos = None
+        if "ts" in schema.names:
+            ts_us, ts_nanos = _split_ns(part.column("ts"))
+        for f in schema:
             name = f.name
             if name in decoded:
                 a = decoded[name]
+            elif name == "ts":
+                a = ts_us
+            elif name == "ts_nanos":
+                a = ts_nanos
             elif name == "raw":
                 data = part.column("_data")
-                if raw_all:
+                if self.options.raw:
                     a = data
                 else:
                     error = decoded.get("error", part.column("error"))
@@ -527,24 +463,33 @@ class Converter:
             if a.type != f.type:
                 a = a.cast(f.type)
             arrays.append(a)
-        return pa.Table.from_arrays(arrays, schema=self.messages_schema)
+        return pa.Table.from_arrays(arrays, schema=schema)
 
-    def _mq_part(self, part: pa.Table) -> pa.Table:
+    @staticmethod
+    def _decoded(table, prefix: str = "") -> dict:
+        """A batch decoder's output as output columns: its own columns and the
+        row's error columns (``error`` from the decoder's reason)."""
         import pyarrow.compute as pc
 
-        data = part.column("_data")
-        if not hasattr(_batch, "decode_mq_batch"):  # pragma: no cover - the batch package always has it
-            raise RuntimeError("mqcodec.batch.decode_mq_batch is missing")
-        table = _batch.decode_mq_batch(data.combine_chunks(), impl=self.options.impl,
-                                       md_only=part.column("_md_only").to_pylist())
-        decoded = {name: table.column(name) for name in table.schema.names if name not in _BATCH_ONLY}
+        decoded = {prefix + name: table.column(name) for name in table.schema.names
+                   if name not in _tables.BATCH_ONLY}
         failed = pc.is_valid(table.column("error_structure"))
         decoded["error"] = pc.if_else(failed, pc.fill_null(table.column("error_reason"), "decode error"),
                                       pa.scalar(None, pa.string()))
         for name in ("error_structure", "error_field", "error_offset"):
             decoded[name] = table.column(name)
-        out = self._common(part, decoded)
-        self._pcf(part, table, failed)
+        return decoded
+
+    def _mq_part(self, part: pa.Table) -> pa.Table:
+        import pyarrow.compute as pc
+
+        data = part.column("_data")
+        table = _batch.decode_mq_batch(data.combine_chunks(), impl=self.options.impl,
+                                       md_only=part.column("_md_only").to_pylist())
+        decoded = self._decoded(table)
+        decoded["md_put_timestamp"] = _put_timestamp(table.column("md_put_date"), table.column("md_put_time"))
+        out = self._output(_tables.MQ_MESSAGES, part, decoded)
+        self._pcf(part, table, pc.is_valid(table.column("error_structure")))
         return out
 
     def _pcf(self, part: pa.Table, table, failed) -> None:
@@ -558,6 +503,7 @@ class Converter:
         idx = pc.indices_nonzero(has).to_pylist()
         if not idx:
             return
+        schema = _tables.table_schema(_tables.PCF_PARAMETERS)
         keys = part.column("message_key").to_pylist()
         data = part.column("_data")
         body_offset = table.column("body_offset").to_pylist()
@@ -570,65 +516,30 @@ class Converter:
             kw = {"impl": self.options.impl}
             if ccsid:
                 kw["ccsid"] = ccsid
-            res = _batch.decode_pcf_batch(bodies, **kw)
-            params = res.parameters
+            params = _batch.decode_pcf_batch(bodies, **kw).parameters
             key_col = pa.array([keys[i] for i in members], pa.int64()).take(params.column("record"))
-            arrays = [key_col] + [params.column(f.name) for f in self.pcf_schema if f.name != "message_key"]
-            self.write_pcf(pa.Table.from_arrays(arrays, schema=self.pcf_schema))
+            # the batch schema's columns after "record", in order, under their snake_case names
+            arrays = [key_col] + [params.column(i + 1) for i in range(len(schema) - 1)]
+            self.sink(_tables.PCF_PARAMETERS, pa.Table.from_arrays(arrays, schema=schema))
 
     def _msmq_part(self, part: pa.Table) -> pa.Table:
+        """MSMQ packets and pings through the MSMQ batch decoder."""
         import pyarrow.compute as pc
 
         from .msmq.constants import MQMSG_CLASS_NAMES
 
         table = _batch.decode_msmq_batch(part.column("_data").combine_chunks(), impl=self.options.impl)
-        decoded = {}
-        for name in table.schema.names:
-            if name not in _BATCH_ONLY:
-                decoded[name if name.startswith("msmq_") else "msmq_" + name] = table.column(name)
-        failed = pc.is_valid(table.column("error_structure"))
-        decoded["error"] = pc.if_else(failed, pc.fill_null(table.column("error_reason"), "decode error"),
-                                      pa.scalar(None, pa.string()))
-        for name in ("error_structure", "error_field", "error_offset"):
-            decoded[name] = table.column(name)
-        for short, long_name in _MSMQ_SHORT.items():
-            decoded[short] = decoded.get(long_name)
-        qm, mid = decoded.get("msmq_source_qm"), decoded.get("msmq_user_message_id")
-        if qm is not None and mid is not None:
-            decoded["msmq_message_id"] = pc.binary_join_element_wise(qm, mid.cast(pa.string()), "\\")
-        cls = decoded.get("msmq_class")
-        if cls is not None:
-            codes = sorted(MQMSG_CLASS_NAMES)
-            where = pc.index_in(cls.cast(pa.int64()), value_set=pa.array(codes, pa.int64()))
-            decoded["msmq_class_name"] = pa.array([MQMSG_CLASS_NAMES[c] for c in codes], pa.string()).take(where)
-        return self._common(part, {k: v for k, v in decoded.items() if v is not None})
-
-    def _rest_part(self, part: pa.Table) -> pa.Table:
-        """Rows no batch decoder sees: framing errors (already carrying their
-        error) and MSMQ pings (decoded one by one: they are few)."""
-        import pyarrow.compute as pc
-
-        ping = part.column("_ping").to_pylist()
-        if not any(ping):
-            return self._common(part, {})
-        from .msmq import decode_ping
-
-        cols = {name: part.column(name).to_pylist() for name in ("error", "error_structure", "error_field", "error_offset")}
-        data = part.column("_data")
-        for i, is_ping in enumerate(ping):
-            if is_ping:
-                try:
-                    decode_ping(data[i].as_py())
-                except Exception as exc:  # DecodeError
-                    cols["error"][i] = str(exc)
-                    cols["error_structure"][i] = getattr(exc, "structure", None)
-                    cols["error_field"][i] = getattr(exc, "field", None)
-                    cols["error_offset"][i] = getattr(exc, "offset", None)
-        decoded = {"error": pa.array(cols["error"], pa.string()),
-                   "error_structure": pa.array(cols["error_structure"], pa.string()),
-                   "error_field": pa.array(cols["error_field"], pa.string()),
-                   "error_offset": pa.array(cols["error_offset"], pa.int64())}
-        return self._common(part, decoded)
+        decoded = self._decoded(table)
+        decoded.pop("kind", None)  # the row's kind (the framer's, or Ping) stays
+        for short, _, long_name in _tables.MSMQ_SHORT:
+            if long_name is not None:
+                decoded[short] = decoded[long_name]
+        qm, mid = decoded["source_qm"], decoded["user_message_id"]
+        decoded["message_id"] = pc.binary_join_element_wise(qm, mid.cast(pa.string()), "\\")
+        codes = sorted(MQMSG_CLASS_NAMES)
+        where = pc.index_in(decoded["class"].cast(pa.int64()), value_set=pa.array(codes, pa.int64()))
+        decoded["class_name"] = pa.array([MQMSG_CLASS_NAMES[c] for c in codes], pa.string()).take(where)
+        return self._output(_tables.MSMQ_PACKETS, part, decoded)
 
     # ---------------------------------------------------------- summary
     def report(self) -> dict:
@@ -639,14 +550,61 @@ class Converter:
         }
 
 
-#: the pending rows of one chunk, before decoding: the common columns and the
-#: message bytes (the compiled core produces these columns directly)
-BLOCK_SCHEMA = pa.schema(
-    [f for f in MESSAGES_COMMON if f.name in (
-        "message_key", "capture", "frame", "ts", "src_ip", "src_port", "dst_ip", "dst_port", "tcp_stream",
-        "stream_offset", "protocol", "kind", "error", "error_structure", "error_field", "error_offset", "length")]
-    + [pa.field("_data", pa.large_binary()), pa.field("_md_only", pa.bool_()), pa.field("_ping", pa.bool_())]
-)
+#: the pending rows of one chunk, before decoding: where each message was seen
+#: and its bytes (the compiled core produces these columns directly); ``ts`` in
+#: nanoseconds, as the captures give it (the output tables split it in two)
+BLOCK_SCHEMA = pa.schema([
+    pa.field("message_key", pa.int64(), nullable=False),
+    pa.field("capture", pa.string(), nullable=False),
+    pa.field("frame", pa.int64()),
+    pa.field("ts", pa.timestamp("ns", tz="UTC")),
+    pa.field("src_ip", pa.string()),
+    pa.field("src_port", pa.int32()),
+    pa.field("dst_ip", pa.string()),
+    pa.field("dst_port", pa.int32()),
+    pa.field("tcp_stream", pa.int64()),
+    pa.field("stream_offset", pa.int64()),
+    pa.field("protocol", pa.string(), nullable=False),
+    pa.field("kind", pa.string()),
+    pa.field("error", pa.string()),
+    pa.field("error_structure", pa.string()),
+    pa.field("error_field", pa.string()),
+    pa.field("error_offset", pa.int64()),
+    pa.field("length", pa.int64()),
+    pa.field("_data", pa.large_binary()),
+    pa.field("_md_only", pa.bool_()),
+])
+
+
+def _split_ns(ts) -> tuple:
+    """Nanosecond timestamps -> (microsecond timestamps, nanoseconds within
+    the microsecond as int16), rounding towards the past."""
+    import pyarrow.compute as pc
+
+    ns = ts.cast(pa.int64())
+    us = pc.divide(ns, 1000)  # truncates towards zero
+    rem = pc.subtract(ns, pc.multiply(us, 1000))
+    neg = pc.less(rem, 0)
+    us = pc.if_else(neg, pc.subtract(us, 1), us)
+    rem = pc.if_else(neg, pc.add(rem, 1000), rem)
+    return us.cast(pa.timestamp("us", tz="UTC")), rem.cast(pa.int16())
+
+
+def _put_timestamp(date, time):
+    """MQMD PutDate (YYYYMMDD) and PutTime (HHMMSSTH), GMT, as one UTC
+    timestamp; null where either is absent or not a valid date and time."""
+    import pyarrow.compute as pc
+
+    ok = pc.and_(pc.match_substring_regex(date, r"^[0-9]{8}$"), pc.match_substring_regex(time, r"^[0-9]{8}$"))
+    ok = pc.fill_null(ok, False)
+    blank = pa.scalar("", pa.string())
+    d = pc.if_else(ok, date, blank)
+    t = pc.if_else(ok, time, blank)
+    seconds = pc.strptime(pc.binary_join_element_wise(d, pc.utf8_slice_codeunits(t, 0, 6), ""),
+                          format="%Y%m%d%H%M%S", unit="us", error_is_null=True)
+    hundredths = pc.if_else(ok, pc.utf8_slice_codeunits(t, 6, 8), pa.scalar("0")).cast(pa.int64())
+    micros = pc.add(seconds.cast(pa.int64()), pc.multiply(hundredths, 10000))
+    return pc.if_else(ok, micros, pa.scalar(None, pa.int64())).cast(pa.timestamp("us", tz="UTC"))
 
 
 def _rows_block(rows: list) -> pa.Table:
@@ -654,7 +612,7 @@ def _rows_block(rows: list) -> pa.Table:
     arrays = []
     for f in BLOCK_SCHEMA:
         name = f.name
-        if name in ("_md_only", "_ping"):
+        if name == "_md_only":
             arrays.append(pa.array([bool(r.get(name)) for r in rows], pa.bool_()))
         else:
             arrays.append(pa.array([r[name] for r in rows], f.type))
@@ -750,30 +708,37 @@ def _attr(ev, *names):
     return None
 
 
-def _set_error(row: dict, exc: Exception) -> None:
-    row["error"] = str(exc)
-    row["error_structure"] = getattr(exc, "structure", None)
-    row["error_field"] = getattr(exc, "field", None)
-    row["error_offset"] = getattr(exc, "offset", None)
+def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None, *, progress: bool = False,
+            partition_by: Optional[str] = None) -> dict:
+    """Convert captures to the Parquet datasets ``outdir/<table>/`` of
+    :mod:`mqcodec.tables`; returns the summary report.
 
+    An input that cannot be opened, or whose file header is not a capture's,
+    is reported (``captures not read`` in the summary, its ``error`` in the
+    capture's report) and the job goes on with the next one.  When no input
+    can be read, :class:`NoCaptureRead` is raised and nothing is written."""
+    from .errors import DecodeError
 
-def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None, *, progress: bool = False) -> dict:
-    """Convert captures to ``outdir/messages.parquet`` and
-    ``outdir/pcf_parameters.parquet``; returns the summary report."""
-    os.makedirs(outdir, exist_ok=True)
-    mschema, pschema = messages_schema(), pcf_parameters_schema()
-    mw = pq.ParquetWriter(os.path.join(outdir, "messages.parquet"), mschema, compression="zstd")
-    pw = pq.ParquetWriter(os.path.join(outdir, "pcf_parameters.parquet"), pschema, compression="zstd")
-    conv = Converter(mw.write_table, pw.write_table, options)
+    sink = _tables.DatasetSink(outdir, partition_by=partition_by)
+    conv = Converter(sink, options)
+    read = 0
     try:
         for index, path in enumerate(inputs):
             bar = _Progress(path) if progress else None
-            conv.add_capture(path, progress=bar, index=index)
-            if bar is not None:
-                bar.done()
+            try:
+                conv.add_capture(path, progress=bar, index=index)
+            except (DecodeError, OSError) as exc:
+                conv.not_read(path, exc, index=index)
+                continue
+            finally:
+                if bar is not None:
+                    bar.done()
+            read += 1
     finally:
-        mw.close()
-        pw.close()
+        sink.close(complete=read > 0)
+    if not read:
+        raise NoCaptureRead("no input could be read as a capture: " + "; ".join(
+            "%s: %s" % (r["capture"], r["error"]) for r in conv.capture_reports))
     return conv.report()
 
 

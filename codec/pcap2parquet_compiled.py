@@ -261,7 +261,6 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
         "length": pa.array(np.diff(offsets)),
         "_data": data,
         "_md_only": pa.array(np.asarray(b["md_only"], dtype=bool)),
-        "_ping": pa.array(np.zeros(n, dtype=bool)),
     }
     arrays = [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in _p.BLOCK_SCHEMA]
     conv._blocks.append(pa.Table.from_arrays(arrays, schema=_p.BLOCK_SCHEMA))

@@ -2,7 +2,7 @@
 
     from mqcodec.spark import get_session, decode_column, explode_pcf_parameters
     spark = get_session()
-    df = spark.read.parquet("messages.parquet")            # a binary column "body"
+    df = spark.read.parquet("bodies.parquet")              # any table with a binary column "body"
     pcf = decode_column(df, "body", "pcf")                  # + struct column "pcf"
     params = explode_pcf_parameters(df, "body", keep=["msg_key"])
 

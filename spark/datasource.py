@@ -3,7 +3,8 @@ pipeline out.
 
     from mqcodec.spark.datasource import register
     register(spark)
-    messages = spark.read.format("mqcodec").load("captures/*.pcap")
+    mq = spark.read.format("mqcodec").load("captures/*.pcap")              # mq_messages
+    msmq = spark.read.format("mqcodec").option("table", "msmq_packets").load("captures/*.pcap")
     params = spark.read.format("mqcodec").option("table", "pcf_parameters").load("captures/*.pcap")
 
 A partition per capture file, converted by :class:`mqcodec.pcap2parquet.Converter`
@@ -13,7 +14,9 @@ byte offset without reading from the start, and TCP streams cross any split
 point, so a large capture is one task; split it beforehand
 (``editcap -c 1000000``) to spread it over more tasks.
 
-Options: ``table`` (``messages``, default, or ``pcf_parameters``),
+Options: ``table`` (one of :data:`mqcodec.tables.TABLES`, default
+``mq_messages``; or ``captures``: one row per capture with its report as
+JSON, for the job summary),
 ``mq_ports`` / ``msmq_ports`` (comma-separated), ``raw`` (``true`` keeps every
 message's bytes), ``chunk`` (messages per Arrow batch). ``message_key`` is
 ``(file index << 40) | n`` with files in the order given (each glob sorted), exactly as the
@@ -22,13 +25,20 @@ local engine numbers the same inputs.
 from __future__ import annotations
 
 import glob
+import json
 import os
+
+import pyarrow as pa
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 __all__ = ["MQCodecDataSource", "register", "expand_paths"]
 
-TABLES = ("messages", "pcf_parameters")
+from mqcodec.tables import TABLES as _DATA_TABLES
+
+#: the tables of the main job, and the per-capture reports
+TABLES = _DATA_TABLES + ("captures",)
+DEFAULT_TABLE = "mq_messages"
 
 
 def expand_paths(spec) -> list[str]:
@@ -44,10 +54,16 @@ def expand_paths(spec) -> list[str]:
     return out
 
 
-def _table_schema(table: str):
-    from mqcodec.pcap2parquet import messages_schema, pcf_parameters_schema
+#: the ``captures`` table: the report of each capture (mqcodec.pcap2parquet.Converter.report)
+CAPTURES_SCHEMA = pa.schema([pa.field("index", pa.int64(), nullable=False),
+                             pa.field("capture", pa.string(), nullable=False),
+                             pa.field("report", pa.string(), nullable=False)])
 
-    return messages_schema() if table == "messages" else pcf_parameters_schema()
+
+def _table_schema(table: str) -> pa.Schema:
+    from mqcodec.tables import table_schema
+
+    return CAPTURES_SCHEMA if table == "captures" else table_schema(table)
 
 
 class _CaptureReader(DataSourceReader):
@@ -64,24 +80,33 @@ class _CaptureReader(DataSourceReader):
         return [InputPartition((i, path)) for i, path in enumerate(self.files)]
 
     def read(self, partition):
-        import pyarrow as pa
-
         from mqcodec.pcap2parquet import ConvertOptions, Converter
+        from mqcodec.tables import TableCollector
 
         index, path = partition.value
         opts = self.options
-        table = opts.get("table", "messages")
+        table = opts.get("table", DEFAULT_TABLE)
         ports = lambda key, default: tuple(int(p) for p in str(opts.get(key, default)).split(",") if p)  # noqa: E731
         options = ConvertOptions(mq_ports=ports("mq_ports", "1414"), msmq_ports=ports("msmq_ports", "1801"),
                                  raw=str(opts.get("raw", "false")).lower() == "true",
                                  chunk_messages=int(opts.get("chunk", "20000")))
-        out: list = []
-        keep = (lambda t: out.append(t)) if table == "messages" else (lambda t: None)
-        keep_pcf = (lambda t: out.append(t)) if table == "pcf_parameters" else (lambda t: None)
-        conv = Converter(keep, keep_pcf, options)
-        conv.add_capture(path, index=index)
+        out = TableCollector()
+        conv = Converter(lambda name, t: out(name, t) if name == table else None, options)
+        from mqcodec.errors import DecodeError
+
+        try:
+            conv.add_capture(path, index=index)
+        except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
+            conv.not_read(path, exc, index=index)
+        if table == "captures":
+            report = conv.report()
+            batch = pa.RecordBatch.from_pylist(
+                [{"index": index, "capture": os.path.basename(path),
+                  "report": json.dumps(report, sort_keys=True, default=str)}], schema=CAPTURES_SCHEMA)
+            yield batch
+            return
         target = self.target
-        for t in out:
+        for t in out.parts.get(table, []):
             for b in t.cast(target, safe=False).to_batches():
                 yield b
 
@@ -96,7 +121,7 @@ class MQCodecDataSource(DataSource):
     def schema(self):
         from .schema import to_spark_schema
 
-        table = self.options.get("table", "messages")
+        table = self.options.get("table", DEFAULT_TABLE)
         if table not in TABLES:
             raise ValueError("option table must be one of %s, not %r" % (", ".join(TABLES), table))
         return to_spark_schema(_table_schema(table))

@@ -54,30 +54,18 @@ def nested_row_schema(rows: pa.Schema, children: tuple[str, pa.Schema] | None = 
     return out
 
 
-_WIDER = {
-    pa.uint8(): pa.int16(),
-    pa.uint16(): pa.int32(),
-    pa.uint32(): pa.int64(),
-    pa.uint64(): pa.decimal128(20, 0),
-}
-
-
 def spark_compatible(t: "pa.DataType | pa.Schema") -> "pa.DataType | pa.Schema":
     """``t`` with every unsigned integer (at any depth) widened to a signed
-    type Spark has; everything else as it is."""
+    type Spark has (:func:`mqcodec.tables.widen_unsigned`, the rule the
+    output tables follow too) and dictionary-encoded columns as their value
+    type (Spark reads them as plain strings); everything else as it is."""
+    from mqcodec.tables import widen_unsigned
+
     if isinstance(t, pa.Schema):
         return pa.schema([f.with_type(spark_compatible(f.type)) for f in t], metadata=t.metadata)
-    if t in _WIDER:
-        return _WIDER[t]
-    if pa.types.is_struct(t):
-        return pa.struct([f.with_type(spark_compatible(f.type)) for f in t])
-    if pa.types.is_list(t):
-        return pa.list_(t.value_field.with_type(spark_compatible(t.value_type)))
-    if pa.types.is_large_list(t):
-        return pa.large_list(t.value_field.with_type(spark_compatible(t.value_type)))
-    if pa.types.is_fixed_size_list(t):
-        return pa.list_(t.value_field.with_type(spark_compatible(t.value_type)), t.list_size)
-    return t
+    if pa.types.is_dictionary(t):
+        return spark_compatible(t.value_type)
+    return widen_unsigned(t)
 
 
 def to_spark_schema(schema: pa.Schema):

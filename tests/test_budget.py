@@ -346,14 +346,15 @@ def _convert(data, budget):
     import pyarrow as pa
 
     from mqcodec.pcap2parquet import Converter, ConvertOptions
+    from mqcodec.tables import TableCollector
 
     opts = ConvertOptions(capture_impl="py", impl="py")
     if budget is not None:
         opts.buffer_budget = budget
-    tables = []
-    conv = Converter(tables.append, lambda t: None, opts)
+    tables = TableCollector()
+    conv = Converter(tables, opts)
     conv.add_capture(data, name="c")
-    rows = pa.concat_tables(tables).to_pylist() if tables else []
+    rows = tables.rows()
     return rows, conv.report()["summary"]
 
 
@@ -590,16 +591,17 @@ def test_converter_mq_max_claims_counts_honestly(capture_impl):
     import pyarrow as pa
 
     from mqcodec.pcap2parquet import Converter, ConvertOptions
+    from mqcodec.tables import TableCollector
 
     frames, streams = mq_max_claims(48, 40)
     data = _pcap(frames)
 
     def convert(impl):
-        tables = []
-        conv = Converter(tables.append, lambda t: None,
+        tables = TableCollector()
+        conv = Converter(tables,
                          ConvertOptions(capture_impl=impl, buffer_budget=256 * KiB, chunk_bytes=256 * KiB))
         conv.add_capture(data, name="c")
-        return pa.concat_tables(tables).to_pylist(), conv.report()["summary"]
+        return tables.rows(), conv.report()["summary"]
 
     rows, summary = convert(capture_impl)
     assert 0 < summary["budget cuts"] <= len(data)

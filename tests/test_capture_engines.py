@@ -25,6 +25,7 @@ import pytest
 from mqcodec import synth
 from mqcodec.capture.writer import PcapngWriter, PcapWriter
 from mqcodec.pcap2parquet import ConvertOptions, Converter
+from mqcodec.tables import TableCollector
 
 capture_core = pytest.importorskip("mqcodec._ext.capture_core", reason="the compiled capture core is not built")
 
@@ -47,12 +48,12 @@ def _pcap(packets, *, snaplen=262144, ng=False) -> bytes:
 
 
 def _convert(data, capture_impl, **opts):
-    tables, pcf = [], []
-    conv = Converter(tables.append, pcf.append, ConvertOptions(capture_impl=capture_impl, **opts))
+    tables = TableCollector()
+    conv = Converter(tables, ConvertOptions(capture_impl=capture_impl, **opts))
     conv.add_capture(data, name="c")
     report = conv.report()
-    messages = pa.concat_tables(tables).to_pylist() if tables else []
-    params = pa.concat_tables(pcf).to_pylist() if pcf else []
+    messages = tables.rows()
+    params = tables.table("pcf_parameters").to_pylist()
     by_key = {r["message_key"]: tuple(r[k] for k in IDENTITY) for r in messages}
     assert len(by_key) == len(messages), "message_key is not unique"
     rows = sorted(repr(sorted((k, v) for k, v in r.items() if k != "message_key")) for r in messages)

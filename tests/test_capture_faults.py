@@ -32,6 +32,7 @@ from mqcodec import synth
 from mqcodec.capture.writer import PcapngWriter, PcapWriter, checksum, ethernet, ipv4, tcp
 from mqcodec.errors import DecodeError
 from mqcodec.pcap2parquet import Converter, ConvertOptions, convert
+from mqcodec.tables import TableCollector, read_table
 
 LOCATION = {"message_key", "capture", "frame", "ts", "src_ip", "src_port", "dst_ip", "dst_port", "tcp_stream",
             "stream_offset", "raw"}
@@ -52,11 +53,11 @@ def _run(data, *, captures=None, **options):
     """Convert capture bytes (or several) in memory; (rows, summary, report).
     The default capture pipeline (the compiled core when built); the pure
     one with ``capture_impl="py"``."""
-    tables = []
-    conv = Converter(tables.append, lambda t: None, ConvertOptions(**options))
+    tables = TableCollector()
+    conv = Converter(tables, ConvertOptions(**options))
     for i, c in enumerate(captures or [data]):
         conv.add_capture(c, name="c%d" % i)
-    rows = pa.concat_tables(tables).to_pylist() if tables else []
+    rows = tables.rows()
     report = conv.report()
     s = report["summary"]
     # the summary's counters agree with the rows
@@ -501,7 +502,8 @@ def test_pcap_record_length_damage_mid_file(tmp_path):
     assert "incl_len" in report["captures"][0]["file_error"]
     import pyarrow.parquet as pq
 
-    rows = pq.read_table(tmp_path / "o" / "messages.parquet").to_pylist()
+    rows = [dict(r, protocol="mq") for r in read_table(str(tmp_path / "o"), "mq_messages").to_pylist()]
+    rows += [dict(r, protocol="msmq") for r in read_table(str(tmp_path / "o"), "msmq_packets").to_pylist()]
     assert s["messages"] == len(rows)
     check(c, rows, set(range(at + 1, len(c.packets) + 1)), after=True)
 
@@ -571,13 +573,13 @@ def test_pending_messages_are_bounded_in_bytes():
         seg = tcp(cli, "10.8.0.1", 20000 + c, 1801, seqs[c], 0, 0x18, body)
         frames.append((ts + i, ethernet(ipv4(cli, "10.8.0.1", 6, seg))))
         seqs[c] += len(body)
-    tables = []
-    conv = Converter(tables.append, lambda t: None, ConvertOptions(chunk_bytes=2 << 20))
+    tables = TableCollector()
+    conv = Converter(tables, ConvertOptions(chunk_bytes=2 << 20))
     conv.add_capture(_pcap(frames))
     s = conv.report()["summary"]
     assert s["messages"] == s["errors"] == conns     # each stream ends inside its 4 MiB unit
-    assert len(tables) >= 2
-    for t in tables:
+    assert len(tables.parts["msmq_packets"]) >= 2
+    for t in tables.parts["msmq_packets"]:
         assert sum(len(r) for r in t.column("raw").to_pylist() if r) <= (2 << 20) + 0x00400000
 
 
@@ -634,8 +636,7 @@ def test_closed_connections_are_forgotten():
             gc.collect()
             alive.append(sum(isinstance(o, _Direction) for o in gc.get_objects()))
 
-    tables = []
-    conv = Converter(tables.append, lambda t: None, ConvertOptions(capture_impl="py"))  # the pure pipeline's objects
+    conv = Converter(TableCollector(), ConvertOptions(capture_impl="py"))  # the pure pipeline's objects
     conv.add_capture(_pcap(frames), progress=progress)
     s = conv.report()["summary"]
     assert s["messages"] == 200 and not s.get("errors")

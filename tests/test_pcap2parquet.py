@@ -1,7 +1,7 @@
 """pcap -> Parquet, checked against tshark and against damage.
 
 * tshark differential: every MQMD tshark dissects (real JMS capture and a
-  simulator capture) is a row of messages.parquet with equal MsgId, Format,
+  simulator capture) is a row of mq_messages with equal MsgId, Format,
   PutApplName, MsgType, Encoding and CCSID; PCF headers and top-level
   parameter ids agree with tshark's (nested groups excepted: tshark mis-walks
   them, see docs/ibmmq-pcf.md).
@@ -12,12 +12,12 @@
 import random
 import subprocess
 
-import pyarrow.parquet as pq
 import pytest
 
 from mqcodec import synth
 from mqcodec.capture.writer import PcapWriter
 from mqcodec.pcap2parquet import ConvertOptions, convert
+from mqcodec.tables import read_table
 
 from conftest import CAPTURES
 
@@ -27,7 +27,11 @@ REAL = CAPTURES / "ibmmq_jms_client_1414.pcap"
 def _convert(tmp_path, pcap, name="out", **opts):
     out = tmp_path / name
     report = convert([str(pcap)], str(out), ConvertOptions(**opts))
-    return pq.read_table(out / "messages.parquet").to_pylist(), pq.read_table(out / "pcf_parameters.parquet"), report
+    rows = []
+    for table, protocol in (("mq_messages", "mq"), ("msmq_packets", "msmq")):
+        rows += [dict(r, protocol=protocol) for r in read_table(str(out), table).to_pylist()]
+    rows.sort(key=lambda r: r["message_key"])
+    return rows, read_table(str(out), "pcf_parameters"), report
 
 
 def _tshark_mqmds(tshark, pcap):
@@ -57,7 +61,7 @@ def _tshark_mqmds(tshark, pcap):
 
 def _ours(messages):
     return [(r["tcp_stream"], r["md_msg_id"], r["md_format"], r["md_put_appl_name"], r["md_msg_type"],
-             r["md_encoding"], r["md_ccsid"]) for r in messages if r["protocol"] == "mq" and r["md_msg_id"] is not None]
+             r["md_encoding"], r["md_ccsid"]) for r in messages if r["protocol"] == "mq" and r.get("md_msg_id") is not None]
 
 
 @pytest.mark.tshark
@@ -75,7 +79,7 @@ def test_every_tshark_mqmd_is_a_row(tmp_path, tshark, source):
     remaining = list(ours)
     for frame, stream, msgid, fmt, appl, mtype, enc, ccsid in theirs:
         key = (stream, msgid, fmt, appl, mtype, enc, ccsid)
-        assert key in remaining, "tshark's MQMD in frame %d (%r) is not in messages.parquet" % (frame, key)
+        assert key in remaining, "tshark's MQMD in frame %d (%r) is not in mq_messages" % (frame, key)
         remaining.remove(key)
     # and the frame numbers: each tshark MQMD frame is the frame of one of our rows on that stream
     frames = {(r["tcp_stream"], r["frame"]) for r in messages if r["protocol"] == "mq"}
@@ -101,7 +105,7 @@ def test_pcf_headers_and_top_level_parameters_match_tshark(tmp_path, tshark):
         by_key.setdefault(p["message_key"], []).append(p)
     ours = []
     for r in messages:
-        if r["pcf_command"] is not None and r["error"] is None:
+        if r.get("pcf_command") is not None and r["error"] is None:
             ps = by_key.get(r["message_key"], [])
             ours.append((r["tcp_stream"], r["pcf_command"], r["pcf_parameter_count"], ps))
     for stream, cmd, count, ids in theirs:
@@ -109,9 +113,9 @@ def test_pcf_headers_and_top_level_parameters_match_tshark(tmp_path, tshark):
         assert match, "no PCF message with command %d/%d parameters on stream %d" % (cmd, count, stream)
         # tshark's first parameter is the first top-level parameter; the first group's direct
         # children follow it in both walks (tshark goes wrong only after a nested group)
-        ours_ids = [p["Parameter"] for p in match[0][3]]
+        ours_ids = [p["parameter"] for p in match[0][3]]
         assert ours_ids[0] == ids[0]
-        first_group = [p["Parameter"] for p in match[0][3] if p["parent"] == 0]
+        first_group = [p["parameter"] for p in match[0][3] if p["parent"] == 0]
         assert ids[1:1 + len(first_group)] == first_group
 
 
@@ -127,8 +131,8 @@ def test_summary_and_columns(tmp_path):
     assert len(set(keys)) == len(keys)
     assert set(params.column("message_key").to_pylist()) <= set(keys)
     ums = [r for r in messages if r["kind"] == "UserMessage"]
-    assert all(r["msmq_message_id"] and "\\" in r["msmq_message_id"] for r in ums)
-    assert all(r["msmq_destination"].startswith("DIRECT=") for r in ums)
+    assert all(r["message_id"] and "\\" in r["message_id"] for r in ums)
+    assert all(r["destination"].startswith("DIRECT=") for r in ums)
     assert all(r["ts"] is not None and r["frame"] >= 1 for r in messages)
     # a put of the application carries the simulator's values
     put = next(r for r in messages if r["kind"] == "MQPUT" and r["md_put_appl_name"] == "payments-app")
@@ -147,7 +151,7 @@ def _write(path, packets):
 
 
 def _identity(r):
-    return (r["protocol"], r["kind"], r["md_msg_id"], r["md_put_appl_name"], r["msmq_message_id"], r["length"])
+    return (r["protocol"], r["kind"], r.get("md_msg_id"), r.get("md_put_appl_name"), r.get("message_id"), r["length"])
 
 
 def test_faults_drop_duplicate_reorder(tmp_path):

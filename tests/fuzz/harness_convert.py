@@ -68,16 +68,17 @@ def convert_once(data: bytes, capture_impl, opts: dict):
     import pyarrow as pa
 
     from mqcodec.pcap2parquet import ConvertOptions, Converter
+    from mqcodec.tables import TableCollector
 
-    tables, pcf = [], []
-    conv = Converter(tables.append, pcf.append, ConvertOptions(capture_impl=capture_impl, **opts))
+    tables = TableCollector()
+    conv = Converter(tables, ConvertOptions(capture_impl=capture_impl, **opts))
     try:
         conv.add_capture(data, name="fuzz")
     except DecodeError as exc:
         return exc
     report = conv.report()
-    messages = pa.concat_tables(tables).to_pylist() if tables else []
-    params = pa.concat_tables(pcf).to_pylist() if pcf else []
+    messages = tables.rows()
+    params = tables.table("pcf_parameters").to_pylist()
     by_key = {r["message_key"]: tuple(r[k] for k in IDENTITY) for r in messages}
     _expect(len(by_key) == len(messages), "convert (%s): message_key is not unique" % capture_impl)
     raw = [r["raw"] or b"" for r in messages]

@@ -1,0 +1,280 @@
+"""The output tables of the main job, their schemas, and the Parquet dataset sink.
+
+One Parquet dataset per table, the same layout whichever engine writes it::
+
+    OUTDIR/mq_messages/part-00000.parquet       IBM MQ messages and MQ framing errors
+    OUTDIR/msmq_packets/part-00000.parquet      MSMQ packets (pings included) and MSMQ framing errors
+    OUTDIR/pcf_parameters/part-00000.parquet    PCF parameters of MQ messages with a PCF body
+    (with partitioning by date: OUTDIR/<table>/date=YYYY-MM-DD/part-*.parquet)
+
+Each table is self-contained: the common columns (:data:`COMMON`) then only
+its own protocol's columns, all snake_case.  The types are the ones every
+reader takes as they are (pyarrow, pandas, Polars, DuckDB, Spark):
+
+* ``ts`` is ``TIMESTAMP(MICROS, UTC)``; ``ts_nanos`` keeps the nanoseconds
+  within that microsecond (0 for captures with microsecond resolution);
+* unsigned integers are widened to the next signed type (Spark has none);
+* low-cardinality strings are dictionary-encoded (:data:`DICTIONARY`).
+
+Everything here is derived from :mod:`mqcodec.batch.schema`, the one Arrow
+definition of the decoded columns; nothing is spelt twice.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterable, Optional
+
+import pyarrow as pa
+
+from .batch import schema as _schema
+
+__all__ = [
+    "TABLES", "MQ_MESSAGES", "MSMQ_PACKETS", "PCF_PARAMETERS", "COMMON", "DICTIONARY",
+    "table_schema", "widen_unsigned", "DatasetSink", "TableCollector", "Sink",
+]
+
+MQ_MESSAGES = "mq_messages"
+MSMQ_PACKETS = "msmq_packets"
+PCF_PARAMETERS = "pcf_parameters"
+#: every table of the main job, in the order they are listed to users
+TABLES = (MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS)
+
+#: a sink takes (table name, rows of that table's schema)
+Sink = Callable[[str, pa.Table], None]
+
+_DICT = pa.dictionary(pa.int32(), pa.string())
+
+#: columns every message table (mq_messages, msmq_packets) starts with
+COMMON = [
+    # (capture index << 40) | n: unique in one job across all tables, the same
+    # whichever engine converts; the join key of pcf_parameters
+    pa.field("message_key", pa.int64(), nullable=False),
+    pa.field("capture", _DICT, nullable=False),
+    pa.field("frame", pa.int64()),          # 1-based, as tshark's frame.number: the frame of the first byte
+    pa.field("ts", pa.timestamp("us", tz="UTC")),
+    pa.field("ts_nanos", pa.int16()),       # nanoseconds within ts's microsecond
+    pa.field("src_ip", _DICT),
+    pa.field("src_port", pa.int32()),
+    pa.field("dst_ip", _DICT),
+    pa.field("dst_port", pa.int32()),
+    pa.field("tcp_stream", pa.int64()),     # tshark's tcp.stream; null for UDP (MSMQ ping)
+    pa.field("stream_offset", pa.int64()),
+    pa.field("kind", _DICT),
+    pa.field("error", _DICT),
+    pa.field("error_structure", _DICT),
+    pa.field("error_field", _DICT),
+    pa.field("error_offset", pa.int64()),
+    pa.field("length", pa.int64()),
+    pa.field("raw", pa.binary()),
+]
+
+#: the short MSMQ columns analysts ask for first (name, type, the batch column it comes from)
+MSMQ_SHORT = [
+    ("message_id", pa.string(), None),  # SourceQueueManager GUID \ MessageID (an OBJECTID)
+    ("source_qm", _DICT, "user_source_queue_manager"),
+    ("label", pa.string(), "props_label"),
+    ("class", pa.int32(), "props_message_class"),
+    ("class_name", _DICT, None),
+    ("priority", pa.int16(), "base_pr"),
+    ("destination", _DICT, "user_destination_queue"),
+]
+
+#: string columns with few distinct values, dictionary-encoded in every table
+DICTIONARY = frozenset({
+    "capture", "src_ip", "dst_ip", "kind", "error", "error_structure", "error_field",
+    # IBM MQ
+    "md_format", "md_reply_to_q", "md_reply_to_q_mgr", "md_user_identifier", "md_put_appl_name",
+    "md_appl_identity_data", "md_appl_origin_data", "body_format",
+    # MSMQ
+    "source_qm", "destination", "class_name", "ping_qm_guid", "ec_client_guid", "ec_server_guid",
+    "user_source_queue_manager", "user_queue_manager_address", "user_destination_queue",
+    "user_admin_queue", "user_response_queue", "user_connector_type", "xact_connector_qm_guid",
+    "debug_queue_identifier",
+})
+
+#: batch-decoder columns that are not output columns (the row's own columns replace them)
+BATCH_ONLY = frozenset({"record", "error_structure", "error_field", "error_offset", "error_reason", "raw"})
+
+_WIDER = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(),
+          pa.uint64(): pa.decimal128(20, 0)}
+
+
+def widen_unsigned(t: pa.DataType) -> pa.DataType:
+    """``t`` with every unsigned integer, at any depth, widened to the
+    smallest signed type holding all its values (Spark has no unsigned
+    types; values are unchanged)."""
+    if t in _WIDER:
+        return _WIDER[t]
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(widen_unsigned(f.type)) for f in t])
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(widen_unsigned(t.value_type)))
+    if pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(widen_unsigned(t.value_type)))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(t.value_field.with_type(widen_unsigned(t.value_type)), t.list_size)
+    return t
+
+
+def _output_field(name: str, t: pa.DataType) -> pa.Field:
+    t = widen_unsigned(t)
+    if name in DICTIONARY and t == pa.string():
+        t = _DICT
+    return pa.field(name, t)
+
+
+def _snake(name: str) -> str:
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and not name[i - 1].isupper():
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
+
+
+def _mq_messages() -> pa.Schema:
+    fields = list(COMMON)
+    for f in _schema.MQ_MESSAGES:
+        if f.name in BATCH_ONLY:
+            continue
+        fields.append(_output_field(f.name, f.type))
+        if f.name == "md_put_time":
+            # PutDate + PutTime (GMT, to the hundredth of a second) as one timestamp
+            fields.append(pa.field("md_put_timestamp", pa.timestamp("us", tz="UTC")))
+    return pa.schema(fields)
+
+
+def _msmq_packets() -> pa.Schema:
+    fields = list(COMMON)
+    fields += [pa.field(name, t) for name, t, _ in MSMQ_SHORT]
+    seen = {f.name for f in fields}
+    for f in _schema.MSMQ_PACKETS:
+        if f.name in BATCH_ONLY or f.name in seen:  # the batch's "kind" is the row's kind
+            continue
+        fields.append(_output_field(f.name, f.type))
+    return pa.schema(fields)
+
+
+def _pcf_parameters() -> pa.Schema:
+    fields = [pa.field("message_key", pa.int64(), nullable=False)]
+    fields += [pa.field(_snake(f.name), widen_unsigned(f.type), f.nullable)
+               for f in _schema.PCF_PARAMETERS if f.name != "record"]
+    return pa.schema(fields)
+
+
+_SCHEMAS: dict[str, pa.Schema] = {}
+
+
+def table_schema(table: str) -> pa.Schema:
+    """The Arrow schema of output table ``table`` (one of :data:`TABLES`)."""
+    s = _SCHEMAS.get(table)
+    if s is None:
+        builders = {MQ_MESSAGES: _mq_messages, MSMQ_PACKETS: _msmq_packets, PCF_PARAMETERS: _pcf_parameters}
+        if table not in builders:
+            raise ValueError("no table %r: the tables are %s" % (table, ", ".join(TABLES)))
+        s = _SCHEMAS[table] = builders[table]()
+    return s
+
+
+# ---------------------------------------------------------------------------
+# sinks
+# ---------------------------------------------------------------------------
+class TableCollector:
+    """A sink that keeps what it is given, by table (tests, the Spark data
+    source, notebooks)."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, list[pa.Table]] = {t: [] for t in TABLES}
+
+    def __call__(self, table: str, rows: pa.Table) -> None:
+        self.parts.setdefault(table, []).append(rows)
+
+    def table(self, name: str) -> pa.Table:
+        parts = self.parts.get(name) or []
+        return pa.concat_tables(parts) if parts else table_schema(name).empty_table()
+
+    def rows(self, *names: str) -> list[dict]:
+        """Rows of the message tables (default: mq_messages and msmq_packets)
+        as dicts in ``message_key`` order, each with ``protocol``
+        ("mq"/"msmq") added."""
+        out: list[dict] = []
+        for name in names or (MQ_MESSAGES, MSMQ_PACKETS):
+            protocol = {MQ_MESSAGES: "mq", MSMQ_PACKETS: "msmq"}.get(name)
+            for r in self.table(name).to_pylist():
+                if protocol is not None:
+                    r["protocol"] = protocol
+                out.append(r)
+        out.sort(key=lambda r: r["message_key"])
+        return out
+
+
+class DatasetSink:
+    """Writes each table as a Parquet dataset ``outdir/<table>/``: one part
+    file (one row group per chunk), or with ``partition_by="date"`` one part
+    file per UTC date of ``ts`` in hive-style folders ``date=YYYY-MM-DD``
+    (rows with no ``ts``: ``date=__HIVE_DEFAULT_PARTITION__``, as Spark
+    names them).  Nothing is created before the first call; :meth:`close`
+    writes the tables that got no rows as empty part files when
+    ``complete`` is true."""
+
+    NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+    def __init__(self, outdir: str, *, partition_by: Optional[str] = None, compression: str = "zstd") -> None:
+        if partition_by not in (None, "date"):
+            raise ValueError("partition_by must be None or 'date', not %r" % (partition_by,))
+        self.outdir = outdir
+        self.partition_by = partition_by
+        self.compression = compression
+        self._writers: dict[tuple[str, Optional[str]], object] = {}
+        self.paths: list[str] = []
+
+    def __call__(self, table: str, rows: pa.Table) -> None:
+        if self.partition_by is None or PCF_PARAMETERS == table or rows.num_rows == 0:
+            self._write(table, None, rows)
+            return
+        import pyarrow.compute as pc
+
+        dates = pc.strftime(rows.column("ts"), format="%Y-%m-%d")  # UTC: ts carries tz UTC
+        for value in pc.unique(dates).to_pylist():
+            mask = pc.is_null(dates) if value is None else pc.fill_null(pc.equal(dates, value), False)
+            self._write(table, value or self.NULL_PARTITION, rows.filter(mask))
+
+    def _write(self, table: str, date: Optional[str], rows: pa.Table) -> None:
+        import pyarrow.parquet as pq
+
+        key = (table, date)
+        w = self._writers.get(key)
+        if w is None:
+            folder = os.path.join(self.outdir, table)
+            if date is not None:
+                folder = os.path.join(folder, "date=" + date)
+            os.makedirs(folder, exist_ok=True)
+            path = os.path.join(folder, "part-00000.parquet")
+            w = self._writers[key] = pq.ParquetWriter(path, table_schema(table), compression=self.compression)
+            self.paths.append(path)
+        w.write_table(rows)  # type: ignore[attr-defined]
+
+    def close(self, *, complete: bool = True) -> list[str]:
+        """Close every part file; with ``complete``, give each table that got
+        no rows an empty part file, so that every table can be read."""
+        if complete:
+            written = {t for t, _ in self._writers}
+            for table in TABLES:
+                if table not in written:
+                    self._write(table, None, table_schema(table).empty_table())
+        for w in self._writers.values():
+            w.close()  # type: ignore[attr-defined]
+        self._writers.clear()
+        return self.paths
+
+
+def read_table(outdir: str, table: str, columns: Optional[Iterable[str]] = None) -> pa.Table:
+    """One table of a job's output folder (either engine's, partitioned or
+    not), with pyarrow."""
+    import pyarrow.dataset as ds
+
+    dataset = ds.dataset(os.path.join(outdir, table), format="parquet", partitioning="hive")
+    return dataset.to_table(columns=list(columns) if columns is not None else None)
+
+
+__all__.append("read_table")
