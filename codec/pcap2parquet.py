@@ -488,6 +488,9 @@ class Converter:
                                        md_only=part.column("_md_only").to_pylist())
         decoded = self._decoded(table)
         decoded["md_put_timestamp"] = _put_timestamp(table.column("md_put_date"), table.column("md_put_time"))
+        for column, (name, how) in _tables.NAMED.items():
+            if column in decoded:
+                decoded[name] = _tables.name_column(how, decoded[column])
         out = self._output(_tables.MQ_MESSAGES, part, decoded)
         self._pcf(part, table, pc.is_valid(table.column("error_structure")))
         return out
@@ -518,9 +521,7 @@ class Converter:
                 kw["ccsid"] = ccsid
             params = _batch.decode_pcf_batch(bodies, **kw).parameters
             key_col = pa.array([keys[i] for i in members], pa.int64()).take(params.column("record"))
-            # the batch schema's columns after "record", in order, under their snake_case names
-            arrays = [key_col] + [params.column(i + 1) for i in range(len(schema) - 1)]
-            self.sink(_tables.PCF_PARAMETERS, pa.Table.from_arrays(arrays, schema=schema))
+            self.sink(_tables.PCF_PARAMETERS, _pcf_rows(schema, key_col, params))
 
     def _msmq_part(self, part: pa.Table) -> pa.Table:
         """MSMQ packets and pings through the MSMQ batch decoder."""
@@ -574,6 +575,27 @@ BLOCK_SCHEMA = pa.schema([
     pa.field("_data", pa.large_binary()),
     pa.field("_md_only", pa.bool_()),
 ])
+
+
+#: PCF types whose int_value a parameter's value names apply to (MQCFT_INTEGER, MQCFT_INTEGER_FILTER)
+_NAMED_VALUE_TYPES = pa.array([3, 13], pa.int32())
+
+
+def _pcf_rows(schema: pa.Schema, key_col, params) -> pa.Table:
+    """The PCF batch decoder's long form as pcf_parameters rows: its columns
+    after ``record`` under their snake_case names, and the name columns."""
+    import pyarrow.compute as pc
+
+    columns = {"message_key": key_col}
+    for i, f in enumerate(params.schema):
+        if f.name != "record":
+            columns[_tables._snake(f.name)] = params.column(i)
+    columns["parameter_name"] = _tables.name_column("parameter", columns["parameter"], columns["type"])
+    columns["type_name"] = _tables.name_column("MQCFT", columns["type"])
+    integer = pc.is_in(columns["type"], value_set=_NAMED_VALUE_TYPES)
+    ints = pc.if_else(integer, columns["int_value"], pa.scalar(None, pa.int64()))
+    columns["value_name"] = _tables.name_column("value", ints, columns["parameter"])
+    return pa.Table.from_arrays([columns[f.name] for f in schema], schema=schema)
 
 
 def _split_ns(ts) -> tuple:

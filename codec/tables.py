@@ -30,7 +30,7 @@ from .batch import schema as _schema
 
 __all__ = [
     "TABLES", "MQ_MESSAGES", "MSMQ_PACKETS", "PCF_PARAMETERS", "COMMON", "DICTIONARY",
-    "table_schema", "widen_unsigned", "DatasetSink", "TableCollector", "Sink",
+    "table_schema", "widen_unsigned", "DatasetSink", "TableCollector", "Sink", "NAMED", "name_column",
 ]
 
 MQ_MESSAGES = "mq_messages"
@@ -92,6 +92,27 @@ DICTIONARY = frozenset({
     "debug_queue_identifier",
 })
 
+#: enumerated column -> (its name column, how values are named): every name
+#: comes from mqcodec.ibmmq.constants (cross-checked against tshark there)
+NAMED: dict[str, tuple[str, str]] = {
+    "md_report": ("md_report_names", "MQRO flags"),
+    "md_msg_type": ("md_msg_type_name", "MQMT"),
+    "md_feedback": ("md_feedback_name", "feedback"),
+    "md_encoding": ("md_encoding_name", "MQENC flags"),
+    "md_persistence": ("md_persistence_name", "MQPER"),
+    "md_put_appl_type": ("md_put_appl_type_name", "MQAT"),
+    "pcf_type": ("pcf_type_name", "MQCFT"),
+    "pcf_command": ("pcf_command_name", "MQCMD"),
+    "pcf_comp_code": ("pcf_comp_code_name", "MQCC"),
+    "pcf_reason": ("pcf_reason_name", "reason"),
+    # pcf_parameters
+    "parameter": ("parameter_name", "parameter"),
+    "type": ("type_name", "MQCFT"),
+    "int_value": ("value_name", "value"),
+}
+_NAME_TYPES = {how: (pa.list_(pa.string()) if how == "MQRO flags" else _DICT)
+               for _, how in NAMED.values()}
+
 #: batch-decoder columns that are not output columns (the row's own columns replace them)
 BATCH_ONLY = frozenset({"record", "error_structure", "error_field", "error_offset", "error_reason", "raw"})
 
@@ -132,6 +153,17 @@ def _snake(name: str) -> str:
     return "".join(out)
 
 
+def _with_names(fields: list) -> list:
+    """``fields`` with each named column's companion (:data:`NAMED`) after it."""
+    out = []
+    for f in fields:
+        out.append(f)
+        named = NAMED.get(f.name)
+        if named is not None:
+            out.append(pa.field(named[0], _NAME_TYPES[named[1]]))
+    return out
+
+
 def _mq_messages() -> pa.Schema:
     fields = list(COMMON)
     for f in _schema.MQ_MESSAGES:
@@ -141,7 +173,7 @@ def _mq_messages() -> pa.Schema:
         if f.name == "md_put_time":
             # PutDate + PutTime (GMT, to the hundredth of a second) as one timestamp
             fields.append(pa.field("md_put_timestamp", pa.timestamp("us", tz="UTC")))
-    return pa.schema(fields)
+    return pa.schema(_with_names(fields))
 
 
 def _msmq_packets() -> pa.Schema:
@@ -159,7 +191,7 @@ def _pcf_parameters() -> pa.Schema:
     fields = [pa.field("message_key", pa.int64(), nullable=False)]
     fields += [pa.field(_snake(f.name), widen_unsigned(f.type), f.nullable)
                for f in _schema.PCF_PARAMETERS if f.name != "record"]
-    return pa.schema(fields)
+    return pa.schema(_with_names(fields))
 
 
 _SCHEMAS: dict[str, pa.Schema] = {}
@@ -174,6 +206,56 @@ def table_schema(table: str) -> pa.Schema:
             raise ValueError("no table %r: the tables are %s" % (table, ", ".join(TABLES)))
         s = _SCHEMAS[table] = builders[table]()
     return s
+
+
+def _namer(how: str):
+    """value(s) -> name for one way of naming (see :data:`NAMED`)."""
+    from .ibmmq import constants as c
+
+    if how == "MQRO flags":
+        return lambda v: c.MQRO.flag_names(v)
+    if how == "MQENC flags":
+        return lambda v: "+".join(c.MQENC.flag_names(v)) or None
+    if how == "feedback":  # an MQFB_* value, or a reason code (MQRC_*) reported as feedback
+        return lambda v: c.MQFB.name_of(v) or c.reason_name(v)
+    if how == "reason":
+        return c.reason_name
+    if how == "parameter":
+        return lambda pair: c.parameter_name(pair[0], pair[1])
+    if how == "value":
+        return lambda pair: c.value_name(pair[0], pair[1])
+    return c.FAMILIES[how].name_of
+
+
+def name_column(how: str, values, context=None) -> pa.Array:
+    """The name companion of an enumerated column (:data:`NAMED`): each
+    distinct value named once.  ``context``: the column the names also depend
+    on (a parameter's Type for ``parameter``; its id for ``value``, named only
+    where the Type is an integer)."""
+    import pyarrow.compute as pc
+
+    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    if context is not None:
+        # one int64 key per (first, second) pair: first << 32 | second's 32 bits
+        context = context.combine_chunks() if isinstance(context, pa.ChunkedArray) else context
+        first, second = (context, values) if how == "value" else (values, context)
+        keys = pc.add(pc.shift_left(first.cast(pa.int64()), 32),
+                      pc.bit_wise_and(second.cast(pa.int64()), 0xFFFFFFFF))
+    else:
+        keys = values
+    uniq = pc.unique(keys)
+    fn = _namer(how)
+    names = []
+    for v in uniq.to_pylist():
+        if v is None:
+            names.append(None)
+        else:
+            names.append(fn((v >> 32, v & 0xFFFFFFFF) if context is not None else v))
+    where = pc.index_in(keys, value_set=uniq)
+    t = _NAME_TYPES[how]
+    if pa.types.is_dictionary(t):
+        return pa.array(names, pa.string()).take(where).dictionary_encode()
+    return pa.array(names, t).take(where)
 
 
 # ---------------------------------------------------------------------------
