@@ -145,3 +145,26 @@ def test_framer_reads_every_stream_without_error(sim, tshark):
     # tshark shows a segment in every frame that holds part of it: compare the kinds
     assert segments == {(u["tcp.stream"], u["mq.tsh.type"], u["mq.tsh.convid"], u["mq.tsh.requestid"]) for u in units}
     assert messages == firsts - failed_gets
+
+
+def test_tables_rows_for_gets_and_no_error_row(sim, tmp_path):
+    """pcap2parquet: one mq_messages row per MQGET (its MQMD) and per
+    MQGET_REPLY that carries a message; the 2033 reply gives no row and no
+    error row."""
+    from mqcodec.pcap2parquet import ConvertOptions, convert
+    from mqcodec.tables import read_table
+
+    path, units = sim
+    out = tmp_path / "tables"
+    convert([str(path)], str(out), ConvertOptions())
+    rows = read_table(str(out), "mq_messages").to_pylist()
+    assert rows and not [r for r in rows if r["error"] is not None]
+    kinds = collections.Counter(r["kind"] for r in rows)
+
+    def distinct(seg_type, reason):
+        return len({(u["tcp.stream"], u["mq.tsh.requestid"]) for u in units
+                    if _t(u) == seg_type and (reason is None or u["mq.api.reasoncode"] == reason)})
+
+    assert kinds["MQGET"] == distinct(0x85, None)
+    assert kinds["MQGET_REPLY"] == distinct(0x95, "0") == distinct(0x95, None) - 1
+    assert kinds["MQPUT"] == distinct(0x86, None) == kinds["MQPUT_REPLY"]
