@@ -48,7 +48,8 @@ from .framing import _order_arg, default_gmo, encode_segments
 from .tsh import API_HEADER_DECL, API_HEADER_LENGTH, BIG, LITTLE, TCF_CONFIRM_REQUEST, TSH_LENGTH, TSHM_LENGTH
 
 __all__ = [
-    "ID_DECL", "ID_LENGTH", "UID_DECL", "UID_LENGTH", "CONN_DECL", "CONN_LENGTH", "FCNO_DECL", "FCNO_LENGTH", "MQOD_DECL", "FOPA_DECL",
+    "ID_DECL", "ID_LENGTH", "UID_DECL", "UID_LENGTH", "CONN_DECL", "CONN_LENGTH", "FCNO_DECL", "FCNO_LENGTH",
+    "MQOD_DECL", "FOPA_DECL",
     "OPEN_DECL", "CLOSE_DECL", "INQ_DECL", "INQ_REPLY_DECL", "OPTIONS",
     "encode_initial_data", "encode_userid_data", "encode_fcno", "encode_conn", "encode_conn_reply", "encode_disc",
     "encode_disc_reply", "encode_open", "encode_open_reply", "encode_close", "encode_close_reply",
