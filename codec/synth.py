@@ -34,6 +34,7 @@ from .ibmmq.framing import default_gmo, encode_get_reply, encode_message_data, e
 from .ibmmq.headers import MQMD, MQRFH2
 from .ibmmq.message import MQMessage
 from .ibmmq.pcf import PcfParameter as P
+from .ibmmq.tsh import TCF_ERROR
 from .ibmmq.traceroute_rules import (PerformedActivity, QueueManagerProfile, TraceRouteState, activity_report,
                                      apply_activity, new_trace_route_message, trace_route_reply)
 
@@ -266,11 +267,13 @@ class _Client:
         are agreed), USERID_DATA, MQCONNX and its reply."""
         conv = self.conv
         ids = dict(channel_name="APP.SVRCONN", ccsid=819)
+        qm = dict(qmgr_name="QM1", mqm_id="QM1_2025-11-21_08.00.00", prod_id="MQMM09040300", **ids)
+        tshm = dict(structid="TSHM", byte_order="little", conversation_id=1, request_id=0)
+        # the queue manager's answers carry CtlFlag1 0x02 (tshark: "Error"), then 0x00, as in the capture
         out = conv.send(0, B.encode_initial_data(qmgr_name="QM1", **ids))
-        out += conv.send(1, B.encode_initial_data(qmgr_name="QM1", mqm_id="QM1_2025-11-21_08.00.00", **ids))
-        for d in (0, 1):
-            out += conv.send(d, B.encode_initial_data(qmgr_name="QM1", structid="TSHM", byte_order="little",
-                                                      conversation_id=1, request_id=0, **ids))
+        out += conv.send(1, B.encode_initial_data(ctl_flags1=TCF_ERROR, **qm))
+        out += conv.send(0, B.encode_initial_data(qmgr_name="QM1", **tshm, **ids))
+        out += conv.send(1, B.encode_initial_data(ctl_flags1=0x00, **tshm, **qm))
         out += conv.send(0, B.encode_userid_data(user_id=self.user, conversation_id=1, request_id=0))
         conn = dict(qmgr_name="QM1", appl_name=self.appl, appl_type=self.appl_type, conversation_id=1)
         request = self.next_request()

@@ -19,7 +19,8 @@ from test_ibmmq_builders import follow, framer_events, tshark_rows
 
 FIELDS = ["frame.number", "tcp.stream", "ip.src", "mq.tsh.type", "mq.tsh.convid", "mq.tsh.requestid",
           "mq.api.completioncode", "mq.api.reasoncode", "mq.api.hobj", "mq.od.objname", "mq.conn.appname",
-          "mq.id.channelname", "mq.uid.userid", "mq.tsh.tcf.confirmreq", "mq.od.objqmgrname"]
+          "mq.id.channelname", "mq.uid.userid", "mq.tsh.tcf.confirmreq", "mq.od.objqmgrname", "mq.tsh.cflags1",
+          "mq.id.prodid"]
 MESSAGES = 60
 
 
@@ -70,6 +71,8 @@ def test_application_conversation(sim):
     assert types[:7] == [0x01, 0x01, 0x01, 0x01, 0x08, 0x81, 0x91]
     assert [u["ip.src"] == synth.NETWORK["app"] for u in app[:4]] == [True, False, True, False]
     assert {u["mq.id.channelname"] for u in app[:4]} == {"APP.SVRCONN"}
+    assert [u["mq.tsh.cflags1"] for u in app[:4]] == ["0x31", "0x02", "0x31", "0x00"]   # as the capture's
+    assert [u["mq.id.prodid"] for u in app[:4]] == ["MQCC09030500", "MQMM09040300"] * 2
     assert app[4]["mq.uid.userid"] == "app"
     assert app[5]["mq.conn.appname"] == app[6]["mq.conn.appname"] == "payments-app"
     # every request of the conversation has its reply with the same RequestID, ids increasing

@@ -44,8 +44,9 @@ import construct as cs
 from ..ccsid import encode_text
 from ..errors import EncodeError
 from ..layout import build
-from .framing import _order_arg, default_gmo, encode_segments
-from .tsh import API_HEADER_DECL, API_HEADER_LENGTH, BIG, LITTLE, TCF_CONFIRM_REQUEST, TSH_LENGTH, TSHM_LENGTH
+from .framing import _order_arg, build_tsh, default_gmo, encode_segments
+from .tsh import (API_HEADER_DECL, API_HEADER_LENGTH, BIG, LITTLE, TCF_CONFIRM_REQUEST, TCF_FIRST, TCF_LAST,
+                  TSH_LENGTH, TSHM_LENGTH)
 
 __all__ = [
     "ID_DECL", "ID_LENGTH", "UID_DECL", "UID_LENGTH", "CONN_DECL", "CONN_LENGTH", "FCNO_DECL", "FCNO_LENGTH",
@@ -253,16 +254,16 @@ def encode_api_unit(segment_type: int | str, body: bytes = b"", *, byte_order="l
                            byte_order=order, **tsh)
 
 
-def encode_initial_data(*, channel_name: str, qmgr_name: str = "", byte_order="big", fap_level: int = 13,
+def encode_initial_data(*, channel_name: str, qmgr_name: str = "", byte_order="big", fap_level: int = 17,
                         cap_flag1: int = 0x26, cap_flag2: int = 0x51, cap_flag3: int = 0x28,
                         max_msg_batch: int = 0, max_tr_size: int = 32748, max_msg_size: int = 4194304,
                         seq_wrap_val: int = 0, ccsid: int = 819, hb_interval: int = 300,
                         conv_by_skt: int = 10, process_id: int = 1, thread_id: int = 1,
                         prod_id: str = "MQCC09030500", mqm_id: str = "", fields: dict | None = None,
-                        ctl_flags1: int = TCF_CONFIRM_REQUEST, **tsh: Any) -> bytes:
+                        ctl_flags1: int = TCF_CONFIRM_REQUEST | TCF_FIRST | TCF_LAST, **tsh: Any) -> bytes:
     """An INITIAL_DATA segment (TSH or TSHM, ``structid=``).  Defaults are
-    the values of the capture's client (FAP level aside); ``fields``
-    overrides any ID field by its declared name."""
+    the values of the capture's client; ``fields`` overrides any ID field by
+    its declared name."""
     order = _order_arg(byte_order)
     value = {"StructID": b"ID  ", "FapLevel": fap_level, "CapFlag1": cap_flag1, "ECapFlag1": 0,
              "IniErrFlg1": 0, "Reserved": 0, "MaxMsgBtch": max_msg_batch, "MaxTrSize": max_tr_size,
@@ -278,7 +279,9 @@ def encode_initial_data(*, channel_name: str, qmgr_name: str = "", byte_order="b
     value.update(fields or {})
     body = build(ID_DECL[order], value, "ID")
     tsh.setdefault("structid", "TSH")
-    return encode_segments("INITIAL_DATA", body, byte_order=order, ctl_flags1=ctl_flags1, **tsh)
+    # one segment, CtlFlag1 exactly as given: the capture's client sends 0x31
+    # (Confirm Req, First, Last), its queue manager answers 0x02, then 0x00
+    return build_tsh("INITIAL_DATA", _hlen(tsh) + len(body), byte_order=order, ctl_flags1=ctl_flags1, **tsh) + body
 
 
 def encode_userid_data(*, user_id: str, password: str = "", long_user_id: str | None = None,
