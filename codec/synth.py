@@ -136,18 +136,17 @@ def generate(seed: int = 1, messages: int = 100) -> list:
     n_trace = max(1, messages // 25)
     client = _Client(app, "payments-app", C.MQAT_UNIX, "app")
     packets += client.start()
-    h_local = client.open("PAYMENTS", OUTPUT)
-    h_remote = client.open("PAYMENTS", OUTPUT, qmgr="QM2")   # resolves to the transmission queue QM2
-    h_reply = client.open("PAYMENTS.REPLY", INPUT)
-    client.open("PAYMENTS.ARCHIVE", OUTPUT, reason=C.MQRC_UNKNOWN_OBJECT_NAME)
-    client.open("SYSTEM.ADMIN.COMMAND.QUEUE", OUTPUT, reason=C.MQRC_NOT_AUTHORIZED)
-    packets += client.out + client.inquire_qmgr()
+    h_local = client.open("PAYMENTS", _OUTPUT)
+    h_remote = client.open("PAYMENTS", _OUTPUT, qmgr="QM2")   # resolves to the transmission queue QM2
+    h_reply = client.open("PAYMENTS.REPLY", _INPUT)
+    client.open("PAYMENTS.ARCHIVE", _OUTPUT, reason=C.MQRC_UNKNOWN_OBJECT_NAME)
+    client.open("SYSTEM.ADMIN.COMMAND.QUEUE", _OUTPUT, reason=C.MQRC_NOT_AUTHORIZED)
+    packets += client.take() + client.inquire_qmgr()
     trace = _Client(dsp, "dspmqrte", C.MQAT_UNIX, "mqm")
     packets += trace.start()
-    trace.open("TARGET.Q", OUTPUT, qmgr="QM2")
-    trace.open("DSPMQRTE.REPLY", INPUT)
-    packets += trace.out
-    trace.out = []
+    trace.open("TARGET.Q", _OUTPUT, qmgr="QM2")
+    trace.open("DSPMQRTE.REPLY", _INPUT)
+    packets += trace.take()
     for i in range(messages):
         little = rnd.random() < 0.6
         msg = _app_message(rnd, i, app.ts, little=little)
@@ -236,8 +235,8 @@ def _trace_route(rnd: random.Random, i: int, dsp: TcpConversation, ch12: TcpConv
     return out
 
 
-OUTPUT = B.OPTIONS["MQOO_OUTPUT"] | B.OPTIONS["MQOO_FAIL_IF_QUIESCING"]
-INPUT = B.OPTIONS["MQOO_INPUT_AS_Q_DEF"] | B.OPTIONS["MQOO_FAIL_IF_QUIESCING"]
+_OUTPUT = B.OPTIONS["MQOO_OUTPUT"] | B.OPTIONS["MQOO_FAIL_IF_QUIESCING"]
+_INPUT = B.OPTIONS["MQOO_INPUT_AS_Q_DEF"] | B.OPTIONS["MQOO_FAIL_IF_QUIESCING"]
 _QMGR_SELECTORS = (C.MQIA_COMMAND_LEVEL, C.MQIA_PLATFORM, C.MQIA_CODED_CHAR_SET_ID, C.MQCA_Q_MGR_NAME)
 
 
@@ -254,6 +253,11 @@ class _Client:
         self.handles: dict = {}   # object name -> handle (the last opened)
         self.open_handles: list = []
         self.out: list = []
+
+    def take(self) -> list:
+        """The packets :meth:`open` queued since the last call."""
+        out, self.out = self.out, []
+        return out
 
     def next_request(self) -> int:
         self.request += 1
@@ -284,7 +288,7 @@ class _Client:
         return out
 
     def open(self, name: str, options: int, *, qmgr: str = "", object_type: int = 1, reason: int = 0) -> int:
-        """MQOPEN and its reply (appended to ``self.out``); the handle, or
+        """MQOPEN and its reply (queued for :meth:`take`); the handle, or
         -1 (MQHO_UNUSABLE_HOBJ) with MQCC_FAILED and ``reason``."""
         hobj = B.OPTIONS["MQHO_UNUSABLE_HOBJ"]
         if not reason:
@@ -300,10 +304,9 @@ class _Client:
 
     def inquire_qmgr(self) -> list:
         """MQOPEN of the queue manager object, MQINQ of four attributes, MQCLOSE."""
-        self.out = []
         hobj = self.open("", B.OPTIONS["MQOO_INQUIRE"] | B.OPTIONS["MQOO_FAIL_IF_QUIESCING"], object_type=5)
         request = self.next_request()
-        out = self.out + self._pair(
+        out = self.take() + self._pair(
             B.encode_inq(hobj=hobj, selectors=_QMGR_SELECTORS, int_attr_count=3, char_attr_length=48,
                          conversation_id=1, request_id=request),
             B.encode_inq_reply(hobj=hobj, selectors=_QMGR_SELECTORS, int_attrs=(930, 3, 819),
@@ -313,7 +316,6 @@ class _Client:
                           B.encode_close_reply(conversation_id=1, request_id=request))
         self.handles.pop("", None)
         self.open_handles.remove(hobj)
-        self.out = []
         return out
 
     def get(self, hobj: int, message) -> list:
