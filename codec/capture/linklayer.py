@@ -122,7 +122,7 @@ def link_payload(linktype: int, data) -> tuple:
         off = 14
         vlans = ()
         if etype in VLAN_TPIDS:
-            tags = []
+            tags: list[int] = []
             while etype in VLAN_TPIDS:
                 if len(tags) >= MAX_VLAN_TAGS:
                     raise LinkError("802.1Q", "TPID", off - 2, "more than %d VLAN tags" % MAX_VLAN_TAGS)

@@ -2,6 +2,8 @@
 
 Shared file: each module's owner adds its own import lines below.
 """
+from __future__ import annotations
+
 from .constants import ENCODING_BIG, ENCODING_LITTLE  # noqa: F401
 from ..errors import DecodeError  # noqa: F401
 from .message import MQMessage, decode_message, decode_message_at, encode_message  # noqa: F401
@@ -12,14 +14,15 @@ from .framing import (MQStreamFramer, FramingError, Resynchronised, encode_put, 
                       encode_put1, encode_get_reply, encode_message_data, encode_async_message)
 
 
-def decode_pcf(data, *, encoding=None, ccsid=None, lenient=False):
+def decode_pcf(data: bytes, *, encoding: int | None = None, ccsid: int | None = None,
+               lenient: bool = False) -> PcfMessage:
     """A PCF body (MQCFH or MQEPH first): see :mod:`mqcodec.ibmmq.pcf`."""
     from .pcf import decode_pcf as _decode_pcf
 
     return _decode_pcf(data, encoding=encoding, ccsid=ccsid, lenient=lenient)
 
 
-def encode_pcf(msg):
+def encode_pcf(msg: PcfMessage) -> bytes:
     """Bytes of a PcfMessage: see :mod:`mqcodec.ibmmq.pcf`."""
     from .pcf import encode_pcf as _encode_pcf
 
