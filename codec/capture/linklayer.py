@@ -120,7 +120,7 @@ def link_payload(linktype: int, data) -> tuple:
             raise LinkError("Ethernet", "EtherType" if n >= 12 else "Destination", min(n, 12), "frame of %d bytes" % n, True)
         etype = (data[12] << 8) | data[13]
         off = 14
-        vlans = ()
+        vlans: tuple[int, ...] = ()
         if etype in VLAN_TPIDS:
             tags: list[int] = []
             while etype in VLAN_TPIDS:

@@ -27,3 +27,12 @@ def encode_pcf(msg: PcfMessage) -> bytes:
     from .pcf import encode_pcf as _encode_pcf
 
     return _encode_pcf(msg)
+
+#: the public names (what `from mqcodec.ibmmq import *` gives, and what type checkers
+#: see as exported: a name imported above for users belongs here too)
+__all__ = ["ENCODING_BIG", "ENCODING_LITTLE", "DecodeError", "MQMessage", "decode_message",
+           "decode_message_at", "encode_message", "MQMD", "MQMDE", "MQXQH", "MQDLH", "MQRFH2", "MQRFH",
+           "decode_md", "PcfMessage", "PcfParameter", "decode_pcf_at", "TraceRouteView", "trace_route_view",
+           "MQStreamFramer", "FramingError", "Resynchronised", "encode_put", "encode_put_reply",
+           "encode_put1", "encode_get_reply", "encode_message_data", "encode_async_message", "decode_pcf",
+           "encode_pcf"]
