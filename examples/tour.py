@@ -1,4 +1,5 @@
 """The README's Python tour: python examples/tour.py (the files are in examples/)."""
+import itertools
 import json
 import pathlib
 
@@ -10,8 +11,8 @@ EXAMPLES = pathlib.Path(__file__).resolve().parent
 # A PCF body (MQCFH first): the byte order is detected, the round trip is byte-exact
 raw = (EXAMPLES / "statistics_q.dat").read_bytes()
 pcf = ibmmq.decode_pcf(raw)
-for depth, p in pcf.walk():
-    print("  " * depth, p.Name, p.Value)
+for depth, p in itertools.islice(pcf.walk(), 12):  # every parameter, groups' children indented
+    print("  " * depth, p.Name, "" if p.children else p.Value)
 assert ibmmq.encode_pcf(pcf) == raw
 
 # An IBM MQ message: MQMD first, then the chain its Format starts (MQXQH/MQMDE/MQDLH/MQRFH2/...)
