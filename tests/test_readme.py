@@ -164,3 +164,14 @@ def test_examples_regenerate_byte_for_byte(tmp_path: pathlib.Path) -> None:
     assert made == shipped
     for name in made:
         assert (tmp_path / name).read_bytes() == (EXAMPLES / name).read_bytes(), name
+
+
+def test_a_folder_named_mqcodec_does_not_shadow_the_package(tmp_path: pathlib.Path) -> None:
+    # Python started in the folder that holds a checkout named "mqcodec" (README, "Installing
+    # by hand"): with the Makefile's editable_mode=strict install the package still wins;
+    # with setuptools' default editable finder this folder became a namespace package.
+    (tmp_path / "mqcodec" / "codec").mkdir(parents=True)
+    proc = _run([sys.executable, "-c", "import mqcodec; print(mqcodec.__file__); print(mqcodec.DecodeError)"],
+                tmp_path, "import mqcodec beside a folder named mqcodec")
+    where, error = proc.stdout.splitlines()
+    assert not where.startswith(str(tmp_path)) and error == "<class 'mqcodec.errors.DecodeError'>"
