@@ -245,7 +245,7 @@ class Converter:
         from .capture import open_capture
 
         reader = open_capture(_reopen(source))
-        file_error: list[Exception] = []
+        file_error = []
         proc = self._pure_pipeline(_frames_until_error(reader, file_error), name, progress)
         report = proc.report()
         report["capture"] = name
@@ -567,7 +567,7 @@ class Converter:
             groups.setdefault(body_ccsid[i], []).append(i)
         for ccsid, members in groups.items():
             bodies = [data[i].as_py()[body_offset[i]:] for i in members]
-            kw: dict[str, Any] = {"impl": self.options.impl}
+            kw = {"impl": self.options.impl}
             if ccsid:
                 kw["ccsid"] = ccsid
             res = _batch.decode_pcf_batch(bodies, **kw)

@@ -91,7 +91,7 @@ class Replay:
     itself.)  Without ranges: entries are taken per 4-tuple in order."""
 
     def __init__(self, entries, ranges=None):
-        self._by_tuple: defaultdict[tuple, deque] = defaultdict(deque)
+        self._by_tuple = defaultdict(deque)
         self._known: dict = {}
         self._first = None
         if ranges is not None:
@@ -306,7 +306,7 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     side = CaptureProcessor(max_connections=opts.max_connections)
     kinds = (list(mod.MQ_KIND_NAMES), list(mod.MSMQ_KIND_NAMES))
     conns: dict = {}
-    produced: Counter = Counter()  # (tcp_stream, direction) -> messages the core produced; "ping" -> pings
+    produced = Counter()  # (tcp_stream, direction) -> messages the core produced; "ping" -> pings
     key0 = conv._key
     frames_seen = 0
     for chunk in _chunks(source):

@@ -140,7 +140,7 @@ class PcapParser:
                     self._parse_header()  # raises on the magic
                 return []
             self._parse_header()
-        out: list[Frame] = []
+        out = []
         append = out.append
         unpack = self._rec.unpack_from
         scale = self.ts_scale

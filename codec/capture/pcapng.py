@@ -176,7 +176,7 @@ class PcapngParser:
     def feed(self, data) -> list:
         buf = self._buf
         buf += data
-        out: list[Frame] = []
+        out = []
         n = len(buf)
         pos = 0
         try:
