@@ -160,3 +160,16 @@ def test_jsonable_enum_and_fallbacks() -> None:
             return "odd"
 
     assert jsonable([Odd()]) == ["odd"]         # anything else: its str()
+
+
+def test_format_name_private_flag_is_a_bool() -> None:
+    # FormatName.private is both a field (DIRECT names: \PRIVATE$\) and a constructor; the
+    # dataclass used to take the constructor as the field's default, so every name made
+    # without private= (a PUBLIC one here) said "private": True in its dict
+    from mqcodec.msmq import FormatName
+
+    public = FormatName.parse("PUBLIC=12345678-1234-1234-1234-123456789012")
+    assert public.private is False and "private" not in public.to_dict(json_safe=True)
+    direct = FormatName.parse("DIRECT=TCP:10.1.2.3\\PRIVATE$\\orders")
+    assert direct.private is True and direct.to_dict(json_safe=True)["private"] is True
+    assert str(FormatName.private(uuid.UUID(int=1), 0x1A)).startswith("PRIVATE=")  # the constructor still works
