@@ -35,7 +35,7 @@ system-deps:
 $(VENV)/.installed: pyproject.toml setup.py $(wildcard _ext/*.pyx) $(wildcard _ext/*.pxd)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,spark]'
+	$(PY) -m pip install -q -e '.[test,spark]' --config-settings editable_mode=strict
 	touch $@
 
 run: setup

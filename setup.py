@@ -94,7 +94,7 @@ setup(
         "mqcodec._ext",
         "mqcodec.spark",
     ],
-    package_data={"mqcodec": ["py.typed"], "mqcodec._ext": ["*.pyx", "*.pxd"]},
+    package_data={"mqcodec": ["py.typed"], "mqcodec._ext": ["*.pyx", "*.pxd", "*.pyi"]},
     ext_modules=extensions(),
     cmdclass={"build_ext": OptionalBuildExt},
 )

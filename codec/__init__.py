@@ -6,19 +6,33 @@ Public entry points::
     msg = mqcodec.ibmmq.decode_message(data)      # MQMD first
     pcf = mqcodec.ibmmq.decode_pcf(data)          # MQCFH / MQEPH first
     pkt = mqcodec.msmq.decode_packet(data)        # MSMQ BaseHeader first
+    tables = mqcodec.batch.decode_pcf_batch(arr)  # many records -> Arrow
+    text = mqcodec.to_json(msg)                   # or msg.to_dict(json_safe=True)
 
 Every decoder raises :class:`mqcodec.DecodeError` (a ValueError naming the
-structure, the field and the byte offset) and nothing else.
+structure, the field and the byte offset) and nothing else.  The package is
+typed (PEP 561, ``py.typed``).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from .errors import DecodeError, DecodeWarning, EncodeError, MQCodecError
+from .render import to_json
+
+if TYPE_CHECKING:  # imported on first use at run time (see __getattr__)
+    from . import batch, ibmmq, msmq
 
 __version__ = "0.1.0"
 
-__all__ = ["DecodeError", "DecodeWarning", "EncodeError", "MQCodecError", "ibmmq", "msmq", "__version__"]
+__all__ = ["DecodeError", "DecodeWarning", "EncodeError", "MQCodecError", "to_json", "ibmmq", "msmq", "batch",
+           "__version__"]
+
+_LAZY = ("ibmmq", "msmq", "batch")
 
 
-def __getattr__(name):  # lazy sub-packages: `import mqcodec` stays cheap
-    if name in ("ibmmq", "msmq"):
+def __getattr__(name: str) -> Any:  # lazy sub-packages: `import mqcodec` stays cheap
+    if name in _LAZY:
         import importlib
 
         mod = importlib.import_module("." + name, __name__)

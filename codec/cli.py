@@ -28,6 +28,7 @@ def _read(path: str) -> bytes:
 
 def _cmd_decode(args: argparse.Namespace) -> int:
     data = _read(args.file)
+    obj: object
     if args.protocol in ("mq", "pcf"):
         from . import ibmmq
 

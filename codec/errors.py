@@ -13,6 +13,7 @@ Lenient decoding does not raise for recoverable problems; it records a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "MQCodecError",
@@ -42,6 +43,10 @@ class DecodeError(MQCodecError, ValueError):
         (or of the structure when ``field`` is empty).
     reason: a short human sentence.
     """
+
+    #: set by the capture readers (pcap, pcapng) on an error inside a feed:
+    #: the complete frames that feed read before the damage
+    frames_before: list[Any]
 
     def __init__(self, structure: str, field: str, offset: int, reason: str):
         self.structure = structure

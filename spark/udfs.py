@@ -224,7 +224,7 @@ def decode_arrow(records: Any, kind: "str | Decoder", *, target: pa.DataType | N
     rows, kids = decode_rows(arr, dec, **options)
     schema = dec.arrow_schema()
     cols = _columns(rows, without_record(_resolve(dec.schema)))
-    if kids is not None:
+    if kids is not None and dec.children is not None:
         cols.append(_nest(kids, n, schema.field(dec.children[0]).type))
     out = pa.StructArray.from_arrays(cols, fields=list(schema))
     if target is not None and out.type != target:
@@ -266,7 +266,8 @@ def arrow_decoder(kind: "str | Decoder", **options):
 
     decode.__name__ = "mqcodec_%s_arrow" % dec.name
     decode.__annotations__ = {"records": pa.Array, "return": pa.Array}
-    return arrow_udf(decode, spark_type)
+    # the UDF's types come from decode.__annotations__ (set above), which mypy does not read
+    return arrow_udf(decode, spark_type)  # type: ignore[call-overload]
 
 
 def pandas_decoder(kind: "str | Decoder", **options):
@@ -291,7 +292,7 @@ def pandas_decoder(kind: "str | Decoder", **options):
     # real classes, not the strings of ``from __future__ import annotations``:
     # pyspark infers the UDF type from them
     decode.__annotations__ = {"records": pd.Series, "return": pd.DataFrame}
-    return pandas_udf(decode, spark_type)
+    return pandas_udf(decode, spark_type)  # type: ignore[call-overload]
 
 
 def _pandas_types(t: pa.DataType):

@@ -16,7 +16,7 @@ included (see docs/batch.md).
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 import pyarrow as pa
 
@@ -59,7 +59,7 @@ def decode_pcf_batch(records: Any, *, encoding: int | None = None, ccsid: int | 
 
 
 def decode_mq_batch(records: Any, *, encoding: int | None = None, ccsid: int | None = None,
-                    impl: str | None = None, md_only=None) -> pa.RecordBatch:
+                    impl: str | None = None, md_only: Any = None) -> pa.RecordBatch:
     """Decode many IBM MQ messages (MQMD first, then its header chain) at
     once: one row per record in schema ``MQ_MESSAGES`` (MQMD columns, the
     header-chain facts, the PCF header of PCF bodies, errors).  ``records``
@@ -71,7 +71,8 @@ def decode_mq_batch(records: Any, *, encoding: int | None = None, ccsid: int | N
     return _mq.decode_batch(records, encoding=encoding, ccsid=ccsid, impl=impl, md_only=md_only)
 
 
-def decode_msmq_batch(records: Any, *, impl: str | None = None, columns=None) -> pa.RecordBatch:
+def decode_msmq_batch(records: Any, *, impl: str | None = None,
+                      columns: Sequence[str] | None = None) -> pa.RecordBatch:
     """Decode many MSMQ binary-protocol packets (one packet per record, from
     its first byte) at once: one row per record in schema ``MSMQ_PACKETS``.
     ``records`` as for :func:`decode_pcf_batch`.  ``columns``: optional

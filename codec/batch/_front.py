@@ -145,7 +145,7 @@ def check_offsets(buf, offsets, valid, *, extra: dict | None = None):
         if len(valid) != n:
             raise ValueError("valid must hold one value per record")
     for name, arr in (extra or {}).items():
-        if arr is not None:
+        if arr is not None and extra is not None:
             arr = np.asarray(arr).astype(bool)
             if len(arr) != n:
                 raise ValueError("%s must hold one value per record" % name)

@@ -104,10 +104,10 @@ def error_columns(e_struct, e_field, e_reason, e_offset, e_args, raw_ok, buf, of
         nulls = pa.nulls(n)
         return (nulls.cast(pa.string()), nulls.cast(pa.string()), nulls.cast(pa.int64()),
                 nulls.cast(pa.string()), nulls.cast(pa.binary()))
-    s = [None] * n
-    f = [None] * n
-    r = [None] * n
-    raw = [None] * n
+    s: list[str | None] = [None] * n
+    f: list[str | None] = [None] * n
+    r: list[str | None] = [None] * n
+    raw: list[bytes | None] = [None] * n
     mv = memoryview(buf).cast("B") if len(buf) else b""
     for i in np.flatnonzero(failed).tolist():  # only failing records become Python objects
         s[i] = STRUCTURES[e_struct[i]]

@@ -115,6 +115,7 @@ def decode_row(data: bytes, *, encoding: int | None = None, ccsid: int | None = 
     row["body_encoding"] = msg.encoding
     row["body_ccsid"] = msg.ccsid
     row["body_offset"] = msg.body_offset
+    assert msg.body_offset is not None  # set by decode_message
     row["body_length"] = len(data) - msg.body_offset
     body = msg.body
     if isinstance(body, _pcf.PcfMessage):

@@ -148,6 +148,7 @@ def reason_text(code: int, args, raw: bytes | None) -> str:
     """The error_reason of a compiled-walker error: REASONS[code] % args."""
     fmt = REASONS[code]
     if code == R_SIGNATURE:
+        assert raw is not None  # the walker passes the record's bytes with this reason
         at = int(args[0])
         return fmt % (repr(bytes(raw[at:at + 4])),)
     n = fmt.count("%")
@@ -244,6 +245,7 @@ def _row(data) -> dict:
                 "ping_qm_guid": str(pkt.QMGuid)}
     r: dict[str, Any] = {"kind": pkt.kind, "packet_end": len(data) - len(pkt.trailing)}
     b = pkt.BaseHeader
+    assert b is not None  # every packet but a ping has one
     bf = b.Flags
     r.update(base_version_number=b.VersionNumber, base_reserved=b.Reserved, base_flags=int(bf),
              base_pr=bf.PR, base_in=bool(bf.IN), base_sh=bool(bf.SH), base_dh=bool(bf.DH),
@@ -291,9 +293,9 @@ def _row(data) -> dict:
                  user_connector_type=None if uh.ConnectorType is None else str(uh.ConnectorType))
     th = pkt.TransactionHeader
     if th is not None:
-        f = th.Flags
-        r.update(xact_flags=f, xact_cg=bool(f & 1), xact_fa=bool(f >> 1 & 1), xact_fm=bool(f >> 2 & 1),
-                 xact_lm=bool(f >> 3 & 1), xact_id=f >> 4 & 0xFFFFF,
+        xf = th.Flags
+        r.update(xact_flags=xf, xact_cg=bool(xf & 1), xact_fa=bool(xf >> 1 & 1), xact_fm=bool(xf >> 2 & 1),
+                 xact_lm=bool(xf >> 3 & 1), xact_id=xf >> 4 & 0xFFFFF,
                  xact_tx_sequence_id_ordinal=th.TxSequenceID.Ordinal,
                  xact_tx_sequence_id_time_stamp=th.TxSequenceID.TimeStamp,
                  xact_tx_sequence_number=th.TxSequenceNumber,
@@ -307,6 +309,7 @@ def _row(data) -> dict:
     mp = pkt.MessagePropertiesHeader
     if mp is not None:
         mf = mp.Flags
+        assert mp.LabelLength is not None and mp.ExtensionSize is not None  # set by decode
         ext_at = _offset_of(pkt, "MessagePropertiesHeader") + 56 + 2 * mp.LabelLength
         r.update(props_flags=int(mf), props_pa=bool(mf.PA), props_pr=bool(mf.PR), props_na=bool(mf.NA),
                  props_nr=bool(mf.NR), props_label_length=mp.LabelLength, props_label=arrow_text(mp.Label),

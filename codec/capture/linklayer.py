@@ -120,9 +120,9 @@ def link_payload(linktype: int, data) -> tuple:
             raise LinkError("Ethernet", "EtherType" if n >= 12 else "Destination", min(n, 12), "frame of %d bytes" % n, True)
         etype = (data[12] << 8) | data[13]
         off = 14
-        vlans = ()
+        vlans: tuple[int, ...] = ()
         if etype in VLAN_TPIDS:
-            tags = []
+            tags: list[int] = []
             while etype in VLAN_TPIDS:
                 if len(tags) >= MAX_VLAN_TAGS:
                     raise LinkError("802.1Q", "TPID", off - 2, "more than %d VLAN tags" % MAX_VLAN_TAGS)

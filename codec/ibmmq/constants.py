@@ -27,9 +27,12 @@ KeyError for a name that is not in the family.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, cast
 
-from .constants_data import DATA as _GENERATED
+from .constants_data import DATA
+
+#: family prefix -> {name: value} (the generated literal, as its type)
+_GENERATED = cast("dict[str, dict[str, int | str]]", DATA)
 
 __all__ = [
     "ConstantFamily", "FAMILIES", "parameter_name", "value_name", "reason_name", "format_name",
@@ -67,7 +70,9 @@ class ConstantFamily:
     order, or the entry of ``preferred`` for that value.
     """
 
-    def __init__(self, prefix: str, items: dict[str, object], preferred: Iterable[str] = ()):
+    _flag_order: list[tuple[int, str]]  # made by _flags() on first use
+
+    def __init__(self, prefix: str, items: Mapping[str, object], preferred: Iterable[str] = ()):
         self.prefix = prefix
         self._by_name = dict(items)
         self._by_value: dict[object, str] = {}
@@ -200,6 +205,14 @@ for _fam in FAMILIES.values():
     globals()[_fam.prefix] = _fam
 del _fam
 
+if TYPE_CHECKING:
+    # The names bound above from the data (MQCFT_INTEGER, MQFMT_ADMIN, the
+    # MQCFT family, ...) are invisible to a type checker: it reads them
+    # through this declaration (ints or strings or families, hence Any).
+    def __getattr__(name: str) -> Any: ...
+
+_CFT = FAMILIES["MQCFT"]
+
 #: MQENC values of the two byte orders (integer, packed decimal and float all
 #: "normal" = big-endian, 273; all "reversed" = little-endian, 546).
 ENCODING_BIG = 0x111
@@ -218,11 +231,15 @@ _GROUP_FAMS = ("MQGACF",)
 _ANY_FAMS = _INT_FAMS + _STR_FAMS + _BYTE_FAMS + _GROUP_FAMS
 
 _BY_CFTYPE: dict[int, tuple[str, ...]] = {
-    MQCFT_INTEGER: _INT_FAMS, MQCFT_INTEGER_LIST: _INT_FAMS, MQCFT_INTEGER_FILTER: _INT_FAMS,  # noqa: F821
-    MQCFT_INTEGER64: _INT64_FAMS, MQCFT_INTEGER64_LIST: _INT64_FAMS,  # noqa: F821
-    MQCFT_STRING: _STR_FAMS, MQCFT_STRING_LIST: _STR_FAMS, MQCFT_STRING_FILTER: _STR_FAMS,  # noqa: F821
-    MQCFT_BYTE_STRING: _BYTE_FAMS, MQCFT_BYTE_STRING_FILTER: _BYTE_FAMS,  # noqa: F821
-    MQCFT_GROUP: _GROUP_FAMS,  # noqa: F821
+    _CFT.value_of(name): fams
+    for names, fams in (
+        (("MQCFT_INTEGER", "MQCFT_INTEGER_LIST", "MQCFT_INTEGER_FILTER"), _INT_FAMS),
+        (("MQCFT_INTEGER64", "MQCFT_INTEGER64_LIST"), _INT64_FAMS),
+        (("MQCFT_STRING", "MQCFT_STRING_LIST", "MQCFT_STRING_FILTER"), _STR_FAMS),
+        (("MQCFT_BYTE_STRING", "MQCFT_BYTE_STRING_FILTER"), _BYTE_FAMS),
+        (("MQCFT_GROUP",), _GROUP_FAMS),
+    )
+    for name in names
 }
 
 

@@ -48,8 +48,10 @@ from __future__ import annotations
 import struct as _struct
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from dataclasses import field as _dc_field
+from typing import Any, Callable, Iterator, Sequence
 
+from ..render import json_ready
 from ..errors import DecodeError, EncodeError, MQCodecError
 from ..layout import build, parse_at
 from .constants import ENCODING_BIG, ENCODING_LITTLE
@@ -168,6 +170,7 @@ class Segment:
     def order(self) -> str:
         return order_of(self.byte_order)
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"Offset": self.offset, "MQSegmLen": self.length, "StructID": self.structid,
                 "EBCDIC": self.ebcdic, "ConversID": self.conversation_id, "RequestID": self.request_id,
@@ -252,6 +255,7 @@ class Message:
             pos += take
         return bytes(out)
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"Kind": self.kind, "SegmType": self.segment_type, "ConversID": self.conversation_id,
                 "RequestID": self.request_id, "StreamOffsetStart": self.stream_offset_start,
@@ -275,13 +279,14 @@ class FramingError:
     structure: str
     field: str
     reason: str
-    raw: bytes = field(repr=False)
+    raw: bytes = _dc_field(repr=False)  # (the attribute "field" above hides dataclasses.field)
     length: int = 0
     error_offset: int = 0
     raw_truncated: bool = False
     conversation_id: int | None = None
     segment_type: int | None = None
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"Offset": self.offset, "Length": self.length, "Structure": self.structure,
                 "Field": self.field, "ErrorOffset": self.error_offset, "Reason": self.reason,
@@ -483,13 +488,14 @@ def _parse_message_unit(unit: bytes, seg0: Segment) -> dict | None:
     _, md_len = _versioned(unit, pos, MQMD_LENGTHS, "MQMD", order)
     pos += md_len
     between_start = pos
-    options_ids, lengths, decl, oname = None, None, None, None
+    options: tuple[tuple[bytes, ...], dict[int, int], Any, str] | None = None
     if t in _PUT_TYPES:
-        options_ids, lengths, decl, oname = _PMO_IDS, MQPMO_LENGTHS, MQPMO_DECL, "MQPMO"
+        options = _PMO_IDS, MQPMO_LENGTHS, MQPMO_DECL, "MQPMO"
     elif t in _GET_TYPES:
-        options_ids, lengths, decl, oname = _GMO_IDS, MQGMO_LENGTHS, MQGMO_DECL, "MQGMO"
+        options = _GMO_IDS, MQGMO_LENGTHS, MQGMO_DECL, "MQGMO"
     data_length = None
-    if options_ids is not None:
+    if options is not None:
+        options_ids, lengths, decl, oname = options
         if bytes(unit[pos:pos + 4]) not in options_ids:
             if must:
                 raise DecodeError(oname, "StrucId", pos, "no %s after the MQMD" % oname)
@@ -569,7 +575,7 @@ class MQStreamFramer:
         self._garbage_len = 0
         self._garbage_why: tuple[str, str, int, str] | None = None
         # SKIP state: a damaged segment of known end
-        self._skip: dict | None = None
+        self._skip: Any = None  # the skip's facts (a dict) while _state is _SKIP, else None
 
     # ---- public API ---------------------------------------------------
     @property
@@ -1200,17 +1206,16 @@ def _api(order: str, reply_length: int, comp_code: int, reason: int, hobj: int) 
                                           "Reason": reason, "Hobj": hobj}, "API")
 
 
-def _encode_api_message(seg_type: int, message, options: bytes, *, include_data: bool = True,
-                        byte_order=None, hobj: int = 1, comp_code: int = 0, reason: int = 0,
-                        reply_length: int | None = None, data_length: int | None = None,
+def _encode_api_message(seg_type: int, message, options: bytes | Callable[[Any], bytes], *,
+                        include_data: bool = True, byte_order=None, hobj: int = 1, comp_code: int = 0,
+                        reason: int = 0, reply_length: int | None = None, data_length: int | None = None,
                         object_descriptor: bytes = b"", max_segment_length: int | None = None,
                         split_points: Sequence[int] | None = None, **tsh: Any) -> bytes:
     order = _order_arg(byte_order) if byte_order is not None else None
     md, data, order = _split_message(message, order)
-    if callable(options):
-        options = options(order)
+    opts = options(order) if callable(options) else options
     dl = len(data) if data_length is None else data_length
-    rest = object_descriptor + md + options + _struct.pack(">i" if order == BIG else "<i", dl) + \
+    rest = object_descriptor + md + opts + _struct.pack(">i" if order == BIG else "<i", dl) + \
         (data if include_data else b"")
     hlen = TSHM_LENGTH if tsh.get("structid", "TSHM") == "TSHM" else TSH_LENGTH
     if reply_length is None:

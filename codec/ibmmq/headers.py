@@ -26,6 +26,7 @@ from xml.etree import ElementTree as _ET
 
 import construct as cs
 
+from ..render import json_ready
 from ..ccsid import decode_text, encode_text
 from ..errors import DecodeError, EncodeError
 from ..layout import parse_at
@@ -361,7 +362,7 @@ class Header:
         self.fields[name] = value
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._compare() == other._compare()  # type: ignore[attr-defined]
+        return type(other) is type(self) and self._compare() == other._compare()
 
     def __repr__(self) -> str:
         return "<%s %s>" % (self.NAME, ", ".join("%s=%r" % kv for kv in list(self.fields.items())[:8]))
@@ -526,6 +527,7 @@ class Header:
         return b""
 
     # ---- presentation --------------------------------------------------
+    @json_ready
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"StrucName": self.NAME}
         if self.offset is not None:
@@ -593,6 +595,7 @@ class MQMD(Header):
         h.fields.update(h._load(c, _field_kinds(decl), ccsid))
         return h
 
+    @json_ready
     def to_dict(self) -> dict:
         d = super().to_dict()
         d.pop("StrucName", None)
@@ -829,6 +832,7 @@ class MQRFH2(Header):
     def folder_dicts(self) -> list[dict | None]:
         return [parse_folder(t) for t in self.folders]
 
+    @json_ready
     def to_dict(self) -> dict:
         d = super().to_dict()
         d["NameValues"] = [
@@ -883,6 +887,7 @@ class MQRFH(Header):
     def _encode_rest(self, order: str, ccsid: int) -> bytes:
         return self._nvs_bytes(ccsid)
 
+    @json_ready
     def to_dict(self) -> dict:
         d = super().to_dict()
         d["NameValueString"] = self.NameValueString
@@ -925,6 +930,7 @@ class OpaqueHeader(Header):
     def _encode_rest(self, order: str, ccsid: int) -> bytes:
         return self.Data
 
+    @json_ready
     def to_dict(self) -> dict:
         d = super().to_dict()
         d["Data"] = self.Data

@@ -26,8 +26,9 @@ the bytes from its start become the body (bytes) and a
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
+from ..render import json_ready
 from ..ccsid import decode_text, encode_text
 from ..errors import DecodeError, DecodeWarning, EncodeError
 from .headers import (ENCODING_BIG, ENCODING_LITTLE, MQMD, Header, detect_md,
@@ -54,7 +55,7 @@ class MQMessage:
     ``md_encoding``/``md_ccsid`` (the MQMD's own), ``warnings``.
     """
 
-    def __init__(self, md: MQMD | None = None, headers: list[Header] | None = None, body: Any = b"", *,
+    def __init__(self, md: MQMD | None = None, headers: Sequence[Header] | None = None, body: Any = b"", *,
                  md_encoding: int = ENCODING_LITTLE, md_ccsid: int = 819):
         self.md = md if md is not None else MQMD()
         self.headers = list(headers or [])
@@ -82,6 +83,7 @@ class MQMessage:
     def encode(self) -> bytes:
         return encode_message(self)
 
+    @json_ready
     def to_dict(self) -> dict:
         d: dict[str, Any] = self.md.to_dict()
         d["Headers"] = [h.to_dict() for h in self.headers]

@@ -45,6 +45,7 @@ from typing import Any, Iterator
 
 import construct as cs
 
+from ..render import json_ready
 from ..ccsid import decode_text, encode_text
 from ..errors import DecodeError, DecodeWarning, EncodeError
 from . import constants as _c
@@ -430,6 +431,7 @@ class PcfParameter:
         return "PcfParameter(%s, %r, %r)" % (self.structure, self.Parameter, self.Value)
 
     # -- presentation -------------------------------------------------------
+    @json_ready
     def to_dict(self) -> dict:
         d: dict[str, Any] = {
             "Parameter": self.Parameter,
@@ -573,6 +575,7 @@ class PcfMessage:
             self.cfh.get("Type"), self.cfh.get("Command"), len(self.parameters))
 
     # -- presentation -------------------------------------------------------
+    @json_ready
     def to_dict(self) -> dict:
         d: dict[str, Any] = {}
         if self.eph is not None:
@@ -980,7 +983,7 @@ def _pad4(n: int) -> bytes:
 
 def _encode_str(p: PcfParameter, inherited: int) -> bytes:
     eff = _eff_ccsid(p.CodedCharSetId, inherited)
-    if isinstance(p.raw_value, (bytes, bytearray)) and decode_text(p.raw_value, eff) == p.Value:
+    if isinstance(p.raw_value, (bytes, bytearray)) and decode_text(bytes(p.raw_value), eff) == p.Value:
         return bytes(p.raw_value)
     if not isinstance(p.Value, str):
         raise EncodeError(p.structure, "String", "Value must be str, not %s" % type(p.Value).__name__)

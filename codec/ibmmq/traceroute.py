@@ -32,8 +32,9 @@ trace-route processing rules are a separate concern.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..render import json_ready
 from . import constants as _c
 from .pcf import PcfMessage, PcfParameter, T_GROUP, T_INTEGER, T_INTEGER64, T_STRING, T_BYTE_STRING
 
@@ -135,7 +136,7 @@ def _fill(obj: Any, group: PcfParameter, fields: dict, groups: dict[int, str] | 
     by_id = {IDS[const]: (name, types) for name, (const, types) in fields.items()}
     extra = []
     for child in group.children:
-        hit = by_id.get(child.Parameter)
+        hit = by_id.get(child.Parameter) if child.Parameter is not None else None
         if hit is not None and child.Type in hit[1] and getattr(obj, hit[0]) is None:
             setattr(obj, hit[0], child.Value)
         elif groups is not None and child.Type == T_GROUP and child.Parameter in groups:
@@ -161,6 +162,9 @@ def _plain(obj: Any, names) -> dict:
 class TraceRoute:
     """The TraceRoute PCF group (MQGACF_TRACE_ROUTE)."""
 
+    if TYPE_CHECKING:  # the FIELDS attributes are set in __init__ from the table above
+        def __getattr__(self, name: str) -> Any: ...
+
     FIELDS = tuple(_TRACE_ROUTE_FIELDS)
 
     def __init__(self, group: PcfParameter):
@@ -177,6 +181,7 @@ class TraceRoute:
         parts = (self.RecordedActivities, self.UnrecordedActivities, self.DiscontinuityCount)
         return None if any(p is None for p in parts) else sum(parts)
 
+    @json_ready
     def to_dict(self) -> dict:
         d = _plain(self, self.FIELDS)
         for n in ("Detail", "Accumulate", "Forward", "Deliver", "MaxActivities"):
@@ -210,6 +215,7 @@ class Message:
             elif child.Type == T_GROUP and child.Parameter == emb and self.EmbeddedMD is None:
                 self.EmbeddedMD = _md_dict(child)
 
+    @json_ready
     def to_dict(self) -> dict:
         d = _plain(self, ("MsgLength", "MsgMD", "EmbeddedMD"))
         if self.extra:
@@ -235,6 +241,9 @@ def _md_dict(group: PcfParameter) -> dict:
 class Operation:
     """An Operation PCF group (MQGACF_OPERATION)."""
 
+    if TYPE_CHECKING:  # the FIELDS attributes are set in __init__ from the table above
+        def __getattr__(self, name: str) -> Any: ...
+
     FIELDS = tuple(_OPERATION_FIELDS)
 
     def __init__(self, group: PcfParameter):
@@ -253,6 +262,7 @@ class Operation:
     def OperationTypeName(self) -> str | None:
         return _value_name("MQIACF_OPERATION_TYPE", self.OperationType)
 
+    @json_ready
     def to_dict(self) -> dict:
         d = _plain(self, self.FIELDS)
         if self.OperationTypeName is not None:
@@ -272,6 +282,9 @@ class Activity:
     """An Activity PCF group (MQGACF_ACTIVITY): who did it and the
     operations it performed (``Operations``, in message order)."""
 
+    if TYPE_CHECKING:  # the FIELDS attributes are set in __init__ from the table above
+        def __getattr__(self, name: str) -> Any: ...
+
     FIELDS = tuple(_ACTIVITY_FIELDS)
 
     def __init__(self, group: PcfParameter):
@@ -289,6 +302,7 @@ class Activity:
     def ApplTypeName(self) -> str | None:
         return _value_name("MQIA_APPL_TYPE", self.ApplType)
 
+    @json_ready
     def to_dict(self) -> dict:
         d = _plain(self, self.FIELDS)
         if self.ApplTypeName is not None:
@@ -323,6 +337,7 @@ class TraceRouteView:
         """Every operation of every activity, in route order."""
         return [op for act in self.activities for op in act.Operations]
 
+    @json_ready
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"Kind": self.kind}
         if self.trace_route is not None:
@@ -352,6 +367,7 @@ def trace_route_view(message: PcfMessage) -> TraceRouteView | None:
         kind = "activity report"
     else:
         return None
+    tr: TraceRoute | None
     if top_tr:
         tr = TraceRoute(top_tr[0])
         extra.extend(top_tr[1:])

@@ -22,3 +22,19 @@ from .optional_headers import (OPTIONAL_HEADER_ORDER, CompoundMessageHeader, Deb
                                SRMPEnvelopeHeader, SubqueueHeader, TransactionHeader)
 from .framing import (MSMQStreamFramer, FramingError, Resynchronised, frame_packets, simulate_session)
 from .framing import Packet as FramedPacket
+
+#: the public names (what `from mqcodec.msmq import *` gives, and what type checkers
+#: see as exported: a name imported above for users belongs here too)
+__all__ = ["constants", "BaseFlags", "BaseHeader", "ConnectionParametersHeader", "EstablishConnectionHeader",
+           "InternalFlags", "InternalHeader", "OperatingSystemFlags", "PingFlags", "PingPacket", "Packet",
+           "decode_packet", "decode_ping", "encode_packet", "MessagePropertiesFlags",
+           "MessagePropertiesHeader", "SessionHeader", "DirectQueueFormatName", "PrivateQueueFormatName",
+           "PrivateQueueFormatNameId", "PublicQueueFormatName", "UserFlags", "UserHeader",
+           "parse_report_body", "parse_report_label", "trace_message_for", "QueueManager",
+           "decode_lookup_identifier", "dead_letter_deadline", "extended_interval", "FormatName",
+           "FormatNameError", "MQFAddressHeader", "MQFFormatNameElement", "MQFSignatureHeader",
+           "MultiQueueFormatHeader", "OPTIONAL_HEADER_ORDER", "CompoundMessageHeader", "DebugHeader",
+           "DeadLetterHeader", "EodAckHeader", "EodHeader", "ExtendedAddressHeader", "ExtensionHeader",
+           "FinalAckBody", "OrderAckBody", "RemoteReadExtensions", "SecurityHeader", "SoapHeader",
+           "SRMPEnvelopeHeader", "SubqueueHeader", "TransactionHeader", "MSMQStreamFramer", "FramingError",
+           "Resynchronised", "frame_packets", "simulate_session", "FramedPacket"]

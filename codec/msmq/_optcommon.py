@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import construct as cs
 
+from ..render import json_ready
 from ..errors import DecodeError, DecodeWarning, EncodeError
 from ..layout import parse_at
 
@@ -91,7 +92,7 @@ class Cursor:
         self.lenient = lenient
         self.warnings = warnings
         self._view = memoryview(data)[: self.end]
-        self._buf = None  # bytes-like with .find(), made on first use
+        self._buf: bytes | bytearray | None = None  # bytes-like with .find(), made on first use
 
     def _findable(self):
         if self._buf is None:
@@ -188,6 +189,7 @@ class OptionalHeader:
     def encode(self) -> bytes:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @json_ready
     def to_dict(self) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
 

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 import construct as cs
 
+from ..render import json_ready
 from ..errors import DecodeError, DecodeWarning, EncodeError
 from ..layout import build, parse_at
 from . import constants as C
@@ -124,6 +125,7 @@ class BitFlags:
         return "%s(0x%0*X%s)" % (type(self).__name__, self.WIDTH // 4, self.value,
                                  ": " + set_fields if set_fields else "")
 
+    @json_ready
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"value": self.value}
         for name in self.FIELDS:
@@ -212,6 +214,7 @@ class BaseHeader:
                                             PacketSize=self.PacketSize,
                                             TimeToReachQueue=self.TimeToReachQueue), self.STRUCTURE)
 
+    @json_ready
     def to_dict(self) -> dict:
         return {
             "VersionNumber": self.VersionNumber,
@@ -258,8 +261,9 @@ class InternalHeader:
         return build(InternalHeaderStruct, dict(Reserved=self.Reserved, Flags=int(self.Flags)),
                      self.STRUCTURE)
 
+    @json_ready
     def to_dict(self) -> dict:
-        d = {"Reserved": self.Reserved, "Flags": self.Flags.to_dict()}
+        d: dict[str, Any] = {"Reserved": self.Reserved, "Flags": self.Flags.to_dict()}
         d["Flags"]["PacketType"] = C.PACKET_TYPES.get(self.Flags.PT, "unknown")
         return d
 
@@ -310,6 +314,7 @@ class ConnectionParametersHeader:
     def encode(self) -> bytes:
         return build(ConnectionParametersHeaderStruct, self.to_dict(), self.STRUCTURE)
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"RecoverableAckTimeout": self.RecoverableAckTimeout, "AckTimeout": self.AckTimeout,
                 "Reserved": self.Reserved, "WindowSize": self.WindowSize}
@@ -374,6 +379,7 @@ class EstablishConnectionHeader:
             TimeStamp=self.TimeStamp, OperatingSystem=int(self.OperatingSystem),
             Reserved=self.Reserved, Padding=self.Padding), self.STRUCTURE)
 
+    @json_ready
     def to_dict(self) -> dict:
         return {
             "ClientGuid": str(self.ClientGuid),
@@ -427,6 +433,7 @@ class PingPacket:
                                             Cookie=self.Cookie, QMGuid=guid_to_bytes(self.QMGuid)),
                      self.STRUCTURE)
 
+    @json_ready
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"packet": "Ping", "PingPacket": {
             "Flags": self.Flags.to_dict(), "Signature": self.Signature, "Cookie": self.Cookie,

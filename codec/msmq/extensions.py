@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import construct as cs
 
+from ..render import json_ready
 from ..errors import DecodeError
 from ._optcommon import Cursor, OptionalHeader, split_bits, utf16_text
 
@@ -70,6 +71,7 @@ class ExtensionHeader(OptionalHeader):
                                                 RemainingHeadersSize=self.RemainingHeadersSize,
                                                 Flags=self.Flags, Reserved=self.Reserved))
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"HeaderSize": self.HeaderSize, "RemainingHeadersSize": self.RemainingHeadersSize,
                 "Flags": self.Flags, "FlagFields": split_bits(self.Flags, EXTENSION_FLAGS),
@@ -137,6 +139,7 @@ class SubqueueHeader(OptionalHeader):
             MoveCounter=self.MoveCounter, LastMoveTime=self.LastMoveTime,
             SubqueueName=self.SubqueueName, TargetSubqueueName=self.TargetSubqueueName))
 
+    @json_ready
     def to_dict(self) -> dict:
         bits = split_bits(self.Flags, SUBQUEUE_FLAGS)
         return {"HeaderSize": self.HeaderSize, "TM": bits["TM"],
@@ -186,6 +189,7 @@ class DeadLetterHeader(OptionalHeader):
     def encode(self) -> bytes:
         return self.HeaderSize.to_bytes(4, "little") + self.DeadLetterPathName + self.padding
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"HeaderSize": self.HeaderSize, "DeadLetterPathName": utf16_text(self.DeadLetterPathName)}
 
@@ -243,6 +247,7 @@ class ExtendedAddressHeader(OptionalHeader):
             HeaderSize=self.HeaderSize, AddressLength=self.AddressLength, AddressType=self.AddressType,
             AddressScope=self.AddressScope, Address=self.Address))
 
+    @json_ready
     def to_dict(self) -> dict:
         d = {"HeaderSize": self.HeaderSize, "AddressLength": self.AddressLength,
              "AddressType": self.AddressType, "AddressScope": self.AddressScope, "Address": self.Address}
@@ -290,6 +295,7 @@ class RemoteReadExtensions(OptionalHeader):
                                              self.DeadLetterHeader, self.ExtendedAddressHeader)
                         if h is not None)
 
+    @json_ready
     def to_dict(self) -> dict:
         d = {"ExtensionHeader": self.ExtensionHeader.to_dict()}
         for name in ("SubqueueHeader", "DeadLetterHeader", "ExtendedAddressHeader"):

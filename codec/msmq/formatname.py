@@ -35,8 +35,9 @@ import ipaddress
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
+from ..render import json_ready
 from ..errors import DecodeError
 
 __all__ = ["FormatName", "FormatNameError", "PROTOCOLS"]
@@ -87,6 +88,13 @@ class FormatName:
     multicast_address: Optional[str] = None
     multicast_port: Optional[int] = None
     elements: tuple = ()
+
+    def __post_init__(self) -> None:
+        # The constructor FormatName.private (below) shares the field's name, so the
+        # dataclass takes that classmethod for the field's default: a name made
+        # without private= gets False here, as documented.
+        if not isinstance(self.private, bool):
+            object.__setattr__(self, "private", False)
 
     # -- parsing --------------------------------------------------------
     @classmethod
@@ -222,7 +230,7 @@ class FormatName:
     def public(cls, guid, journal: bool = False) -> "FormatName":
         return cls.parse("PUBLIC=%s%s" % (_gtext(guid), ";JOURNAL" if journal else ""))
 
-    @classmethod
+    @classmethod  # type: ignore[no-redef]  # (also the name of a field: see __post_init__)
     def private(cls, qm_guid, queue_id: int, journal: bool = False) -> "FormatName":
         if not 0 <= int(queue_id) <= 0xFFFFFFFF:
             raise FormatNameError("PrivateName", 0, "queue number must fit 8 hexadecimal digits")
@@ -283,8 +291,9 @@ class FormatName:
     def __hash__(self) -> int:
         return hash(self._key())
 
+    @json_ready
     def to_dict(self) -> dict:
-        d = {"FormatName": self.text, "Type": self.kind}
+        d: dict[str, Any] = {"FormatName": self.text, "Type": self.kind}
         if self.kind == "MULTIPLE":
             d["Elements"] = [e.to_dict() for e in self.elements]
             return d

@@ -69,6 +69,7 @@ import uuid
 from collections import deque
 from typing import Iterator, NamedTuple, Union
 
+from ..render import json_ready
 from ..errors import DecodeError, EncodeError
 from . import constants as C
 
@@ -122,6 +123,7 @@ class FramingError(NamedTuple):
     def to_decode_error(self) -> DecodeError:
         return DecodeError(self.structure, self.field, self.offset, self.reason)
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"offset": self.offset, "structure": self.structure, "field": self.field,
                 "reason": self.reason, "length": len(self.raw)}

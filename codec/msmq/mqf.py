@@ -14,9 +14,11 @@ docs/msmq-headers.md.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import construct as cs
 
+from ..render import json_ready
 from ..errors import DecodeError, EncodeError
 from ._optcommon import Cursor, OptionalHeader, align4, guid_bytes, guid_str, utf16_text
 from .formatname import FormatName, FormatNameError
@@ -107,12 +109,18 @@ class MQFFormatNameElement:
             return out + guid_bytes(self.PublicQueueIdentifier, self.STRUCTURE, "PublicQueueIdentifier")
         if t == 2:
             return (out + guid_bytes(self.SourceQueueManager, self.STRUCTURE, "SourceQueueManager")
-                    + int(self.PrivateQueueIdentifier).to_bytes(4, "little"))
+                    + int(self._needed("PrivateQueueIdentifier")).to_bytes(4, "little"))
         if t == 3:
-            return out + bytes(self.DirectFormatName)
+            return out + bytes(self._needed("DirectFormatName"))
         if t == 6:
             return out + guid_bytes(self.DistributionListIdentifier, self.STRUCTURE, "DistributionListIdentifier")
         raise EncodeError(self.STRUCTURE, "FormatType", "unknown FormatType 0x%04X" % t)
+
+    def _needed(self, name: str) -> Any:
+        value = getattr(self, name)
+        if value is None:
+            raise EncodeError(self.STRUCTURE, name, "FormatType 0x%04X needs %s" % (self.FormatType, name))
+        return value
 
     @classmethod
     def from_format_name(cls, fn: "FormatName | str", position: int = 0) -> "MQFFormatNameElement":
@@ -121,18 +129,18 @@ class MQFFormatNameElement:
         if isinstance(fn, str):
             fn = FormatName.parse(fn)
         pad4 = b"\x00" * (align4(position + 2) - position - 2)
-        if fn.kind == "PUBLIC" and fn.suffix is None:
+        if fn.kind == "PUBLIC" and fn.suffix is None and fn.guid is not None:
             return cls(1, pad4, PublicQueueIdentifier=fn.guid.bytes_le)
-        if fn.kind == "PRIVATE" and fn.suffix is None:
+        if fn.kind == "PRIVATE" and fn.suffix is None and fn.guid is not None:
             return cls(2, pad4, SourceQueueManager=fn.guid.bytes_le, PrivateQueueIdentifier=fn.queue_id)
-        if fn.kind == "DIRECT":
+        if fn.kind == "DIRECT" and fn.direct_id is not None:
             if "\x00" in fn.direct_id:
                 raise EncodeError(cls.STRUCTURE, "DirectFormatName",
                                   "a NUL inside the name cannot be written as a NUL-terminated string")
             # UTF-16 code units as they are, lone surrogates included (decoded with surrogatepass)
             return cls(3, b"\x00" * ((position + 2) % 2),
                        DirectFormatName=(fn.direct_id + "\x00").encode("utf-16-le", "surrogatepass"))
-        if fn.kind == "DL" and fn.domain is None:
+        if fn.kind == "DL" and fn.domain is None and fn.guid is not None:
             return cls(6, pad4, DistributionListIdentifier=fn.guid.bytes_le)
         raise EncodeError(cls.STRUCTURE, "FormatType", "%s has no MQFFormatNameElement form" % fn)
 
@@ -144,13 +152,15 @@ class MQFFormatNameElement:
         if t == 1:
             return FormatName.public(self.PublicQueueIdentifier)
         if t == 2:
-            return FormatName.private(self.SourceQueueManager, self.PrivateQueueIdentifier)
+            # FormatName.private: the classmethod, which shares its name with a bool field
+            return FormatName.private(self.SourceQueueManager, self.PrivateQueueIdentifier)  # type: ignore[operator]
         if t == 3:
-            return FormatName.direct(utf16_text(self.DirectFormatName))
+            return FormatName.direct(utf16_text(self._needed("DirectFormatName")))
         if t == 6:
             return FormatName.distribution_list(self.DistributionListIdentifier)
         raise FormatNameError("FormatType", 0, "unknown FormatType 0x%04X" % t)
 
+    @json_ready
     def to_dict(self) -> dict:
         d: dict = {"FormatType": self.FormatType, "FormatTypeName": FORMAT_TYPES.get(self.FormatType, "?")}
         if self.PublicQueueIdentifier is not None:
@@ -254,6 +264,7 @@ class MQFAddressHeader(OptionalHeader):
                                                   Reserved=self.Reserved, ElementCount=self.ElementCount))
                 + b"".join(e.encode() for e in self.FormatNameList) + self.padding)
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"HeaderSize": self.HeaderSize, "HeaderID": self.HeaderID,
                 "HeaderIDName": MQF_HEADER_IDS.get(self.HeaderID, "?"), "Reserved": self.Reserved,
@@ -301,6 +312,7 @@ class MQFSignatureHeader(OptionalHeader):
         return MQFSignatureHeaderStruct.build(dict(ID=self.ID, Reserved=self.Reserved, Size=self.Size)) \
             + self.Signature + self.padding
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"ID": self.ID, "Reserved": self.Reserved, "Size": self.Size, "Signature": self.Signature}
 
@@ -340,6 +352,7 @@ class MultiQueueFormatHeader(OptionalHeader):
         return (self.Destination.encode() + self.Administration.encode() + self.Response.encode()
                 + self.Signature.encode())
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"Destination": self.Destination.to_dict(), "Administration": self.Administration.to_dict(),
                 "Response": self.Response.to_dict(), "Signature": self.Signature.to_dict()}

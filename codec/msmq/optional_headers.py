@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 import construct as cs
 
+from ..render import json_ready
 from ..errors import DecodeError
 from ._optcommon import GUID, Cursor, OptionalHeader, guid_bytes, guid_str, split_bits
 from .security import SecurityHeader, SID
@@ -107,6 +108,7 @@ class TxSequenceID:
     def value(self) -> int:
         return (self.TimeStamp << 32) | self.Ordinal
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"Ordinal": self.Ordinal, "TimeStamp": self.TimeStamp}
 
@@ -170,6 +172,7 @@ class TransactionHeader(OptionalHeader):
             out += guid_bytes(self.ConnectorQMGuid, self.STRUCTURE, "ConnectorQMGuid")
         return out
 
+    @json_ready
     def to_dict(self) -> dict:
         d = {
             "Flags": self.Flags,
@@ -226,6 +229,7 @@ class DebugHeader(OptionalHeader):
             out += guid_bytes(self.QueueIdentifier, self.STRUCTURE, "QueueIdentifier")
         return out
 
+    @json_ready
     def to_dict(self) -> dict:
         d = {"Flags": self.Flags, "FlagFields": split_bits(self.Flags, DEBUG_FLAGS), "Reserved": self.Reserved}
         if self.QueueIdentifier is not None:
@@ -289,6 +293,7 @@ class OrderAckBody(OptionalHeader):
             TxSequenceID=self.TxSequenceID.to_dict(), TxSequenceNumber=self.TxSequenceNumber,
             TxPreviousSequenceNumber=self.TxPreviousSequenceNumber, Reserved=self.Reserved))
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"TxSequenceID": self.TxSequenceID.to_dict(), "TxSequenceNumber": self.TxSequenceNumber,
                 "TxPreviousSequenceNumber": self.TxPreviousSequenceNumber, "Reserved": self.Reserved}
@@ -320,6 +325,7 @@ class FinalAckBody(OptionalHeader):
             TxPreviousSequenceNumber=self.TxPreviousSequenceNumber,
             SourceGUID=guid_bytes(self.SourceGUID, self.STRUCTURE, "SourceGUID"), MessageID=self.MessageID))
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"TxSequenceID": self.TxSequenceID.to_dict(), "TxSequenceNumber": self.TxSequenceNumber,
                 "TxPreviousSequenceNumber": self.TxPreviousSequenceNumber,

@@ -28,8 +28,9 @@ keeps the bytes it could not decode in ``packet.unparsed``.  See docs/msmq.md.
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..render import json_ready
 from ..errors import DecodeError, DecodeWarning, EncodeError
 from . import constants as C
 from .base import (BaseHeader, ConnectionParametersHeader, EstablishConnectionHeader,
@@ -40,9 +41,13 @@ from .user import DirectQueueFormatName, PrivateQueueFormatNameId, UserHeader
 
 from .optional_headers import FLAG_BITS, IMPLEMENTATION_HEADER_ORDER, OPTIONAL_HEADER_ORDER
 
+if TYPE_CHECKING:  # the classes of Packet's attributes (module names: the attributes spell the class names)
+    from . import base as _base, extensions as _ext, mqf as _mqf, optional_headers as _oh
+    from . import properties as _props, security as _sec, session as _sess, srmp as _srmp, user as _user
+
 __all__ = ["Packet", "decode_packet", "encode_packet", "decode_ping", "USER_MESSAGE_HEADERS"]
 
-def _rows(order: tuple) -> tuple:
+def _rows(order: tuple) -> tuple[tuple[str, str, str], ...]:
     """(attribute, flag owner, flag name) rows of an optional_headers order
     table, without the SessionHeader (which this module reads after
     PacketSize, see decode_packet)."""
@@ -68,7 +73,7 @@ _STRAY = (struct.error, IndexError, KeyError, TypeError, ValueError, OverflowErr
           RecursionError, MemoryError, AttributeError, NotImplementedError)
 
 
-def _optional_class(name: str):
+def _optional_class(name: str) -> Any:
     """The header class of optional_headers.py, or None when that module (or
     the class) is not available."""
     try:
@@ -82,7 +87,28 @@ class Packet:
     """A decoded packet.  Attributes are the headers present (None when
     absent), named as the specifications name them."""
 
-    def __init__(self, kind: str = "UserMessage", BaseHeader: BaseHeader | None = None, **headers: Any):
+    BaseHeader: _base.BaseHeader | None
+    InternalHeader: _base.InternalHeader | None
+    EstablishConnectionHeader: _base.EstablishConnectionHeader | None
+    ConnectionParametersHeader: _base.ConnectionParametersHeader | None
+    UserHeader: _user.UserHeader | None
+    TransactionHeader: _oh.TransactionHeader | None
+    SecurityHeader: _sec.SecurityHeader | None
+    MessagePropertiesHeader: _props.MessagePropertiesHeader | None
+    DebugHeader: _oh.DebugHeader | None
+    SRMPEnvelopeHeader: _srmp.SRMPEnvelopeHeader | None
+    CompoundMessageHeader: _srmp.CompoundMessageHeader | None
+    EodHeader: _srmp.EodHeader | None
+    EodAckHeader: _srmp.EodAckHeader | None
+    SoapHeader: _srmp.SoapHeader | None
+    MultiQueueFormatHeader: _mqf.MultiQueueFormatHeader | None
+    SessionHeader: _sess.SessionHeader | None
+    OrderAckBody: _oh.OrderAckBody | None
+    FinalAckBody: _oh.FinalAckBody | None
+    RemoteReadExtensions: _ext.RemoteReadExtensions | None
+
+    def __init__(self, kind: str = "UserMessage", BaseHeader: _base.BaseHeader | None = None,
+                 **headers: Any) -> None:
         self.kind = kind
         self.BaseHeader = BaseHeader
         for name in _ALL_HEADER_ATTRS:
@@ -131,6 +157,7 @@ class Packet:
         mp = self.MessagePropertiesHeader
         return None if mp is None else mp.Label
 
+    @json_ready
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"packet": self.kind}
         for name, h in self.headers():
@@ -159,7 +186,7 @@ class Packet:
 # ====================================================================== decode
 
 
-def decode_ping(data, *, lenient: bool = False) -> PingPacket:
+def decode_ping(data: bytes, *, lenient: bool = False) -> PingPacket:
     """Decode a [MS-MQQB] 2.2.7 Ping Packet (24 bytes, no BaseHeader)."""
     data = _as_bytes(data)
     p, pos = PingPacket.decode(data, 0)
@@ -170,7 +197,7 @@ def decode_ping(data, *, lenient: bool = False) -> PingPacket:
     return p
 
 
-def _as_bytes(data) -> bytes:
+def _as_bytes(data: Any) -> bytes:
     if isinstance(data, bytes):
         return data
     if isinstance(data, (bytearray, memoryview)):
@@ -183,7 +210,8 @@ def _is_ping(data: bytes) -> bool:
             and not (len(data) >= 8 and data[4:8] == C.BASE_SIGNATURE_BYTES))
 
 
-def decode_packet(data, *, lenient: bool = False, order: str = "spec", remote_read: bool = False):
+def decode_packet(data: bytes, *, lenient: bool = False, order: str = "spec",
+                  remote_read: bool = False) -> Packet | PingPacket:
     """Decode exactly one packet from ``data`` (bytes from its first byte).
 
     Returns a :class:`Packet` (or a :class:`~mqcodec.msmq.base.PingPacket`).
@@ -214,6 +242,7 @@ def _decode(data: bytes, lenient: bool, order: str, remote_read: bool = False) -
     p = Problems(lenient, warnings)
     base, pos = BaseHeader.decode(data, 0)
     size = base.PacketSize
+    assert size is not None  # a decoded BaseHeader has its PacketSize
     if size < C.BASE_HEADER_SIZE:
         raise DecodeError("BaseHeader", "PacketSize", 8, "PacketSize %d is below the 16-byte BaseHeader" % size)
     if size > C.MAX_PACKET_SIZE:
@@ -271,6 +300,7 @@ def _decode_internal(data: bytes, base: BaseHeader, end: int, p: Problems) -> Pa
     pkt.InternalHeader = ih
     pt = ih.Flags.PT
     size = base.PacketSize
+    assert size is not None  # a decoded BaseHeader has its PacketSize
     if pt not in C.PACKET_TYPES:
         # "Any value not specified ... MUST be treated as an error": the layout is unknown
         p.error("InternalHeader", "Flags", 18, "PT 0x%X is not a packet type (1, 2 or 3)" % pt)
@@ -389,7 +419,7 @@ def _decode_user_message(data: bytes, base: BaseHeader, end: int, p: Problems, o
         _classify(pkt, p)
     stop = end
     if base.Flags.SH:
-        if end < base.PacketSize:  # truncated before the SessionHeader
+        if base.PacketSize is not None and end < base.PacketSize:  # truncated before the SessionHeader
             p.error("SessionHeader", "", end, "BaseHeader.Flags.SH announces a SessionHeader after "
                     "PacketSize, but the input ends first")
         else:
@@ -420,6 +450,7 @@ def _decode_user_message(data: bytes, base: BaseHeader, end: int, p: Problems, o
 
 def _cross_checks(pkt: Packet, p: Problems) -> None:
     base, uh, mp = pkt.BaseHeader, pkt.UserHeader, pkt.MessagePropertiesHeader
+    assert base is not None and uh is not None and mp is not None  # a user message (the caller checks)
     ack = mp.Flags.value & 0x0F
     if ack and uh.Flags.AQ == 0:
         p.note("UserHeader", "Flags", 60, "MessagePropertiesHeader.Flags requests acknowledgments "
@@ -447,6 +478,7 @@ def _is_order_queue(uh: UserHeader) -> bool:
 def _classify(pkt: Packet, p: Problems) -> None:
     """OrderAck / FinalAck identification ([MS-MQQB] 3.1.5.1.1) and their bodies."""
     base, uh, mp = pkt.BaseHeader, pkt.UserHeader, pkt.MessagePropertiesHeader
+    assert base is not None and uh is not None and mp is not None  # a user message (the caller checks)
     if int(base.Flags) != 0 or not _is_order_queue(uh) or mp.Label != C.ORDER_ACK_LABEL:
         return
     if mp.MessageClass == C.MQMSG_CLASS["MQMSG_CLASS_ORDER_ACK"]:
@@ -475,7 +507,7 @@ def _classify(pkt: Packet, p: Problems) -> None:
 # ====================================================================== encode
 
 
-def encode_packet(packet) -> bytes:
+def encode_packet(packet: Packet | PingPacket) -> bytes:
     """The bytes of ``packet``: identical to the decoded input for any packet
     ``decode_packet`` returned (padding and reserved values are kept), except
     ``packet.trailing``, which is not part of the packet.  A BaseHeader whose

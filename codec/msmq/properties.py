@@ -11,6 +11,7 @@ from typing import Any
 
 import construct as cs
 
+from ..render import json_ready
 from ..errors import DecodeError, EncodeError
 from ..layout import build, parse_at
 from .base import BitFlags, Problems
@@ -208,6 +209,7 @@ class MessagePropertiesHeader:
         return bytes(out + pad)
 
     # ------------------------------------------------------------------ presentation
+    @json_ready
     def to_dict(self) -> dict:
         label = self._label_bytes()
         d: dict[str, Any] = {

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import construct as cs
 
+from ..render import json_ready
 from ..errors import DecodeError
 from ._optcommon import Cursor, OptionalHeader, align4, guid_str, split_bits, utf16_text
 
@@ -84,8 +85,12 @@ class ProviderInfo:
     ProviderType: int
     ProviderName: bytes  # raw UTF-16LE including the terminator
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"ProviderType": self.ProviderType, "ProviderName": utf16_text(self.ProviderName)}
+
+
+_ProviderInfo = ProviderInfo  # (SecurityHeader has a field of that name)
 
 
 @dataclass
@@ -123,7 +128,7 @@ class SecurityHeader(OptionalHeader):
         return None
 
     @property
-    def provider_info(self) -> ProviderInfo | None:
+    def provider_info(self) -> _ProviderInfo | None:
         raw = self.ProviderInfo
         if len(raw) < 6:
             return None
@@ -217,6 +222,7 @@ class SecurityHeader(OptionalHeader):
         return cls(Flags, len(SecurityID), len(EncryptionKey), len(Signature), len(SenderCert),
                    len(ProviderInfo), SecurityID, EncryptionKey, Signature, SenderCert, ProviderInfo)
 
+    @json_ready
     def to_dict(self) -> dict:
         d = {
             "Flags": self.Flags,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import construct as cs
 
+from ..render import json_ready
 from ..errors import DecodeError
 from ..layout import build, parse_at
 from .base import Problems
@@ -63,6 +64,7 @@ class SessionHeader:
     def encode(self) -> bytes:
         return build(SessionHeaderStruct, self.to_dict(), self.STRUCTURE)
 
+    @json_ready
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in _FIELDS}
 

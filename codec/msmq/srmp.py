@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import construct as cs
 
+from ..render import json_ready
 from ..errors import DecodeError
 from ._optcommon import Cursor, OptionalHeader, align4, utf16_text
 
@@ -88,6 +89,7 @@ class SRMPEnvelopeHeader(OptionalHeader):
         return SRMPEnvelopeHeaderStruct.build(dict(
             HeaderId=self.HeaderId, Reserved=self.Reserved, DataLength=self.DataLength)) + self.Data + self.padding
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"HeaderId": self.HeaderId, "Reserved": self.Reserved,
                 "DataLength": self.DataLength, "Data": self.text}
@@ -153,6 +155,7 @@ class CompoundMessageHeader(OptionalHeader):
             HeaderId=self.HeaderId, Reserved=self.Reserved, HTTPBodySize=self.HTTPBodySize,
             MsgBodySize=self.MsgBodySize, MsgBodyOffset=self.MsgBodyOffset)) + self.Data + self.padding
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"HeaderId": self.HeaderId, "Reserved": self.Reserved, "HTTPBodySize": self.HTTPBodySize,
                 "MsgBodySize": self.MsgBodySize, "MsgBodyOffset": self.MsgBodyOffset, "Data": self.Data}
@@ -240,6 +243,7 @@ class SoapHeader(OptionalHeader):
                                                DataLength=self.BodyDataLength))
                 + self.Body + self.padding)
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"HeaderSectionID": self.HeaderSectionID, "Reserved": self.Reserved,
                 "HeaderDataLength": self.HeaderDataLength, "Header": utf16_text(self.Header),
@@ -303,6 +307,7 @@ class EodHeader(OptionalHeader):
                                           StreamIdSize=self.StreamIdSize,
                                           OrderQueueSize=self.OrderQueueSize)) + self.Buffer + self.padding
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"HeaderId": self.HeaderId, "Reserved": self.Reserved, "StreamIdSize": self.StreamIdSize,
                 "OrderQueueSize": self.OrderQueueSize, "Buffer": self.Buffer}
@@ -337,6 +342,7 @@ class EodAckHeader(OptionalHeader):
                                              SeqNum=self.SeqNum, StreamIdSize=self.StreamIdSize)) \
             + self.Buffer + self.padding
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"HeaderId": self.HeaderId, "Reserved": self.Reserved, "SeqId": self.SeqId,
                 "SeqNum": self.SeqNum, "StreamIdSize": self.StreamIdSize, "Buffer": self.Buffer}

@@ -15,6 +15,7 @@ from typing import Any
 
 import construct as cs
 
+from ..render import json_ready
 from ..errors import DecodeError, EncodeError
 from ..layout import build, parse_at
 from .base import GUID_ZERO, BitFlags, Problems, guid_from_bytes, guid_to_bytes
@@ -59,6 +60,7 @@ class PrivateQueueFormatNameId:
     def encode(self, rel: int = 0) -> bytes:
         return struct.pack("<I", self.PrivateQueueIdentifier)
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"PrivateQueueIdentifier": self.PrivateQueueIdentifier}
 
@@ -77,6 +79,7 @@ class PublicQueueFormatName:
     def encode(self, rel: int = 0) -> bytes:
         return guid_to_bytes(self.PublicQueueIdentifier)
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"PublicQueueIdentifier": str(self.PublicQueueIdentifier)}
 
@@ -96,6 +99,7 @@ class PrivateQueueFormatName:
     def encode(self, rel: int = 0) -> bytes:
         return guid_to_bytes(self.SourceQueueManager) + struct.pack("<I", self.PrivateQueueIdentifier)
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"SourceQueueManager": str(self.SourceQueueManager),
                 "PrivateQueueIdentifier": self.PrivateQueueIdentifier}
@@ -139,6 +143,7 @@ class DirectQueueFormatName:
             raise EncodeError(self.NAME, "Padding", "%d padding bytes needed, %d given" % (need, len(pad)))
         return body + pad
 
+    @json_ready
     def to_dict(self) -> dict:
         return {"Count": len(self.name_bytes()) if self.Count is None else self.Count,
                 "DirectFormatName": self.DirectFormatName,
@@ -212,7 +217,7 @@ def render_format_name(q, *, host: uuid.UUID | None = None) -> str | None:
     queue manager GUID a PrivateQueueFormatNameId is relative to."""
     fn = None
     try:  # the FormatName class of formatname.py when present
-        from . import formatname as _fnmod  # type: ignore
+        from . import formatname as _fnmod
         fn = getattr(_fnmod, "FormatName", None)
     except Exception:
         fn = None
@@ -374,6 +379,7 @@ class UserHeader:
             return None
         return render_format_name(q, host=self._host_for(field))
 
+    @json_ready
     def to_dict(self) -> dict:
         d: dict[str, Any] = {
             "SourceQueueManager": str(self.SourceQueueManager),

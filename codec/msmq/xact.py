@@ -149,10 +149,11 @@ def dead_letter_deadline(sent_time, ttbr, ttrq=None, xact_delay_receive_nack=Non
         return None
     interval = extended_interval(ttbr, ttrq, xact_delay_receive_nack, msmq10=msmq10)
     if isinstance(sent_time, _dt.datetime):
-        if interval is INFINITE:
+        if isinstance(interval, Infinite):  # (the INFINITE singleton)
             return INFINITE
         return sent_time + _dt.timedelta(seconds=interval)
     start = _seconds(sent_time, "sent_time", allow_none=False)
-    if interval is INFINITE:
+    assert start is not None  # allow_none=False
+    if isinstance(interval, Infinite):
         return INFINITE
     return start + interval
