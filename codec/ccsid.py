@@ -10,7 +10,7 @@ them to converters, in two tables:
   mixed SBCS/DBCS EBCDIC pages of Japanese, Korean and Chinese queue
   managers (930, 939, 1390, 1399, 5026, 5035, 933, 1364, 935, 1388, 937,
   1371), the other national EBCDIC pages (420, 424, 838, 870, 1026,
-  1112, 1122, 1123, 1153-1160, 1164, 4971) and a few
+  1112, 1122, 1123, 1153-1158, 1160, 1164, 4971) and a few
   ASCII-based CJK pages -- converted by ICU, the maintained converter
   library, through PyICU (Debian ``libicu-dev`` + PyPI ``pyicu``; see
   docs/architecture.md).  ICU's converters handle the shift-out (0x0E) /

@@ -236,3 +236,20 @@ def test_tshark_sees_the_kinds_and_first_activities(tshark, tmp_path, route_a):
              C.MQCA_Q_MGR_NAME: a.Operations[0].QMgrName, C.MQCACF_OPERATION_DATE: a.Operations[0].OperationDate,
              C.MQCACF_OPERATION_TIME: a.Operations[0].OperationTime} for a in route.activities]
     assert ours == from_reports
+
+
+def test_strings_in_an_unknown_ccsid_do_not_name_fields():
+    """A string kept as bytes (CCSID without a converter, mqcodec.ccsid) is
+    no ApplName / QMgrName: it stays in ``extra`` and the route still renders."""
+    from mqcodec.ibmmq.pcf import decode_pcf, encode_pcf
+
+    act = P.group(C.MQGACF_ACTIVITY, [P.string(C.MQCACF_APPL_NAME, b"\xc1\xc2\xc3", ccsid=4242),
+                                      _op(C.MQOPER_PUT, "QM1", T0, q="Q")])
+    raw = encode_pcf(PcfMessage.new(C.MQCFT_TRACE_ROUTE, C.MQCMD_TRACE_ROUTE, [act], ccsid=819))
+    msg = decode_pcf(raw)
+    assert encode_pcf(msg) == raw
+    assert msg.warnings and msg.warnings[0].field == "String"
+    route = build_route([msg])
+    a = route.activities[0]
+    assert a.ApplName is None and a.extra[0].Value == b"\xc1\xc2\xc3"
+    assert "ApplName: ''" in render_text(route) and '"QM1"' in render_dot(route)
