@@ -1,5 +1,6 @@
 # The two commands of the README.  Each sets up a fresh machine by itself:
-# Debian packages (tshark, graphviz, Java 17 for Spark) when missing, then a
+# Debian packages (tshark, graphviz, Java 17 for Spark, libicu-dev + pkg-config
+# to build PyICU, the CCSID converters of mqcodec.ccsid) when missing, then a
 # virtualenv in .venv with mqcodec installed editable (building the Cython
 # core) with its test and Spark dependencies.
 #
@@ -24,6 +25,8 @@ system-deps:
 	command -v tshark >/dev/null 2>&1 || missing="$$missing tshark"; \
 	command -v dot    >/dev/null 2>&1 || missing="$$missing graphviz"; \
 	command -v java   >/dev/null 2>&1 || missing="$$missing openjdk-17-jre-headless"; \
+	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \
+	pkg-config --exists icu-uc 2>/dev/null || missing="$$missing libicu-dev"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \

@@ -3,16 +3,19 @@
 # byte readers, the "last field at or before the cut" rule of a truncated
 # fixed part, and the CCSID byte -> UTF-8 tables with their copy loop.
 #
-# The tables are built from the codecs of ``mqcodec.ccsid`` (the same
-# codecs the pure implementations decode with), so the compiled and the
-# pure paths give the same text, U+FFFD replacements included.  A module
-# that decodes text calls ``_build_tables()`` once at import.
+# The tables are built from ``mqcodec.ccsid.single_byte_table`` (the same
+# converters, Python codecs or ICU, the pure implementations decode with),
+# so the compiled and the pure paths give the same text, substitution
+# characters included.  A module that decodes text calls ``_build_tables()``
+# once at import.  CCSIDs: a table (single-byte), or -1 (known, no table:
+# Python decodes, ICU included), or -2 (no converter at all: the pure path
+# keeps the bytes, mqcodec.ccsid.UnknownCCSID; never a guessed latin-1).
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 from mqcodec import ccsid as _ccsid
 
-DEF MAX_TABLES = 96
+DEF MAX_TABLES = 192
 
 
 # ------------------------------------------------------------------ errors
@@ -101,33 +104,38 @@ cdef bint _tab_ascii[MAX_TABLES]             # bytes 0x00..0x7F decode to themse
 cdef int _ntab = 0
 cdef int32_t _multi_ccsid[MAX_TABLES]        # known CCSIDs without a table
 cdef int _nmulti = 0
-cdef int _latin1 = -1                         # the table of the latin-1 codec
+
+DEF NO_TABLE = -1                             # known CCSID: Python decodes it
+DEF UNKNOWN_CCSID = -2                        # no converter: the bytes are kept
 
 
 def _build_tables():
-    global _ntab, _nmulti, _latin1
+    global _ntab, _nmulti
     cdef int b, i
     _ntab = 0
     _nmulti = 0
-    for cs, name in sorted(_ccsid.CCSID_CODECS.items()):
-        if not _ccsid.is_single_byte(cs) or _ntab >= MAX_TABLES:
-            if _nmulti < MAX_TABLES:
-                _multi_ccsid[_nmulti] = cs
-                _nmulti += 1
+    known = sorted(c for c in set(_ccsid.CCSID_CODECS) | set(_ccsid.ICU_CONVERTERS) if _ccsid.is_known(c))
+    for cs in known:
+        table = _ccsid.single_byte_table(cs)
+        if table is None or _ntab >= MAX_TABLES:
+            if _nmulti >= MAX_TABLES:
+                raise ImportError("mqcodec batch decoders: more than %d CCSIDs without a table" % MAX_TABLES)
+            _multi_ccsid[_nmulti] = cs
+            _nmulti += 1
             continue
         _tab_ccsid[_ntab] = cs
         _tab_ascii[_ntab] = True
         for b in range(256):
-            ch = bytes([b]).decode(name, "replace")
+            ch = table[b]
             enc = ch.encode("utf-8")
+            if len(enc) > 4:
+                raise ImportError("CCSID %d byte %d decodes to %d UTF-8 bytes" % (cs, b, len(enc)))
             _tab_len[_ntab][b] = len(enc)
             for i in range(4):
                 _tab_utf8[_ntab][b][i] = enc[i] if i < len(enc) else 0
             _tab_trim[_ntab][b] = 1 if ch in (" ", "\x00") else 0
             if b < 0x80 and enc != bytes([b]):
                 _tab_ascii[_ntab] = False
-        if name == "latin-1":
-            _latin1 = _ntab
         _ntab += 1
 
 
@@ -140,16 +148,16 @@ cdef inline int _table_for(int32_t cs) noexcept nogil:
     return -1
 
 
-cdef inline int _table_or_latin1(int32_t cs) noexcept nogil:
-    """Table of ``cs``; -1 for a known CCSID without one (Python decodes);
-    latin-1 for an unknown CCSID (ccsid.codec_for)."""
+cdef inline int _table_or_py(int32_t cs) noexcept nogil:
+    """Table of ``cs``; NO_TABLE (-1) for a known CCSID without one (Python
+    decodes); UNKNOWN_CCSID (-2) for a CCSID without a converter."""
     cdef int i = _table_for(cs)
     if i >= 0:
         return i
     for i in range(_nmulti):
         if _multi_ccsid[i] == cs:
-            return -1
-    return _latin1
+            return NO_TABLE
+    return UNKNOWN_CCSID
 
 
 cdef inline int64_t _trimmed(int t, const uint8_t* s, int64_t n) noexcept nogil:

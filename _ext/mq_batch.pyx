@@ -20,9 +20,11 @@ lengths, format names) are read from the pure modules' declarations when
 this module is imported, so they have one source.
 
 Strings go through 256-entry byte -> UTF-8 tables built once from the
-codecs of ``mqcodec.ccsid`` (unknown CCSIDs: latin-1, as ``codec_for``).
-A string in a CCSID without such a table (UTF-16, DBCS, UTF-8 with a
-non-ASCII byte) is decoded by ``mqcodec.ccsid.decode_text`` under the GIL;
+converters of ``mqcodec.ccsid`` (``single_byte_table``).  A string in a
+CCSID without a converter is null (the pure path keeps its bytes and warns),
+and a Format in such a CCSID names nothing.
+A string in a known CCSID without a table (UTF-16, DBCS through ICU, UTF-8
+with a non-ASCII byte) is decoded by ``mqcodec.ccsid.decode_text`` under the GIL;
 so is a Format whose decoded text is not plain ASCII (Python's
 ``str.upper`` decides whether it names a header then).
 """
@@ -281,8 +283,8 @@ for _name, _code in _FORMAT_CODE.items():
 
 # ------------------------------------------------------------ string tables
 _build_tables()      # batch_common.pxi
-if _latin1 < 0 or _ccsid.codec_for(-12345) != "latin-1":
-    raise ImportError("mqcodec._ext.mq_batch: unknown CCSIDs no longer decode as latin-1")
+if _ccsid.is_known(-12345) or _table_or_py(-12345) != UNKNOWN_CCSID:
+    raise ImportError("mqcodec._ext.mq_batch: an unknown CCSID must have no converter (mqcodec.ccsid)")
 
 
 # ------------------------------------------------------------ reading
@@ -350,8 +352,10 @@ cdef int _format_code(const uint8_t* p, int32_t cs) noexcept nogil:
     """What the 8-byte Format at p names (headers.header_class_for_format,
     message.PCF_FORMATS): 0 nothing, 1..10 a header kind, FMT_PCF, FMT_EPH."""
     cdef uint8_t up[8]
-    cdef int n = 8, i, k, t = _table_or_latin1(cs)
+    cdef int n = 8, i, k, t = _table_or_py(cs)
     cdef uint8_t c
+    if t == UNKNOWN_CCSID:
+        return 0      # kept as bytes by headers.Header._load: names nothing
     if t >= 0:
         n = <int>_trimmed(t, p, n)
         for i in range(n):
@@ -559,8 +563,8 @@ cdef bint _walk(const uint8_t* b, int64_t n, int64_t src, int forced, int32_t en
 # ------------------------------------------------------------ strings
 cdef bint _decode_str(const uint8_t* base, StrRef r, int t, vector[char]& out) noexcept nogil:
     """Append the UTF-8 of one string (trailing blanks/NULs trimmed, as
-    ccsid.decode_text) using table ``t`` (= _table_or_latin1(r.ccsid)); False
-    when Python must decode it."""
+    ccsid.decode_text) using table ``t`` (= _table_or_py(r.ccsid), not
+    UNKNOWN_CCSID); False when Python must decode it."""
     cdef int64_t last = r.length
     cdef const uint8_t* s = base + r.src
     cdef size_t at = out.size()
@@ -591,13 +595,18 @@ cdef void _py_append(const uint8_t* base, StrRef r, vector[char]& out) noexcept 
         memcpy(out.data() + at, p, k)
 
 
-cdef inline void _append(const uint8_t* base, StrRef r, int32_t* last_cs, int* last_t,
+cdef inline bint _append(const uint8_t* base, StrRef r, int32_t* last_cs, int* last_t,
                          vector[char]& out) noexcept nogil:
+    """Append one string; False (nothing appended: the value is null) for a
+    CCSID without a converter."""
     if r.ccsid != last_cs[0]:
         last_cs[0] = r.ccsid
-        last_t[0] = _table_or_latin1(r.ccsid)
+        last_t[0] = _table_or_py(r.ccsid)
+    if last_t[0] == UNKNOWN_CCSID:
+        return False
     if not _decode_str(base, r, last_t[0], out):
         _py_append(base, r, out)
+    return True
 
 
 cdef object _wrap_strings(vector[char]& data, offsets, ok):
@@ -712,9 +721,12 @@ def decode_mq_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, md
     cdef int64_t[:, ::1] soff = a_soff
     cdef vector[char] hdat
     cdef vector[int64_t] hoff
+    cdef vector[uint8_t] hval          # header_formats items: 0 = null (no converter)
     hoff.push_back(0)
+    a_sok = np.ones((NS, n), np.uint8)  # string values: 0 = null (no converter)
+    cdef uint8_t[:, ::1] sok = a_sok
     cdef int32_t last_cs = 0
-    cdef int last_t = _table_or_latin1(0)
+    cdef int last_t = _table_or_py(0)
     cdef Res r
     cdef int64_t start, ln
     cdef const uint8_t* b
@@ -767,12 +779,12 @@ def decode_mq_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, md
                 ref.src = start + _md_char_off[k]
                 ref.length = _md_char_len[k]
                 ref.ccsid = r.own_cc
-                _append(base, ref, &last_cs, &last_t, sdat[k])
+                sok[k, i] = _append(base, ref, &last_cs, &last_t, sdat[k])
                 soff[k, i + 1] = sdat[k].size()
-            _append(base, r.fmt[r.nfmt - 1], &last_cs, &last_t, sdat[NCHAR])
+            sok[NCHAR, i] = _append(base, r.fmt[r.nfmt - 1], &last_cs, &last_t, sdat[NCHAR])
             soff[NCHAR, i + 1] = sdat[NCHAR].size()
             for k in range(r.nfmt - 1):
-                _append(base, r.fmt[k], &last_cs, &last_t, hdat)
+                hval.push_back(_append(base, r.fmt[k], &last_cs, &last_t, hdat))
                 hoff.push_back(hdat.size())
             hfn[i] = r.nfmt - 1
             ints[I_BODY_ENC, i] = r.body_enc
@@ -799,13 +811,17 @@ def decode_mq_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, md
     cols["md_accounting_token"] = _fixed_binary(a_acct, 32, okb)
     cols["md_group_id"] = _fixed_binary(a_group, 24, v2b)
     for k, name in enumerate(_CHAR_COLS):
-        cols[name] = _wrap_strings(sdat[k], a_soff[k], okb)
-    cols["body_format"] = _wrap_strings(sdat[NCHAR], a_soff[NCHAR], okb)
+        cols[name] = _wrap_strings(sdat[k], a_soff[k], okb & a_sok[k].astype(bool))
+    cols["body_format"] = _wrap_strings(sdat[NCHAR], a_soff[NCHAR], okb & a_sok[NCHAR].astype(bool))
     nh = hoff.size() - 1
     h_offsets = np.empty(nh + 1, np.int64)
     cdef int64_t[::1] hview = h_offsets
     memcpy(&hview[0], hoff.data(), (nh + 1) * sizeof(int64_t))
-    child = _wrap_strings(hdat, h_offsets, np.ones(nh, bool))
+    h_ok = np.ones(nh, np.uint8)
+    cdef uint8_t[::1] hokv = h_ok
+    if nh:
+        memcpy(&hokv[0], hval.data(), nh)
+    child = _wrap_strings(hdat, h_offsets, h_ok.astype(bool))
     loffs = np.zeros(n + 1, np.int64)
     np.cumsum(a_hfn, out=loffs[1:])
     cols["header_formats"] = pa.Array.from_buffers(

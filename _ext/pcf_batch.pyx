@@ -330,6 +330,14 @@ cdef bint _truncated(Walk* w, int structure, const int* offs, const int* codes, 
 
 
 # ----------------------------------------------------------------- strings
+cdef inline int _lookup(Cols* c, int32_t cs) noexcept nogil:
+    """_table_or_py(cs), cached for the last CCSID seen."""
+    if cs != c.last_cs:
+        c.last_cs = cs
+        c.last_t = _table_or_py(cs)
+    return c.last_t
+
+
 cdef int _put_str(Cols* c, Buf* out, int64_t src, int32_t length, int32_t cs) except -1 nogil:
     """Append the UTF-8 of one string (trimmed) to ``out``: through the
     CCSID's byte table, as plain ASCII for UTF-8, or else by the pure path's
@@ -337,10 +345,7 @@ cdef int _put_str(Cols* c, Buf* out, int64_t src, int32_t length, int32_t cs) ex
     cdef const uint8_t* s = c.base + src
     cdef int64_t last
     cdef int t
-    if cs != c.last_cs:
-        c.last_cs = cs
-        c.last_t = _table_for(cs)
-    t = c.last_t
+    t = _lookup(c, cs)
     if t >= 0:
         last = _trimmed(t, s, length)
         _reserve(out, 4 * last)
@@ -397,6 +402,7 @@ cdef int _params(Cols* c, Walk* w, int64_t pos, int64_t end, int32_t count, int3
     cdef bint le = w.le, wr = c.write
     cdef int32_t i, typ, slen = 0, fixed, n, k, cs, strlen_, param, nchild, idx
     cdef int64_t p = pos, q, avail, row, src
+    cdef bint known
     cdef int sc
     for i in range(count):
         avail = end - p
@@ -473,14 +479,24 @@ cdef int _params(Cols* c, Walk* w, int64_t pos, int64_t end, int32_t count, int3
                     c.p_op[row] = rd32(b + p + 12, le); _valid(c, V_OP, row)
                 cs = rd32(b + p + 16, le)
                 q = p + 24
-            if wr:
-                c.p_ccsid[row] = cs; _valid(c, V_CCSID, row)
-                _put_str(c, &c.sv, w.abs + q, strlen_, _eff_ccsid(cs, w.ccsid))
-                c.sv_off[row + 1] = <int32_t>c.sv.len
-                if c.sv.len > MAX_STR_DATA:
-                    c.sv_over = True
-                _valid(c, V_SV, row)
-            c.nsv_raw += strlen_
+            if _lookup(c, _eff_ccsid(cs, w.ccsid)) == UNKNOWN_CCSID:
+                # no converter (pcf: the Value stays bytes): string_value null, the bytes in bytes_value
+                if wr:
+                    c.p_ccsid[row] = cs; _valid(c, V_CCSID, row)
+                    if strlen_:
+                        memcpy(c.b_data + c.nb, b + q, <size_t>strlen_)
+                    c.b_off[row + 1] = <int32_t>(c.nb + strlen_)
+                    _valid(c, V_B, row)
+                c.nb += strlen_
+            else:
+                if wr:
+                    c.p_ccsid[row] = cs; _valid(c, V_CCSID, row)
+                    _put_str(c, &c.sv, w.abs + q, strlen_, _eff_ccsid(cs, w.ccsid))
+                    c.sv_off[row + 1] = <int32_t>c.sv.len
+                    if c.sv.len > MAX_STR_DATA:
+                        c.sv_over = True
+                    _valid(c, V_SV, row)
+                c.nsv_raw += strlen_
         elif typ == T_STRING_LIST:
             cs = rd32(b + p + 12, le)
             n = rd32(b + p + 16, le)
@@ -493,7 +509,18 @@ cdef int _params(Cols* c, Walk* w, int64_t pos, int64_t end, int32_t count, int3
                 return _fail(w, sc, F_STRINGLENGTH, R_SL_FIT, p + 20, n, strlen_, slen)
             if strlen_ == 0 and n > w.n:
                 return _fail(w, sc, F_COUNT, R_SL_EMPTY, p + 16, n)
-            if wr:
+            known = _lookup(c, _eff_ccsid(cs, w.ccsid)) != UNKNOWN_CCSID
+            if not known:
+                # no converter: string_list null, the items' bytes (Count x StringLength) in bytes_value
+                if wr:
+                    c.p_ccsid[row] = cs; _valid(c, V_CCSID, row)
+                    c.p_count[row] = n; _valid(c, V_COUNT, row)
+                    if <int64_t>n * strlen_:
+                        memcpy(c.b_data + c.nb, b + p + 24, <size_t>(<int64_t>n * strlen_))
+                    c.b_off[row + 1] = <int32_t>(c.nb + <int64_t>n * strlen_)
+                    _valid(c, V_B, row)
+                c.nb += <int64_t>n * strlen_
+            elif wr:
                 c.p_ccsid[row] = cs; _valid(c, V_CCSID, row)
                 c.p_count[row] = n; _valid(c, V_COUNT, row)
                 cs = _eff_ccsid(cs, w.ccsid)
@@ -504,8 +531,9 @@ cdef int _params(Cols* c, Walk* w, int64_t pos, int64_t end, int32_t count, int3
                     c.sl_over = True
                 c.sl_off[row + 1] = <int32_t>(c.nsl + n)
                 _valid(c, V_SL, row)
-            c.nsl += n
-            c.nsl_raw += <int64_t>n * strlen_
+            if known:
+                c.nsl += n
+                c.nsl_raw += <int64_t>n * strlen_
         elif typ == T_BYTE_STRING or typ == T_BYTE_STRING_FILTER or typ == T_USER:
             if typ == T_BYTE_STRING:
                 strlen_ = rd32(b + p + 12, le)
@@ -785,7 +813,7 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None):
     memset(&c, 0, sizeof(Cols))
     c.base = base
     c.last_cs = 1208
-    c.last_t = _table_for(1208)
+    c.last_t = _table_or_py(1208)
     with nogil:
         for r in range(nrec):
             if has_valid and not vmask[r]:

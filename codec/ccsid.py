@@ -1,26 +1,49 @@
-"""Coded character set identifiers (CCSIDs) and their Python codecs.
+"""Coded character set identifiers (CCSIDs) and their converters.
 
 IBM MQ tags every string with a CCSID; this module is the one place that maps
-them to codecs.  Python's standard library lacks several EBCDIC code pages
-that queue managers use (1047, 277, 278, 280, 284, 285, 297, 1141-1149): the
-``ebcdic`` package registers them when imported here.
+them to converters, in two tables:
+
+* :data:`CCSID_CODECS`: CCSIDs with a Python codec (the standard library,
+  plus the EBCDIC code pages 1047, 277, 278, 280, 284, 285, 297, 1141-1149
+  that the ``ebcdic`` package registers when imported here);
+* :data:`ICU_CONVERTERS`: the code pages Python has no codec for -- the
+  mixed SBCS/DBCS EBCDIC pages of Japanese, Korean and Chinese queue
+  managers (930, 939, 1390, 1399, 5026, 5035, 933, 1364, 935, 1388, 937,
+  1371), the other national EBCDIC pages (420, 424, 838, 870, 1026,
+  1112, 1122, 1123, 1153-1158, 1160, 1164, 4971) and a few
+  ASCII-based CJK pages -- converted by ICU, the maintained converter
+  library, through PyICU (Debian ``libicu-dev`` + PyPI ``pyicu``; see
+  docs/architecture.md).  ICU's converters handle the shift-out (0x0E) /
+  shift-in (0x0F) state of the mixed pages.
 
 Rules shared by every decoder:
 
 * decoded CHAR values have trailing blanks (U+0020) and NULs removed; the
   raw bytes stay with the decoded object so that encoding is exact;
-* an undecodable byte never raises: it decodes with the codec's
-  replacement character and the raw bytes remain authoritative.
+* an undecodable byte never raises: it decodes with the converter's
+  substitution character (U+FFFD for Python's codecs; ICU's EBCDIC
+  converters give U+001A SUB) and the raw bytes remain authoritative;
+* a CCSID in neither table is never guessed (it used to decode as latin-1):
+  :func:`decode_text` raises :class:`UnknownCCSID`, and the decoders keep the
+  bytes as ``bytes`` with a :class:`~mqcodec.errors.DecodeWarning` naming the
+  structure, field and offset (:func:`decode_or_keep`).
 """
 from __future__ import annotations
 
 import codecs
+from typing import Optional, Union
 
 import ebcdic  # noqa: F401  (registers cp1047, cp277, cp1141..cp1149, ...)
 
-from .errors import EncodeError
+from .errors import DecodeWarning, EncodeError, MQCodecError
 
-__all__ = ["CCSID_CODECS", "codec_for", "decode_text", "encode_text", "blank_for", "is_known"]
+try:  # PyICU: a dependency (pyproject); without it the ICU_CONVERTERS CCSIDs are unknown
+    import icu as _icu
+except ImportError:  # pragma: no cover - exercised only where pyicu is not installed
+    _icu = None
+
+__all__ = ["CCSID_CODECS", "ICU_CONVERTERS", "UnknownCCSID", "codec_for", "decode_text", "decode_or_keep",
+           "encode_text", "blank_for", "is_known", "is_single_byte", "is_ebcdic", "single_byte_table"]
 
 #: CCSID -> Python codec name.  Values checked in tests/test_ccsid.py against
 #: the code pages' defining characters (e.g. 0xC1 is "A" in every EBCDIC page).
@@ -83,17 +106,56 @@ CCSID_CODECS: dict[int, str] = {
     950: "big5",
 }
 
+#: CCSID -> ICU converter name, for the code pages Python has no codec for.
+#: Checked in tests/test_ccsid.py against published mappings (IBM-939
+#: 0x0E 0x45 0x41 0x0F is U+4E00, the single-byte parts against cp037, ...).
+ICU_CONVERTERS: dict[int, str] = {
+    # Japanese EBCDIC, mixed SBCS/DBCS (SO 0x0E / SI 0x0F): Katakana (930, 5026,
+    # 1390) and Latin (939, 5035, 1399) single-byte parts; 290 the Katakana SBCS
+    290: "ibm-290", 930: "ibm-930", 939: "ibm-939", 1390: "ibm-1390", 1399: "ibm-1399",
+    5026: "ibm-5026", 5035: "ibm-5035",
+    # Korean EBCDIC (933, 1364), Simplified Chinese EBCDIC (935, 1388),
+    # Traditional Chinese EBCDIC (937, 1371)
+    933: "ibm-933", 1364: "ibm-1364", 935: "ibm-935", 1388: "ibm-1388", 937: "ibm-937", 1371: "ibm-1371",
+    # single-byte EBCDIC without a Python codec: Arabic, Hebrew, Thai, Latin-2,
+    # Turkish, Farsi, Baltic, Estonian, Ukrainian, Greek, the euro updates
+    420: "ibm-420", 424: "ibm-424", 838: "ibm-838", 870: "ibm-870", 1026: "ibm-1026", 1097: "ibm-1097",
+    1112: "ibm-1112", 1122: "ibm-1122", 1123: "ibm-1123", 4971: "ibm-4971",
+    1153: "ibm-1153", 1154: "ibm-1154", 1155: "ibm-1155", 1156: "ibm-1156", 1157: "ibm-1157",
+    1158: "ibm-1158", 1160: "ibm-1160", 1164: "ibm-1164",
+    # ASCII-based CJK pages without a Python codec: EUC-KR (970), EUC-TW (964),
+    # Korean Windows (1363), Big5-HKSCS (1375)
+    970: "ibm-970", 964: "ibm-964", 1363: "ibm-1363", 1375: "ibm-1375",
+}
+
+#: ICU converters whose every byte is one character (a 256-entry table decodes them)
+_ICU_SINGLE_BYTE = frozenset((290, 420, 424, 838, 870, 1026, 1097, 1112, 1122, 1123, 4971,
+                              1153, 1154, 1155, 1156, 1157, 1158, 1160, 1164))
+
+
+class UnknownCCSID(MQCodecError, LookupError):
+    """A CCSID with no converter: its bytes cannot be read as text."""
+
+    def __init__(self, ccsid: int):
+        super().__init__("CCSID %d has no converter" % ccsid)
+        self.ccsid = ccsid
+
+
+def _icu_name(ccsid: int) -> Optional[str]:
+    return ICU_CONVERTERS.get(ccsid) if _icu is not None else None
+
 _EBCDIC = frozenset(
     c for c, name in CCSID_CODECS.items() if name.startswith("cp") and bytes([0xC1]).decode(name, "replace") == "A"
 )
 
 
 def is_known(ccsid: int) -> bool:
-    return ccsid in CCSID_CODECS
+    """True when ``ccsid`` has a converter (a Python codec or an ICU one)."""
+    return ccsid in CCSID_CODECS or _icu_name(ccsid) is not None
 
 
 def is_ebcdic(ccsid: int) -> bool:
-    return ccsid in _EBCDIC
+    return ccsid in _EBCDIC or (_icu_name(ccsid) is not None and _icu_decode(b"\xc1", ccsid) == "A")
 
 
 _MULTI_BYTE = frozenset(("utf-16-be", "utf-16-le", "utf-8", "cp932", "euc_jp", "gbk", "gb18030", "cp949", "big5"))
@@ -102,40 +164,111 @@ _MULTI_BYTE = frozenset(("utf-16-be", "utf-16-le", "utf-8", "cp932", "euc_jp", "
 def is_single_byte(ccsid: int) -> bool:
     """True when every byte of ``ccsid`` is one character (a 256-entry table
     decodes it; the compiled core relies on this)."""
-    return ccsid in CCSID_CODECS and CCSID_CODECS[ccsid] not in _MULTI_BYTE
+    if ccsid in CCSID_CODECS:
+        return CCSID_CODECS[ccsid] not in _MULTI_BYTE
+    return ccsid in _ICU_SINGLE_BYTE and _icu_name(ccsid) is not None
+
+
+def single_byte_table(ccsid: int) -> Optional[list[str]]:
+    """The character of each byte 0x00..0xFF of a single-byte ``ccsid``
+    (what :func:`decode_text` gives for it, substitution included); None for
+    other CCSIDs.  The compiled batch decoders build their tables from it."""
+    if not is_single_byte(ccsid):
+        return None
+    return [decode_text(bytes([b]), ccsid, trim=False) for b in range(256)]
 
 
 def codec_for(ccsid: int) -> str:
-    """The Python codec for ``ccsid``; unknown CCSIDs fall back to latin-1
-    (every byte maps to one character, so nothing is lost)."""
-    return CCSID_CODECS.get(ccsid, "latin-1")
+    """The Python codec of ``ccsid``; UnknownCCSID when it has none (ICU
+    converts the :data:`ICU_CONVERTERS` ones: see :func:`decode_text`)."""
+    try:
+        return CCSID_CODECS[ccsid]
+    except KeyError:
+        raise UnknownCCSID(ccsid) from None
 
 
-def _is_utf16(name: str) -> bool:
-    return name.startswith("utf-16")
+def _icu_decode(raw: bytes, ccsid: int) -> str:
+    # "replace": ICU's substitution callback (the converter's substitution character)
+    return str(_icu.UnicodeString(raw, ICU_CONVERTERS[ccsid], "replace"))
 
 
 def decode_text(raw: bytes, ccsid: int, *, trim: bool = True) -> str:
     """Decode ``raw`` as text in ``ccsid``; trailing blanks and NULs are
-    trimmed when ``trim`` (IBM MQ pads CHAR fields with blanks)."""
-    name = codec_for(ccsid)
-    text = codecs.decode(bytes(raw), name, "replace")
+    trimmed when ``trim`` (IBM MQ pads CHAR fields with blanks).  Raises
+    :class:`UnknownCCSID` for a CCSID without a converter."""
+    raw = bytes(raw)
+    name = CCSID_CODECS.get(ccsid)
+    if name is not None:
+        text = codecs.decode(raw, name, "replace")
+    elif _icu_name(ccsid) is not None:
+        text = _icu_decode(raw, ccsid) if raw else ""
+    else:
+        raise UnknownCCSID(ccsid)
     if trim:
         text = text.rstrip(" \x00")
     return text
 
 
+def decode_or_keep(raw: bytes, ccsid: int, warnings: Optional[list], structure: str, field: str, offset: int, *,
+                   trim: bool = True) -> Union[str, bytes]:
+    """:func:`decode_text`, except that a CCSID without a converter gives
+    the bytes themselves and appends a DecodeWarning(structure, field,
+    offset) to ``warnings`` (when given)."""
+    try:
+        return decode_text(raw, ccsid, trim=trim)
+    except UnknownCCSID:
+        if warnings is not None:
+            warnings.append(DecodeWarning(structure, field, offset,
+                                          "CCSID %d has no converter: the %d bytes are kept undecoded"
+                                          % (ccsid, len(raw))))
+        return bytes(raw)
+
+
+def _encode(text: str, ccsid: int) -> bytes:
+    name = CCSID_CODECS.get(ccsid)
+    if name is not None:
+        return text.encode(name)
+    if _icu_name(ccsid) is None:
+        raise UnknownCCSID(ccsid)
+    raw = _icu.UnicodeString(text).encode(ICU_CONVERTERS[ccsid])
+    # ICU substitutes what it cannot map: refuse instead, as Python's codecs do
+    if _icu_decode(raw, ccsid) != text:
+        bad = next((c for c in text if _icu_decode(_icu.UnicodeString(c).encode(ICU_CONVERTERS[ccsid]), ccsid) != c),
+                   text)
+        raise UnicodeEncodeError(ICU_CONVERTERS[ccsid], text, text.find(bad), text.find(bad) + len(bad),
+                                 "no mapping in the converter")
+    return raw
+
+
 def blank_for(ccsid: int) -> bytes:
     """The blank character in ``ccsid``, used to pad fixed CHAR fields."""
-    return " ".encode(codec_for(ccsid))
+    return _encode(" ", ccsid)
 
 
-def encode_text(text: str, ccsid: int, length: int | None = None, *, structure: str = "", field: str = "") -> bytes:
+def encode_text(text: Union[str, bytes], ccsid: int, length: int | None = None, *, structure: str = "",
+                field: str = "") -> bytes:
     """Encode ``text`` in ``ccsid``; with ``length``, pad with blanks to
-    exactly that many bytes (raise :class:`EncodeError` if it does not fit)."""
-    name = codec_for(ccsid)
+    exactly that many bytes (raise :class:`EncodeError` if it does not fit).
+    ``bytes`` (a value kept undecoded) are written as they are; a CCSID
+    without a converter accepts only those (padded with NULs)."""
+    if isinstance(text, (bytes, bytearray)):
+        raw = bytes(text)
+        if length is None:
+            return raw
+        if len(raw) > length:
+            raise EncodeError(structure, field, "%d bytes do not fit in %d" % (len(raw), length))
+        try:
+            pad = blank_for(ccsid)
+        except UnknownCCSID:
+            pad = b"\x00"
+        if (length - len(raw)) % len(pad):
+            pad = b"\x00"
+        return raw + pad * ((length - len(raw)) // len(pad))
     try:
-        raw = text.encode(name)
+        raw = _encode(text, ccsid)
+    except UnknownCCSID:
+        raise EncodeError(structure, field, "CCSID %d has no converter: cannot encode %r (give bytes)"
+                          % (ccsid, text)) from None
     except UnicodeEncodeError as exc:
         raise EncodeError(structure, field, "cannot encode %r in CCSID %d: %s" % (text, ccsid, exc)) from None
     if length is None:

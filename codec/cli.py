@@ -85,22 +85,37 @@ def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
 
 
 def _cmd_route(args: argparse.Namespace) -> int:
-    from .ibmmq.route import build_route, load_route_inputs, render_dot, render_image, render_text
+    from .ibmmq.route import (DOT_TIMEOUT, MAX_GRAPH_EDGES, MAX_GRAPH_NODES, GraphTooLarge, RenderTimeout,
+                              build_routes, check_graph_size, load_route_inputs, render_dot, render_image,
+                              render_text)
+
+    timeout = DOT_TIMEOUT if args.dot_timeout is None else args.dot_timeout
+    max_nodes = MAX_GRAPH_NODES if args.max_nodes is None else args.max_nodes
+    max_edges = MAX_GRAPH_EDGES if args.max_edges is None else args.max_edges
 
     try:
-        route = build_route(load_route_inputs(_read(f) for f in args.files))
+        routes = build_routes(load_route_inputs(_read(f) for f in args.files))
     except ValueError as exc:
         if isinstance(exc, DecodeError):
             raise
         print("mqcodec: %s" % exc, file=sys.stderr)
         return EXIT_DECODE_ERROR
+
+    def text() -> bytes:
+        return "\n\n".join(render_text(r) for r in routes).encode("utf-8", "backslashreplace") + b"\n"
+
     if args.format == "text":
-        out = render_text(route).encode("utf-8", "backslashreplace") + b"\n"
+        out = text()
     elif args.format == "dot":
-        out = render_dot(route).encode() + b"\n"
+        out = render_dot(routes).encode() + b"\n"
     else:
         try:
-            out = render_image(render_dot(route), args.format)
+            check_graph_size(routes, max_nodes, max_edges)
+            out = render_image(render_dot(routes), args.format, timeout=timeout if timeout > 0 else None)
+        except (GraphTooLarge, RenderTimeout) as exc:
+            print("mqcodec: %s; writing the route as text instead of %s" % (exc, args.format.upper()),
+                  file=sys.stderr)
+            out = text()
         except RuntimeError as exc:
             print("mqcodec: %s" % exc, file=sys.stderr)
             return EXIT_USAGE
@@ -148,6 +163,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("files", nargs="+", help="MQ messages (MQMD first) or PCF bodies")
     r.add_argument("--format", choices=("text", "dot", "svg", "png"), default="text")
     r.add_argument("-o", "--output", help="write to this file instead of standard output")
+    r.add_argument("--dot-timeout", type=float, default=None, metavar="SECONDS",
+                   help="svg/png: stop Graphviz after this many seconds and write text instead "
+                        "(default: mqcodec.ibmmq.route.DOT_TIMEOUT, 20; 0: no limit)")
+    r.add_argument("--max-nodes", type=int, default=None,
+                   help="svg/png: a picture with more queue-manager nodes is written as text "
+                        "(default: route.MAX_GRAPH_NODES; 0: no cap)")
+    r.add_argument("--max-edges", type=int, default=None,
+                   help="svg/png: a picture with more hops (edges) is written as text "
+                        "(default: route.MAX_GRAPH_EDGES; 0: no cap)")
     r.set_defaults(func=_cmd_route)
 
     c = sub.add_parser("pcap2parquet", help="convert pcap/pcapng captures to Parquet tables")

@@ -70,9 +70,25 @@ def reference(records, *, encoding=None, ccsid=None):
     return out
 
 
+#: a string parameter in a CCSID without a converter (mqcodec.ccsid.UnknownCCSID):
+#: decode_pcf keeps the bytes as the Value, the batch puts them in bytes_value
+UNDECODED_COLUMNS = {4: {"ccsid", "bytes_value"}, 14: {"operator", "ccsid", "bytes_value"},
+                     6: {"ccsid", "count", "bytes_value"}}
+
+
 def _value(row: dict, children: list):
     t = row["Type"]
     want = COLUMNS_OF_TYPE[t]
+    # told apart by the columns set; the reference tree (bytes vs str Value) checks it was right
+    if t in UNDECODED_COLUMNS and row["bytes_value"] is not None:
+        want = UNDECODED_COLUMNS[t]
+        for col in VALUE_COLUMNS:
+            assert (row[col] is not None) == (col in want), (col, row)
+        if t == 6:
+            n, b = row["count"], row["bytes_value"]
+            size = len(b) // n if n else 0
+            return tuple(b[i * size:(i + 1) * size] for i in range(n))
+        return row["bytes_value"]
     for col in VALUE_COLUMNS:
         assert (row[col] is not None) == (col in want), (col, row)
     if t == 20:

@@ -410,7 +410,7 @@ def test_truncation_every_byte_route():
 
 def test_route_of_the_builders_message_has_its_hops():
     """Outside reference: the builders' accumulated message holds three
-    activities (tests/test_ibmmq_route.py), so the route of it twice holds six."""
+    activities (tests/test_ibmmq_route.py); the route of it twice merges the copies."""
     from mqcodec.ibmmq.route import build_route
 
     msg = decode_pcf(_pool("route_seeds")[1])

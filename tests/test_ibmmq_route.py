@@ -63,7 +63,7 @@ def test_activity_reports_are_merged_in_time_order():
 
 def test_dot_has_queue_managers_and_an_edge():
     dot = render_dot(build_route([_accumulated()]))
-    assert '"QM1";' in dot and '"QM2";' in dot
+    assert '"QM1" [label="QM1' in dot and '"QM2" [label="QM2' in dot
     assert dot.count("->") == 1 and '"QM1" -> "QM2"' in dot
     if shutil.which("dot") is None:
         pytest.skip("graphviz not installed")

@@ -333,6 +333,43 @@ def test_parse_conflict_body():
     assert body.to_text() == text
 
 
+@pytest.mark.parametrize("eol", ["\r\n", "\n"], ids=["crlf", "lf"])
+def test_parse_body_with_crlf_or_lf_line_ends(eol):
+    """seed 003's report body, its lines ended by CR LF (the ABNF) or by LF alone
+    (a body whose line ends were normalised): both parse to the same values, and
+    each re-encodes to exactly the text read."""
+    lines = ["<MESSAGE ID>0000002A</MESSAGE ID>", "<TARGET QUEUE>" + DEST + "</TARGET QUEUE>",
+             "<NEXT HOP> 10.0.0.2 </NEXT HOP>", "<HOP COUNT> 3 </HOP COUNT>"]
+    text = eol.join(lines) + eol
+    for data in (text, text.encode("utf-16-le")):
+        body = parse_report_body(data)
+        assert isinstance(body, ReportBody)
+        assert (body.message_id_value, body.target_queue, body.next_hop, body.hop_count_value) == (
+            0x2A, DEST, " 10.0.0.2 ", 3)
+        assert body.line_end == eol and body.trailer == eol
+        assert body.to_text() == text
+    conflict = eol.join(["<ORIGINAL QUEUE>PUBLIC=604DCFCD-72F5-46E5-85C1-F3CE69956700</ORIGINAL QUEUE>",
+                         "<MESSAGE ID>0000002A</MESSAGE ID>", "<TARGET QUEUE>" + DEST + "</TARGET QUEUE>"])
+    body = parse_report_body(conflict)
+    assert isinstance(body, ConflictReportBody) and body.line_end == eol and body.to_text() == conflict
+    assert body.next_hop is None
+
+
+def test_body_mixed_or_bare_cr_line_ends_are_refused():
+    head = "<MESSAGE ID>0000002A</MESSAGE ID>"
+    mixed = head + "\n<TARGET QUEUE>" + DEST + "</TARGET QUEUE>\r\n<NEXT HOP>x</NEXT HOP>"
+    with pytest.raises(ReportParseError) as e:
+        parse_report_body(mixed)
+    assert e.value.field == "TARGET QUEUE" and e.value.offset == mixed.index("\r\n<NEXT")
+    assert "mixed" in str(e.value) or "not mixed" in str(e.value)
+    bare_cr = head + "\r<TARGET QUEUE>" + DEST + "</TARGET QUEUE>"
+    with pytest.raises(ReportParseError) as e:
+        parse_report_body(bare_cr.encode("utf-16-le"))
+    assert e.value.field == "MESSAGE ID" and e.value.offset == 2 * len(head)
+    with pytest.raises(EncodeError):
+        ReportBody("1", "q", line_end="\r")
+
+
 def test_parse_trace_body_from_builder_text():
     trace = trace_message_for(fields(), now=T_PM)
     assert parse_report_body(trace.Body) == trace.body_fields
@@ -411,14 +448,15 @@ labels = st.one_of(
     st.builds(ConflictLabel, terminated=st.booleans()),
 )
 element = st.text(st.characters(blacklist_characters="<\r\n", blacklist_categories=("Cs",)), max_size=30)
-trailer = st.sampled_from(["\r\n", "", "\r\n\x00", "\x00"])
+trailer = st.sampled_from(["\r\n", "", "\r\n\x00", "\x00", "\n", "\n\x00"])
+line_end = st.sampled_from(["\r\n", "\n"])
 bodies = st.one_of(
     st.builds(ReportBody, message_id=element, target_queue=element, next_hop=st.none(), hop_count=st.none(),
-              trailer=trailer),
+              trailer=trailer, line_end=line_end),
     st.builds(ReportBody, message_id=element, target_queue=element, next_hop=element,
-              hop_count=st.none() | element, trailer=trailer),
+              hop_count=st.none() | element, trailer=trailer, line_end=line_end),
     st.builds(ConflictReportBody, original_queue=element, message_id=element, target_queue=element,
-              next_hop=st.none() | element, trailer=trailer),
+              next_hop=st.none() | element, trailer=trailer, line_end=line_end),
 )
 
 

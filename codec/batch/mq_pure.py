@@ -95,7 +95,8 @@ def decode_row(data: bytes, *, encoding: int | None = None, ccsid: int | None = 
         md = MQMD.decode(data, 0, len(data), md_enc, md_cc)
         row = _md_columns(md, md_enc, md_cc)
         enc, cc = md.next_governing(md_enc, md_cc)
-        row.update(header_formats=[], body_format=md.format_name, body_encoding=enc, body_ccsid=cc,
+        row.update(header_formats=[], body_format=None if md.format_undecoded else md.format_name,
+                   body_encoding=enc, body_ccsid=cc,
                    body_offset=md.length, body_length=len(data) - md.length, pcf_has_eph=None)
         for col in PCF_COLUMNS:
             row[col] = None
@@ -109,9 +110,10 @@ def decode_row(data: bytes, *, encoding: int | None = None, ccsid: int | None = 
         if not isinstance(msg.body, _pcf.PcfMessage):  # pragma: no cover - defensive
             raise exc
     row = _md_columns(msg.md, msg.md_encoding, msg.md_ccsid)
-    formats = [msg.md.format_name] + [h.format_name for h in msg.headers]
+    # a Format kept as bytes (its CCSID has no converter) is null, as in the compiled path
+    formats = [None if h.format_undecoded else h.format_name for h in [msg.md, *msg.headers]]
     row["header_formats"] = formats[:-1]
-    row["body_format"] = msg.body_format
+    row["body_format"] = formats[-1] if formats[-1] is None else msg.body_format
     row["body_encoding"] = msg.encoding
     row["body_ccsid"] = msg.ccsid
     row["body_offset"] = msg.body_offset
@@ -138,7 +140,8 @@ def _md_columns(md, md_encoding: int, md_ccsid: int) -> dict[str, Any]:
     for col, name in MD_BYTE_FIELDS.items():
         row[col] = fields[name] if (version >= 2 or name not in MD_V2_FIELDS) else None
     for col, name in MD_CHAR_FIELDS.items():
-        row[col] = fields[name]
+        v = fields[name]
+        row[col] = None if isinstance(v, (bytes, bytearray)) else v   # no converter: null (ccsid.UnknownCCSID)
     return row
 
 

@@ -105,11 +105,15 @@ def _parameter_rows(p: dict, rec: int, msg: Any) -> None:
             row["int_list"] = v
         elif t in (_pcf.T_STRING, _pcf.T_STRING_FILTER):
             row["ccsid"] = prm.CodedCharSetId
-            row["string_value"] = v
+            # a CCSID without a converter: the kept bytes go to bytes_value
+            row["bytes_value" if isinstance(v, bytes) else "string_value"] = v
         elif t == _pcf.T_STRING_LIST:
             row["ccsid"] = prm.CodedCharSetId
             row["count"] = len(v)
-            row["string_list"] = v
+            if any(isinstance(s, bytes) for s in v):
+                row["bytes_value"] = b"".join(prm.raw_value)   # Count x StringLength bytes
+            else:
+                row["string_list"] = v
         elif t in _BYTES:
             row["bytes_value"] = v
         elif t == _pcf.T_GROUP:

@@ -27,9 +27,9 @@ from xml.etree import ElementTree as _ET
 import construct as cs
 
 from ..render import json_ready
-from ..ccsid import decode_text, encode_text
-from ..errors import DecodeError, EncodeError
-from ..layout import parse_at
+from ..ccsid import UnknownCCSID, decode_text, encode_text
+from ..errors import DecodeError, DecodeWarning, EncodeError
+from ..layout import field_offsets, parse_at
 
 __all__ = [
     "BIG", "LITTLE", "ENCODING_BIG", "ENCODING_LITTLE", "byte_order",
@@ -236,16 +236,33 @@ def _nv_codec(nv_ccsid: int, order: str) -> str | None:
     return None
 
 
-def _nv_decode(raw: bytes, nv_ccsid: int, order: str) -> str:
+def _says(raw: bytes, ccsid: int, value: Any) -> bool:
+    """Whether kept bytes still say ``value`` (text, or the bytes themselves
+    when the CCSID has no converter)."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(raw) == bytes(value)
+    try:
+        return decode_text(raw, ccsid) == value
+    except UnknownCCSID:
+        return False
+
+
+def _nv_decode(raw: bytes, nv_ccsid: int, order: str) -> str | bytes:
+    """A folder's text; its bytes when NameValueCCSID has no converter."""
     name = _nv_codec(nv_ccsid, order)
     if name:
         text = codecs.decode(raw, name, "replace")
     else:
-        text = decode_text(raw, nv_ccsid, trim=False)
+        try:
+            text = decode_text(raw, nv_ccsid, trim=False)
+        except UnknownCCSID:
+            return bytes(raw)
     return text.rstrip(" \x00")
 
 
-def _nv_encode(text: str, nv_ccsid: int, order: str) -> bytes:
+def _nv_encode(text: str | bytes, nv_ccsid: int, order: str) -> bytes:
+    if isinstance(text, (bytes, bytearray)):
+        return bytes(text) + b"\x00" * (-len(text) % 4)
     name = _nv_codec(nv_ccsid, order)
     if name:
         try:
@@ -318,6 +335,9 @@ class Header:
     def __init__(self, **fields: Any):
         object.__setattr__(self, "fields", {})
         object.__setattr__(self, "_raw_chars", {})
+        #: DecodeWarnings of this header: CHAR fields in a CCSID without a
+        #: converter, kept as bytes (mqcodec.ccsid)
+        object.__setattr__(self, "warnings", [])
         object.__setattr__(self, "offset", None)
         object.__setattr__(self, "length", None)
         object.__setattr__(self, "int_encoding", None)
@@ -398,16 +418,33 @@ class Header:
     @property
     def format_name(self) -> str:
         """The Format field: the format of what follows (trimmed)."""
-        return str(self.fields.get("Format", "")).rstrip(" \x00")
+        v = self.fields.get("Format", "")
+        if isinstance(v, (bytes, bytearray)):
+            return ""  # kept undecoded (a CCSID without a converter): names nothing
+        return str(v).rstrip(" \x00")
+
+    @property
+    def format_undecoded(self) -> bool:
+        """The Format field is kept as bytes: its CCSID has no converter."""
+        return isinstance(self.fields.get("Format"), (bytes, bytearray))
 
     # ---- decode --------------------------------------------------------
-    def _load(self, container, kinds, ccsid: int, prefix: str = "") -> dict:
+    def _load(self, container, kinds, ccsid: int, prefix: str = "", decl: cs.Struct | None = None,
+              base: int | None = None) -> dict:
         out: dict[str, Any] = {}
+        offs = field_offsets(decl) if decl is not None else {}
         for name, (kind, _size) in kinds.items():
             v = container[name]
             if kind == "char":
                 self._raw_chars[prefix + name] = (ccsid, bytes(v))
-                out[name] = decode_text(v, ccsid)
+                try:
+                    out[name] = decode_text(v, ccsid)
+                except UnknownCCSID:
+                    out[name] = bytes(v)
+                    at = (base if base is not None else (self.offset or 0)) + offs.get(name, 0)
+                    self.warnings.append(DecodeWarning(self.NAME, prefix + name, at,
+                                                       "CCSID %d has no converter: the %d bytes are kept undecoded"
+                                                       % (ccsid, len(v))))
             elif kind == "byte":
                 out[name] = bytes(v)
             elif kind == "long":
@@ -439,13 +476,13 @@ class Header:
 
     def _char_bytes(self, key: str, value: Any, ccsid: int, size: int) -> bytes:
         if isinstance(value, (bytes, bytearray)):
-            b = bytes(value)
-            if len(b) > size:
-                raise EncodeError(self.NAME, key, "%d bytes do not fit in %d" % (len(b), size))
-            return b + encode_text(" ", ccsid) * (size - len(b))
+            raw = self._raw_chars.get(key)
+            if raw is not None and raw[1] == bytes(value) and len(raw[1]) == size:
+                return raw[1]
+            return encode_text(bytes(value), ccsid, size, structure=self.NAME, field=key)
         text = "" if value is None else str(value)
         raw = self._raw_chars.get(key)
-        if raw is not None and raw[0] == ccsid and decode_text(raw[1], ccsid) == text:
+        if raw is not None and raw[0] == ccsid and _says(raw[1], ccsid, text):
             return raw[1]
         return encode_text(text, ccsid, size, structure=self.NAME, field=key)
 
@@ -493,7 +530,7 @@ class Header:
         Header.__init__(h)
         h.fields.clear()
         h.offset, h.length, h.int_encoding, h.ccsid = offset, length, _mqenc(order), ccsid
-        h.fields.update(h._load(c, _field_kinds(decl), ccsid))
+        h.fields.update(h._load(c, _field_kinds(decl), ccsid, decl=decl, base=offset))
         h._decode_rest(c, data, offset, length, order, ccsid)
         return h
 
@@ -592,7 +629,7 @@ class MQMD(Header):
         h = cls.__new__(cls)
         Header.__init__(h)
         h.offset, h.length, h.int_encoding, h.ccsid = offset, cls.LENGTHS[version], _mqenc(order), ccsid
-        h.fields.update(h._load(c, _field_kinds(decl), ccsid))
+        h.fields.update(h._load(c, _field_kinds(decl), ccsid, decl=decl, base=offset))
         return h
 
     @json_ready
@@ -704,7 +741,9 @@ class MQXQH(Header):
         md = MQMD.__new__(MQMD)
         Header.__init__(md)
         md.offset, md.length, md.int_encoding, md.ccsid = offset + 104, 324, _mqenc(order), ccsid
-        md.fields.update(md._load(c["MsgDesc"], _field_kinds(MQMD1_DECL[order]), ccsid))
+        md.fields.update(md._load(c["MsgDesc"], _field_kinds(MQMD1_DECL[order]), ccsid, decl=MQMD1_DECL[order],
+                                  base=offset + 104))
+        self.warnings.extend(md.warnings)
         if not _id_matches(bytes(c["MsgDesc"]["StrucId"]), "MD  "):
             raise DecodeError("MQXQH", "MsgDesc", offset + 104, "the embedded MQMD's StrucId is not 'MD  '")
         if md.fields["Version"] != 1:
@@ -724,6 +763,10 @@ class MQXQH(Header):
     @property
     def format_name(self) -> str:
         return self.fields["MsgDesc"].format_name
+
+    @property
+    def format_undecoded(self) -> bool:
+        return self.fields["MsgDesc"].format_undecoded
 
 
 # --------------------------------------------------------------------------
@@ -798,7 +841,12 @@ class MQRFH2(Header):
                 raise DecodeError("MQRFH2", "NameValueLength", pos,
                                   "%d bytes claimed but only %d remain within StrucLength" % (nvl, end - pos - 4))
             raw = bytes(data[pos + 4:pos + 4 + nvl])
-            folders.append(_nv_decode(raw, nv_ccsid, order))
+            folder = _nv_decode(raw, nv_ccsid, order)
+            if isinstance(folder, bytes):
+                self.warnings.append(DecodeWarning("MQRFH2", "NameValueData", pos + 4,
+                                                   "NameValueCCSID %d has no converter: the %d bytes are kept"
+                                                   " undecoded" % (nv_ccsid, nvl)))
+            folders.append(folder)
             raws.append(raw)
             lens.append(nvl)
             pos += 4 + nvl
@@ -830,13 +878,14 @@ class MQRFH2(Header):
         return b"".join(out) + self.trailing
 
     def folder_dicts(self) -> list[dict | None]:
-        return [parse_folder(t) for t in self.folders]
+        return [parse_folder(t) if isinstance(t, str) else None for t in self.folders]
 
     @json_ready
     def to_dict(self) -> dict:
         d = super().to_dict()
         d["NameValues"] = [
-            {"NameValueLength": (n if n is not None else None), "NameValueData": t, "Folder": parse_folder(t)}
+            {"NameValueLength": (n if n is not None else None), "NameValueData": t,
+             "Folder": parse_folder(t) if isinstance(t, str) else None}
             for t, n in zip(self.folders, list(self.folder_lengths) + [None] * len(self.folders))
         ]
         return d
@@ -870,12 +919,21 @@ class MQRFH(Header):
     def _decode_rest(self, c, data, offset, length, order, ccsid) -> None:
         raw = bytes(data[offset + 32:offset + length])
         object.__setattr__(self, "_nvs_raw", (ccsid, raw))
-        object.__setattr__(self, "NameValueString", decode_text(raw, ccsid))
+        try:
+            nvs: str | bytes = decode_text(raw, ccsid)
+        except UnknownCCSID:
+            nvs = raw
+            self.warnings.append(DecodeWarning("MQRFH", "NameValueString", offset + 32,
+                                               "CCSID %d has no converter: the %d bytes are kept undecoded"
+                                               % (ccsid, len(raw))))
+        object.__setattr__(self, "NameValueString", nvs)
 
     def _nvs_bytes(self, ccsid: int) -> bytes:
         raw = self._nvs_raw
-        if raw is not None and raw[0] == ccsid and decode_text(raw[1], ccsid) == self.NameValueString:
+        if raw is not None and raw[0] == ccsid and _says(raw[1], ccsid, self.NameValueString):
             return raw[1]
+        if isinstance(self.NameValueString, (bytes, bytearray)):
+            return bytes(self.NameValueString) + b"\x00" * (-len(self.NameValueString) % 4)
         b = encode_text(self.NameValueString, ccsid, structure="MQRFH", field="NameValueString")
         while len(b) % 4:
             b += encode_text(" ", ccsid)

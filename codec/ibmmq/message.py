@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..render import json_ready
-from ..ccsid import decode_text, encode_text
+from ..ccsid import decode_or_keep, decode_text, encode_text
 from ..errors import DecodeError, DecodeWarning, EncodeError
 from .headers import (ENCODING_BIG, ENCODING_LITTLE, MQMD, Header, detect_md,
                       header_class_for_format)
@@ -137,7 +137,7 @@ def _decode(data, offset, end, encoding, ccsid, lenient) -> MQMessage:
     md_enc, md_cc = detect_md(data[:end], offset, encoding, ccsid)
     md = MQMD.decode(data, offset, end, md_enc, md_cc)
     msg = MQMessage(md, [], b"", md_encoding=md_enc, md_ccsid=md_cc)
-    warnings: list[DecodeWarning] = []
+    warnings: list[DecodeWarning] = list(md.warnings)
     pos = offset + md.length
     enc, cc = md.next_governing(md_enc, md_cc)
     current: Header = md
@@ -161,6 +161,7 @@ def _decode(data, offset, end, encoding, ccsid, lenient) -> MQMessage:
             warnings.append(_warning(exc))
             break
         msg.headers.append(h)
+        warnings.extend(h.warnings)
         pos += h.length
         enc, cc = h.next_governing(enc, cc)
         current = h
@@ -169,6 +170,8 @@ def _decode(data, offset, end, encoding, ccsid, lenient) -> MQMessage:
     msg.body_format = fmt
     msg.body_offset = pos
     _decode_body(msg, data, pos, end, fmt, enc, cc, lenient, warnings)
+    if current.format_undecoded:
+        msg.body_format = None   # the Format's CCSID has no converter: no format is known
     msg.warnings = warnings
     return msg
 
@@ -219,8 +222,10 @@ def _decode_body(msg: MQMessage, data: bytes, pos: int, end: int, fmt: str, enc:
             msg.body_trailer = data[body_end:end]
         return
     if name == STRING_FORMAT:
-        msg.body = decode_text(raw, cc, trim=False)
-        msg._body_raw = (cc, raw)
+        # a CCSID without a converter: the body stays bytes, with a warning
+        msg.body = decode_or_keep(raw, cc, warnings, "MQMessage", "Body", pos, trim=False)
+        if isinstance(msg.body, str):
+            msg._body_raw = (cc, raw)
         return
     msg.body = raw
 

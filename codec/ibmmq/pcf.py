@@ -46,7 +46,7 @@ from typing import Any, Iterator
 import construct as cs
 
 from ..render import json_ready
-from ..ccsid import decode_text, encode_text
+from ..ccsid import UnknownCCSID, decode_or_keep, decode_text, encode_text
 from ..errors import DecodeError, DecodeWarning, EncodeError
 from . import constants as _c
 
@@ -719,6 +719,7 @@ def _decode_parameter(ctx: _Ctx, pos: int, end: int, depth: int) -> tuple[PcfPar
         if slen > length - f.size:
             raise DecodeError(structure, lfield, loff,
                               "%s %d does not fit in StrucLength %d" % (lfield, slen, length))
+        raw_at = content_end
         raw = bytes(data[content_end:content_end + slen])
         content_end += slen
         if cftype in (T_INTEGER_FILTER, T_STRING_FILTER, T_BYTE_STRING_FILTER):
@@ -727,7 +728,9 @@ def _decode_parameter(ctx: _Ctx, pos: int, end: int, depth: int) -> tuple[PcfPar
             p.CodedCharSetId = v["CodedCharSetId"]
             p.ccsid = _eff_ccsid(p.CodedCharSetId, ctx.ccsid)
             p.raw_value = raw
-            p.Value = decode_text(raw, p.ccsid)
+            # a CCSID without a converter: the bytes are the Value, with a warning
+            p.Value = decode_or_keep(raw, p.ccsid, ctx.warnings, structure,
+                                     "String" if cftype == T_STRING else "FilterValue", raw_at)
         else:
             p.Value = raw
     elif cftype == T_STRING_LIST:
@@ -749,9 +752,10 @@ def _decode_parameter(ctx: _Ctx, pos: int, end: int, depth: int) -> tuple[PcfPar
         p.ccsid = _eff_ccsid(p.CodedCharSetId, ctx.ccsid)
         p.StringLength = slen
         raws = [bytes(data[content_end + i * slen:content_end + (i + 1) * slen]) for i in range(count)]
-        content_end += count * slen
         p.raw_value = raws
-        p.Value = [decode_text(r, p.ccsid) for r in raws]
+        p.Value = [decode_or_keep(r, p.ccsid, ctx.warnings, structure, "Strings", content_end + i * slen)
+                   for i, r in enumerate(raws)]
+        content_end += count * slen
     elif cftype == T_INTEGER_FILTER:
         p.Operator = v["Operator"]
         p.Value = v["FilterValue"]
@@ -981,12 +985,25 @@ def _pad4(n: int) -> bytes:
     return b"\x00" * (-n % 4)
 
 
+def _raw_matches(raw: Any, ccsid: int, value: Any) -> bool:
+    """Whether kept bytes ``raw`` still say ``value`` (a str, or the bytes
+    kept for a CCSID without a converter)."""
+    if not isinstance(raw, (bytes, bytearray)):
+        return False
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(raw) == bytes(value)
+    try:
+        return decode_text(raw, ccsid) == value
+    except UnknownCCSID:
+        return False
+
+
 def _encode_str(p: PcfParameter, inherited: int) -> bytes:
     eff = _eff_ccsid(p.CodedCharSetId, inherited)
-    if isinstance(p.raw_value, (bytes, bytearray)) and decode_text(bytes(p.raw_value), eff) == p.Value:
+    if _raw_matches(p.raw_value, eff, p.Value):
         return bytes(p.raw_value)
-    if not isinstance(p.Value, str):
-        raise EncodeError(p.structure, "String", "Value must be str, not %s" % type(p.Value).__name__)
+    if not isinstance(p.Value, (str, bytes, bytearray)):
+        raise EncodeError(p.structure, "String", "Value must be str (or bytes), not %s" % type(p.Value).__name__)
     return encode_text(p.Value, eff, structure=p.structure, field="String")
 
 
@@ -1024,7 +1041,7 @@ def _encode_parameter(p: PcfParameter, order: str, inherited: int, out: list, de
             values = list(p.Value)
             raws = p.raw_value
             if (isinstance(raws, list) and len(raws) == len(values) and p.StringLength is not None
-                    and all(decode_text(r, eff) == s for r, s in zip(raws, values))):
+                    and all(_raw_matches(r, eff, s) for r, s in zip(raws, values))):
                 slen = p.StringLength
                 items = raws
             else:

@@ -137,7 +137,10 @@ def _fill(obj: Any, group: PcfParameter, fields: dict, groups: dict[int, str] | 
     extra = []
     for child in group.children:
         hit = by_id.get(child.Parameter) if child.Parameter is not None else None
-        if hit is not None and child.Type in hit[1] and getattr(obj, hit[0]) is None:
+        # a string kept as bytes (its CCSID has no converter, mqcodec.ccsid) is not
+        # a field's text: it stays in ``extra``
+        if (hit is not None and child.Type in hit[1] and getattr(obj, hit[0]) is None
+                and not (hit[1] is _STR and not isinstance(child.Value, str))):
             setattr(obj, hit[0], child.Value)
         elif groups is not None and child.Type == T_GROUP and child.Parameter in groups:
             continue

@@ -87,6 +87,10 @@ DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")  # datetime.weekday() o
 _HEX = frozenset("0123456789abcdefABCDEF")
 _DIGIT = frozenset("0123456789")
 CRLF = "\r\n"
+LF = "\n"
+#: the line ends a body may use between its elements: CR LF per the ABNF, LF
+#: as written by tools that normalise line ends (the form read is kept)
+LINE_ENDS = (CRLF, LF)
 
 
 class ReportParseError(DecodeError):
@@ -350,7 +354,9 @@ class ReportBody:
     Element values are kept exactly as written between the tags (white
     space included) so that a parsed body re-encodes character for
     character; ``message_id_value`` and ``hop_count_value`` interpret them.
-    ``trailer`` is what follows the last element (CR LF per the ABNF).
+    ``trailer`` is what follows the last element (CR LF per the ABNF);
+    ``line_end`` separates the elements: CR LF per the ABNF, or LF alone
+    (the parser accepts both and keeps the one it read).
     """
 
     message_id: str
@@ -358,6 +364,7 @@ class ReportBody:
     next_hop: Optional[str] = None
     hop_count: Optional[str] = None
     trailer: str = CRLF
+    line_end: str = CRLF
 
     def __post_init__(self) -> None:
         _check_element(self.message_id, "ReportBody", "MESSAGE ID")
@@ -367,6 +374,7 @@ class ReportBody:
         if self.hop_count is not None and self.next_hop is None:
             raise EncodeError("ReportBody", "HOP COUNT", "HOP COUNT follows NEXT HOP")
         _check_trailer(self.trailer, "ReportBody")
+        _check_line_end(self.line_end, "ReportBody")
 
     @property
     def message_id_value(self) -> Optional[int]:
@@ -382,7 +390,7 @@ class ReportBody:
             parts.append(_element("NEXT HOP", self.next_hop))
         if self.hop_count is not None:
             parts.append(_element("HOP COUNT", self.hop_count))
-        return CRLF.join(parts) + self.trailer
+        return self.line_end.join(parts) + self.trailer
 
     def to_dict(self) -> dict:
         return {"form": "report", "message_id": self.message_id, "target_queue": self.target_queue,
@@ -399,6 +407,7 @@ class ConflictReportBody:
     target_queue: str
     next_hop: Optional[str] = None
     trailer: str = CRLF
+    line_end: str = CRLF
 
     def __post_init__(self) -> None:
         _check_element(self.original_queue, "ReportBody", "ORIGINAL QUEUE")
@@ -406,6 +415,7 @@ class ConflictReportBody:
         _check_element(self.target_queue, "ReportBody", "TARGET QUEUE")
         _check_element(self.next_hop, "ReportBody", "NEXT HOP", optional=True)
         _check_trailer(self.trailer, "ReportBody")
+        _check_line_end(self.line_end, "ReportBody")
 
     @property
     def message_id_value(self) -> Optional[int]:
@@ -416,7 +426,7 @@ class ConflictReportBody:
                  _element("TARGET QUEUE", self.target_queue)]
         if self.next_hop is not None:
             parts.append(_element("NEXT HOP", self.next_hop))
-        return CRLF.join(parts) + self.trailer
+        return self.line_end.join(parts) + self.trailer
 
     def to_dict(self) -> dict:
         return {"form": "conflict", "original_queue": self.original_queue, "message_id": self.message_id,
@@ -426,6 +436,11 @@ class ConflictReportBody:
 def _check_trailer(trailer: str, structure: str) -> None:
     if not isinstance(trailer, str) or any(c not in "\r\n\x00" for c in trailer):
         raise EncodeError(structure, "trailer", "only CR, LF and NUL may follow the last element")
+
+
+def _check_line_end(line_end: str, structure: str) -> None:
+    if line_end not in LINE_ENDS:
+        raise EncodeError(structure, "line_end", "is CR LF or LF, not %r" % (line_end,))
 
 
 def _hex_value(text: str) -> Optional[int]:
@@ -811,7 +826,11 @@ _REQUIRED = {"MESSAGE ID", "TARGET QUEUE", "ORIGINAL QUEUE"}
 def parse_report_body(data: Union[str, bytes, bytearray, memoryview]) -> Union[ReportBody, ConflictReportBody]:
     """Parse a report body (``<MESSAGE ID>`` first) or a conflict report body
     (``<ORIGINAL QUEUE>`` first).  Elements appear in the documented order,
-    each followed by CR LF; the optional ones may be left off at the end.
+    each followed by a line end; the optional ones may be left off at the end.
+
+    Line ends: CR LF per the ABNF, or LF alone (a body whose line ends were
+    normalised); the first line end read decides, and every later one must be
+    the same (``line_end`` keeps it, so ``to_text()`` gives back the text read).
     Raises ReportParseError (structure "ReportBody", the tag as field).
     """
     text, unit = _as_text(data, "ReportBody")
@@ -819,17 +838,25 @@ def parse_report_body(data: Union[str, bytes, bytearray, memoryview]) -> Union[R
     tags = _CONFLICT_TAGS if text.startswith("<ORIGINAL QUEUE>") else _REPORT_TAGS
     values: dict[str, str] = {}
     trailer = ""
+    line_end: Optional[str] = None
     for i, tag in enumerate(tags):
         if i > 0:
-            # after an element: CR LF and another element, or the trailer
+            # after an element: a line end and another element, or the trailer
             rest = text[s.pos:]
-            if all(c in "\r\n\x00" for c in rest) and (not rest.startswith(CRLF + "<")):
+            if all(c in "\r\n\x00" for c in rest) and not any(rest.startswith(e + "<") for e in LINE_ENDS):
                 if tag in _REQUIRED:
                     raise s.fail(tag, "the required <%s> element is missing" % tag)
                 trailer = rest
                 s.pos = len(text)
                 break
-            s.literal(CRLF, tags[i - 1])
+            if line_end is None:
+                line_end = CRLF if rest.startswith(CRLF) else LF
+                if not rest.startswith(line_end):
+                    raise s.fail(tags[i - 1], "expected a line end (CR LF or LF), found %r" % rest[:2])
+            elif not rest.startswith(line_end):
+                raise s.fail(tags[i - 1], "expected %r, the line end used before it (CR LF and LF are not mixed),"
+                             " found %r" % (line_end, rest[:len(line_end)]))
+            s.pos += len(line_end)
         s.literal("<%s>" % tag, tag)
         close = "</%s>" % tag
         end = text.find(close, s.pos)
@@ -847,8 +874,9 @@ def parse_report_body(data: Union[str, bytes, bytearray, memoryview]) -> Union[R
             if c not in "\r\n\x00":
                 raise s.fail(tags[-1], "unexpected %r after the last element" % c, s.pos + j)
         s.pos = len(text)
+    line_end = line_end or CRLF  # never None here: every form has two required elements
     if tags is _CONFLICT_TAGS:
         return ConflictReportBody(values["ORIGINAL QUEUE"], values["MESSAGE ID"], values["TARGET QUEUE"],
-                                  values.get("NEXT HOP"), trailer)
+                                  values.get("NEXT HOP"), trailer, line_end)
     return ReportBody(values["MESSAGE ID"], values["TARGET QUEUE"], values.get("NEXT HOP"),
-                      values.get("HOP COUNT"), trailer)
+                      values.get("HOP COUNT"), trailer, line_end)
