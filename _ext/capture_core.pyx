@@ -333,6 +333,7 @@ cdef struct Half:
     MSMQFramer ms
     Buf buf               # unconsumed bytes (stream offset buf_off)
     int64_t buf_off
+    Buf tail              # the last delivered bytes, ending at next (TCPReassembler's tail)
     # the pure converter's marks list: (offset, frame, ts), logical start mstart
     int64_t* m
     Py_ssize_t mstart
@@ -798,6 +799,7 @@ cdef int core_emit(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t len
 # ---------------------------------------------------------------------------
 cdef void half_free(Half* h) noexcept nogil:
     cdef Py_ssize_t i
+    buf_free(&h.tail)
     for i in range(h.npend):
         free(h.pend[i].data)
     free(h.pend)
@@ -1059,6 +1061,30 @@ cdef int push_mark(Core* c, Half* h, int64_t off, int64_t frame, int64_t ts) noe
     h.mn += 1
     return 0
 
+#: mqcodec.capture.tcp.OVERLAP_WINDOW
+cdef Py_ssize_t OVERLAP_WINDOW = 16 << 10
+
+cdef bint same_as_delivered(Half* h, int64_t off, const uint8_t* p, int64_t n) noexcept nogil:
+    """The copy p[0:n] of stream bytes [off, off + n) -- all before next -- equals
+    the delivered bytes, every one of them still in the tail.  Else the pure
+    reassembler reports something (a conflict, bytes not compared): replay."""
+    if off < h.next - h.tail.n or off + n > h.next:
+        return False
+    return memcmp(h.tail.p + h.tail.n - (h.next - off), p, n) == 0
+
+cdef bint same_as_waiting(Half* h, int64_t off, const uint8_t* p, int64_t n) noexcept nogil:
+    """A waiting segment starts at off, holds at least n bytes and its first n equal
+    p[0:n]: a duplicate, which store() drops as TCPReassembler._store does."""
+    cdef Py_ssize_t lo = 0, hi = h.npend, mid
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if h.pend[mid].off < off:
+            lo = mid + 1
+        else:
+            hi = mid
+    return (lo < h.npend and h.pend[lo].off == off and h.pend[lo].length >= n
+            and memcmp(h.pend[lo].data, p, n) == 0)
+
 cdef bint overlaps_pending(Half* h, int64_t off, int64_t n) noexcept nogil:
     """[off, off + n) meets a waiting segment (they never overlap one another: an
     overlap replays the connection, so the neighbours are enough)."""
@@ -1157,6 +1183,13 @@ cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, 
     cdef Half* h = &cn.live.h[d]
     cdef int proto
     cdef Py_ssize_t r, tail
+    # the tail the pure reassembler compares retransmitted copies with (_keep)
+    if buf_append(&h.tail, p, n) < 0:
+        go_replay(c, ci, R_OVERLAP)
+        return
+    if h.tail.n > 2 * OVERLAP_WINDOW:
+        memmove(h.tail.p, h.tail.p + h.tail.n - OVERLAP_WINDOW, OVERLAP_WINDOW)
+        h.tail.n = OVERLAP_WINDOW
     if not h.framer_on:
         if h.proto == P_NONE:
             proto = detect(p, n) if c.detect else P_NONE
@@ -1330,10 +1363,10 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
             nxt = h.next
             if off + length <= nxt:
                 c.st.retransmitted += 1
-                if pk.plen and not (pk.plen == 1 and off == nxt - 1):
-                    # a copy of delivered bytes (not a keep-alive): the pure reassembler
-                    # compares it with what it delivered (OverlapConflict); the core
-                    # keeps no delivered bytes, so the replay does it
+                if (pk.plen and not (pk.plen == 1 and off == nxt - 1)
+                        and not same_as_delivered(h, off, pk.payload, pk.plen)):
+                    # a copy of delivered bytes (not a keep-alive) that differs, or is
+                    # older than the tail: the pure replay reports it (OverlapConflict)
                     go_replay(c, ci, R_OVERLAP)
                     return
             elif pk.missing:
@@ -1341,7 +1374,7 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                 return
             elif off > nxt:
                 c.st.out_of_order += 1
-                if h.npend and overlaps_pending(h, off, pk.plen):
+                if h.npend and overlaps_pending(h, off, pk.plen) and not same_as_waiting(h, off, pk.payload, pk.plen):
                     go_replay(c, ci, R_OVERLAP)    # two waiting copies overlap: compared by the replay
                     return
                 if store(c, h, off, pk.payload, pk.plen, frame, ts) < 0:
@@ -1353,10 +1386,15 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
             else:
                 p = pk.payload
                 n = pk.plen
-                if off < nxt or (h.npend and h.pend[0].off < off + pk.plen):
-                    # a copy overlapping delivered or waiting bytes: compared by the replay
+                if off < nxt:
                     c.st.overlapping += 1
-                    go_replay(c, ci, R_OVERLAP)
+                    if not same_as_delivered(h, off, p, nxt - off):
+                        go_replay(c, ci, R_OVERLAP)   # differs, or older than the tail
+                        return
+                    p += nxt - off
+                    n -= nxt - off
+                if h.npend and h.pend[0].off < off + pk.plen:
+                    go_replay(c, ci, R_OVERLAP)   # meets a waiting copy: compared by the replay
                     return
                 h.next = off + pk.plen
                 deliver(c, ci, d, nxt, p, n, frame, ts)

@@ -107,7 +107,9 @@ class _Gunzip:
                     out = d.decompress(piece, self._max)
                 except zlib.error as exc:
                     raise self._error("deflate data", self.offset, "corrupt gzip data: %s" % exc) from None
-                used = len(piece) - len(d.unconsumed_tail) - len(d.unused_data)
+                # at the end of the member the rest of the input is unused_data (unconsumed_tail
+                # may still hold a stale copy of it); before, it is unconsumed_tail
+                used = len(piece) - (len(d.unused_data) if d.eof else len(d.unconsumed_tail))
                 pos += used
                 self.offset += used
                 full = len(out) == self._max
