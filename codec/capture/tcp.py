@@ -31,10 +31,14 @@ Reassembly rules
   dropped).  Sequence numbers are unwrapped modulo 2**32 against the next
   expected offset, so a stream may cross the 32-bit wrap and exceed 4 GiB.
 * Bytes already delivered are never delivered again nor replaced:
-  retransmissions and overlaps keep the copy delivered first.  Retransmitted
-  bytes are assumed identical; if buffered out-of-order copies overlap and
-  differ, the copy starting at the lower offset wins (equal offsets: the
-  first seen).
+  retransmissions and overlaps keep the copy delivered first (Wireshark's
+  default); if buffered out-of-order copies overlap, the copy starting at
+  the lower offset wins (equal offsets: the first seen).  A copy that
+  differs from the copy received first -- compared with the direction's last
+  ``OVERLAP_WINDOW`` delivered bytes, or with the waiting copy at the same
+  offset -- is an :class:`OverlapConflict` event (``conflicting overlaps``);
+  older bytes are not compared (``overlapping bytes not compared``), nor is
+  a keep-alive (at most one byte at next - 1).
 * Out-of-order segments wait in a per-direction buffer bounded by
   ``max_buffer_bytes`` (default 4 MiB) and ``max_buffer_segments`` (default
   4096).  When a bound is exceeded the hole before the oldest waiting byte is
