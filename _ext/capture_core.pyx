@@ -94,12 +94,14 @@ cdef enum:
     R_PURE_OVERFLOW = 10
     R_PENDING_AT_CLOSE = 11
     R_ACK_PAST_HOLE = 12
+    R_OVERLAP = 13
 
 REPLAY_REASONS = ["out-of-order segment or hole", "snap-length cut payload", "framer bailed",
                   "framer bailed at close", "bytes acknowledged but not captured at close",
                   "FIN acknowledged past a hole", "buffer cap", "frame-mark cap",
                   "protocol detected by content after the stream start", "IPv4-fragmented segment",
-                  "reassembly buffer overflow", "hole left at close", "bytes acknowledged past a hole"]
+                  "reassembly buffer overflow", "hole left at close", "bytes acknowledged past a hole",
+                  "retransmitted or overlapping payload"]
 
 # slot states
 cdef enum:
@@ -331,6 +333,7 @@ cdef struct Half:
     MSMQFramer ms
     Buf buf               # unconsumed bytes (stream offset buf_off)
     int64_t buf_off
+    Buf tail              # the last delivered bytes, ending at next (TCPReassembler's tail)
     # the pure converter's marks list: (offset, frame, ts), logical start mstart
     int64_t* m
     Py_ssize_t mstart
@@ -375,6 +378,7 @@ cdef struct Stats:
     int64_t tcp_fragments
     int64_t reassembled       # TCP segments of reassembled IPv4 datagrams
     int64_t out_of_order
+    int64_t bad_ts            # frames whose time does not fit in int64 ns (ts = TS_UNKNOWN)
     int64_t reasons[16]
 
 # IPv4 fragment reassembly: mqcodec.capture.ipfrag.FragmentReassembler (defaults
@@ -795,6 +799,7 @@ cdef int core_emit(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t len
 # ---------------------------------------------------------------------------
 cdef void half_free(Half* h) noexcept nogil:
     cdef Py_ssize_t i
+    buf_free(&h.tail)
     for i in range(h.npend):
         free(h.pend[i].data)
     free(h.pend)
@@ -1056,6 +1061,44 @@ cdef int push_mark(Core* c, Half* h, int64_t off, int64_t frame, int64_t ts) noe
     h.mn += 1
     return 0
 
+#: mqcodec.capture.tcp.OVERLAP_WINDOW
+cdef Py_ssize_t OVERLAP_WINDOW = 16 << 10
+
+cdef bint same_as_delivered(Half* h, int64_t off, const uint8_t* p, int64_t n) noexcept nogil:
+    """The copy p[0:n] of stream bytes [off, off + n) -- all before next -- equals
+    the delivered bytes, every one of them still in the tail.  Else the pure
+    reassembler reports something (a conflict, bytes not compared): replay."""
+    if off < h.next - h.tail.n or off + n > h.next:
+        return False
+    return memcmp(h.tail.p + h.tail.n - (h.next - off), p, n) == 0
+
+cdef bint same_as_waiting(Half* h, int64_t off, const uint8_t* p, int64_t n) noexcept nogil:
+    """A waiting segment starts at off, holds at least n bytes and its first n equal
+    p[0:n]: a duplicate, which store() drops as TCPReassembler._store does."""
+    cdef Py_ssize_t lo = 0, hi = h.npend, mid
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if h.pend[mid].off < off:
+            lo = mid + 1
+        else:
+            hi = mid
+    return (lo < h.npend and h.pend[lo].off == off and h.pend[lo].length >= n
+            and memcmp(h.pend[lo].data, p, n) == 0)
+
+cdef bint overlaps_pending(Half* h, int64_t off, int64_t n) noexcept nogil:
+    """[off, off + n) meets a waiting segment (they never overlap one another: an
+    overlap replays the connection, so the neighbours are enough)."""
+    cdef Py_ssize_t lo = 0, hi = h.npend, mid
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if h.pend[mid].off < off:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < h.npend and h.pend[lo].off < off + n:
+        return True
+    return lo > 0 and h.pend[lo - 1].off + h.pend[lo - 1].length > off
+
 cdef int store(Core* c, Half* h, int64_t off, const uint8_t* p, Py_ssize_t n, int64_t frame,
                int64_t ts) noexcept nogil:
     """TCPReassembler._store for a payload (never a hole: snap-cut segments replay):
@@ -1140,6 +1183,13 @@ cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, 
     cdef Half* h = &cn.live.h[d]
     cdef int proto
     cdef Py_ssize_t r, tail
+    # the tail the pure reassembler compares retransmitted copies with (_keep)
+    if buf_append(&h.tail, p, n) < 0:
+        go_replay(c, ci, R_OVERLAP)
+        return
+    if h.tail.n > 2 * OVERLAP_WINDOW:
+        memmove(h.tail.p, h.tail.p + h.tail.n - OVERLAP_WINDOW, OVERLAP_WINDOW)
+        h.tail.n = OVERLAP_WINDOW
     if not h.framer_on:
         if h.proto == P_NONE:
             proto = detect(p, n) if c.detect else P_NONE
@@ -1313,11 +1363,20 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
             nxt = h.next
             if off + length <= nxt:
                 c.st.retransmitted += 1
+                if (pk.plen and not (pk.plen == 1 and off == nxt - 1)
+                        and not same_as_delivered(h, off, pk.payload, pk.plen)):
+                    # a copy of delivered bytes (not a keep-alive) that differs, or is
+                    # older than the tail: the pure replay reports it (OverlapConflict)
+                    go_replay(c, ci, R_OVERLAP)
+                    return
             elif pk.missing:
                 go_replay(c, ci, R_SNAPLEN)
                 return
             elif off > nxt:
                 c.st.out_of_order += 1
+                if h.npend and overlaps_pending(h, off, pk.plen) and not same_as_waiting(h, off, pk.payload, pk.plen):
+                    go_replay(c, ci, R_OVERLAP)    # two waiting copies overlap: compared by the replay
+                    return
                 if store(c, h, off, pk.payload, pk.plen, frame, ts) < 0:
                     go_replay(c, ci, R_OUT_OF_ORDER)
                     return
@@ -1329,8 +1388,14 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                 n = pk.plen
                 if off < nxt:
                     c.st.overlapping += 1
+                    if not same_as_delivered(h, off, p, nxt - off):
+                        go_replay(c, ci, R_OVERLAP)   # differs, or older than the tail
+                        return
                     p += nxt - off
                     n -= nxt - off
+                if h.npend and h.pend[0].off < off + pk.plen:
+                    go_replay(c, ci, R_OVERLAP)   # meets a waiting copy: compared by the replay
+                    return
                 h.next = off + pk.plen
                 deliver(c, ci, d, nxt, p, n, frame, ts)
                 if cn.state == C_REPLAY:
@@ -1720,8 +1785,12 @@ cdef inline bint ng_stop(Core* c, Py_ssize_t pos) noexcept nogil:
     c.stop_num = c.number
     return False
 
+#: mqcodec.capture.frame.TS_UNKNOWN: the time of a frame whose timestamp does not fit
+#: in int64 nanoseconds (the row's ts is null)
+cdef int64_t TS_UNKNOWN = -INT64_MAX - 1
+
 cdef bint ng_ts(Core* c, Iface* f, uint64_t ticks, int64_t* out) noexcept nogil:
-    """_Interface.ts_ns; False when the result does not fit in int64 (then unsupported)."""
+    """_Interface.ts_ns; False when the result does not fit in int64 (out = TS_UNKNOWN)."""
     cdef i128 v, div
     cdef int e = f.exp, i
     if f.pow2:
@@ -1740,6 +1809,7 @@ cdef bint ng_ts(Core* c, Iface* f, uint64_t ticks, int64_t* out) noexcept nogil:
             v = <i128>ticks / div
     v = v + <i128>f.offset_s * <i128>NS
     if v > <i128>INT64_MAX or v < -<i128>INT64_MAX:
+        out[0] = TS_UNKNOWN
         return False
     out[0] = <int64_t>v
     return True
@@ -1853,8 +1923,7 @@ cdef Py_ssize_t walk_ng(Core* c, const uint8_t* p, Py_ssize_t n) noexcept nogil:
                 break
             f = &c.ifaces[if_id]
             if not ng_ts(c, f, ticks, &ts):
-                set_unsupported(c, "a pcapng timestamp beyond the int64 nanosecond range")
-                break
+                c.st.bad_ts += 1      # the frame is kept; its time is unknown
             process(c, b + 28, pos + 28, caplen, origlen, ts, if_id, f.linktype)
             c.number += 1
         elif btype == 3:
@@ -2178,6 +2247,21 @@ cdef class CaptureCore(_Walker):
         cdef Conn* cn = &self.c.conns[conn]
         return (_ip(cn.key.src, cn.key.v6), cn.key.sport, _ip(cn.key.dst, cn.key.v6), cn.key.dport, cn.stream)
 
+    def stream_end(self, Py_ssize_t conn, int direction):
+        """Where the direction's stream is: its next expected offset while the
+        fast path follows it; -1 when it is closed (no more bytes will come);
+        -2 when the connection is replayed (the pure replay converts it).  The
+        driver holds messages ending within the pure reassembler's
+        OVERLAP_WINDOW of it (a differing copy may still flag them)."""
+        if not 0 <= conn < self.c.nconns or not 0 <= direction <= 1:
+            raise IndexError(conn)
+        cdef Conn* cn = &self.c.conns[conn]
+        if cn.state == C_REPLAY:
+            return -2
+        if cn.live == NULL or cn.live.h[direction].closed:
+            return -1
+        return cn.live.h[direction].next
+
     def replay(self):
         """[(conn, (client_ip, client_port, server_ip, server_port), tcp_stream, emitted_c2s, emitted_s2c)]"""
         cdef Py_ssize_t i, ci
@@ -2221,6 +2305,7 @@ cdef class CaptureCore(_Walker):
                 "pending ip datagrams": self.c.frags.count, "out-of-order segments": s.out_of_order,
                 "budget checks": self.c.budget_checks, "buffered bytes at the largest check": self.c.budget_peak,
                 "pcapng blocks skipped": self.c.skipped_blocks, "open connections": self.c.open_conns,
+                "frames with impossible timestamps": s.bad_ts,
                 "replay reasons": {REPLAY_REASONS[i]: s.reasons[i] for i in range(len(REPLAY_REASONS))
                                    if s.reasons[i]}}
 

@@ -65,7 +65,8 @@ class ConvertOptions:
 # per-direction state
 # ---------------------------------------------------------------------------
 class _Direction:
-    __slots__ = ("protocol", "framer", "marks", "src", "sport", "dst", "dport", "stream", "undetected", "skip")
+    __slots__ = ("protocol", "framer", "marks", "src", "sport", "dst", "dport", "stream", "undetected", "skip",
+                 "end", "held", "conflicts")
 
     def __init__(self, conn, direction):
         from .capture import CLIENT_TO_SERVER
@@ -80,6 +81,12 @@ class _Direction:
         self.stream = conn.stream
         self.undetected = 0
         self.skip = 0  # messages to pass over (a connection replayed after the compiled core)
+        # overlap conflicts (docs/ROBUSTNESS.md): rows ending within the reassembler's
+        # OVERLAP_WINDOW of the stream end are held, so a differing copy of their bytes
+        # that arrives later still flags them; conflict ranges not yet framed
+        self.end = 0                   # stream offset after the last delivered byte or gap
+        self.held: list = []           # rows not yet pending, in stream order
+        self.conflicts: list = []      # [start, end) ranges with a differing copy
 
     def mark(self, offset: int, frame: int, ts: int) -> None:
         self.marks.append((offset, frame, ts))
@@ -134,6 +141,7 @@ class Converter:
         self._pending_bytes = 0
         self._mq_ports = frozenset(self.options.mq_ports)
         self._replay = None  # pcap2parquet_compiled.Replay while replaying connections
+        self._conflict_streams: Counter = Counter()  # tcp_stream -> conflicting overlaps (this capture)
         self._msmq_ports = frozenset(self.options.msmq_ports)
 
     # -------------------------------------------------------------- input
@@ -204,6 +212,7 @@ class Converter:
             if self._pending_bytes >= limit_bytes:
                 self.flush()
         for d in dirs.values():
+            self._release(d, everything=True)
             if d.undetected:
                 self.summary["bytes in streams of no known protocol"] += d.undetected
         for k in ("budget cuts", "bytes cut by the budget"):
@@ -217,6 +226,11 @@ class Converter:
         if file_error:
             self.summary["captures ended by a file error"] += 1
             report["file_error"] = str(file_error[0])
+        if self._conflict_streams:
+            report["conflicting overlaps by tcp_stream"] = dict(sorted(self._conflict_streams.items(),
+                                                                      key=lambda kv: (kv[0] is None, kv[0] or 0)))
+            self.summary["connections with conflicting overlaps"] += len(self._conflict_streams)
+            self._conflict_streams = Counter()
         if reader.truncation is not None:
             self.summary["captures cut short"] += 1
             report["truncation"] = reader.truncation._asdict()
@@ -224,6 +238,8 @@ class Converter:
         skipped_blocks = getattr(inner, "skipped_blocks", None)
         if skipped_blocks:
             self.summary["pcapng blocks skipped"] += sum(skipped_blocks.values())
+        if getattr(inner, "impossible_timestamps", 0):
+            self.summary["frames with impossible timestamps"] += inner.impossible_timestamps
         self.capture_reports.append(report)
         self.summary["frames"] += report["stats"].get("frames", 0)
         self.summary["frames skipped"] += report["stats"].get("skipped", 0)
@@ -233,6 +249,7 @@ class Converter:
     def _on_events(self, events, name: str, dirs: dict, *, gaps_only: bool = False) -> None:
         """The pure pipeline's transport events -> framers -> pending rows."""
         from .capture import Gap, StreamClosed, StreamData, UDPDatagram
+        from .capture.tcp import OverlapConflict
 
         mq_ports = self._mq_ports
         msmq_ports = self._msmq_ports
@@ -242,9 +259,12 @@ class Converter:
                 if t is Gap:
                     self.summary["gaps"] += 1
                     self.summary["gap bytes"] += ev.length
+                elif t is OverlapConflict:
+                    self._conflict(dirs.get((ev.conn, ev.direction)), ev)
                 continue
             if t is StreamData:
                 d = self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports)
+                d.end = ev.offset + len(ev.data)
                 if d.protocol is None:
                     if not self.options.detect_by_content or self._detect(d, ev.data, ev.offset) is None:
                         d.undetected += len(ev.data)
@@ -254,6 +274,7 @@ class Converter:
                 self._drain(name, d)
             elif t is Gap:
                 d = self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports)
+                d.end = ev.offset + ev.length
                 self.summary["gaps"] += 1
                 self.summary["gap bytes"] += ev.length
                 if d.framer is not None:
@@ -271,9 +292,50 @@ class Converter:
                     if close is not None:
                         close()
                     self._drain(name, d)
+                if d is not None:
+                    self._release(d, everything=True)
+            elif t is OverlapConflict:
+                self._conflict(self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports), ev)
             elif t is UDPDatagram:
                 if MSMQ_PING_PORT in (ev.sport, ev.dport):
                     self._ping(name, ev)
+
+    def _conflict(self, d: Optional[_Direction], ev) -> None:
+        """A differing copy of stream bytes [ev.offset, +ev.length): counted per
+        connection; the rows holding those bytes (held or still to come) are flagged."""
+        self.summary["conflicting overlaps"] += 1
+        if d is None:
+            return
+        self._conflict_streams[d.stream] += 1
+        start, end = ev.offset, ev.offset + ev.length
+        for row in d.held:
+            if _row_start(row) < end and _row_end(row) > start:
+                row["overlap_conflict"] = True
+        c = d.conflicts
+        c.append([start, end])
+        if len(c) > 256:  # bounded: merge the two latest (flags a little more, never less)
+            last = c.pop()
+            c[-1] = [min(c[-1][0], last[0]), max(c[-1][1], last[1])]
+
+    def _release(self, d: _Direction, everything: bool = False) -> None:
+        """Held rows whose bytes end before the overlap window (or all of them) become
+        pending rows; message keys follow this order."""
+        held = d.held
+        if not held:
+            return
+        from .capture.tcp import OVERLAP_WINDOW
+
+        limit = d.end - OVERLAP_WINDOW
+        i = 0
+        while i < len(held) and (everything or _row_end(held[i]) <= limit):
+            row = held[i]
+            self._key += 1
+            row["message_key"] = self._key
+            self._pending.append(row)
+            self._pending_bytes += len(row["_data"])
+            i += 1
+        if i:
+            del held[:i]
 
     def _direction(self, dirs, conn, direction, mq_ports, msmq_ports) -> _Direction:
         key = (conn, direction)
@@ -341,19 +403,28 @@ class Converter:
                 self.summary["resynchronisations"] += 1
                 self.summary["bytes skipped by resynchronisation"] += int(_attr(ev, "skipped", "skipped_bytes") or 0)
             # segments and other events are not messages
+        self._release(d)
 
     def _add(self, capture, d, offset, protocol, kind, data) -> dict:
+        """A row for the direction's next message; held until the overlap window
+        has passed its bytes (_release gives it its key)."""
         frame, ts = d.locate(offset if offset is not None else 0)
-        self._key += 1
         row = {
-            "message_key": self._key, "capture": capture, "frame": frame, "ts": ts,
+            "message_key": None, "capture": capture, "frame": frame, "ts": ts,
             "src_ip": d.src, "src_port": d.sport, "dst_ip": d.dst, "dst_port": d.dport,
             "tcp_stream": d.stream, "stream_offset": offset, "protocol": protocol,
             "kind": str(kind) if kind is not None else None, "error": None, "error_structure": None,
             "error_field": None, "error_offset": None, "length": len(data), "_data": bytes(data),
+            "overlap_conflict": False,
         }
-        self._pending.append(row)
-        self._pending_bytes += len(data)
+        if d.conflicts:
+            start = offset if offset is not None else 0
+            # ranges before this row's start belong to rows made already
+            d.conflicts = [c for c in d.conflicts if c[1] > start]
+            end = start + len(data)
+            if any(c[0] < end and c[1] > start for c in d.conflicts):
+                row["overlap_conflict"] = True
+        d.held.append(row)
         return row
 
     def _ping(self, capture, ev) -> None:
@@ -565,6 +636,7 @@ BLOCK_SCHEMA = pa.schema([
     pa.field("dst_port", pa.int32()),
     pa.field("tcp_stream", pa.int64()),
     pa.field("stream_offset", pa.int64()),
+    pa.field("overlap_conflict", pa.bool_()),
     pa.field("protocol", pa.string(), nullable=False),
     pa.field("kind", pa.string()),
     pa.field("error", pa.string()),
@@ -629,13 +701,18 @@ def _put_timestamp(date, time):
     return pc.if_else(ok, micros, pa.scalar(None, pa.int64())).cast(pa.timestamp("us", tz="UTC"))
 
 
+_TS_UNKNOWN = -(1 << 63)  # mqcodec.capture.frame.TS_UNKNOWN
+
+
 def _rows_block(rows: list) -> pa.Table:
     """Row dicts (the pure pipeline's pending rows) as a BLOCK_SCHEMA table."""
     arrays = []
     for f in BLOCK_SCHEMA:
         name = f.name
-        if name == "_md_only":
+        if name in ("_md_only", "overlap_conflict"):
             arrays.append(pa.array([bool(r.get(name)) for r in rows], pa.bool_()))
+        elif name == "ts":  # a time that does not fit in int64 ns is null (capture.TS_UNKNOWN)
+            arrays.append(pa.array([None if r[name] == _TS_UNKNOWN else r[name] for r in rows], f.type))
         else:
             arrays.append(pa.array([r[name] for r in rows], f.type))
     return pa.Table.from_arrays(arrays, schema=BLOCK_SCHEMA)
@@ -721,6 +798,15 @@ def _frames_until_error(reader, file_error: list):
             file_error.append(exc)
             return
         yield frame
+
+
+def _row_start(row) -> int:
+    return row["stream_offset"] or 0
+
+
+def _row_end(row) -> int:
+    """End of the row's bytes in the stream (an error row's extent may pass its raw bytes)."""
+    return (row["stream_offset"] or 0) + max(row["length"] or 0, len(row["_data"]))
 
 
 def _attr(ev, *names):

@@ -35,8 +35,23 @@ __all__ = ["add_capture", "Replay", "ReplayProcessor"]
 CHUNK = 4 << 20
 
 
-def _chunks(source):
-    """The decompressed bytes of a capture, a piece at a time."""
+def _chunks(source, errors=None):
+    """The decompressed bytes of a capture, a piece at a time (at most CHUNK
+    bytes each, whatever the compression ratio).  Damaged gzip (corrupt data,
+    a bad trailer, input cut short, trailing garbage) ends the pieces: every
+    byte decompressed before it has been yielded, and the ``DecodeError`` is
+    appended to ``errors`` (raised when ``errors`` is None)."""
+    from .errors import DecodeError
+
+    try:
+        yield from _pieces(source)
+    except DecodeError as exc:
+        if errors is None:
+            raise
+        errors.append(exc)
+
+
+def _pieces(source):
     from .capture.reader import GZIP_MAGIC, _Gunzip
 
     src = _p._reopen(source)
@@ -44,7 +59,8 @@ def _chunks(source):
         data = bytes(src)
         if data[:2] == GZIP_MAGIC:
             g = _Gunzip(CHUNK)
-            yield from g.feed(data)
+            for i in range(0, len(data), CHUNK):
+                yield from g.feed(data[i:i + CHUNK])
             g.close()
             return
         for i in range(0, len(data), CHUNK):
@@ -207,19 +223,80 @@ class ReplayProcessor:
         return out
 
 
-def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counter) -> int:
-    """Move the core's latest messages into a pending block; run deferred
-    frames through the pure processor.  Returns the number of messages."""
+class _Held:
+    """The core's messages not yet written: those ending within the pure
+    reassembler's OVERLAP_WINDOW of their direction's stream end.  A copy of
+    their bytes arriving later with other content makes the core replay the
+    connection, and the pure replay flags them (``overlap_conflict``): such
+    messages are then dropped here and the replay does not skip them
+    (``dropped``).  Messages written are final: the pure pipeline would have
+    released their rows before any later copy could flag them."""
+
+    def __init__(self):
+        self.table = None                 # held rows (BLOCK_SCHEMA + _conn, _dir, _end), no keys yet
+        self.dropped: Counter = Counter()  # (conn, direction) -> held messages of replayed connections
+
+    def settle(self, conv, core, new, produced: Counter, *, final: bool = False) -> int:
+        """Add ``new`` rows; write those that are final (all of them with ``final``
+        except replayed connections'); returns the number written."""
+        from .capture.tcp import OVERLAP_WINDOW
+        import pyarrow.compute as pc
+
+        parts = [t for t in (self.table, new) if t is not None and t.num_rows]
+        if not parts:
+            return 0
+        t = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        conn = t.column("_conn").to_numpy()
+        dirs = t.column("_dir").to_numpy().astype(np.int64)
+        end = t.column("_end").to_numpy()
+        keyv = conn * 2 + dirs
+        uniq, inverse = np.unique(keyv, return_inverse=True)
+        state = np.array([core.stream_end(int(k) >> 1, int(k) & 1) for k in uniq.tolist()], dtype=np.int64)
+        se = state[inverse]
+        drop = se == -2
+        write = ~drop & ((se == -1) | (end <= se - OVERLAP_WINDOW) | final)
+        keep = ~drop & ~write
+        if drop.any():
+            for k, c in zip(*np.unique(keyv[drop], return_counts=True)):
+                self.dropped[(int(k) >> 1, int(k) & 1)] += int(c)
+        self.table = t.filter(pa.array(keep)) if keep.any() else None
+        n = int(write.sum())
+        if n == 0:
+            return 0
+        out = t.filter(pa.array(write))
+        pairs, counts = np.unique(np.stack([out.column("tcp_stream").to_numpy(),
+                                            out.column("_dir").to_numpy().astype(np.int64)]),
+                                  axis=1, return_counts=True)
+        for (stream, direction), count in zip(pairs.T.tolist(), counts.tolist()):
+            produced[(stream, direction)] += count
+        keys = conv._key + 1 + np.arange(n, dtype=np.int64)
+        conv._key += n
+        out = out.set_column(out.schema.get_field_index("message_key"), "message_key", pa.array(keys))
+        out = out.select([f.name for f in _p.BLOCK_SCHEMA]).cast(_p.BLOCK_SCHEMA)
+        conv._blocks.append(out)
+        conv._block_rows += n
+        conv._pending_bytes += int(pc.sum(out.column("length")).as_py() or 0)
+        return n
+
+    def replay_entries(self, entries) -> list:
+        """``core.replay()`` with the dropped messages no longer counted as emitted."""
+        return [(conn, four, stream, c2s - self.dropped.get((conn, 0), 0), s2c - self.dropped.get((conn, 1), 0))
+                for conn, four, stream, c2s, s2c in entries]
+
+
+def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counter, held: "_Held" = None,
+          final: bool = False) -> int:
+    """Move the core's latest messages into a pending block (through ``held``:
+    see :class:`_Held`); run deferred frames through the pure processor.
+    Returns the number of messages taken from the core."""
     b = core.take()
     for frame in b["deferred"]:
         _side_events(conv, side.feed(frame), name, produced)
     n = len(b["seq"])
     if n == 0:
+        if held is not None:
+            held.settle(conv, core, None, produced, final=final)
         return 0
-    pairs, counts = np.unique(np.stack([np.asarray(b["tcp_stream"], dtype=np.int64),
-                                        np.asarray(b["direction"], dtype=np.int64)]), axis=1, return_counts=True)
-    for (stream, direction), count in zip(pairs.T.tolist(), counts.tolist()):
-        produced[(stream, direction)] += count
     offsets = np.ascontiguousarray(b["offsets"], dtype=np.int64)
     data = pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets),
                                                                    pa.py_buffer(b["data"])])
@@ -243,13 +320,11 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     cport_a, sport_a = pa.array(cport, pa.int32()).take(inv), pa.array(sport, pa.int32()).take(inv)
     protocol = np.asarray(b["protocol"], dtype=np.int64)
     kind_index = np.asarray(b["kind"], dtype=np.int64) + protocol * len(kinds[0])
-    keys = conv._key + 1 + np.arange(n, dtype=np.int64)
-    conv._key += n
     columns = {
-        "message_key": pa.array(keys),
+        "message_key": pa.array(np.zeros(n, dtype=np.int64)),   # given when written (_Held)
         "capture": pa.array([name], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
         "frame": _nonneg(b["frame"]),
-        "ts": _nonneg(b["ts_ns"]).cast(pa.timestamp("ns", tz="UTC")),
+        "ts": _ts(b["ts_ns"], b["frame"]),
         "src_ip": pc.if_else(c2s, cip_a, sip_a),
         "src_port": pc.if_else(c2s, cport_a, sport_a),
         "dst_ip": pc.if_else(c2s, sip_a, cip_a),
@@ -261,11 +336,16 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
         "length": pa.array(np.diff(offsets)),
         "_data": data,
         "_md_only": pa.array(np.asarray(b["md_only"], dtype=bool)),
+        # the fast path has no overlapping copies to compare: the core replays any
+        # connection where a copy overlaps bytes it already has (docs/capture-core.md)
+        "overlap_conflict": pa.array(np.zeros(n, dtype=bool)),
     }
     arrays = [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in _p.BLOCK_SCHEMA]
-    conv._blocks.append(pa.Table.from_arrays(arrays, schema=_p.BLOCK_SCHEMA))
-    conv._block_rows += n
-    conv._pending_bytes += int(offsets[-1] - offsets[0])
+    names = [f.name for f in _p.BLOCK_SCHEMA]
+    arrays += [pa.array(conn), pa.array(direction), pa.array(np.asarray(b["stream_offset"], dtype=np.int64)
+                                                             + np.diff(offsets))]
+    names += ["_conn", "_dir", "_end"]
+    held.settle(conv, core, pa.Table.from_arrays(arrays, names=names), produced, final=final)
     return n
 
 
@@ -273,6 +353,14 @@ def _nonneg(values) -> pa.Array:
     """int64 array with -1 (the core's "none") as null."""
     v = np.asarray(values, dtype=np.int64)
     return pa.array(v, mask=v < 0)
+
+
+def _ts(ts_ns, frame) -> pa.Array:
+    """Message times: null where the core has no frame (-1) or the frame's time
+    did not fit in int64 ns (TS_UNKNOWN); times before 1970 are negative and kept."""
+    v = np.asarray(ts_ns, dtype=np.int64)
+    mask = (np.asarray(frame, dtype=np.int64) < 0) | (v == np.iinfo(np.int64).min)
+    return pa.array(v, mask=mask).cast(pa.timestamp("ns", tz="UTC"))
 
 
 def _side_events(conv, events, name: str, produced: Counter) -> None:
@@ -308,11 +396,13 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     produced = Counter()  # (tcp_stream, direction) -> messages the core produced; "ping" -> pings
     key0 = conv._key
     frames_seen = 0
-    for chunk in _chunks(source):
+    held = _Held()
+    gzip_error: list = []   # damaged gzip: the capture ends there, as in the pure reader
+    for chunk in _chunks(source, gzip_error):
         core.feed(chunk)
         if not core.supported:
             return _give_up(conv, core, source, name, progress, produced, key0)
-        _take(conv, core, mod, side, name, conns, kinds, produced)
+        _take(conv, core, mod, side, name, conns, kinds, produced, held)
         if progress is not None and hasattr(progress, "advance"):
             frames = core.stats.get("frames", 0)
             progress.advance(frames - frames_seen)
@@ -321,16 +411,17 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
             conv.flush()
         if core.stop is not None:
             break
-    if core.format is None:
-        # empty, or too short to hold a file header: the pure reader says which
+    if core.format is None or (gzip_error and not core.stats["frames"] and core.stop is None):
+        # empty, too short to hold a file header, or damaged gzip before the first frame
+        # (the pure reader raises: not a readable capture): the pure reader says which
         return _give_up(conv, core, source, name, progress, produced, key0)
     core.finish()
     if not core.supported:
         return _give_up(conv, core, source, name, progress, produced, key0)
-    _take(conv, core, mod, side, name, conns, kinds, produced)
+    _take(conv, core, mod, side, name, conns, kinds, produced, held, final=True)
     _side_events(conv, side.close(), name, produced)
     stats = dict(core.stats)
-    replay = core.replay()
+    replay = held.replay_entries(core.replay())
     if replay:
         _replay(conv, mod, core, source, name, replay)
     side_report = side.report()
@@ -358,8 +449,11 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
             pass
     else:
         reader = _Intact()
+        file_error = gzip_error   # the pure reader's file error: the gzip stream's damage
         if stats.get("pcapng blocks skipped"):
             conv.summary["pcapng blocks skipped"] += stats["pcapng blocks skipped"]
+        if stats.get("frames with impossible timestamps"):
+            conv.summary["frames with impossible timestamps"] += stats["frames with impossible timestamps"]
     conv._end_capture(report, reader, file_error)
     return True
 
@@ -416,7 +510,7 @@ def _replay(conv, mod, core, source, name: str, entries) -> None:
     filt = mod.ReplayFilter(core)
 
     def frames():
-        for chunk in _chunks(source):
+        for chunk in _chunks(source, []):   # damaged gzip: the first read counted it
             yield from filt.feed(chunk)
 
     conv._replay = Replay(entries, core.replay_ranges())

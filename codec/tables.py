@@ -59,6 +59,9 @@ COMMON = [
     pa.field("dst_port", pa.int32()),
     pa.field("tcp_stream", pa.int64()),     # tshark's tcp.stream; null for UDP (MSMQ ping)
     pa.field("stream_offset", pa.int64()),
+    # True when a retransmitted or overlapping TCP copy of some of the unit's bytes
+    # differed from the copy received first, which the row keeps (docs/ROBUSTNESS.md)
+    pa.field("overlap_conflict", pa.bool_()),
     pa.field("kind", _DICT),
     pa.field("error", _DICT),
     pa.field("error_structure", _DICT),

@@ -195,7 +195,7 @@ def run_core(data: bytes, chunks=None, **options):
             ts = int(b["ts_ns"][j])
             msgs.setdefault((int(stream), src, sport_), []).append(
                 (int(b["stream_offset"][j]), b["data"][offs[j]:offs[j + 1]], names[b["kind"][j]],
-                 bool(b["md_only"][j]), None if frame < 0 else frame, None if ts < 0 else ts, None,
+                 bool(b["md_only"][j]), None if frame < 0 else frame, None if frame < 0 else ts, None,
                  int(b["seq"][j])))
     return core, msgs, deferred
 

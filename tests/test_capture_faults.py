@@ -35,7 +35,7 @@ from mqcodec.pcap2parquet import Converter, ConvertOptions, convert
 from mqcodec.tables import TableCollector, read_table
 
 LOCATION = {"message_key", "capture", "frame", "ts", "src_ip", "src_port", "dst_ip", "dst_port", "tcp_stream",
-            "stream_offset", "raw"}
+            "stream_offset", "raw", "overlap_conflict"}
 INF = float("inf")
 
 
@@ -260,9 +260,33 @@ def test_overlapping_retransmissions_with_different_bytes(when):
         out.append((p.ts_ns, p.frame))
         if when == "late":
             out += [(p.ts_ns, f) for f in extra.get(k, [])]
-    rows, s, _ = _run(_pcap(out))
+    rows, s, report = _run(_pcap(out))
+    # the differing copies are counted per connection and flag the rows built from those bytes
+    if when == "late":
+        assert s["conflicting overlaps"] == 4
+    else:  # the early copy is compared with the originals' overlapping parts when they arrive
+        assert 4 <= s["conflicting overlaps"] <= 8
+    per_stream = report["captures"][0]["conflicting overlaps by tcp_stream"]
+    assert sum(per_stream.values()) == s["conflicting overlaps"]
+    assert s["connections with conflicting overlaps"] == len(per_stream)
+    assert any(r["overlap_conflict"] for r in rows)
     if when == "late":
         assert sorted(_key(r) for r in rows) == sorted(_key(r) for r in c.rows)
+        # flagged: exactly the rows whose bytes meet a retransmitted range (first copy kept)
+        ranges = {}
+        for i, j in chosen:
+            a, b = c.packets[i], c.packets[j]
+            ranges.setdefault(c.dirs[i], []).append((a.seq + a.length // 2, (a.length - a.length // 2) + b.length // 2))
+        seq0 = {}
+        for p, d in zip(c.packets, c.dirs):
+            if d is not None and p.flags & 0x02 and d not in seq0:
+                seq0[d] = (p.seq + 1) & 0xFFFFFFFF
+        for r in rows:
+            d = _direction(r)
+            hit = any(r["stream_offset"] < ((seq - seq0[d]) & 0xFFFFFFFF) + n
+                      and ((seq - seq0[d]) & 0xFFFFFFFF) < r["stream_offset"] + r["length"]
+                      for seq, n in ranges.get(d, ()))
+            assert r["overlap_conflict"] == hit, r
     else:
         damaged = {i + 1 for pair in chosen for i in pair}
         n = check(c, rows, damaged)

@@ -480,3 +480,17 @@ def test_offsets_valid_message_at_an_offset_decodes():
 def test_truncation_every_byte_offsets():
     for data in seeds.offsets_seeds()[:4]:
         _every_truncation(harnesses.fuzz_offsets, data, stride=7)
+
+
+# ------------------------------------------------------------------ hostile captures (issue 16)
+@budget(25)
+@given(st.data())
+def test_mutated_hostile_captures_convert_alike(data):
+    """Damaged gzip, small bombs, pcapng time options and conflicting TCP copies,
+    mutated: the ``convert`` target's invariants (both engines equal, nothing but a
+    file-level DecodeError escapes)."""
+    from fuzz.harness_convert import fuzz_convert
+
+    pool = _pool("hostile_seeds")
+    seed = data.draw(st.sampled_from(pool))
+    fuzz_convert(data.draw(mutated(seed, pool, max_ops=2)))

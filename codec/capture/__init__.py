@@ -9,7 +9,7 @@ Layers (each I/O-free; see docs/capture.md)::
 :class:`CaptureProcessor` chains the last two; :func:`open_capture` and
 :func:`iter_capture_events` read files in chunks.
 """
-from .frame import Frame, Truncation
+from .frame import TS_UNKNOWN, Frame, Truncation
 from .ipfrag import FragmentReassembler, IPv4Fragment
 from .packet import Malformed, Skipped, TCPSegment, UDPDatagram, decode_frame
 from .reader import CaptureParser, CaptureReader, open_capture
@@ -27,7 +27,7 @@ from .tcp import (
 )
 
 __all__ = [
-    "Frame", "Truncation", "CaptureParser", "CaptureReader", "open_capture",
+    "Frame", "Truncation", "TS_UNKNOWN", "CaptureParser", "CaptureReader", "open_capture",
     "decode_frame", "TCPSegment", "UDPDatagram", "IPv4Fragment", "FragmentReassembler", "Skipped", "Malformed",
     "TCPReassembler", "ConnKey", "StreamOpened", "StreamData", "Gap", "StreamClosed", "FrameMap",
     "CLIENT_TO_SERVER", "SERVER_TO_CLIENT", "CaptureProcessor", "iter_capture_events",

@@ -43,7 +43,7 @@ import construct as cs
 
 from ..errors import DecodeError
 from ..layout import parse_at
-from .frame import NS_PER_S, Frame, Truncation
+from .frame import NS_PER_S, TS_UNKNOWN, Frame, Truncation, ts_or_unknown
 
 __all__ = ["PcapngParser", "SHB_TYPE", "MAX_BLOCK_LEN", "is_pcapng_magic", "SectionHeaderBlock"]
 
@@ -104,12 +104,14 @@ class _Interface:
         self.offset_ns = 0
 
     def ts_ns(self, ticks: int) -> int:
+        """The time in ns, or TS_UNKNOWN when it does not fit in int64 (checked here,
+        where it is computed: Python ints do not overflow, Arrow's int64 would)."""
         if self.pow2:
-            return ((ticks * NS_PER_S) >> self.exp) + self.offset_ns
+            return ts_or_unknown(((ticks * NS_PER_S) >> self.exp) + self.offset_ns)
         e = self.exp
         if e <= 9:
-            return ticks * 10 ** (9 - e) + self.offset_ns
-        return ticks // 10 ** (e - 9) + self.offset_ns
+            return ts_or_unknown(ticks * 10 ** (9 - e) + self.offset_ns)
+        return ts_or_unknown(ticks // 10 ** (e - 9) + self.offset_ns)
 
 
 class PcapngParser:
@@ -125,6 +127,8 @@ class PcapngParser:
         self.interfaces: list[_Interface] = []
         self.sections = 0
         self.skipped_blocks: Counter = Counter()
+        #: frames whose time does not fit in int64 ns (their ts_ns is TS_UNKNOWN)
+        self.impossible_timestamps = 0
         self.next_number = first_number
         self._u32 = None
 
@@ -223,7 +227,10 @@ class PcapngParser:
                 raise DecodeError(name, "Interface ID", abs_pos + 8,
                                   "interface %d not described by an IDB" % if_id)
             iface = self.interfaces[if_id]
-            out.append(Frame(self.next_number, iface.ts_ns((ts_hi << 32) | ts_lo), iface.linktype,
+            ts = iface.ts_ns((ts_hi << 32) | ts_lo)
+            if ts == TS_UNKNOWN:
+                self.impossible_timestamps += 1
+            out.append(Frame(self.next_number, ts, iface.linktype,
                              caplen, origlen, bytes(buf[pos + 28:pos + 28 + caplen]), if_id))
             self.next_number += 1
         elif btype == SPB_TYPE:

@@ -31,10 +31,14 @@ Reassembly rules
   dropped).  Sequence numbers are unwrapped modulo 2**32 against the next
   expected offset, so a stream may cross the 32-bit wrap and exceed 4 GiB.
 * Bytes already delivered are never delivered again nor replaced:
-  retransmissions and overlaps keep the copy delivered first.  Retransmitted
-  bytes are assumed identical; if buffered out-of-order copies overlap and
-  differ, the copy starting at the lower offset wins (equal offsets: the
-  first seen).
+  retransmissions and overlaps keep the copy delivered first (Wireshark's
+  default); if buffered out-of-order copies overlap, the copy starting at
+  the lower offset wins (equal offsets: the first seen).  A copy that
+  differs from the copy received first -- compared with the direction's last
+  ``OVERLAP_WINDOW`` delivered bytes, or with the waiting copy at the same
+  offset -- is an :class:`OverlapConflict` event (``conflicting overlaps``);
+  older bytes are not compared (``overlapping bytes not compared``), nor is
+  a keep-alive (at most one byte at next - 1).
 * Out-of-order segments wait in a per-direction buffer bounded by
   ``max_buffer_bytes`` (default 4 MiB) and ``max_buffer_segments`` (default
   4096).  When a bound is exceeded the hole before the oldest waiting byte is
@@ -74,7 +78,9 @@ __all__ = [
     "StreamData",
     "Gap",
     "StreamClosed",
+    "OverlapConflict",
     "TCPReassembler",
+    "OVERLAP_WINDOW",
     "FrameMap",
     "CLIENT_TO_SERVER",
     "SERVER_TO_CLIENT",
@@ -91,6 +97,10 @@ _HALF = 1 << 31
 _MASK = _MOD - 1
 
 DEFAULT_SERVER_PORTS = frozenset((1414, 1801, 3527, 2101, 2103, 2105))
+
+#: delivered bytes each direction keeps to compare retransmitted/overlapping copies with
+#: (the last ones not yet acknowledged; at most twice this between trims)
+OVERLAP_WINDOW = 16 << 10
 
 
 _TCP = struct.Struct("!HHIIBBH").unpack_from
@@ -149,6 +159,21 @@ class Gap(NamedTuple):
     reason: str           # "lost", "snaplen", "buffer"
 
 
+class OverlapConflict(NamedTuple):
+    """A copy of bytes ``[offset, offset + length)`` of one direction differs from
+    the copy received first (delivered, or waiting in the reorder buffer).  The
+    first copy is kept (Wireshark's default); the event tells the layers above
+    that the bytes are disputed (a retransmission with other content: tampering,
+    or a broken middlebox)."""
+
+    conn: ConnKey
+    direction: int
+    offset: int           # stream offset of the first compared byte
+    length: int           # bytes compared (some of them differ)
+    frame_number: int     # the frame carrying the differing copy
+    ts_ns: int
+
+
 class StreamClosed(NamedTuple):
     conn: ConnKey
     direction: int
@@ -159,7 +184,7 @@ class StreamClosed(NamedTuple):
 
 
 class _Half:
-    __slots__ = ("base", "next", "pending", "heap", "pbytes", "fin", "closed", "max_ack", "syn")
+    __slots__ = ("base", "next", "pending", "heap", "pbytes", "fin", "closed", "max_ack", "syn", "tail")
 
     def __init__(self):
         self.base = None      # sequence number of stream offset 0
@@ -171,6 +196,7 @@ class _Half:
         self.closed = False
         self.max_ack = None   # highest stream offset the peer acknowledged
         self.syn = False
+        self.tail = bytearray()  # the last delivered bytes, ending at next (overlap checks)
 
     def unwrap(self, seq: int) -> int:
         nxt = self.next
@@ -296,24 +322,59 @@ class TCPReassembler:
         return out
 
     # -- data ---------------------------------------------------------------------
+    def _compare(self, key, d, h, off, data, frame_number, ts_ns, out) -> None:
+        """``data`` (stream offset ``off``) overlaps bytes already delivered: compare
+        the part still in the direction's tail with it (an OverlapConflict when they
+        differ; the delivered copy stays)."""
+        nxt = h.next
+        tail = h.tail
+        start = max(off, nxt - len(tail))
+        end = min(off + len(data), nxt)
+        if end <= start:
+            if min(off + len(data), nxt) > off:
+                self.stats["overlapping bytes not compared"] += min(off + len(data), nxt) - off
+            return
+        if start > off:
+            self.stats["overlapping bytes not compared"] += start - off
+        t0 = len(tail) - (nxt - start)
+        if tail[t0:t0 + end - start] != data[start - off:end - off]:
+            self.stats["conflicting overlaps"] += 1
+            out.append(OverlapConflict(key, d, start, end - start, frame_number, ts_ns))
+
+    @staticmethod
+    def _keep(h, data) -> None:
+        """Delivered ``data`` joins the tail (trimmed to OVERLAP_WINDOW when twice that)."""
+        tail = h.tail
+        tail += data
+        if len(tail) > 2 * OVERLAP_WINDOW:
+            del tail[:len(tail) - OVERLAP_WINDOW]
+
     def _data(self, key, d, h, off, payload, missing, frame_number, ts_ns, out) -> None:
         nxt = h.next
         plen = len(payload)
         if off + plen + missing <= nxt:
             self.stats["retransmitted segments"] += 1
+            # a keep-alive (at most one byte, one below the next expected) is not compared
+            if plen and not (plen == 1 and off == nxt - 1):
+                self._compare(key, d, h, off, payload, frame_number, ts_ns, out)
             return
         if off <= nxt:
             if off + plen > nxt:
                 if off < nxt:
                     self.stats["overlapping segments"] += 1
+                    self._compare(key, d, h, off, payload, frame_number, ts_ns, out)
                     payload = payload[nxt - off:]
                 out.append(StreamData(key, d, nxt, bytes(payload), frame_number, ts_ns))
+                self._keep(h, payload)
                 h.next = nxt = off + plen
+            elif off < nxt and plen:  # a longer copy of delivered bytes, cut by the snap length
+                self._compare(key, d, h, off, payload, frame_number, ts_ns, out)
             if missing:
                 start = max(nxt, off + plen)
                 gap = off + plen + missing - start
                 out.append(Gap(key, d, start, gap, frame_number, ts_ns, "snaplen"))
                 h.next = start + gap
+                h.tail.clear()
             if h.heap:
                 self._drain(key, d, h, out)
             return
@@ -321,15 +382,21 @@ class TCPReassembler:
         self.stats["out-of-order segments"] += 1
         pend = h.pending
         if plen:
-            self._store(h, off, payload, plen, frame_number, ts_ns, "")
+            self._store(h, off, payload, plen, frame_number, ts_ns, "",
+                        lambda o, n: out.append(OverlapConflict(key, d, o, n, frame_number, ts_ns)))
         if missing:
             self._store(h, off + plen, None, missing, frame_number, ts_ns, "snaplen")
         if h.pbytes > self.max_buffer_bytes or len(pend) > self.max_buffer_segments:
             self.stats["buffer overflows"] += 1
             self._skip_to(key, d, h, h.heap[0], "buffer", frame_number, ts_ns, out)
 
-    def _store(self, h, off, data, length, frame_number, ts_ns, reason) -> None:
+    def _store(self, h, off, data, length, frame_number, ts_ns, reason, conflict=None) -> None:
         old = h.pending.get(off)
+        if old is not None and data is not None and old[0] is not None and conflict is not None:
+            n = min(len(old[0]), len(data))
+            if old[0][:n] != data[:n]:   # two waiting copies at one offset differ: the first stays
+                self.stats["conflicting overlaps"] += 1
+                conflict(off, n)
         if old is None:
             h.pending[off] = [data, length, frame_number, ts_ns, reason]
             heapq.heappush(h.heap, off)
@@ -361,11 +428,14 @@ class TCPReassembler:
                 continue
             if data is None:
                 out.append(Gap(key, d, nxt, end - nxt, frame_number, ts_ns, reason or "lost"))
+                h.tail.clear()
             else:
                 if off < nxt:
                     self.stats["overlapping segments"] += 1
-                out.append(StreamData(key, d, nxt, bytes(data[nxt - off:]) if off < nxt else bytes(data),
-                                      frame_number, ts_ns))
+                    self._compare(key, d, h, off, data, frame_number, ts_ns, out)
+                new = bytes(data[nxt - off:]) if off < nxt else bytes(data)
+                out.append(StreamData(key, d, nxt, new, frame_number, ts_ns))
+                self._keep(h, new)
             h.next = end
 
     def _skip_to(self, key, d, h, limit, reason, frame_number, ts_ns, out) -> None:
@@ -373,6 +443,7 @@ class TCPReassembler:
         if limit > h.next:
             out.append(Gap(key, d, h.next, limit - h.next, frame_number, ts_ns, reason))
             h.next = limit
+            h.tail.clear()
         self._drain(key, d, h, out)
 
     # -- closing --------------------------------------------------------------
@@ -385,6 +456,7 @@ class TCPReassembler:
         if end is not None and end > h.next:
             out.append(Gap(key, d, h.next, end - h.next, frame_number, ts_ns, "lost"))
             h.next = end
+            h.tail.clear()
 
     def _finish(self, conn, reason, frame_number, ts_ns, out) -> None:
         for d in (0, 1):

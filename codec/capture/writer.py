@@ -202,16 +202,24 @@ class PcapngWriter:
         n = 12 + len(body)
         self.f.write(struct.pack(self.order + "II", btype, n) + body + struct.pack(self.order + "I", n))
 
-    def add_interface(self, linktype: int, snaplen: int = 0) -> int:
+    def add_interface(self, linktype: int, snaplen: int = 0, *, tsresol: int = 9, tsoffset: int | None = None) -> int:
+        """An IDB; ``tsresol`` is the raw ``if_tsresol`` byte (9: nanoseconds; top bit
+        set: 2^-n), ``tsoffset`` the ``if_tsoffset`` seconds (signed 64 bits) when given."""
         o = self.order
-        opts = struct.pack(o + "HHB3x", 9, 1, 9) + struct.pack(o + "HH", 0, 0)  # if_tsresol=9, opt_endofopt
+        opts = struct.pack(o + "HHB3x", 9, 1, tsresol)                      # if_tsresol
+        if tsoffset is not None:
+            opts += struct.pack(o + "HHq", 14, 8, tsoffset)                 # if_tsoffset
+        opts += struct.pack(o + "HH", 0, 0)                                 # opt_endofopt
         self._block(1, struct.pack(o + "HHI", linktype, 0, snaplen) + opts)
         self.interfaces += 1
         return self.interfaces - 1
 
     def write(self, interface_id: int, ts_ns: int, data: bytes, origlen: int | None = None) -> None:
+        """An EPB; ``ts_ns`` is written as the 64-bit timestamp, in units of the
+        interface's ``if_tsresol`` (nanoseconds by default)."""
         orig = len(data) if origlen is None else origlen
-        self._block(6, struct.pack(self.order + "IIIII", interface_id, ts_ns >> 32, ts_ns & 0xFFFFFFFF,
+        ts = ts_ns & 0xFFFFFFFFFFFFFFFF
+        self._block(6, struct.pack(self.order + "IIIII", interface_id, ts >> 32, ts & 0xFFFFFFFF,
                                    len(data), orig) + data)
 
 

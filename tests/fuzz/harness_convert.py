@@ -192,7 +192,7 @@ def _seeds() -> list:
     except ImportError:
         import seeds
 
-    return list(seeds.capture_core_seeds()) + budget_seeds()
+    return list(seeds.capture_core_seeds()) + budget_seeds() + seeds.hostile_seeds()
 
 
 SEEDS = lambda: _seeds()  # noqa: E731  (the lead registers the target as ``convert``)

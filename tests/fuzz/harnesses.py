@@ -409,11 +409,14 @@ def fuzz_msmq_framer(data: bytes) -> None:
 def _drain_capture(data: bytes, strict: bool = False) -> list:
     from mqcodec.capture import Malformed, Skipped, iter_capture_events
     from mqcodec.capture.packet import UDPDatagram
-    from mqcodec.capture.tcp import Gap, StreamClosed, StreamData, StreamOpened
+    from mqcodec.capture.tcp import Gap, OverlapConflict, StreamClosed, StreamData, StreamOpened
 
     events = list(iter_capture_events(io.BytesIO(data), strict=strict))
-    _expect(all(isinstance(e, (Malformed, Skipped, UDPDatagram, Gap, StreamClosed, StreamData, StreamOpened))
+    _expect(all(isinstance(e, (Malformed, Skipped, UDPDatagram, Gap, StreamClosed, StreamData, StreamOpened,
+                               OverlapConflict))
                 for e in events), "capture: unexpected event type")
+    # a conflict names bytes of its direction that were compared: a non-empty range
+    _expect(all(e.length > 0 for e in events if type(e) is OverlapConflict), "capture: empty overlap conflict")
     return events
 
 

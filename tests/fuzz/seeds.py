@@ -596,6 +596,69 @@ def capture_deep_seeds():
     return [b for b in out if len(b) <= 16384]
 
 
+def hostile_seeds():
+    """Issue 16's damaged and hostile captures, small: gzip cut short, with a bad
+    CRC-32 / ISIZE, no trailer, trailing garbage; small gzip bombs (zeros, about
+    1000:1); pcapng interfaces whose if_tsresol / if_tsoffset put frames outside
+    the int64 nanosecond range (and before 1970); TCP copies that differ from the
+    bytes received first (late retransmission, early out-of-order copy, two
+    waiting copies at one offset)."""
+    import gzip
+    import io
+    import zlib
+
+    from mqcodec.capture import writer as W
+    from mqcodec.ibmmq import MQMD, MQMessage
+    from mqcodec.ibmmq.framing import encode_put
+
+    mq = b"".join(encode_put(MQMessage(MQMD(Format="MQSTR", CodedCharSetId=819), [], m).encode())
+                  for m in (b"hello" * 20, b"world" * 60))
+    c = W.TcpConversation(("10.0.0.1", 40000), ("10.0.0.2", 1414), mss=180)
+    pk = c.handshake() + c.send(0, mq) + c.send(1, mq[:200]) + c.close()
+
+    def pcap(frames):
+        f = io.BytesIO()
+        w = W.PcapWriter(f, nanosecond=True)
+        for ts, fr in frames:
+            w.write(ts, fr)
+        return f.getvalue()
+
+    frames = [(p.ts_ns, p.frame) for p in pk]
+    plain = pcap(frames)
+    gz = gzip.compress(plain, mtime=0)
+    out = [gz[:len(gz) // 2], gz[:-8], gz[:-8] + b"\0\0\0\0" + gz[-4:], gz[:-4] + b"\1\0\0\0",
+           gz + b"trailing garbage", gz + gzip.compress(plain[:300], mtime=0)[:20]]
+    # a small bomb: 256 KiB of zeros in 4 frames (about 1000:1; invariant 4 still holds)
+    comp = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    out.append(comp.compress(pcap([(i, bytes(1 << 16)) for i in range(4)])) + comp.flush())
+    # pcapng time options
+    for tsresol, tsoffset, ticks in ((0, None, 1 << 40), (0x80, None, 1 << 40), (0x81, None, 1 << 41),
+                                     (9, 10 ** 10, None), (9, -10 ** 10, 0), (9, -(1 << 63), None),
+                                     (9, (1 << 63) - 1, None), (9, -10 ** 9, None), (6, None, (1 << 64) - 1)):
+        f = io.BytesIO()
+        w = W.PcapngWriter(f)
+        w.add_interface(1, 0, tsresol=tsresol, tsoffset=tsoffset)
+        for p in pk[:12]:
+            w.write(0, p.ts_ns if ticks is None else ticks, p.frame)
+        out.append(f.getvalue())
+
+    # conflicting overlaps
+    def copy(p, payload):
+        seg = W.tcp("10.0.0.1", "10.0.0.2", 40000, 1414, p.seq, 0, 0x18, payload)
+        return W.ethernet(W.ipv4("10.0.0.1", "10.0.0.2", 6, seg, ident=999))
+
+    data = [i for i, p in enumerate(pk) if p.length and p.direction == 0]
+    a = pk[data[2]]
+    other = bytes(b ^ 0x5A for b in a.frame[-a.length:])
+    late = frames[:data[2] + 2] + [(a.ts_ns + 1, copy(a, other))] + frames[data[2] + 2:]
+    early = frames[:data[1]] + [(a.ts_ns - 1, copy(a, other))] + frames[data[1]:]
+    b = pk[data[3]]
+    twice = (frames[:data[1]] + [(b.ts_ns, b.frame), (b.ts_ns, copy(b, bytes(b.frame[-b.length:])[::-1]))]
+             + frames[data[1]:])
+    out += [pcap(late), pcap(early), pcap(twice)]
+    return [x for x in out if len(x) <= 16384]
+
+
 def _msmq_all():
     return msmq_seeds() + msmq_seeds_deep()
 
@@ -637,9 +700,9 @@ def seeds(target: str) -> list:
         deep = msmq_deep_seeds()
         return msmq_stream_seeds() + [bytes([1]) + b"".join(deep[:5]), bytes([3]) + b"".join(deep[5:])]
     if target == "capture":
-        return capture_seeds() + capture_deep_seeds()
+        return capture_seeds() + capture_deep_seeds() + hostile_seeds()
     if target == "capture_core":
-        return capture_core_seeds() + capture_deep_seeds()
+        return capture_core_seeds() + capture_deep_seeds() + hostile_seeds()
     if target == "convert":
         if __package__:
             from .harness_convert import SEEDS
