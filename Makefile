@@ -32,10 +32,12 @@ system-deps:
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-$(VENV)/.installed: pyproject.toml setup.py $(wildcard _ext/*.pyx) $(wildcard _ext/*.pxd)
+# MQCODEC_REQUIRE_EXT=1: a Cython core that does not build fails the setup instead of
+# falling back to the pure-Python implementation, so CI never tests only the pure path
+$(VENV)/.installed: pyproject.toml setup.py $(wildcard _ext/*.pyx) $(wildcard _ext/*.pxd) $(wildcard _ext/*.pxi)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,spark]'
+	MQCODEC_REQUIRE_EXT=1 $(PY) -m pip install -q -e '.[test,spark]'
 	touch $@
 
 run: setup
