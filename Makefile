@@ -35,10 +35,15 @@ system-deps:
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-$(VENV)/.installed: pyproject.toml setup.py $(wildcard _ext/*.pyx) $(wildcard _ext/*.pxd)
+# MQCODEC_REQUIRE_EXT=1: a Cython core that does not build fails the setup instead of
+# falling back to the pure-Python implementation, so CI never tests only the pure path
+# editable_mode=strict links each module file: a module added to codec/, spark/ or _ext/
+# appears after the next install, so every source file is a prerequisite
+$(VENV)/.installed: pyproject.toml setup.py $(wildcard _ext/*.pyx _ext/*.pxd _ext/*.pxi _ext/*.pyi) \
+                    $(shell find codec spark _ext -name '*.py' 2>/dev/null)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,spark]' --config-settings editable_mode=strict
+	MQCODEC_REQUIRE_EXT=1 $(PY) -m pip install -q -e '.[test,spark]' --config-settings editable_mode=strict
 	touch $@
 
 run: setup
