@@ -142,7 +142,7 @@ def test_shell_block(block: Block, scratch: pathlib.Path) -> None:
         svg = (scratch / "route.svg").read_text(encoding="utf-8")
         assert "<svg" in svg and "QM2" in svg
     if "mqcodec pcap2parquet" in block.text:
-        messages = pq.read_table(scratch / "out" / "messages.parquet")
+        messages = pq.read_table(scratch / "out" / "mq_messages")
         assert messages.num_rows > 0
     if "mqcodec decode --protocol pcf" in block.text:
         assert "MQCFT_STATISTICS" in proc.stdout
