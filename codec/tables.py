@@ -248,7 +248,7 @@ def name_column(how: str, values, context=None) -> pa.Array:
         keys = values
     uniq = pc.unique(keys)
     fn = _namer(how)
-    names = []
+    names: list = []
     for v in uniq.to_pylist():
         if v is None:
             names.append(None)

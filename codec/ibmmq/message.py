@@ -26,7 +26,7 @@ the bytes from its start become the body (bytes) and a
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from ..render import json_ready
 from ..ccsid import decode_or_keep, decode_text, encode_text
@@ -68,7 +68,7 @@ class MQMessage:
         self._body_raw: tuple[int, bytes] | None = None
         enc, cc = self._governing()
         self.encoding, self.ccsid = enc, cc
-        self.body_format = self._last_format()
+        self.body_format: Optional[str] = self._last_format()
 
     # ------------------------------------------------------------------
     def _governing(self) -> tuple[int, int]:

@@ -993,7 +993,7 @@ def _raw_matches(raw: Any, ccsid: int, value: Any) -> bool:
     if isinstance(value, (bytes, bytearray)):
         return bytes(raw) == bytes(value)
     try:
-        return decode_text(raw, ccsid) == value
+        return decode_text(bytes(raw), ccsid) == value
     except UnknownCCSID:
         return False
 
@@ -1004,7 +1004,8 @@ def _encode_str(p: PcfParameter, inherited: int) -> bytes:
         return bytes(p.raw_value)
     if not isinstance(p.Value, (str, bytes, bytearray)):
         raise EncodeError(p.structure, "String", "Value must be str (or bytes), not %s" % type(p.Value).__name__)
-    return encode_text(p.Value, eff, structure=p.structure, field="String")
+    text = p.Value if isinstance(p.Value, str) else bytes(p.Value)
+    return encode_text(text, eff, structure=p.structure, field="String")
 
 
 def _encode_parameter(p: PcfParameter, order: str, inherited: int, out: list, depth: int) -> None:

@@ -179,7 +179,7 @@ def _split(messages: Iterable[Any]) -> list[_Input]:
 
 def _merge(inputs: list[_Input], route_id: Optional[bytes]) -> Route:
     counts = Counter(i.view.kind for i in inputs)
-    seq = Counter()
+    seq: Counter[str] = Counter()
     for inp in sorted(inputs, key=lambda i: i.n):
         seq[inp.view.kind] += 1
         inp.label = inp.view.kind + (" %d" % seq[inp.view.kind] if counts[inp.view.kind] > 1 else "")
@@ -463,7 +463,7 @@ def render_image(dot_source: str, fmt: str = "svg", *, timeout: Optional[float] 
         res = subprocess.run([exe, "-T" + fmt], input=dot_source.encode(), capture_output=True, check=False,
                              timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise RenderTimeout("Graphviz dot did not finish within %g s" % timeout) from None
+        raise RenderTimeout("Graphviz dot did not finish within %s s" % timeout) from None
     if res.returncode != 0:
         raise RuntimeError("dot failed: %s" % res.stderr.decode(errors="replace").strip())
     return res.stdout
