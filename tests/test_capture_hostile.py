@@ -17,6 +17,7 @@ reference:
 from __future__ import annotations
 
 import gzip
+import datetime as dt
 import io
 import os
 import random
@@ -36,11 +37,12 @@ from mqcodec.errors import DecodeError
 from mqcodec.ibmmq import MQMD, MQMessage
 from mqcodec.ibmmq.framing import encode_put
 from mqcodec.pcap2parquet import ConvertOptions, Converter
+from mqcodec.tables import TableCollector
 
 NS = 1_000_000_000
 PACKETS = synth.generate(3, 12)
 #: columns that say where/when a row was seen, not what it holds
-PLACE = {"message_key", "capture", "ts"}
+PLACE = {"message_key", "capture", "ts", "ts_nanos"}
 
 
 def _pcap(packets) -> bytes:
@@ -65,17 +67,23 @@ def _pcapng(packets, *, tsresol=9, tsoffset=None, ticks=lambda i, p: p.ts_ns) ->
 
 def _run(impl, *captures):
     """Convert the captures in one job: (rows per capture name, summary, reports)."""
-    tables = []
-    conv = Converter(tables.append, lambda t: None, ConvertOptions(capture_impl=impl))
+    tables = TableCollector()
+    conv = Converter(tables, ConvertOptions(capture_impl=impl))
     for i, c in enumerate(captures):
         conv.add_capture(c, name="c%d" % i)
-    rows = pa.concat_tables(tables).to_pylist() if tables else []
+    rows = tables.rows()
     by = {}
     for r in rows:
         by.setdefault(r["capture"], []).append(r)
     report = conv.report()
     assert report["summary"].get("messages", 0) == len(rows)
     return by, report["summary"], report["captures"]
+
+
+def _ns(row) -> int:
+    """A row's capture time in nanoseconds since 1970: ts (microseconds) and ts_nanos."""
+    us = (row["ts"] - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(microseconds=1)
+    return us * 1000 + row["ts_nanos"]
 
 
 def _content(rows, ignore=()):
@@ -143,8 +151,8 @@ def test_times_before_1970_are_kept(impl, clean_rows):
     by both engines."""
     by, s, _ = _run(impl, _pcapng(PACKETS, tsoffset=-2 * 10 ** 9))
     assert "frames with impossible timestamps" not in s
-    got = sorted((r["frame"], r["ts"].value) for r in by["c0"])
-    want = sorted((r["frame"], r["ts"].value - 2 * 10 ** 18) for r in clean_rows)
+    got = sorted((r["frame"], _ns(r)) for r in by["c0"])
+    want = sorted((r["frame"], _ns(r) - 2 * 10 ** 18) for r in clean_rows)
     assert got == want and got[0][1] < 0
 
 
@@ -196,7 +204,9 @@ def test_truncated_gzip_converts_what_was_read(impl, fraction, clean_rows):
     cut = GZ[:int(len(GZ) * fraction)]
     by, s, reports = _run(impl, cut, CLEAN)
     rows = by.get("c0", [])
-    assert 0 < len(rows) < len(clean_rows)
+    assert 0 < len(rows) <= len(clean_rows)
+    if fraction <= 0.8:  # the last few percent of the simulator's capture may hold no message
+        assert len(rows) < len(clean_rows)
     assert set(_content(r for r in rows if r["error"] is None)) <= set(_content(clean_rows))
     assert s["captures ended by a file error"] == 1
     assert reports[0]["file_error"] == "gzip stream.deflate data at offset %d: gzip stream cut short" % len(cut)
@@ -254,7 +264,7 @@ BOMB_RSS_MIB = 200
 _CHILD = r"""
 import resource, sys
 from mqcodec.pcap2parquet import Converter, ConvertOptions
-conv = Converter(lambda t: None, lambda t: None, ConvertOptions(capture_impl=sys.argv[2]))
+conv = Converter(lambda name, t: None, ConvertOptions(capture_impl=sys.argv[2]))
 conv.add_capture(sys.argv[1], name="bomb")
 try:
     with open("/proc/self/status") as f:
