@@ -90,6 +90,8 @@ class Replay:
     connection there and opens the next one, which the core may follow
     itself.)  Without ranges: entries are taken per 4-tuple in order."""
 
+    produced: Counter = Counter()
+
     def __init__(self, entries, ranges=None):
         self._by_tuple = defaultdict(deque)
         self._known: dict = {}
@@ -126,6 +128,8 @@ class Replay:
             self._known[conn] = entry
         d.stream = entry[0]
         d.skip = entry[1] if direction == CLIENT_TO_SERVER else entry[2]
+        # IBM MQ units the core already turned into mq_calls rows (counted by _units)
+        d.skip_units = self.produced.get(("unit", entry[0], int(direction)), 0)
 
     @staticmethod
     def skip_ping() -> bool:
@@ -216,6 +220,14 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     n = len(b["seq"])
     if n == 0:
         return 0
+    unit_kind = getattr(mod, "MQ_UNIT_KIND", None)
+    if unit_kind is not None:
+        is_unit = (np.asarray(b["kind"]) == unit_kind) & (np.asarray(b["protocol"]) == 0)
+        if is_unit.any():
+            b = _units(conv, core, b, is_unit, name, conns, produced)
+            n = len(b["seq"])
+            if n == 0:
+                return 0
     pairs, counts = np.unique(np.stack([np.asarray(b["tcp_stream"], dtype=np.int64),
                                         np.asarray(b["direction"], dtype=np.int64)]), axis=1, return_counts=True)
     for (stream, direction), count in zip(pairs.T.tolist(), counts.tolist()):
@@ -262,11 +274,64 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
         "_data": data,
         "_md_only": pa.array(np.asarray(b["md_only"], dtype=bool)),
     }
+    links = b.get("links")
+    if links is not None:
+        for col in ("call_key", "queue_name", "queue_manager", "remote_q_name", "remote_q_mgr_name"):
+            columns[col] = pa.array([None if ln is None else ln[col] for ln in links],
+                                    pa.int64() if col == "call_key" else pa.string())
     arrays = [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in _p.BLOCK_SCHEMA]
     conv._blocks.append(pa.Table.from_arrays(arrays, schema=_p.BLOCK_SCHEMA))
     conv._block_rows += n
     conv._pending_bytes += int(offsets[-1] - offsets[0])
     return n
+
+
+def _units(conv, core, b: dict, is_unit, name: str, conns: dict, produced: Counter) -> dict:
+    """The batch's IBM MQ unit records -> mq_calls rows (in arena order, which
+    is the pure framer's event order); returns the batch without them, each
+    message with the link columns of its unit (the unit record just before it
+    in its direction, same stream offset)."""
+    offsets = np.asarray(b["offsets"], dtype=np.int64)
+    data = b["data"]
+    base = int(offsets[0])
+    last: dict = {}
+    links = []
+    conn_a, dir_a, off_a = b["conn"].tolist(), b["direction"].tolist(), b["stream_offset"].tolist()
+    frame_a, ts_a, stream_a = b["frame"].tolist(), b["ts_ns"].tolist(), b["tcp_stream"].tolist()
+    full_a = b["full_length"].tolist() if "full_length" in b else None
+    unit_l = is_unit.tolist()
+    for i in range(len(unit_l)):
+        c, d, off = conn_a[i], dir_a[i], off_a[i]
+        if unit_l[i]:
+            info = conns.get(c)
+            if info is None:
+                info = conns[c] = core.connection(c)
+            cip, cport, sip, sport = info[0], info[1], info[2], info[3]
+            src, sp, dst, dp = (cip, cport, sip, sport) if d == 0 else (sip, sport, cip, cport)
+            frame = frame_a[i] if frame_a[i] >= 0 else None
+            ts = ts_a[i] if ts_a[i] >= 0 else None
+            chunk = data[int(offsets[i]) - base:int(offsets[i + 1]) - base]
+            full = full_a[i] if full_a is not None else len(chunk)
+            _, link = conv._unit(name, stream_a[i], d, src, sp, dst, dp, off, frame, ts, chunk, full)
+            last[(c, d)] = (off, link)
+            produced[("unit", stream_a[i], d)] += 1
+        else:
+            prev = last.get((c, d))
+            links.append(prev[1] if prev is not None and prev[0] == off else None)
+    keep = np.flatnonzero(~is_unit)
+    out = {}
+    for key, value in b.items():
+        if key in ("offsets", "data", "deferred"):
+            continue
+        out[key] = np.asarray(value)[keep]
+    lengths = np.diff(offsets)[keep]
+    new_offsets = np.zeros(len(keep) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_offsets[1:])
+    out["offsets"] = new_offsets
+    out["data"] = b"".join(data[int(offsets[i]) - base:int(offsets[i + 1]) - base] for i in keep.tolist())
+    out["deferred"] = []
+    out["links"] = links
+    return out
 
 
 def _nonneg(values) -> pa.Array:
@@ -332,7 +397,7 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     stats = dict(core.stats)
     replay = core.replay()
     if replay:
-        _replay(conv, mod, core, source, name, replay)
+        _replay(conv, mod, core, source, name, replay, produced)
     side_report = side.report()
     report = {
         "capture": name,
@@ -383,6 +448,7 @@ class _Resume:
 
     def assign(self, d, conn, direction) -> None:
         d.skip = self.produced.get((conn.stream, int(direction)), 0)
+        d.skip_units = self.produced.get(("unit", conn.stream, int(direction)), 0)
 
     def skip_ping(self) -> bool:
         if self.pings:
@@ -398,7 +464,8 @@ def _give_up(conv, core, source, name: str, progress, produced: Counter, key0: i
     pipeline takes it.  Otherwise the pure pipeline converts the whole
     capture, skipping what the core produced; its report replaces the
     core's."""
-    if conv._key == key0:
+    units = sum(v for k, v in produced.items() if isinstance(k, tuple) and k[0] == "unit")
+    if conv._key == key0 and not units:
         return False
     conv.summary["captures resumed by the pure pipeline"] += 1
     conv._replay = _Resume(produced)
@@ -410,7 +477,7 @@ def _give_up(conv, core, source, name: str, progress, produced: Counter, key0: i
     return True
 
 
-def _replay(conv, mod, core, source, name: str, entries) -> None:
+def _replay(conv, mod, core, source, name: str, entries, produced: Counter | None = None) -> None:
     """Second read: the pure pipeline on the frames of the connections the
     core handed back (and IPv4 fragments carrying TCP)."""
     filt = mod.ReplayFilter(core)
@@ -420,6 +487,7 @@ def _replay(conv, mod, core, source, name: str, entries) -> None:
             yield from filt.feed(chunk)
 
     conv._replay = Replay(entries, core.replay_ranges())
+    conv._replay.produced = produced or Counter()
     try:
         conv._pure_pipeline(frames(), name)
     finally:
