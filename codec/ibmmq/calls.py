@@ -304,6 +304,8 @@ CALL_COLUMNS: list[tuple[str, pa.DataType]] = [
     ("notification_code_name", _DICT),
     ("notification_value", pa.int64()),
     ("socket_type", pa.int64()),
+    ("socket_conversation_id", pa.int64()),
+    ("socket_request_id", pa.int64()),
     ("socket_parm1", pa.int64()),
     ("socket_parm2", pa.int64()),
     ("msgreq_rqst_bytes", pa.int64()),
@@ -610,9 +612,8 @@ def _decode_other(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> 
     elif t == SOCKET_ACTION:
         if rest >= SOCKET_LENGTH:
             s = parse_at(SOCKET_DECL[order], unit, pos, "SOCKET_ACTION")
-            out.update(socket_type=s.Type, socket_parm1=s.Parm1, socket_parm2=s.Parm2)
-            if out.get("conversation_id") is None:
-                out["conversation_id"], out["request_id"] = s.ConversId, s.RequestId
+            out.update(socket_type=s.Type, socket_conversation_id=s.ConversId, socket_request_id=s.RequestId,
+                       socket_parm1=s.Parm1, socket_parm2=s.Parm2)
     elif t == NOTIFICATION:
         if rest >= NOTIF_LENGTH:
             n = parse_at(NOTIF_DECL[order], unit, pos, "NOTIFICATION")

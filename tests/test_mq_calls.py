@@ -1,0 +1,377 @@
+"""mq_calls: every IBM MQ unit a row, requests paired with replies, queues
+named through object handles.
+
+Oracles: tshark on the shared real capture (every unit tshark shows has a row
+with tshark's values; every MQPUT/MQGET names the object tshark shows in the
+MQOPEN -- or the SPI OPEN reply -- that gave its Hobj, followed here from
+tshark's own fields), a conversation built unit by unit with the framing
+encoders (known queues, failures, latencies), both capture engines, and
+DuckDB answering the analysts' questions in one plain query each.
+"""
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+from mqcodec.capture.writer import TcpConversation, write_pcap
+from mqcodec.ibmmq import calls as C
+from mqcodec.ibmmq.conversation import CallTracker
+from mqcodec.ibmmq.framing import (MQStreamFramer, Unit, _api, default_gmo, default_od, encode_get_reply,
+                                   encode_put, encode_put_reply, encode_segments)
+from mqcodec.ibmmq.headers import MQMD
+from mqcodec.ibmmq.message import MQMessage, encode_message
+from mqcodec.pcap2parquet import ConvertOptions, Converter, convert
+from mqcodec.tables import TableCollector, table_schema
+
+REAL = Path(__file__).resolve().parents[2] / "shared" / "captures" / "ibmmq_jms_client_1414.pcap"
+TSHARK = shutil.which("tshark")
+FIELDS = ["frame.number", "tcp.stream", "tcp.srcport", "mq.tsh.type", "mq.tsh.convid", "mq.tsh.requestid", "mq.api.reasoncode",
+          "mq.api.hobj", "mq.od.objname", "mq.conn.appname", "mq.id.channelname", "mq.uid.userid",
+          "mq.api.completioncode", "mq.spi.verb"]
+
+
+def _engines():
+    out = ["py"]
+    try:
+        from mqcodec._ext import capture_core  # noqa: F401
+        out.append("c")
+    except ImportError:
+        out.append(pytest.param("c", marks=pytest.mark.skip(reason="the compiled capture core is not built")))
+    return out
+
+
+ENGINES = _engines()
+
+
+def _convert(source, engine, name="c"):
+    tables = TableCollector()
+    conv = Converter(tables, ConvertOptions(capture_impl=engine))
+    conv.add_capture(source, name=name)
+    return tables, conv.report()
+
+
+def _tshark_units(path):
+    out = subprocess.run([TSHARK, "-r", str(path), "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|"]
+                         + [a for f in FIELDS for a in ("-e", f)], capture_output=True, text=True, check=True).stdout
+    units = []
+    for line in out.splitlines():
+        cols = line.split("\t")
+        u = dict(zip(FIELDS, cols))
+        if len(cols) == len(FIELDS) and u["mq.tsh.type"]:
+            units.append(u)
+    return units
+
+
+def _s(v):
+    return (v or "").strip()
+
+
+def _matched(units, rows):
+    """tshark's units and our rows, paired: tshark shows a unit in the frame
+    that completes it, our ``frame`` is the frame of its first byte, so both
+    are taken in stream order per TCP direction (tshark's: frame order; ours:
+    stream offset order; frames holding several units: in their order)."""
+    theirs = defaultdict(list)
+    for u in sorted(units, key=lambda u: int(u["frame.number"])):
+        for i, t in enumerate(u["mq.tsh.type"].split("|")):
+            theirs[(int(u["tcp.stream"]), int(u["tcp.srcport"]))].append((u, i, int(t, 16)))
+    ours = defaultdict(list)
+    for r in sorted(rows, key=lambda r: (r["tcp_stream"], r["src_port"], r["stream_offset"])):
+        ours[(r["tcp_stream"], r["src_port"])].append(r)
+    assert sorted(theirs) == sorted(ours)
+    pairs = []
+    for key, seq in theirs.items():
+        assert [t for _, _, t in seq] == [r["segment_type"] for r in ours[key]], key
+        pairs += [(u, i, r) for (u, i, _), r in zip(seq, ours[key])]
+    return pairs
+
+
+# ---------------------------------------------------------------------------
+# tshark, on the real capture
+# ---------------------------------------------------------------------------
+@pytest.mark.skipif(TSHARK is None or not REAL.exists(), reason="tshark or the shared capture is missing")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_every_unit_tshark_shows_has_a_row_with_its_values(engine):
+    tables, report = _convert(REAL, engine)
+    rows = tables.table("mq_calls").to_pylist()
+    units = _tshark_units(REAL)
+    assert len(units) == len(rows) == 252
+    checked = Counter()
+    for u, i, r in _matched(units, rows):
+        frame = int(u["frame.number"])
+        types = u["mq.tsh.type"].split("|")
+        assert r["frame"] <= frame
+        if len(types) != 1:
+            continue
+        checked["frame"] += r["frame"] == frame
+        assert r["conversation_id"] == (int(u["mq.tsh.convid"]) if u["mq.tsh.convid"] else None), frame
+        assert r["request_id"] == (int(u["mq.tsh.requestid"]) if u["mq.tsh.requestid"] else None), frame
+        if u["mq.api.reasoncode"]:
+            assert r["reason_code"] == int(u["mq.api.reasoncode"]), frame
+            assert r["completion_code"] == int(u["mq.api.completioncode"]), frame
+            assert r["hobj"] & 0xFFFFFFFF == int(u["mq.api.hobj"], 16), frame
+            checked["api"] += 1
+        else:
+            assert r["reason_code"] is None and r["hobj"] is None or r["segment_type"] in (0x0D, 0x0E, 0x0F)
+        for field, column in (("mq.od.objname", "od_object_name"), ("mq.conn.appname", "conn_appl_name"),
+                              ("mq.id.channelname", "id_channel_name"), ("mq.uid.userid", "uid_user_id")):
+            if u[field]:
+                assert _s(r[column]) == _s(u[field]), (frame, field)
+                checked[field] += 1
+        if u["mq.spi.verb"]:
+            assert r["spi_verb"] == int(u["mq.spi.verb"])
+            assert r["spi_verb_name"] == C.SPI_VERBS[r["spi_verb"]]
+        assert r["segment_type_name"] == C.segment_type_name(int(types[0], 16))
+    assert checked["api"] > 150 and checked["mq.id.channelname"] == 20 and checked["mq.uid.userid"] == 5
+    assert checked["mq.od.objname"] > 10 and checked["frame"] > 240
+    # the reasons of failed calls: tshark's
+    failed = Counter(int(u["mq.api.reasoncode"]) for u in units
+                     if u["mq.api.completioncode"] and int(u["mq.api.completioncode"]) == 2)
+    assert failed == Counter({2035: 3})
+    assert report["failed_calls_by_reason"] == {"MQRC_NOT_AUTHORIZED": 3}
+    assert sum(report["calls_by_type"].values()) == 252
+    assert report["calls_by_type"]["SPI_REPLY"] == 16
+
+
+@pytest.mark.skipif(TSHARK is None or not REAL.exists(), reason="tshark or the shared capture is missing")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_puts_and_gets_name_the_object_their_handle_was_opened_on(engine):
+    """Followed from tshark's fields alone: MQOPEN's object name (by request
+    id) -> MQOPEN_REPLY's Hobj; SPI_REPLY's object name -> its Hobj; the
+    MQPUT/MQGET that use the Hobj in the same conversation."""
+    units = sorted(_tshark_units(REAL), key=lambda u: int(u["frame.number"]))
+    opening, handles, expected = {}, {}, {}
+    for u in units:
+        t = int(u["mq.tsh.type"], 16)
+        key = (u["tcp.stream"], u["mq.tsh.convid"])
+        hobj = int(u["mq.api.hobj"], 16) if u["mq.api.hobj"] else None
+        if t == 0x83:
+            opening[key + (u["mq.tsh.requestid"],)] = _s(u["mq.od.objname"])
+        elif t == 0x93 and int(u["mq.api.completioncode"]) != 2:
+            handles[key + (hobj,)] = opening.pop(key + (u["mq.tsh.requestid"],), None)
+        elif t == 0x9C and u["mq.od.objname"] and int(u["mq.api.completioncode"]) != 2:
+            handles[key + (hobj,)] = _s(u["mq.od.objname"])
+        elif t in (0x85, 0x86):
+            expected[int(u["frame.number"])] = handles.get(key + (hobj,))
+    assert expected and all(expected.values())
+    tables, _ = _convert(REAL, engine)
+    rows = tables.table("mq_calls").to_pylist()
+    seen = 0
+    for u, _, r in _matched(units, rows):
+        frame = int(u["frame.number"])
+        if frame in expected:
+            assert r["queue_name"] == expected[frame], frame
+            seen += 1
+    assert seen == len(expected)
+    by_key = {r["call_key"]: r for r in rows}
+    messages = tables.table("mq_messages").to_pylist()
+    puts = [m for m in messages if m["kind"] == "MQPUT"]
+    assert len(puts) == 8 and all(m["queue_name"] == by_key[m["call_key"]]["queue_name"] == "UNIFORM.QUEUE"
+                                  for m in puts)
+    assert all(by_key[m["call_key"]]["stream_offset"] == m["stream_offset"] for m in messages)
+
+
+@pytest.mark.skipif(not REAL.exists(), reason="the shared capture is missing")
+def test_replies_point_at_their_requests():
+    tables, _ = _convert(REAL, "py")
+    rows = tables.table("mq_calls").to_pylist()
+    by_key = {r["call_key"]: r for r in rows}
+    replies = [r for r in rows if C.is_reply(r["segment_type"])]
+    paired = [r for r in replies if r["request_call_key"] is not None]
+    assert len(paired) >= len(replies) - 1       # one MQDISC_REPLY answers no MQDISC of the capture
+    for r in paired:
+        q = by_key[r["request_call_key"]]
+        assert q["segment_type"] == C.request_type_of(r["segment_type"])
+        assert (q["tcp_stream"], q["conversation_id"], q["request_id"]) == \
+            (r["tcp_stream"], r["conversation_id"], r["request_id"])
+        assert (q["src_ip"], q["src_port"]) == (r["dst_ip"], r["dst_port"])
+        delta = r["ts"] - q["ts"]
+        us = delta.days * 86400_000_000 + delta.seconds * 1_000_000 + delta.microseconds
+        assert r["latency_us"] == us >= 0
+        assert q["replied"] is True and q["reply_call_key"] == r["call_key"]
+    requests = [r for r in rows if C.is_request(r["segment_type"])]
+    assert all(r["replied"] is not None for r in requests)
+    assert all(r["replied"] is None for r in rows if not C.is_request(r["segment_type"]))
+
+
+# ---------------------------------------------------------------------------
+# a conversation built unit by unit
+# ---------------------------------------------------------------------------
+_LE = "little"
+
+
+def _api_unit(t, body=b"", *, req, cc=0, rc=0, hobj=0, conv=1):
+    return encode_segments(t, _api(_LE, 36 + 16 + len(body), cc, rc, hobj) + body, byte_order=_LE,
+                           conversation_id=conv, request_id=req)
+
+
+def _message(text: bytes) -> MQMessage:
+    md = MQMD(Version=1, Encoding=546, CodedCharSetId=1208, Format="MQSTR", PutApplName="t")
+    return MQMessage(md, [], text, md_encoding=546, md_ccsid=819)
+
+
+def _conversation(step_ns=1_000_000):
+    """MQOPEN APP.Q1 (Hobj 5), MQOPEN NO.SUCH.Q (2085), MQPUT, MQGET with a
+    message, MQGET 2033, MQINQ, MQCLOSE, an MQGET that never gets a reply."""
+    c = TcpConversation(("10.1.0.1", 41000), ("10.1.0.2", 1414), mss=1400, start_ns=1_700_000_000 * 10**9,
+                        step_ns=step_ns)
+    pk = c.handshake()
+    msg = _message(b"hello")
+    md_bytes = encode_message(_message(b""))
+    gmo = default_gmo(_LE, version=2, WaitInterval=500)
+    od1 = default_od(_LE, object_name="APP.Q1", object_qmgr_name="QM9")
+    od2 = default_od(_LE, object_name="NO.SUCH.Q")
+    opts = struct.pack("<i", 0x2010)
+    pk += c.send(0, _api_unit(0x83, od1 + opts, req=1))
+    pk += c.send(1, _api_unit(0x93, od1 + opts, req=1, hobj=5))
+    pk += c.send(0, _api_unit(0x83, od2 + opts, req=2))
+    pk += c.send(1, _api_unit(0x93, od2 + opts, req=2, cc=2, rc=2085, hobj=-1))
+    pk += c.send(0, encode_put(msg, hobj=5, conversation_id=1, request_id=3, byte_order=_LE))
+    pk += c.send(1, encode_put_reply(msg, hobj=5, conversation_id=1, request_id=3, byte_order=_LE))
+    pk += c.send(0, _api_unit(0x85, md_bytes + gmo + struct.pack("<i", 4096), req=4, hobj=5))
+    pk += c.send(1, encode_get_reply(msg, hobj=5, conversation_id=1, request_id=4, byte_order=_LE, gmo=gmo))
+    pk += c.send(0, _api_unit(0x85, md_bytes + gmo + struct.pack("<i", 4096), req=5, hobj=5))
+    pk += c.send(1, _api_unit(0x95, md_bytes + gmo + struct.pack("<i", 0), req=5, hobj=5, cc=2, rc=2033))
+    pk += c.send(0, _api_unit(0x89, struct.pack("<iii", 2, 0, 0) + struct.pack("<ii", 3, 20), req=6, hobj=5))
+    pk += c.send(1, _api_unit(0x99, struct.pack("<iii", 2, 2, 0) + struct.pack("<iiii", 3, 20, 1, 5000),
+                              req=6, hobj=5))
+    pk += c.send(0, _api_unit(0x84, struct.pack("<i", 0), req=7, hobj=5))
+    pk += c.send(1, _api_unit(0x94, req=7, hobj=-1))
+    pk += c.send(0, _api_unit(0x85, md_bytes + gmo + struct.pack("<i", 4096), req=8, hobj=5))
+    return pk
+
+
+@pytest.fixture(scope="module")
+def conversation_pcap(tmp_path_factory):
+    path = tmp_path_factory.mktemp("conv") / "conversation.pcap"
+    with open(path, "wb") as f:
+        write_pcap(f, _conversation())
+    return path
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_conversation(conversation_pcap, engine):
+    tables, report = _convert(conversation_pcap, engine)
+    rows = tables.table("mq_calls").to_pylist()
+    names = [r["segment_type_name"] for r in rows]
+    assert names == ["MQOPEN", "MQOPEN_REPLY", "MQOPEN", "MQOPEN_REPLY", "MQPUT", "MQPUT_REPLY", "MQGET",
+                     "MQGET_REPLY", "MQGET", "MQGET_REPLY", "MQINQ", "MQINQ_REPLY", "MQCLOSE", "MQCLOSE_REPLY",
+                     "MQGET"]
+    q = [r["queue_name"] for r in rows]
+    assert q[:2] == ["APP.Q1", "APP.Q1"] and q[2:4] == ["NO.SUCH.Q", "NO.SUCH.Q"]
+    assert all(name == "APP.Q1" for name in q[4:14])
+    assert rows[0]["queue_manager"] == "QM9" and rows[4]["queue_manager"] == "QM9"
+    assert q[14] is None                       # the handle was closed before this MQGET
+    assert rows[3]["reason_name"] == "MQRC_UNKNOWN_OBJECT_NAME" and rows[3]["completion_code_name"] == "MQCC_FAILED"
+    assert rows[9]["reason_name"] == "MQRC_NO_MSG_AVAILABLE"
+    assert rows[6]["gmo_wait_interval"] == 500 and rows[7]["data_length"] == 5
+    assert rows[10]["inq_selectors"] == [3, 20] and rows[11]["inq_int_values"] == [1, 5000]
+    assert rows[0]["od_object_type_name"] == "MQOT_Q" and rows[0]["open_options"] == 0x2010
+    for i in range(0, 14, 2):
+        assert rows[i + 1]["request_call_key"] == rows[i]["call_key"]
+        assert rows[i]["replied"] is True and rows[i]["reply_call_key"] == rows[i + 1]["call_key"]
+        assert rows[i + 1]["latency_us"] > 0
+    assert rows[14]["replied"] is False and rows[14]["reply_call_key"] is None
+    assert report["failed_calls_by_reason"] == {"MQRC_UNKNOWN_OBJECT_NAME": 1, "MQRC_NO_MSG_AVAILABLE": 1}
+    msgs = tables.table("mq_messages").to_pylist()
+    assert [(m["kind"], m["queue_name"]) for m in msgs] == [
+        ("MQPUT", "APP.Q1"), ("MQPUT_REPLY", "APP.Q1"), ("MQGET", "APP.Q1"), ("MQGET_REPLY", "APP.Q1"),
+        ("MQGET", "APP.Q1"), ("MQGET_REPLY", "APP.Q1"), ("MQGET", None)]
+    assert all(m["call_key"] == rows[i]["call_key"] for m, i in zip(msgs, (4, 5, 6, 7, 8, 9, 14)))
+
+
+def test_duckdb_answers_in_one_plain_query(conversation_pcap, tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    out = tmp_path / "out"
+    inputs = [str(conversation_pcap)] + ([str(REAL)] if REAL.exists() else [])
+    convert(inputs, str(out))
+    calls = "read_parquet('%s/mq_calls/**/*.parquet')" % out
+    messages = "read_parquet('%s/mq_messages/**/*.parquet')" % out
+    per_queue = dict(duckdb.sql(
+        "SELECT queue_name, count(*) FROM %s WHERE kind IN ('MQPUT', 'MQPUT1', 'MESSAGE_DATA') "
+        "GROUP BY queue_name" % messages).fetchall())
+    expected = {"APP.Q1": 1}
+    if REAL.exists():
+        expected["UNIFORM.QUEUE"] = 8
+    assert per_queue == expected
+    failed = dict(duckdb.sql("SELECT reason_name, count(*) FROM %s WHERE completion_code_name = 'MQCC_FAILED' "
+                             "GROUP BY reason_name" % calls).fetchall())
+    assert failed == dict({"MQRC_UNKNOWN_OBJECT_NAME": 1, "MQRC_NO_MSG_AVAILABLE": 1},
+                          **({"MQRC_NOT_AUTHORIZED": 3} if REAL.exists() else {}))
+    latency = dict(duckdb.sql("SELECT queue_name, median(latency_us) FROM %s WHERE segment_type_name = "
+                              "'MQGET_REPLY' GROUP BY queue_name" % calls).fetchall())
+    assert latency == {"APP.Q1": 2000}        # 1 ms per frame: the request, its ACK, the reply
+    unreplied = duckdb.sql("SELECT count(*) FROM %s WHERE replied = false" % calls).fetchall()[0][0]
+    assert unreplied >= 1
+
+
+# ---------------------------------------------------------------------------
+# the pieces
+# ---------------------------------------------------------------------------
+def test_a_damaged_unit_keeps_its_header_and_bytes():
+    od = default_od(_LE, object_name="Q")[:100]           # an MQOD cut short
+    unit = _api_unit(0x83, od, req=1)
+    cols = C.decode_unit(unit)
+    assert cols["segment_type_name"] == "MQOPEN" and cols["conversation_id"] == 1
+    assert (cols["error_structure"], cols["error"].startswith("truncated")) == ("MQOD", True)
+    assert cols["error_offset"] == 52
+    # past the prefix both engines keep, a cut structure is not an error
+    assert "error" not in C.decode_unit(unit, len(unit) + 100_000)
+    bad = C.decode_unit(b"XXXX" + unit[4:])
+    assert bad["error_structure"] == "TSH" and bad["error_field"] == "StructID"
+
+
+def test_units_are_every_segment_type_joined_first_to_last():
+    body = default_od(_LE, object_name="SPLIT.Q") + struct.pack("<i", 16)
+    stream = encode_segments(0x83, _api(_LE, 0, 0, 0, 0) + body, byte_order=_LE, max_segment_length=100,
+                             conversation_id=3, request_id=9)
+    stream += encode_segments(0x09, b"", byte_order=_LE, conversation_id=3)   # a heartbeat
+    framer = MQStreamFramer(units=True)
+    framer.feed(stream)
+    units = [e for e in framer if isinstance(e, Unit)]
+    assert [(u.type_name, u.segments, u.offset) for u in units] == [("MQOPEN", 3, 0), ("HEARTBEAT", 1, 296)]
+    assert units[0].length == 36 + 16 + len(body) and units[0].end == 296 == 3 * 36 + 16 + len(body)
+    assert C.decode_unit(units[0].data, units[0].length)["od_object_name"] == "SPLIT.Q"
+
+
+def test_the_compiled_framer_reports_the_same_units():
+    core = pytest.importorskip("mqcodec._ext.capture_core", reason="the compiled capture core is not built")
+    stream = b"".join(bytes(encode_segments(t, _api(_LE, 0, 0, 0, 0) + bytes(range(256)) * 3, byte_order=_LE,
+                                            max_segment_length=300, conversation_id=t, request_id=1))
+                      for t in (0x83, 0x89, 0x8C, 0x93)) + encode_put(_message(b"x" * 700), byte_order=_LE,
+                                                                       max_segment_length=256)
+    pure = MQStreamFramer(units=True)
+    pure.feed(stream)
+    expected = []
+    for e in pure:
+        if isinstance(e, Unit):
+            expected.append(("UNIT", e.offset, e.data, e.length))
+        elif type(e).__name__ == "Message":
+            expected.append(e.kind)
+    fast = core.FastMQFramer(units=True)
+    got = []
+    for i in range(0, len(stream), 97):
+        got += [g if g[0] == "UNIT" else g[2] for g in fast.feed(stream[i:i + 97])]
+    assert got == expected and len(got) == 6
+
+
+def test_tracker_bounds_the_waiting_requests():
+    t = CallTracker(max_waiting=2)
+    outs = [t.unit(k, 0, k, {"segment_type": 0x89, "conversation_id": 1, "request_id": k}) for k in range(4)]
+    assert [o.given_up for o in outs] == [[], [], [0], [1]]
+    assert t.close() == [2, 3]
+
+
+def test_schema_has_the_brief_columns():
+    names = set(table_schema("mq_calls").names)
+    assert {"call_key", "capture", "frame", "ts", "ts_nanos", "tcp_stream", "src_ip", "src_port", "dst_ip",
+            "dst_port", "conversation_id", "request_id", "segment_type", "segment_type_name", "ctl_flags1",
+            "encoding", "ccsid", "length", "error", "raw", "hobj", "completion_code", "reason_code", "reason_name",
+            "request_call_key", "latency_us", "replied", "queue_name", "queue_manager"} <= names
+    assert {"queue_name", "queue_manager", "remote_q_name", "remote_q_mgr_name", "call_key"} <= \
+        set(table_schema("mq_messages").names)
