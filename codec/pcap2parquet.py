@@ -649,13 +649,15 @@ class Converter:
         return self._output(_tables.MSMQ_PACKETS, part, decoded)
 
     # ---------------------------------------------------------- summary
-    def report(self) -> dict:
+    def report(self, top: Optional[int] = 10) -> dict:
+        """The job's summary: counters, messages by protocol and kind, IBM MQ
+        calls by segment type, failed calls (CompCode MQCC_FAILED) by reason
+        name -- the ``top`` most frequent (None: all, for merging)."""
         return {
             "summary": dict(self.summary),
             "messages_by_protocol_and_kind": {"%s/%s" % k: v for k, v in sorted(self.by_kind.items())},
             "calls_by_type": dict(sorted(self.calls_by_type.items())),
-            # the ten most frequent reasons of failed calls (CompCode MQCC_FAILED)
-            "failed_calls_by_reason": dict(self.failed_by_reason.most_common(10)),
+            "failed_calls_by_reason": dict(self.failed_by_reason.most_common(top)),
             "captures": self.capture_reports,
         }
 
