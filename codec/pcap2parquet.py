@@ -215,7 +215,8 @@ class Converter:
                 for d in budget.enforce(proc.tcp, dirs, lambda evs: self._on_events(evs, name, dirs),
                                         frame_number=frame.number, ts_ns=frame.ts_ns):
                     self._drain(name, d)
-            if len(self._pending) + self._block_rows >= limit_rows or self._pending_bytes >= limit_bytes:
+            if len(self._pending) + self._block_rows + len(self._calls) >= limit_rows \
+                    or self._pending_bytes >= limit_bytes:
                 self.flush()
         for ev in proc.close():
             self._on_events((ev,), name, dirs, gaps_only=type(ev) is not StreamClosed)
@@ -407,6 +408,7 @@ class Converter:
                    latency_us=None if att.latency_ns is None else att.latency_ns // 1000)
         if row.get("error") is not None or self.options.raw:
             row["raw"] = bytes(data)
+            self._pending_bytes += len(data)
         if att.request_call_key is not None:
             req = self._held.pop(att.request_call_key, None)
             if req is not None:

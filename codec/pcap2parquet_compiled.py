@@ -382,7 +382,8 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
             frames = core.stats.get("frames", 0)
             progress.advance(frames - frames_seen)
             frames_seen = frames
-        if conv._block_rows + len(conv._pending) >= opts.chunk_messages or conv._pending_bytes >= opts.chunk_bytes:
+        if conv._block_rows + len(conv._pending) + len(conv._calls) >= opts.chunk_messages \
+                or conv._pending_bytes >= opts.chunk_bytes:
             conv.flush()
         if core.stop is not None:
             break

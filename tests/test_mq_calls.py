@@ -375,3 +375,33 @@ def test_schema_has_the_brief_columns():
             "request_call_key", "latency_us", "replied", "queue_name", "queue_manager"} <= names
     assert {"queue_name", "queue_manager", "remote_q_name", "remote_q_mgr_name", "call_key"} <= \
         set(table_schema("mq_messages").names)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_channel_message_data_and_async_messages_name_their_queue(tmp_path, engine):
+    from mqcodec.ibmmq.framing import encode_async_message, encode_message_data
+
+    c = TcpConversation(("10.2.0.1", 42000), ("10.2.0.2", 1414), mss=1400, start_ns=10**18, step_ns=1000)
+    pk = c.handshake()
+    pk += c.send(0, encode_message_data(_message(b"over the channel"), remote_q_name="REMOTE.Q",
+                                        remote_qmgr_name="QMR", byte_order=_LE))
+    d = TcpConversation(("10.2.0.3", 42001), ("10.2.0.2", 1414), mss=1400, start_ns=10**18 + 10**6, step_ns=1000)
+    pk += d.handshake()
+    od = default_od(_LE, object_name="ASYNC.Q")
+    pk += d.send(0, _api_unit(0x83, od + struct.pack("<i", 1), req=1))
+    pk += d.send(1, _api_unit(0x93, od + struct.pack("<i", 1), req=1, hobj=7))
+    pk += d.send(1, encode_async_message(_message(b"pushed"), hobj=7, byte_order=_LE, max_segment_length=150))
+    path = tmp_path / "chan.pcap"
+    with open(path, "wb") as f:
+        write_pcap(f, pk)
+    tables, _ = _convert(path, engine)
+    calls = {r["segment_type_name"]: r for r in tables.table("mq_calls").to_pylist()}
+    assert (calls["MESSAGE_DATA"]["remote_q_name"], calls["MESSAGE_DATA"]["remote_q_mgr_name"]) == ("REMOTE.Q", "QMR")
+    assert calls["MESSAGE_DATA"]["queue_name"] == "REMOTE.Q"
+    assert calls["ASYNC_MESSAGE"]["hobj"] == 7 and calls["ASYNC_MESSAGE"]["queue_name"] == "ASYNC.Q"
+    msgs = {m["kind"]: m for m in tables.table("mq_messages").to_pylist()}
+    md = msgs["MESSAGE_DATA"]
+    assert (md["queue_name"], md["queue_manager"], md["remote_q_name"], md["remote_q_mgr_name"]) == \
+        ("REMOTE.Q", "QMR", "REMOTE.Q", "QMR")
+    assert md["header_formats"][0] == "MQXMIT"
+    assert msgs["ASYNC_MESSAGE"]["queue_name"] == "ASYNC.Q"
