@@ -405,3 +405,60 @@ def test_channel_message_data_and_async_messages_name_their_queue(tmp_path, engi
         ("REMOTE.Q", "QMR", "REMOTE.Q", "QMR")
     assert md["header_formats"][0] == "MQXMIT"
     assert msgs["ASYNC_MESSAGE"]["queue_name"] == "ASYNC.Q"
+
+
+def _other_units(o):
+    f = "<" if o == "little" else ">"
+
+    def seg(t, body):
+        return encode_segments(t, body, byte_order=o, conversation_id=1, request_id=2)
+    return [
+        (1, seg(0x05, struct.pack(f + "III", 12, 29, 77))),                                  # STATUS_DATA
+        (1, seg(0x0F, struct.pack(f + "IiII", 1, 9, 5, 3))),                                 # NOTIFICATION
+        (0, seg(0x0E, struct.pack(f + "IiIIIIiII", 1, 9, 0, 4096, 4194304, 0, 1500, 0, 0))),  # REQUEST_MSGS
+        (0, seg(0x07, struct.pack(f + "I", 16) + b"pingpingping")),                         # PING_DATA
+        (0, seg(0x03, struct.pack(f + "II", 8, 42))),                                        # RESET_DATA
+        (0, seg(0x0A, b"CAUT" + struct.pack(f + "IIIII", 1, 3, 8, 3, 8) + b"bobsecret!")),   # CONAUTH_INFO
+        (0, seg(0xA1, struct.pack(">I", 16) + struct.pack(f + "iII", 0, 0x200000, 7))),      # XA_START
+        (1, seg(0xB1, struct.pack(">I", 16) + struct.pack(f + "iII", -4, 0, 7))),            # XA_START_REPLY
+    ]
+
+
+@pytest.mark.skipif(TSHARK is None, reason="tshark is missing")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_other_unit_types_against_tshark(tmp_path, engine):
+    """STATUS_DATA, NOTIFICATION, PING_DATA, RESET_DATA, CONAUTH_INFO, XA in
+    both byte orders: our columns are tshark's fields."""
+    pk = []
+    for i, o in enumerate(("little", "big")):
+        c = TcpConversation(("10.3.0.1", 43000 + i), ("10.3.0.2", 1414), mss=1400, start_ns=10**18 + i * 10**9)
+        pk += c.handshake()
+        for d, u in _other_units(o):
+            pk += c.send(d, u)
+    path = tmp_path / "other.pcap"
+    with open(path, "wb") as fh:
+        write_pcap(fh, pk)
+    fields = {"mq.status.code": "status_code", "mq.status.value": "status_value", "mq.notif.handle": "hobj",
+              "mq.notif.code": "notification_code", "mq.notif.value": "notification_value",
+              "mq.ping.length": "ping_length", "mq.reset.seqnum": "reset_seq_num", "mq.caut.authtype": "caut_auth_type",
+              "mq.msh.userid": "caut_user_id", "mq.xa.returnvalue": "xa_return_value", "mq.xa.rmid": "xa_rmid"}
+    out = subprocess.run([TSHARK, "-r", str(path), "-T", "fields", "-e", "frame.number", "-e", "mq.tsh.type"]
+                         + [a for f in fields for a in ("-e", f)], capture_output=True, text=True, check=True).stdout
+    theirs = [line.split("\t") for line in out.splitlines() if line.split("\t")[1]]
+    tables, _ = _convert(path, engine)
+    rows = tables.table("mq_calls").to_pylist()
+    assert [r["frame"] for r in rows] == [int(t[0]) for t in theirs] and len(rows) == 16
+    compared = 0
+    for t, r in zip(theirs, rows):
+        assert r["segment_type"] == int(t[1], 16)
+        for value, column in zip(t[2:], fields.values()):
+            if value:
+                ours = r[column]
+                assert (str(ours) if isinstance(ours, str) else ours) == \
+                    (value if column == "caut_user_id" else int(value, 0)), (t[0], column)
+                compared += 1
+    assert compared == 2 * 13
+    assert rows[0]["status_code_name"] == "INVALID_HOBJ" and rows[1]["notification_code_name"] == "Q_STATE"
+    assert rows[2]["hobj"] == 9 and rows[2]["msgreq_wait_interval"] == 1500      # tshark leaves it undecoded
+    assert rows[6]["xa_tm_flags"] == 0x200000 and rows[7]["request_call_key"] == rows[6]["call_key"]
+    assert "secret" not in repr(rows)

@@ -38,7 +38,7 @@ __all__ = [
     "decode_unit", "CALL_COLUMNS", "UNIT_PREFIX", "SPI_VERBS", "STATUS_CODES", "NOTIFICATION_CODES",
     "SOCKET_ACTION_TYPES", "is_api", "is_request", "is_reply", "reply_type_of", "request_type_of",
     "ID_DECL", "UID_DECL", "CAUT_DECL", "CONN_DECL", "INQ_DECL", "SPI_DECL", "STATUS_DECL",
-    "SOCKET_DECL", "NOTIF_DECL", "MSGREQ_DECL", "XA_DECL",
+    "SOCKET_DECL", "NOTIF_DECL", "MSGREQ_DECL", "XA_DECL", "PING_DECL", "RESET_DECL",
 ]
 
 #: Every structure this module decodes lies in a unit's first 64 KiB (the
@@ -152,13 +152,23 @@ SPI_DECL = _both(lambda o: cs.Struct(
 ))
 SPI_LENGTH = 12
 
-#: STATUS_DATA
+#: STATUS_DATA: Length, Code, and Value when Length is 12 or more.
 STATUS_DECL = _both(lambda o: cs.Struct(
     "Length" / _U32[o],
     "Code" / _U32[o],
-    "Value" / _U32[o],
 ))
-STATUS_LENGTH = 12
+STATUS_LENGTH = 8
+
+#: PING_DATA: Length, then the buffer echoed back.
+PING_DECL = _both(lambda o: cs.Struct(
+    "Length" / _U32[o],
+))
+#: RESET_DATA
+RESET_DECL = _both(lambda o: cs.Struct(
+    "Length" / _U32[o],
+    "SeqNum" / _U32[o],
+))
+RESET_LENGTH = 8
 
 #: SOCKET_ACTION
 SOCKET_DECL = _both(lambda o: cs.Struct(
@@ -308,6 +318,8 @@ CALL_COLUMNS: list[tuple[str, pa.DataType]] = [
     ("socket_request_id", pa.int64()),
     ("socket_parm1", pa.int64()),
     ("socket_parm2", pa.int64()),
+    ("ping_length", pa.int64()),
+    ("reset_seq_num", pa.int64()),
     ("msgreq_rqst_bytes", pa.int64()),
     ("msgreq_wait_interval", pa.int64()),
     # XA
@@ -323,7 +335,8 @@ CALL_COLUMNS: list[tuple[str, pa.DataType]] = [
 # Segment type classes
 # --------------------------------------------------------------------------
 MQCONN, MQOPEN, MQCLOSE, MQGET, MQPUT, MQPUT1, MQSET, MQINQ, SPI = 0x81, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8C
-INITIAL_DATA, MESSAGE_DATA, STATUS_DATA, USERID_DATA, CONAUTH_INFO = 0x01, 0x04, 0x05, 0x08, 0x0A
+INITIAL_DATA, RESET_DATA, MESSAGE_DATA, STATUS_DATA, PING_DATA = 0x01, 0x03, 0x04, 0x05, 0x07
+USERID_DATA, CONAUTH_INFO = 0x08, 0x0A
 SOCKET_ACTION, ASYNC_MESSAGE, REQUEST_MSGS, NOTIFICATION = 0x0C, 0x0D, 0x0E, 0x0F
 _REPLY_BIT = 0x10
 
@@ -608,7 +621,16 @@ def _decode_other(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> 
     elif t == STATUS_DATA:
         if rest >= STATUS_LENGTH:
             s = parse_at(STATUS_DECL[order], unit, pos, "STATUS")
-            out.update(status_code=s.Code, status_code_name=STATUS_CODES.get(s.Code), status_value=s.Value)
+            out.update(status_code=s.Code, status_code_name=STATUS_CODES.get(s.Code))
+            if s.Length >= 12 and rest >= 12:
+                out["status_value"] = _struct.unpack_from(">I" if order == BIG else "<I", unit, pos + 8)[0]
+    elif t == PING_DATA:
+        if rest > 4:
+            out["ping_length"] = parse_at(PING_DECL[order], unit, pos, "PING").Length
+    elif t == RESET_DATA:
+        if rest >= RESET_LENGTH:
+            r = parse_at(RESET_DECL[order], unit, pos, "RESET")
+            out["reset_seq_num"] = r.SeqNum
     elif t == SOCKET_ACTION:
         if rest >= SOCKET_LENGTH:
             s = parse_at(SOCKET_DECL[order], unit, pos, "SOCKET_ACTION")
