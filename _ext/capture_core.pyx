@@ -20,7 +20,8 @@ API::
                        server_ports=DEFAULT_SERVER_PORTS, max_closed=65536, max_connections=1_000_000,
                        max_reassembly_bytes=4 << 20, max_reassembly_segments=4096,
                        max_buffer_bytes=16 << 20, max_marks=1 << 20,
-                       max_total_buffer=None)   # the global byte budget: past it, supported -> False
+                       max_total_buffer=None,   # the global byte budget: past it, supported -> False
+                       units=False)             # also IBM MQ unit records (kind MQ_UNIT_KIND)
     core.feed(chunk)      # bytes-like, any size; partial records are kept
     core.finish()         # end of input: close every open connection (framers' close)
     b = core.take()       # dict of what was produced since the last take():
@@ -28,7 +29,8 @@ API::
         stream_offset int64, frame int64, ts_ns int64 (frame/ts_ns = -1 where the
         pure converter has None), protocol int8 (0 mq, 1 msmq), kind int16
         (MQ_KIND_NAMES / MSMQ_KIND_NAMES), md_only bool, data bytes,
-        offsets int64 (n+1), deferred list[Frame] (capture order)
+        offsets int64 (n+1), full_length int64 (unit records: the unit's whole
+        length), deferred list[Frame] (capture order)
     core.connection(conn) -> (client_ip, client_port, server_ip, server_port, tcp_stream)
     core.replay() -> [(conn, (cip, cport, sip, sport), tcp_stream, emitted_c2s, emitted_s2c)]
     core.replay_ranges() -> [(conn, first_frame, last_frame)]  (last_frame -1: open to the end)
@@ -441,6 +443,7 @@ cdef struct Core:
     uint16_t server_ports[16]
     int n_server
     bint detect
+    bint units            # IBM MQ unit records (kind MQ_UNIT_KIND) besides messages
     Py_ssize_t cap_bytes
     Py_ssize_t cap_marks
     int64_t max_closed
@@ -1172,7 +1175,8 @@ cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, 
             h.proto = proto
         if h.proto == P_MQ:
             mq_framer_init(&h.mq, off)
-            h.mq.unit_emit = core_emit_unit
+            if c.units:
+                h.mq.unit_emit = core_emit_unit
         else:
             msmq_framer_init(&h.ms, off)
         h.framer_on = True
@@ -2126,8 +2130,9 @@ cdef class CaptureCore(_Walker):
     def __init__(self, mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True, *,
                  server_ports=DEFAULT_SERVER_PORTS, max_buffer_bytes=16 << 20, max_marks=1 << 20,
                  max_closed=65536, max_connections=1_000_000, max_reassembly_bytes=4 << 20,
-                 max_reassembly_segments=4096, max_total_buffer=None):
+                 max_reassembly_segments=4096, max_total_buffer=None, units=False):
         self.c.n_mq = fill_ports(self.c.mq_ports, mq_ports)
+        self.c.units = bool(units)
         self.c.n_msmq = fill_ports(self.c.msmq_ports, msmq_ports)
         self.c.n_server = fill_ports(self.c.server_ports, server_ports)
         self.c.detect = bool(detect_by_content)

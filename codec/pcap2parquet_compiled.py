@@ -366,7 +366,7 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     # (the pure pipeline, whose budget cuts directions, then converts it: _give_up)
     core = mod.CaptureCore(mq_ports=tuple(opts.mq_ports), msmq_ports=tuple(opts.msmq_ports),
                            detect_by_content=opts.detect_by_content, max_connections=opts.max_connections,
-                           max_total_buffer=opts.buffer_budget or DEFAULT_LIMIT)
+                           max_total_buffer=opts.buffer_budget or DEFAULT_LIMIT, units=True)
     side = CaptureProcessor(max_connections=opts.max_connections)
     kinds = (list(mod.MQ_KIND_NAMES), list(mod.MSMQ_KIND_NAMES))
     conns: dict = {}
