@@ -462,3 +462,26 @@ def test_other_unit_types_against_tshark(tmp_path, engine):
     assert rows[2]["hobj"] == 9 and rows[2]["msgreq_wait_interval"] == 1500      # tshark leaves it undecoded
     assert rows[6]["xa_tm_flags"] == 0x200000 and rows[7]["request_call_key"] == rows[6]["call_key"]
     assert "secret" not in repr(rows)
+
+
+def test_tracker_rules():
+    t = CallTracker()
+    u = lambda k, **cols: t.unit(k, 0, k * 1000, cols)  # noqa: E731
+    u(1, segment_type=0x01, id_q_mgr_name="*")
+    u(2, segment_type=0x01, id_q_mgr_name="QMX")
+    assert u(3, segment_type=0x83, od_object_name="Q.A").waiting
+    r = u(4, segment_type=0x93, hobj=3, completion_code=0)
+    assert (r.request_call_key, r.latency_ns, r.queue_name, r.queue_manager) == (3, 1000, "Q.A", "QMX")
+    # a reply whose request the capture lacks names the queue by its own Hobj
+    assert u(5, segment_type=0x95, hobj=3).queue_name == "Q.A"
+    assert u(6, segment_type=0x95, hobj=3).request_call_key is None
+    # other conversations do not see the handle; a failed MQOPEN gives none
+    assert t.unit(7, 0, 0, {"segment_type": 0x86, "hobj": 3, "conversation_id": 2}).queue_name is None
+    u(8, segment_type=0x83, od_object_name="Q.B")
+    u(9, segment_type=0x93, hobj=4, completion_code=2, reason_code=2035)
+    assert u(10, segment_type=0x86, hobj=4).queue_name is None
+    # MQDISC forgets every handle of the conversation
+    u(11, segment_type=0x82)
+    u(12, segment_type=0x92)
+    assert u(13, segment_type=0x86, hobj=3).queue_name is None
+    assert t.close() == [7, 10, 13] and t.waiting == 0    # the MQPUTs got no reply

@@ -24,8 +24,8 @@ SPI_REPLY (OPEN verb)  the same from the reply's MQOD (JMS clients open queues
                        through SPI)
 MQCLOSE_REPLY          Hobj forgotten once closed (CompCode not FAILED)
 MQDISC_REPLY           every Hobj of the conversation forgotten
-MQPUT, MQGET, MQINQ,   name the queue their Hobj was opened on
-MQSET, MQCLOSE,
+MQPUT, MQGET, MQINQ,   name the queue their Hobj was opened on (their
+MQSET, MQCLOSE,        replies: their request's; with no request, their Hobj)
 ASYNC_MESSAGE,
 REQUEST_MSGS,
 NOTIFICATION
@@ -56,7 +56,7 @@ MQDISC = 0x82
 _REPLY = 0x10
 _SPI_OPEN = 12
 #: types whose Hobj names an object opened before
-_USES_HANDLE = frozenset({0x84, 0x85, 0x86, 0x88, 0x89, 0x8D, 0x0D, 0x0E, 0x0F})
+_USES_HANDLE = frozenset({0x84, 0x85, 0x86, 0x88, 0x89, 0x0D, 0x0E, 0x0F})
 
 
 @dataclass
@@ -143,6 +143,11 @@ class CallTracker:
                     out.latency_ns = ts_ns - req.ts_ns
                 if out.queue_name is None:
                     out.queue_name, out.queue_manager = req.queue_name, req.queue_manager
+            if out.queue_name is None and base in _USES_HANDLE and hobj is not None:
+                # a reply whose request the capture does not hold: its own Hobj
+                known = self._handles.get(ckey, {}).get(hobj)
+                if known is not None:
+                    out.queue_name, out.queue_manager = known
             failed = cols.get("completion_code") == MQCC_FAILED
             if base == MQOPEN or (base == SPI and cols.get("spi_verb") == _SPI_OPEN):
                 name = qm = None
