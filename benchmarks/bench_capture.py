@@ -8,6 +8,12 @@ Rows (group "capture"; records = frames):
   pcap2parquet local   - the whole job (compiled capture core, batch decoding, Parquet)
   pcap2parquet pure capture pipeline - the same job with capture_impl="py"
   tshark fields        - `tshark -r F -T fields -e mq.md.msgid` (dissects every frame), whole process
+  pcap2parquet process - `python -m mqcodec pcap2parquet F -o OUT`, whole process (imports included),
+                         the like-for-like row to compare with tshark's
+  pcap2parquet process, baseline - the same command with another mqcodec tree first on
+                         PYTHONPATH (MQCODEC_BENCH_BASELINE=DIR, DIR/mqcodec a package tree of
+                         another commit, e.g. made by benchmarks/baseline_tree.sh): ratios of two
+                         versions measured in one run
 
 Run:  .venv/bin/python -m pytest benchmarks/bench_capture.py --benchmark-only
 Size: MQCODEC_BENCH_CAPTURE_MESSAGES (default 3000) application messages of
@@ -94,6 +100,32 @@ def test_tshark(benchmark, capture):
 
     benchmark.pedantic(run, rounds=2)
     record(benchmark, "capture:tshark fields", frames, size)
+
+
+def _cli_job(path, out, pythonpath=None):
+    import sys
+
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
+    shutil.rmtree(out, ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "mqcodec", "pcap2parquet", path, "-o", out], env=env, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_pcap2parquet_process(benchmark, capture, tmp_path):
+    path, frames, size = capture
+    benchmark.pedantic(_cli_job, args=(path, str(tmp_path / "out")), rounds=3)
+    record(benchmark, "capture:pcap2parquet process", frames, size)
+
+
+def test_pcap2parquet_process_baseline(benchmark, capture, tmp_path):
+    base = os.environ.get("MQCODEC_BENCH_BASELINE")
+    if not base:
+        pytest.skip("MQCODEC_BENCH_BASELINE not set")
+    path, frames, size = capture
+    benchmark.pedantic(_cli_job, args=(path, str(tmp_path / "out"), base), rounds=3)
+    record(benchmark, "capture:pcap2parquet process, baseline", frames, size)
 
 
 def _core(path):
