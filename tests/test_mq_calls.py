@@ -32,7 +32,7 @@ REAL = Path(__file__).resolve().parents[2] / "shared" / "captures" / "ibmmq_jms_
 TSHARK = shutil.which("tshark")
 FIELDS = ["frame.number", "tcp.stream", "tcp.srcport", "mq.tsh.type", "mq.tsh.convid", "mq.tsh.requestid", "mq.api.reasoncode",
           "mq.api.hobj", "mq.od.objname", "mq.conn.appname", "mq.id.channelname", "mq.uid.userid",
-          "mq.api.completioncode", "mq.spi.verb"]
+          "mq.api.completioncode", "mq.spi.verb", "mq.tsh.cflags1"]
 
 
 def _engines():
@@ -63,6 +63,16 @@ def _tshark_units(path):
         cols = line.split("\t")
         u = dict(zip(FIELDS, cols))
         if len(cols) == len(FIELDS) and u["mq.tsh.type"]:
+            # tshark shows every TSH of a frame, those of a reassembled unit too (its
+            # segments, then its first TSH again): a unit of a type that may span
+            # (API types, ASYNC_MESSAGE) is its segment with CtlFlag1 LAST
+            types = []
+            for t, f in zip(u["mq.tsh.type"].split("|"), u["mq.tsh.cflags1"].split("|")):
+                t, f = int(t, 16), int(f, 16)
+                if (t > 0x80 or t == 0x0D) and not f & 0x20:
+                    continue
+                types.append(t)
+            u["types"] = types
             units.append(u)
     return units
 
@@ -78,8 +88,8 @@ def _matched(units, rows):
     stream offset order; frames holding several units: in their order)."""
     theirs = defaultdict(list)
     for u in sorted(units, key=lambda u: int(u["frame.number"])):
-        for i, t in enumerate(u["mq.tsh.type"].split("|")):
-            theirs[(int(u["tcp.stream"]), int(u["tcp.srcport"]))].append((u, i, int(t, 16)))
+        for i, t in enumerate(u["types"]):
+            theirs[(int(u["tcp.stream"]), int(u["tcp.srcport"]))].append((u, i, t))
     ours = defaultdict(list)
     for r in sorted(rows, key=lambda r: (r["tcp_stream"], r["src_port"], r["stream_offset"])):
         ours[(r["tcp_stream"], r["src_port"])].append(r)
@@ -101,10 +111,24 @@ def test_every_unit_tshark_shows_has_a_row_with_its_values(engine):
     rows = tables.table("mq_calls").to_pylist()
     units = _tshark_units(REAL)
     assert len(units) == len(rows) == 252
+    checked = _differential(units, rows)
+    assert checked["api"] > 150 and checked["mq.id.channelname"] == 20 and checked["mq.uid.userid"] == 5
+    assert checked["mq.od.objname"] > 10 and checked["frame"] > 240
+    # the reasons of failed calls: tshark's
+    failed = Counter(int(u["mq.api.reasoncode"]) for u in units
+                     if u["mq.api.completioncode"] and int(u["mq.api.completioncode"]) == 2)
+    assert failed == Counter({2035: 3})
+    assert report["failed_calls_by_reason"] == {"MQRC_NOT_AUTHORIZED": 3}
+    assert sum(report["calls_by_type"].values()) == 252
+    assert report["calls_by_type"]["SPI_REPLY"] == 16
+
+
+def _differential(units, rows) -> Counter:
+    """Every unit tshark shows has its row, with tshark's values."""
     checked = Counter()
     for u, i, r in _matched(units, rows):
         frame = int(u["frame.number"])
-        types = u["mq.tsh.type"].split("|")
+        types = u["types"]
         assert r["frame"] <= frame
         if len(types) != 1:
             continue
@@ -126,28 +150,33 @@ def test_every_unit_tshark_shows_has_a_row_with_its_values(engine):
         if u["mq.spi.verb"]:
             assert r["spi_verb"] == int(u["mq.spi.verb"])
             assert r["spi_verb_name"] == C.SPI_VERBS[r["spi_verb"]]
-        assert r["segment_type_name"] == C.segment_type_name(int(types[0], 16))
-    assert checked["api"] > 150 and checked["mq.id.channelname"] == 20 and checked["mq.uid.userid"] == 5
-    assert checked["mq.od.objname"] > 10 and checked["frame"] > 240
-    # the reasons of failed calls: tshark's
-    failed = Counter(int(u["mq.api.reasoncode"]) for u in units
-                     if u["mq.api.completioncode"] and int(u["mq.api.completioncode"]) == 2)
-    assert failed == Counter({2035: 3})
-    assert report["failed_calls_by_reason"] == {"MQRC_NOT_AUTHORIZED": 3}
-    assert sum(report["calls_by_type"].values()) == 252
-    assert report["calls_by_type"]["SPI_REPLY"] == 16
+        assert r["segment_type_name"] == C.segment_type_name(types[0])
+    return checked
 
 
 @pytest.mark.skipif(TSHARK is None or not REAL.exists(), reason="tshark or the shared capture is missing")
 @pytest.mark.parametrize("engine", ENGINES)
 def test_puts_and_gets_name_the_object_their_handle_was_opened_on(engine):
+    tables, _ = _convert(REAL, engine)
+    rows = tables.table("mq_calls").to_pylist()
+    assert _queues_against_tshark(REAL, rows) == 8
+    by_key = {r["call_key"]: r for r in rows}
+    messages = tables.table("mq_messages").to_pylist()
+    puts = [m for m in messages if m["kind"] == "MQPUT"]
+    assert len(puts) == 8 and all(m["queue_name"] == by_key[m["call_key"]]["queue_name"] == "UNIFORM.QUEUE"
+                                  for m in puts)
+    assert all(by_key[m["call_key"]]["stream_offset"] == m["stream_offset"] for m in messages)
+
+
+def _queues_against_tshark(path, rows) -> int:
     """Followed from tshark's fields alone: MQOPEN's object name (by request
     id) -> MQOPEN_REPLY's Hobj; SPI_REPLY's object name -> its Hobj; the
-    MQPUT/MQGET that use the Hobj in the same conversation."""
-    units = sorted(_tshark_units(REAL), key=lambda u: int(u["frame.number"]))
+    MQPUT/MQGET that use the Hobj in the same conversation.  Returns how many
+    MQPUT/MQGET were checked."""
+    units = sorted(_tshark_units(path), key=lambda u: int(u["frame.number"]))
     opening, handles, expected = {}, {}, {}
     for u in units:
-        t = int(u["mq.tsh.type"], 16)
+        t = u["types"][0]
         key = (u["tcp.stream"], u["mq.tsh.convid"])
         hobj = int(u["mq.api.hobj"], 16) if u["mq.api.hobj"] else None
         if t == 0x83:
@@ -158,9 +187,8 @@ def test_puts_and_gets_name_the_object_their_handle_was_opened_on(engine):
             handles[key + (hobj,)] = _s(u["mq.od.objname"])
         elif t in (0x85, 0x86):
             expected[int(u["frame.number"])] = handles.get(key + (hobj,))
-    assert expected and all(expected.values())
-    tables, _ = _convert(REAL, engine)
-    rows = tables.table("mq_calls").to_pylist()
+        elif t == 0x84 and int(u["mq.api.completioncode"] or 0) != 2:
+            handles.pop(key + (hobj,), None)
     seen = 0
     for u, _, r in _matched(units, rows):
         frame = int(u["frame.number"])
@@ -168,12 +196,7 @@ def test_puts_and_gets_name_the_object_their_handle_was_opened_on(engine):
             assert r["queue_name"] == expected[frame], frame
             seen += 1
     assert seen == len(expected)
-    by_key = {r["call_key"]: r for r in rows}
-    messages = tables.table("mq_messages").to_pylist()
-    puts = [m for m in messages if m["kind"] == "MQPUT"]
-    assert len(puts) == 8 and all(m["queue_name"] == by_key[m["call_key"]]["queue_name"] == "UNIFORM.QUEUE"
-                                  for m in puts)
-    assert all(by_key[m["call_key"]]["stream_offset"] == m["stream_offset"] for m in messages)
+    return seen
 
 
 @pytest.mark.skipif(not REAL.exists(), reason="the shared capture is missing")
@@ -258,6 +281,13 @@ def conversation_pcap(tmp_path_factory):
 def test_a_conversation(conversation_pcap, engine):
     tables, report = _convert(conversation_pcap, engine)
     rows = tables.table("mq_calls").to_pylist()
+    if TSHARK is not None:
+        units = _tshark_units(conversation_pcap)
+        assert len(units) == len(rows)
+        checked = _differential(units, rows)
+        assert checked["api"] == 15 and checked["mq.od.objname"] == 4
+        # tshark's own fields say which queue each MQPUT/MQGET uses (the last MQGET: none, closed)
+        assert _queues_against_tshark(conversation_pcap, rows) == 4
     names = [r["segment_type_name"] for r in rows]
     assert names == ["MQOPEN", "MQOPEN_REPLY", "MQOPEN", "MQOPEN_REPLY", "MQPUT", "MQPUT_REPLY", "MQGET",
                      "MQGET_REPLY", "MQGET", "MQGET_REPLY", "MQINQ", "MQINQ_REPLY", "MQCLOSE", "MQCLOSE_REPLY",
