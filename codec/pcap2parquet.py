@@ -401,11 +401,13 @@ class Converter:
         cols = decode_unit(data, length)
         att = self._tracker.unit(call_key, stream, ts, cols)
         row = cols
-        row.update(call_key=call_key, capture=capture, frame=frame, ts=ts, src_ip=src, src_port=sport,
+        row.update(call_key=call_key, capture=capture, frame=frame, src_ip=src, src_port=sport,
                    dst_ip=dst, dst_port=dport, tcp_stream=stream, stream_offset=offset, length=length,
                    queue_name=att.queue_name, queue_manager=att.queue_manager,
                    request_call_key=att.request_call_key,
                    latency_us=None if att.latency_ns is None else att.latency_ns // 1000)
+        if ts is not None:  # as _split_ns: microseconds towards the past, the nanoseconds left
+            row["ts"], row["ts_nanos"] = divmod(ts, 1000)
         if row.get("error") is not None or self.options.raw:
             row["raw"] = bytes(data)
             self._pending_bytes += len(data)
@@ -441,7 +443,7 @@ class Converter:
         rows, self._calls = self._calls, []
         if not rows:
             return
-        table = _calls_table(rows, self.options.raw)
+        table = _calls_table(rows)
         import pyarrow.compute as pc
 
         names = pc.value_counts(table.column("segment_type_name").cast(pa.string()))
@@ -696,41 +698,23 @@ BLOCK_SCHEMA = pa.schema([
 ])
 
 
-def _calls_table(rows: list, raw: bool) -> pa.Table:
+def _calls_table(rows: list) -> pa.Table:
     """mq_calls rows (dicts: decode_unit columns plus where, pairing, queue)
     as a table of the mq_calls schema, in call_key order; ``ts`` arrives in
     nanoseconds and is split as in the other tables."""
-    import pyarrow.compute as pc
-
     schema = _tables.table_schema(_tables.MQ_CALLS)
     rows.sort(key=lambda r: r["call_key"])
-    n = len(rows)
-    names = {name for _, (name, _) in _tables.NAMED.items()}
+    named = {name: (column, how) for column, (name, how) in _tables.NAMED.items() if name in schema.names}
+    plain = pa.schema([f for f in schema if f.name not in named])
+    table = pa.Table.from_pylist(rows, schema=plain)
     arrays = []
-    cols: dict = {}
     for f in schema:
-        if f.name in names:
-            continue
-        if f.name == "ts":
-            ts = pa.array([r.get("ts") for r in rows], pa.int64())
-            us = pa.array([None if v is None else v // 1000 for v in ts.to_pylist()], pa.int64())
-            cols["ts"] = us.cast(f.type)
-            cols["ts_nanos"] = pa.array([None if v is None else v % 1000 for v in ts.to_pylist()], pa.int16())
-            continue
-        if f.name == "ts_nanos":
-            continue
-        cols[f.name] = pa.array([r.get(f.name) for r in rows], f.type if not pa.types.is_dictionary(f.type)
-                                else pa.string())
-    for column, (name, how) in _tables.NAMED.items():
-        if column in cols and name in schema.names:
-            cols[name] = _tables.name_column(how, cols[column])
-    for f in schema:
-        a = cols.get(f.name)
-        if a is None:
-            a = pa.nulls(n, f.type)
-        if a.type != f.type:
-            a = a.cast(f.type)
-        arrays.append(a)
+        if f.name in named:
+            column, how = named[f.name]
+            a = _tables.name_column(how, table.column(column))
+            arrays.append(a if a.type == f.type else a.cast(f.type))
+        else:
+            arrays.append(table.column(f.name))
     return pa.Table.from_arrays(arrays, schema=schema)
 
 

@@ -376,6 +376,18 @@ _UID_IDS = (b"UID ", b"\xe4\xc9\xc4\x40")
 _CAUT_IDS = (b"CAUT", b"\xc3\xc1\xe4\xe3")
 
 
+_API_BE = _struct.Struct(">Iiii")
+_API_LE_TAIL = _struct.Struct("<iii")
+
+
+def _api_header(unit, pos: int, order: str) -> tuple:
+    """API_HEADER_DECL (ReplyLength always big-endian) read with struct:
+    every API unit passes here."""
+    if order == BIG:
+        return _API_BE.unpack_from(unit, pos)
+    return (_struct.unpack_from(">I", unit, pos)[0],) + _API_LE_TAIL.unpack_from(unit, pos + 4)
+
+
 def _need(unit, pos: int, n: int, structure: str, fld: str = "") -> None:
     if pos + n > len(unit):
         raise DecodeError(structure, fld, pos, "truncated: %d bytes needed, %d present"
@@ -428,9 +440,8 @@ def decode_unit(unit: bytes, length: int | None = None) -> dict[str, Any]:
     try:
         if is_api(t):
             _need(unit, pos, API_HEADER_LENGTH, "API", "ReplyLength")
-            api = parse_at(API_HEADER_DECL[order], unit, pos, "API")
-            out.update(reply_length=api.ReplyLength, completion_code=api.CompCode, reason_code=api.Reason,
-                       hobj=api.Hobj)
+            (out["reply_length"], out["completion_code"], out["reason_code"],
+             out["hobj"]) = _api_header(unit, pos, order)
             pos += API_HEADER_LENGTH
             _decode_api(unit, pos, t, order, ccsid, out)
         elif 0xA1 <= t <= 0xBA:
