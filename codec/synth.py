@@ -28,11 +28,13 @@ import random
 from typing import Iterable
 
 from .capture.writer import NS_PER_S, TcpConversation, ethernet, ipv4, udp, PcapWriter
+from .ibmmq import builders as B
 from .ibmmq import constants as C
-from .ibmmq.framing import encode_get_reply, encode_message_data, encode_put, encode_put_reply
+from .ibmmq.framing import default_gmo, encode_get_reply, encode_message_data, encode_put, encode_put_reply
 from .ibmmq.headers import MQMD, MQRFH2
 from .ibmmq.message import MQMessage
 from .ibmmq.pcf import PcfParameter as P
+from .ibmmq.tsh import TCF_ERROR
 from .ibmmq.traceroute_rules import (PerformedActivity, QueueManagerProfile, TraceRouteState, activity_report,
                                      apply_activity, new_trace_route_message, trace_route_reply)
 
@@ -132,23 +134,40 @@ def generate(seed: int = 1, messages: int = 100) -> list:
         packets += conv.handshake()
 
     n_trace = max(1, messages // 25)
-    request = 1
+    client = _Client(app, "payments-app", C.MQAT_UNIX, "app")
+    packets += client.start()
+    h_local = client.open("PAYMENTS", _OUTPUT)
+    h_remote = client.open("PAYMENTS", _OUTPUT, qmgr="QM2")   # resolves to the transmission queue QM2
+    h_reply = client.open("PAYMENTS.REPLY", _INPUT)
+    client.open("PAYMENTS.ARCHIVE", _OUTPUT, reason=C.MQRC_UNKNOWN_OBJECT_NAME)
+    client.open("SYSTEM.ADMIN.COMMAND.QUEUE", _OUTPUT, reason=C.MQRC_NOT_AUTHORIZED)
+    packets += client.take() + client.inquire_qmgr()
+    trace = _Client(dsp, "dspmqrte", C.MQAT_UNIX, "mqm")
+    packets += trace.start()
+    trace.open("TARGET.Q", _OUTPUT, qmgr="QM2")
+    trace.open("DSPMQRTE.REPLY", _INPUT)
+    packets += trace.take()
     for i in range(messages):
         little = rnd.random() < 0.6
         msg = _app_message(rnd, i, app.ts, little=little)
         split = rnd.choice((None, None, 2048, 512))
-        packets += app.send(0, encode_put(msg, conversation_id=1, request_id=request, max_segment_length=split))
-        packets += app.send(1, encode_put_reply(msg, conversation_id=1, request_id=request))
-        request += 1
+        hobj = h_remote if i % 2 == 0 else h_local
+        request = client.next_request()
+        packets += app.send(0, encode_put(msg, conversation_id=1, request_id=request, hobj=hobj,
+                                          max_segment_length=split))
+        packets += app.send(1, encode_put_reply(msg, conversation_id=1, request_id=request, hobj=hobj))
         if i % 2 == 0:  # destined to QM2: crosses the channel with an MQXQH
             packets += ch12.send(0, encode_message_data(msg, remote_q_name="PAYMENTS", remote_qmgr_name="QM2",
                                                         max_segment_length=rnd.choice((None, 1024))))
         if i % 5 == 4:  # the application gets a reply
             reply = _app_message(rnd, 10 ** 6 + i, app.ts, little=little)
-            packets += app.send(1, encode_get_reply(reply, conversation_id=1, request_id=request))
-            request += 1
+            packets += client.get(h_reply, reply)
+        if i % 20 == 10:  # the queue manager's heartbeat (HBINT) and the client's answer
+            packets += client.heartbeat()
         if i % max(1, messages // n_trace) == 0:
-            packets += _trace_route(rnd, i, dsp, ch12, ch21)
+            packets += _trace_route(rnd, i, dsp, ch12, ch21, trace)
+    packets += client.get(h_reply, None)  # drains the reply queue: 2033 MQRC_NO_MSG_AVAILABLE
+    packets += client.stop() + trace.stop()
 
     for k in range(max(1, messages // 50)):
         packets += _msmq_session(seed * 7919 + k, k, max(2, messages // max(1, messages // 50) // 2), clock.t)
@@ -161,10 +180,11 @@ def generate(seed: int = 1, messages: int = 100) -> list:
 
 
 def _trace_route(rnd: random.Random, i: int, dsp: TcpConversation, ch12: TcpConversation,
-                 ch21: TcpConversation) -> list:
+                 ch21: TcpConversation, client: "_Client") -> list:
     """One trace-route message through QM1 -> QM2 with activity reports and a
     reply, every decision taken by the trace-route rules."""
     out: list = []
+    h_target, h_reply = client.handles["TARGET.Q"], client.handles["DSPMQRTE.REPLY"]
     little = i % 2 == 1
     report = C.MQRO_ACTIVITY | C.MQRO_DISCARD_MSG
     qm = QueueManagerProfile("QM1")
@@ -177,8 +197,9 @@ def _trace_route(rnd: random.Random, i: int, dsp: TcpConversation, ch12: TcpConv
     o1 = apply_activity(msg, PerformedActivity(C.MQROUTE_DETAIL_LOW, put), qm, report_options=report)
     trm = _pcf_message(o1.message, msg_type=C.MQMT_DATAGRAM, fmt="MQADMIN", report=report, little=little,
                        ts=dsp.ts, appl="dspmqrte")
-    out += dsp.send(0, encode_put(trm, conversation_id=1, request_id=i + 1))
-    out += dsp.send(1, encode_put_reply(trm, conversation_id=1, request_id=i + 1))
+    request = client.next_request()
+    out += dsp.send(0, encode_put(trm, conversation_id=1, request_id=request, hobj=h_target))
+    out += dsp.send(1, encode_put_reply(trm, conversation_id=1, request_id=request, hobj=h_target))
     # 2. the sender MCA on QM1 gets it from the transmission queue and sends it (level MEDIUM)
     mca1 = _activity("amqrmppa", C.MQAT_QMGR, "Sending Message Channel Agent",
                      _op(C.MQOPER_GET, "QM1", ch12.ts, q="QM2"),
@@ -206,12 +227,130 @@ def _trace_route(rnd: random.Random, i: int, dsp: TcpConversation, ch12: TcpConv
             reply = trace_route_reply(o3.message)
             reply.md.CorrelId = trm.md.MsgId
             out += ch21.send(0, encode_message_data(reply, remote_q_name="DSPMQRTE.REPLY", remote_qmgr_name="QM1"))
-            out += dsp.send(1, encode_get_reply(reply, conversation_id=1, request_id=i + 2))
+            out += client.get(h_reply, reply)
     for rep in reports:
         rep.md.CorrelId = trm.md.MsgId
         rep.md.ReplyToQMgr = "QM1"
-        out += dsp.send(1, encode_get_reply(rep, conversation_id=1, request_id=i + 3))
+        out += client.get(h_reply, rep)
     return out
+
+
+_OUTPUT = B.OPTIONS["MQOO_OUTPUT"] | B.OPTIONS["MQOO_FAIL_IF_QUIESCING"]
+_INPUT = B.OPTIONS["MQOO_INPUT_AS_Q_DEF"] | B.OPTIONS["MQOO_FAIL_IF_QUIESCING"]
+_QMGR_SELECTORS = (C.MQIA_COMMAND_LEVEL, C.MQIA_PLATFORM, C.MQIA_CODED_CHAR_SET_ID, C.MQCA_Q_MGR_NAME)
+
+
+class _Client:
+    """One MQI client connection to QM1 (SVRCONN channel APP.SVRCONN,
+    conversation 1): the channel start, MQCONNX, MQOPEN/MQINQ/MQGET/MQCLOSE
+    and MQDISC, each request and its reply sharing a TSHM RequestID; the
+    queue manager gives object handles from 2 up as it does."""
+
+    def __init__(self, conv: TcpConversation, appl: str, appl_type: int, user: str):
+        self.conv, self.appl, self.appl_type, self.user = conv, appl, appl_type, user
+        self.request = 0
+        self.next_hobj = 2
+        self.handles: dict = {}   # object name -> handle (the last opened)
+        self.open_handles: list = []
+        self.out: list = []
+
+    def take(self) -> list:
+        """The packets :meth:`open` queued since the last call."""
+        out, self.out = self.out, []
+        return out
+
+    def next_request(self) -> int:
+        self.request += 1
+        return self.request
+
+    def _pair(self, request: bytes, reply: bytes) -> list:
+        return self.conv.send(0, request) + self.conv.send(1, reply)
+
+    def start(self) -> list:
+        """INITIAL_DATA both ways (TSH, then TSHM once shared conversations
+        are agreed), USERID_DATA, MQCONNX and its reply."""
+        conv = self.conv
+        ids = dict(channel_name="APP.SVRCONN", ccsid=819)
+        qm = dict(qmgr_name="QM1", mqm_id="QM1_2025-11-21_08.00.00", prod_id="MQMM09040300", **ids)
+        tshm = dict(structid="TSHM", byte_order="little", conversation_id=1, request_id=0)
+        # the queue manager's answers carry CtlFlag1 0x02 (tshark: "Error"), then 0x00, as in the capture
+        out = conv.send(0, B.encode_initial_data(qmgr_name="QM1", **ids))
+        out += conv.send(1, B.encode_initial_data(ctl_flags1=TCF_ERROR, **qm))
+        out += conv.send(0, B.encode_initial_data(qmgr_name="QM1", **tshm, **ids))
+        out += conv.send(1, B.encode_initial_data(ctl_flags1=0x00, **tshm, **qm))
+        out += conv.send(0, B.encode_userid_data(user_id=self.user, conversation_id=1, request_id=0))
+        conn = dict(qmgr_name="QM1", appl_name=self.appl, appl_type=self.appl_type, conversation_id=1)
+        request = self.next_request()
+        out += self._pair(
+            B.encode_conn(fcno=B.encode_fcno(prod_id="MQCC09030500"), request_id=request, **conn),
+            B.encode_conn_reply(fcno=B.encode_fcno(prod_id="MQCC09030500", mqm_id="QM1_2025-11-21_08.00.00"),
+                                request_id=request, **conn))
+        return out
+
+    def open(self, name: str, options: int, *, qmgr: str = "", object_type: int = 1, reason: int = 0) -> int:
+        """MQOPEN and its reply (queued for :meth:`take`); the handle, or
+        -1 (MQHO_UNUSABLE_HOBJ) with MQCC_FAILED and ``reason``."""
+        hobj = B.OPTIONS["MQHO_UNUSABLE_HOBJ"]
+        if not reason:
+            hobj, self.next_hobj = self.next_hobj, self.next_hobj + 1
+            self.handles[name] = hobj
+            self.open_handles.append(hobj)
+        od = dict(object_name=name, options=options, object_qmgr_name=qmgr, object_type=object_type,
+                  conversation_id=1, request_id=self.next_request())
+        self.out += self._pair(B.encode_open(**od),
+                               B.encode_open_reply(hobj=hobj, comp_code=C.MQCC_FAILED if reason else C.MQCC_OK,
+                                                   reason=reason, **od))
+        return hobj
+
+    def inquire_qmgr(self) -> list:
+        """MQOPEN of the queue manager object, MQINQ of four attributes, MQCLOSE."""
+        hobj = self.open("", B.OPTIONS["MQOO_INQUIRE"] | B.OPTIONS["MQOO_FAIL_IF_QUIESCING"], object_type=5)
+        request = self.next_request()
+        out = self.take() + self._pair(
+            B.encode_inq(hobj=hobj, selectors=_QMGR_SELECTORS, int_attr_count=3, char_attr_length=48,
+                         conversation_id=1, request_id=request),
+            B.encode_inq_reply(hobj=hobj, selectors=_QMGR_SELECTORS, int_attrs=(930, 3, 819),
+                               char_attrs=b"QM1".ljust(48), conversation_id=1, request_id=request))
+        request = self.next_request()
+        out += self._pair(B.encode_close(hobj=hobj, conversation_id=1, request_id=request),
+                          B.encode_close_reply(conversation_id=1, request_id=request))
+        self.handles.pop("", None)
+        self.open_handles.remove(hobj)
+        return out
+
+    def get(self, hobj: int, message) -> list:
+        """MQGET (MQGMO_WAIT, a 4 MiB buffer) and its reply: the message, or
+        2033 MQRC_NO_MSG_AVAILABLE when ``message`` is None."""
+        request = self.next_request()
+        little = message is None or message.md_encoding & 0x0F == 2
+        order = "little" if little else "big"
+        md = MQMessage(MQMD(Version=1), [], b"", md_encoding=C.ENCODING_LITTLE if little else C.ENCODING_BIG,
+                       md_ccsid=819).encode()
+        gmo = default_gmo(order, Options=B.OPTIONS["MQGMO_WAIT"] | B.OPTIONS["MQGMO_NO_SYNCPOINT"]
+                            | B.OPTIONS["MQGMO_CONVERT"] | B.OPTIONS["MQGMO_FAIL_IF_QUIESCING"],
+                            WaitInterval=5000)
+        out = self.conv.send(0, B.encode_get(md, hobj=hobj, buffer_length=4 * 1024 * 1024, gmo=gmo,
+                                             conversation_id=1, request_id=request))
+        if message is None:
+            return out + self.conv.send(1, B.encode_get_failed(hobj=hobj, byte_order=order, conversation_id=1,
+                                                               request_id=request))
+        return out + self.conv.send(1, encode_get_reply(message, conversation_id=1, request_id=request, hobj=hobj))
+
+    def heartbeat(self) -> list:
+        return self.conv.send(1, B.encode_heartbeat(request=True, conversation_id=1)) + \
+            self.conv.send(0, B.encode_heartbeat(request=False, conversation_id=1))
+
+    def stop(self) -> list:
+        """MQCLOSE of every open handle, then MQDISC."""
+        out: list = []
+        for hobj in self.open_handles:
+            request = self.next_request()
+            out += self._pair(B.encode_close(hobj=hobj, conversation_id=1, request_id=request),
+                              B.encode_close_reply(conversation_id=1, request_id=request))
+        self.handles, self.open_handles = {}, []
+        request = self.next_request()
+        return out + self._pair(B.encode_disc(conversation_id=1, request_id=request),
+                                B.encode_disc_reply(conversation_id=1, request_id=request))
 
 
 def _msmq_session(seed: int, k: int, n: int, start: int) -> list:
