@@ -159,7 +159,7 @@ def _differential(units, rows) -> Counter:
 def test_puts_and_gets_name_the_object_their_handle_was_opened_on(engine):
     tables, _ = _convert(REAL, engine)
     rows = tables.table("mq_calls").to_pylist()
-    assert _queues_against_tshark(REAL, rows) == 8
+    assert _queues_against_tshark(REAL, rows) == ["UNIFORM.QUEUE"] * 8
     by_key = {r["call_key"]: r for r in rows}
     messages = tables.table("mq_messages").to_pylist()
     puts = [m for m in messages if m["kind"] == "MQPUT"]
@@ -168,34 +168,48 @@ def test_puts_and_gets_name_the_object_their_handle_was_opened_on(engine):
     assert all(by_key[m["call_key"]]["stream_offset"] == m["stream_offset"] for m in messages)
 
 
-def _queues_against_tshark(path, rows) -> int:
+def _queues_against_tshark(path, rows) -> list:
     """Followed from tshark's fields alone: MQOPEN's object name (by request
     id) -> MQOPEN_REPLY's Hobj; SPI_REPLY's object name -> its Hobj; the
-    MQPUT/MQGET that use the Hobj in the same conversation.  Returns how many
-    MQPUT/MQGET were checked."""
+    MQPUT/MQGET that use the Hobj in the same conversation (MQCLOSE ends it).
+    Frames where tshark shows one unit only; each is our row of its TCP
+    direction and type that starts last at or before that frame.  Returns the
+    queue names checked (one per MQPUT/MQGET)."""
     units = sorted(_tshark_units(path), key=lambda u: int(u["frame.number"]))
-    opening, handles, expected = {}, {}, {}
+    opening, handles, expected = {}, {}, []
+
+    def first(u, field):
+        return u[field].split("|")[0]
     for u in units:
+        if len(u["types"]) != 1:
+            continue
         t = u["types"][0]
-        key = (u["tcp.stream"], u["mq.tsh.convid"])
-        hobj = int(u["mq.api.hobj"], 16) if u["mq.api.hobj"] else None
+        key = (u["tcp.stream"], first(u, "mq.tsh.convid"))
+        hobj = int(first(u, "mq.api.hobj"), 16) if u["mq.api.hobj"] else None
+        failed = u["mq.api.completioncode"] and int(first(u, "mq.api.completioncode")) == 2
         if t == 0x83:
-            opening[key + (u["mq.tsh.requestid"],)] = _s(u["mq.od.objname"])
-        elif t == 0x93 and int(u["mq.api.completioncode"]) != 2:
-            handles[key + (hobj,)] = opening.pop(key + (u["mq.tsh.requestid"],), None)
-        elif t == 0x9C and u["mq.od.objname"] and int(u["mq.api.completioncode"]) != 2:
-            handles[key + (hobj,)] = _s(u["mq.od.objname"])
+            opening[key + (first(u, "mq.tsh.requestid"),)] = _s(first(u, "mq.od.objname")) or None
+        elif t == 0x93:
+            name = opening.pop(key + (first(u, "mq.tsh.requestid"),), None)
+            if not failed:
+                handles[key + (hobj,)] = name
+        elif t == 0x9C and u["mq.od.objname"] and not failed:
+            handles[key + (hobj,)] = _s(first(u, "mq.od.objname"))
         elif t in (0x85, 0x86):
-            expected[int(u["frame.number"])] = handles.get(key + (hobj,))
-        elif t == 0x84 and int(u["mq.api.completioncode"] or 0) != 2:
+            expected.append((u, t, handles.get(key + (hobj,))))
+        elif t == 0x84 and not failed:
             handles.pop(key + (hobj,), None)
-    seen = 0
-    for u, _, r in _matched(units, rows):
+    by_direction = defaultdict(list)
+    for r in rows:
+        by_direction[(r["tcp_stream"], r["src_port"])].append(r)
+    seen = []
+    for u, t, name in expected:
         frame = int(u["frame.number"])
-        if frame in expected:
-            assert r["queue_name"] == expected[frame], frame
-            seen += 1
-    assert seen == len(expected)
+        ours = [r for r in by_direction[(int(u["tcp.stream"]), int(u["tcp.srcport"]))]
+                if r["segment_type"] == t and r["frame"] <= frame]
+        r = max(ours, key=lambda r: (r["frame"], r["stream_offset"]))
+        assert r["queue_name"] == name, frame
+        seen.append(name)
     return seen
 
 
@@ -287,7 +301,7 @@ def test_a_conversation(conversation_pcap, engine):
         checked = _differential(units, rows)
         assert checked["api"] == 15 and checked["mq.od.objname"] == 4
         # tshark's own fields say which queue each MQPUT/MQGET uses (the last MQGET: none, closed)
-        assert _queues_against_tshark(conversation_pcap, rows) == 4
+        assert _queues_against_tshark(conversation_pcap, rows) == ["APP.Q1"] * 3 + [None]
     names = [r["segment_type_name"] for r in rows]
     assert names == ["MQOPEN", "MQOPEN_REPLY", "MQOPEN", "MQOPEN_REPLY", "MQPUT", "MQPUT_REPLY", "MQGET",
                      "MQGET_REPLY", "MQGET", "MQGET_REPLY", "MQINQ", "MQINQ_REPLY", "MQCLOSE", "MQCLOSE_REPLY",
@@ -525,7 +539,8 @@ def test_simulator_captures_against_tshark(tmp_path, seed):
     and the first again), so the values are compared on the units tshark
     shows as one whole segment (FIRST and LAST, MQSegmLen = our length): the
     row starting in that frame with that type and length has tshark's values;
-    and the units of every type add up to tshark's units."""
+    the units of every type add up to tshark's units; MQPUT/MQGET name the
+    queue tshark's MQOPEN named for their Hobj; the failed calls are tshark's."""
     from mqcodec import synth
 
     path = tmp_path / ("synth%d.pcap" % seed)
@@ -559,4 +574,14 @@ def test_simulator_captures_against_tshark(tmp_path, seed):
             assert r["hobj"] & 0xFFFFFFFF == int(u["mq.api.hobj"], 16), frame
         single += 1
     assert single > 50
+    # every MQPUT/MQGET names the queue tshark's MQOPEN (by the Hobj of its reply) names
+    names = _queues_against_tshark(path, rows)
+    assert len(names) > 40 and {"PAYMENTS", "PAYMENTS.REPLY"} <= set(names)
+    # failed calls: tshark's reasons (MQOPEN 2085 and 2035, MQGET 2033 in the simulator's conversations)
+    theirs = Counter(int(u["mq.api.reasoncode"].split("|")[0]) for u in units
+                     if u["mq.api.completioncode"] and int(u["mq.api.completioncode"].split("|")[0]) == 2)
+    ours = Counter(r["reason_code"] for r in rows if r["completion_code"] == 2)
+    assert ours == theirs and {2085, 2035, 2033} <= set(ours)
+    assert set(report["failed_calls_by_reason"]) >= {"MQRC_UNKNOWN_OBJECT_NAME", "MQRC_NOT_AUTHORIZED",
+                                                     "MQRC_NO_MSG_AVAILABLE"}
     assert sum(report["calls_by_type"].values()) == len(rows) >= len(units)
