@@ -585,3 +585,17 @@ def test_simulator_captures_against_tshark(tmp_path, seed):
     assert set(report["failed_calls_by_reason"]) >= {"MQRC_UNKNOWN_OBJECT_NAME", "MQRC_NOT_AUTHORIZED",
                                                      "MQRC_NO_MSG_AVAILABLE"}
     assert sum(report["calls_by_type"].values()) == len(rows) >= len(units)
+
+
+@pytest.mark.skipif(TSHARK is None, reason="tshark is missing")
+def test_value_names_are_tsharks():
+    """SPI verbs, STATUS_DATA codes and NOTIFICATION codes: tshark -G values."""
+    out = subprocess.run([TSHARK, "-G", "values"], capture_output=True, text=True, check=True).stdout
+    theirs = defaultdict(dict)
+    for line in out.splitlines():
+        cols = line.split("\t")
+        if len(cols) == 4 and cols[0] == "V" and cols[1] in ("mq.spi.verb", "mq.status.code", "mq.notif.code"):
+            theirs[cols[1]][int(cols[2], 0)] = cols[3]
+    assert C.SPI_VERBS == theirs["mq.spi.verb"]
+    assert C.STATUS_CODES == theirs["mq.status.code"]
+    assert C.NOTIFICATION_CODES == theirs["mq.notif.code"]
