@@ -34,10 +34,12 @@ from .tsh import (
     order_of, segment_type_name,
 )
 
+from .builders import CONN_DECL, INQ_DECL, INQ_REPLY_DECL, MQOD_DECL  # noqa: E402  (one declaration each)
+
 __all__ = [
     "decode_unit", "CALL_COLUMNS", "UNIT_PREFIX", "SPI_VERBS", "STATUS_CODES", "NOTIFICATION_CODES",
     "SOCKET_ACTION_TYPES", "is_api", "is_request", "is_reply", "reply_type_of", "request_type_of",
-    "ID_DECL", "UID_DECL", "CAUT_DECL", "CONN_DECL", "INQ_DECL", "SPI_DECL", "STATUS_DECL",
+    "ID_DECL", "UID_DECL", "CAUT_DECL", "SPI_DECL", "STATUS_DECL",
     "SOCKET_DECL", "NOTIF_DECL", "MSGREQ_DECL", "XA_DECL", "PING_DECL", "RESET_DECL",
 ]
 
@@ -123,25 +125,16 @@ CAUT_DECL = _both(lambda o: cs.Struct(
 ))
 CAUT_LENGTH = 24
 
-#: MQCONN / MQCONN_REPLY (after the API header), then an FCNO.
-CONN_DECL = _both(lambda o: cs.Struct(
-    "QMgr" / cs.Bytes(48),
-    "ApplName" / cs.Bytes(28),
-    "ApplType" / _I32[o],
-    "AccntTok" / cs.Bytes(32),
-    "Options" / _U32[o],
-    "XOptions" / _U32[o],
-))
-CONN_SHORT_LENGTH = 112              # up to AccntTok
+#: MQCONN / MQCONN_REPLY (after the API header): builders.CONN_DECL, the
+#: simulator's declaration (QMgrName, ApplName, ApplType, AccountingToken,
+#: Options, XOptions, then the FCNO); Wireshark also decodes the 112-byte
+#: form without Options and XOptions.
+CONN_SHORT_LENGTH = 112
 CONN_LENGTH = 120
 
-#: MQINQ / MQINQ_REPLY / MQSET (no StructID): then SelectorCount selectors,
-#: and in MQINQ_REPLY and MQSET IntAttrCount integers and CharAttrLength chars.
-INQ_DECL = _both(lambda o: cs.Struct(
-    "SelectorCount" / _I32[o],
-    "IntAttrCount" / _I32[o],
-    "CharAttrLength" / _I32[o],
-))
+#: MQINQ / MQINQ_REPLY / MQSET: builders.INQ_DECL / INQ_REPLY_DECL (no
+#: StructID; SelectorCount, IntAttrCount, CharAttrLength, the selectors,
+#: then in MQINQ_REPLY and MQSET the integers and the characters).
 INQ_LENGTH = 12
 
 #: SPI / SPI_REPLY: the verb header, then SPxU and SPxI/SPxO structures.
@@ -475,17 +468,18 @@ def _od(unit, pos: int, order: str, ccsid: int, out: dict) -> int:
         raise DecodeError("MQOD", "Version", pos + 4, "version %d is not one of 1, 2, 3, 4" % version)
     size = MQOD_LENGTHS[version]
     _need(unit, pos, size, "MQOD")
-    out["od_object_type"] = _i32(unit, pos + 8, order)
-    out["od_object_name"] = _text(unit[pos + 12:pos + 60], ccsid)
-    out["od_object_q_mgr_name"] = _text(unit[pos + 60:pos + 108], ccsid)
-    out["od_dynamic_q_name"] = _text(unit[pos + 108:pos + 156], ccsid)
+    od = parse_at(MQOD_DECL[order], unit, pos, "MQOD")
+    out["od_object_type"] = od.ObjectType
+    out["od_object_name"] = _text(od.ObjectName, ccsid)
+    out["od_object_q_mgr_name"] = _text(od.ObjectQMgrName, ccsid)
+    out["od_dynamic_q_name"] = _text(od.DynamicQName, ccsid)
     if version >= 3:
-        out["od_resolved_q_name"] = _text(unit[pos + 240:pos + 288], ccsid)
-        out["od_resolved_q_mgr_name"] = _text(unit[pos + 288:pos + 336], ccsid)
+        out["od_resolved_q_name"] = _text(od.ResolvedQName, ccsid)
+        out["od_resolved_q_mgr_name"] = _text(od.ResolvedQMgrName, ccsid)
     if version >= 2:
-        recs = _i32(unit, pos + 168, order)
+        recs = od.RecsPresent
         if recs > 0:
-            per = (96 if _i32(unit, pos + 184, order) else 0) + (8 if _i32(unit, pos + 188, order) else 0)
+            per = (96 if od.ObjectRecOffset else 0) + (8 if od.ResponseRecOffset else 0)
             if recs * per > len(unit) - pos - size:
                 raise DecodeError("MQOD", "RecsPresent", pos + 168, "%d records need %d bytes, %d present"
                                   % (recs, recs * per, len(unit) - pos - size))
@@ -548,11 +542,12 @@ def _decode_api(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> No
     if base == MQCONN:
         if len(unit) - pos >= CONN_SHORT_LENGTH:
             full = len(unit) - pos >= CONN_LENGTH
-            c = parse_at(CONN_DECL[order], unit + (b"" if full else b"\x00" * 8), pos, "MQCONN")
-            out.update(conn_q_mgr_name=_text(c.QMgr, ccsid), conn_appl_name=_text(c.ApplName, ccsid),
+            c = parse_at(CONN_DECL[order], unit[:pos + CONN_SHORT_LENGTH] + b"\x00" * 8 if not full else unit,
+                         pos, "MQCONN")
+            out.update(conn_q_mgr_name=_text(c.QMgrName, ccsid), conn_appl_name=_text(c.ApplName, ccsid),
                        conn_appl_type=c.ApplType)
             if full:
-                out.update(conn_options=c.Options, conn_x_options=c.XOptions)
+                out.update(conn_options=c.Options & 0xFFFFFFFF, conn_x_options=c.XOptions & 0xFFFFFFFF)
     elif base in (MQOPEN, MQPUT1):
         if unit[pos:pos + 4] in _OD_IDS:
             pos += _od(unit, pos, order, ccsid, out)
@@ -568,22 +563,20 @@ def _decode_api(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> No
         _options(unit, pos, t, order, ccsid, out)
     elif base in (MQINQ, MQSET):
         if len(unit) - pos >= INQ_LENGTH:
-            q = parse_at(INQ_DECL[order], unit, pos, "MQINQ")
-            nsel, nint, nchar = q.SelectorCount, q.IntAttrCount, q.CharAttrLength
-            p = pos + INQ_LENGTH
+            nsel, nint, nchar = _struct.unpack_from((">" if order == BIG else "<") + "iii", unit, pos)
             for i, (fld, n) in enumerate((("SelectorCount", nsel), ("IntAttrCount", nint),
                                           ("CharAttrLength", nchar))):
                 if n < 0:
                     raise DecodeError("MQINQ", fld, pos + 4 * i, "negative count %d" % n)
-            _need(unit, p, 4 * nsel, "MQINQ", "Selectors")
-            fmt = (">" if order == BIG else "<") + "%di"
-            out["inq_selectors"] = list(_struct.unpack_from(fmt % nsel, unit, p))
-            p += 4 * nsel
-            if t in (MQINQ | _REPLY_BIT, MQSET) and len(unit) - p >= 4 * nint:
-                out["inq_int_values"] = list(_struct.unpack_from(fmt % nint, unit, p))
-                p += 4 * nint
-                if nchar and len(unit) - p >= nchar:
-                    out["inq_char_values"] = decode_text(unit[p:p + nchar], ccsid, trim=False)
+            # the counts are checked against the bytes present before construct reads them
+            _need(unit, pos + INQ_LENGTH, 4 * nsel, "MQINQ", "Selectors")
+            values = t in (MQINQ | _REPLY_BIT, MQSET) and len(unit) - pos - INQ_LENGTH >= 4 * (nsel + nint) + nchar
+            q = parse_at((INQ_REPLY_DECL if values else INQ_DECL)[order], unit, pos, "MQINQ")
+            out["inq_selectors"] = list(q.Selectors)
+            if values:
+                out["inq_int_values"] = list(q.IntAttrs)
+                if nchar:
+                    out["inq_char_values"] = decode_text(q.CharAttrs, ccsid, trim=False)
     elif base == SPI:
         if len(unit) - pos >= SPI_LENGTH:
             s = parse_at(SPI_DECL[order], unit, pos, "SPI")
