@@ -32,7 +32,9 @@ REAL = Path(__file__).resolve().parents[2] / "shared" / "captures" / "ibmmq_jms_
 TSHARK = shutil.which("tshark")
 FIELDS = ["frame.number", "tcp.stream", "tcp.srcport", "mq.tsh.type", "mq.tsh.convid", "mq.tsh.requestid", "mq.api.reasoncode",
           "mq.api.hobj", "mq.od.objname", "mq.conn.appname", "mq.id.channelname", "mq.uid.userid",
-          "mq.api.completioncode", "mq.spi.verb", "mq.tsh.cflags1", "mq.tsh.seglength"]
+          "mq.api.completioncode", "mq.spi.verb", "mq.tsh.cflags1", "mq.tsh.seglength",
+          "mq.id.faplevel", "mq.id.hbint", "mq.id.maxmsgsize", "mq.id.maxtrsize", "mq.id.qm", "mq.conn.qm",
+          "mq.uid.longuserid", "mq.inq.sel"]
 
 
 def _engines():
@@ -114,6 +116,8 @@ def test_every_unit_tshark_shows_has_a_row_with_its_values(engine):
     checked = _differential(units, rows)
     assert checked["api"] > 150 and checked["mq.id.channelname"] == 20 and checked["mq.uid.userid"] == 5
     assert checked["mq.od.objname"] > 10 and checked["frame"] > 240
+    assert checked["mq.id.hbint"] == checked["mq.id.qm"] == 20 and checked["mq.inq.sel"] == 24
+    assert checked["mq.uid.longuserid"] == 5
     # the reasons of failed calls: tshark's
     failed = Counter(int(u["mq.api.reasoncode"]) for u in units
                      if u["mq.api.completioncode"] and int(u["mq.api.completioncode"]) == 2)
@@ -147,6 +151,19 @@ def _differential(units, rows) -> Counter:
             if u[field]:
                 assert _s(r[column]) == _s(u[field]), (frame, field)
                 checked[field] += 1
+        for field, column in (("mq.id.faplevel", "id_fap_level"), ("mq.id.hbint", "id_hb_interval"),
+                              ("mq.id.maxmsgsize", "id_max_msg_size"), ("mq.id.maxtrsize", "id_max_tr_size")):
+            if u[field]:
+                assert r[column] == int(u[field]), (frame, field)
+                checked[field] += 1
+        for field, column in (("mq.id.qm", "id_q_mgr_name"), ("mq.conn.qm", "conn_q_mgr_name"),
+                              ("mq.uid.longuserid", "uid_long_user_id")):
+            if u[field]:
+                assert _s(r[column]) == _s(u[field]), (frame, field)
+                checked[field] += 1
+        if u["mq.inq.sel"]:
+            assert r["inq_selectors"] == [int(x) for x in u["mq.inq.sel"].split("|")], frame
+            checked["mq.inq.sel"] += 1
         if u["mq.spi.verb"]:
             assert r["spi_verb"] == int(u["mq.spi.verb"])
             assert r["spi_verb_name"] == C.SPI_VERBS[r["spi_verb"]]
@@ -554,6 +571,7 @@ def test_simulator_captures_against_tshark(tmp_path, seed):
         by_direction[(r["tcp_stream"], r["src_port"])].append(r)
     used: set = set()
     single = 0
+    seen_fields: Counter = Counter()
     for u in sorted(units, key=lambda u: int(u["frame.number"])):
         flags, lengths = u["mq.tsh.cflags1"].split("|"), u["mq.tsh.seglength"].split("|")
         if len(flags) != 1 or int(flags[0], 16) & 0x30 != 0x30:
@@ -566,6 +584,7 @@ def test_simulator_captures_against_tshark(tmp_path, seed):
         r = max(ours, key=lambda r: r["frame"])
         used.add(r["call_key"])
         u["types"] = [t]
+        seen_fields.update(_differential([u], [r]))
         for field, column in (("mq.tsh.convid", "conversation_id"), ("mq.tsh.requestid", "request_id"),
                               ("mq.api.reasoncode", "reason_code"), ("mq.api.completioncode", "completion_code")):
             if u[field]:
@@ -574,6 +593,9 @@ def test_simulator_captures_against_tshark(tmp_path, seed):
             assert r["hobj"] & 0xFFFFFFFF == int(u["mq.api.hobj"], 16), frame
         single += 1
     assert single > 50
+    for field in ("mq.id.channelname", "mq.id.qm", "mq.uid.userid", "mq.conn.appname", "mq.conn.qm",
+                  "mq.od.objname", "mq.inq.sel"):
+        assert seen_fields[field] > 0, field
     # every MQPUT/MQGET names the queue tshark's MQOPEN (by the Hobj of its reply) names
     names = _queues_against_tshark(path, rows)
     assert len(names) > 40 and {"PAYMENTS", "PAYMENTS.REPLY"} <= set(names)

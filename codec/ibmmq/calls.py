@@ -34,12 +34,15 @@ from .tsh import (
     order_of, segment_type_name,
 )
 
-from .builders import CONN_DECL, INQ_DECL, INQ_REPLY_DECL, MQOD_DECL  # noqa: E402  (one declaration each)
+from .builders import (  # noqa: E402  (one declaration each, shared with the simulator's encoders)
+    CONN_DECL, ID_DECL, ID_LENGTH, INQ_DECL, INQ_REPLY_DECL, MQOD_DECL, UID_DECL,
+    UID_LENGTH as UID_FULL_LENGTH,
+)
 
 __all__ = [
     "decode_unit", "CALL_COLUMNS", "UNIT_PREFIX", "SPI_VERBS", "STATUS_CODES", "NOTIFICATION_CODES",
     "SOCKET_ACTION_TYPES", "is_api", "is_request", "is_reply", "reply_type_of", "request_type_of",
-    "ID_DECL", "UID_DECL", "CAUT_DECL", "SPI_DECL", "STATUS_DECL",
+    "CAUT_DECL", "SPI_DECL", "STATUS_DECL",
     "SOCKET_DECL", "NOTIF_DECL", "MSGREQ_DECL", "XA_DECL", "PING_DECL", "RESET_DECL",
 ]
 
@@ -61,58 +64,19 @@ def _both(fn):
 # --------------------------------------------------------------------------
 # Structures (packet-mq.c; names as Wireshark's hf names / IBM's)
 # --------------------------------------------------------------------------
-#: ID, INITIAL_DATA (channel negotiation).  FAP levels below 4 send the
-#: first 44 bytes only; QMgrName and HBInterval follow from FAP 4 on, the
-#: rest (up to the product id) from later levels.
-ID_DECL = _both(lambda o: cs.Struct(
-    "StructID" / cs.Bytes(4),
-    "FapLevel" / cs.Int8ub,
-    "CapFlag1" / cs.Int8ub,
-    "ECapFlag1" / cs.Int8ub,
-    "IniErrFlg1" / cs.Int8ub,
-    "Reserved" / cs.Bytes(2),
-    "MaxMsgBtch" / _U16[o],
-    "MaxTrSize" / _U32[o],
-    "MaxMsgSize" / _U32[o],
-    "SeqWrapVal" / _U32[o],
-    "ChannelName" / cs.Bytes(20),
-))
+#: ID, INITIAL_DATA (channel negotiation): builders.ID_DECL (240 bytes).
+#: FAP levels below 4 send its first 44 bytes only (up to ChannelName);
+#: CapFlag2 .. HBInterval follow from FAP 4 on (104 bytes), the rest (up to
+#: ProdId, 160 bytes) from later levels: fields beyond the bytes present are
+#: not read (packet-mq.c decodes by the same lengths).
 ID_SHORT_LENGTH = 44
-ID_V4_DECL = _both(lambda o: cs.Struct(   # at offset 44 of the ID
-    "CapFlag2" / cs.Int8ub,
-    "ECapFlag2" / cs.Int8ub,
-    "ccsid" / _I16[o],
-    "QMgrName" / cs.Bytes(48),
-    "HBInterval" / _U32[o],
-))
 ID_V4_LENGTH = 104
-ID_EXT_DECL = _both(lambda o: cs.Struct(  # at offset 100 of the ID
-    "EFLLength" / _U16[o],
-    "IniErrFlg2" / cs.Int8ub,
-    "Reserved1" / cs.Int8ub,
-    "HdrCprsLst" / cs.Bytes(2),
-    "MsgCprsLst" / cs.Bytes(16),
-    "Reserved2" / cs.Bytes(2),
-    "SSLKeyRst" / _U32[o],
-    "ConvBySkt" / _I32[o],
-    "CapFlag3" / cs.Int8ub,
-    "ECapFlag3" / cs.Int8ub,
-    "Reserved3" / cs.Bytes(2),
-    "ProcessId" / _U32[o],
-    "ThreadId" / _U32[o],
-    "TraceId" / _U32[o],
-    "ProdId" / cs.Bytes(12),
-))
 ID_EXT_LENGTH = 160
 
-#: UID, USERID_DATA: 28 bytes, or 132 with the long user id and security id.
-UID_DECL = _both(lambda o: cs.Struct(
-    "StructID" / cs.Bytes(4),
-    "UserID" / cs.Bytes(12),
-    "Password" / cs.Bytes(12),       # never output
-))
+#: UID, USERID_DATA: builders.UID_DECL (132 bytes: UserId, Password,
+#: LongUserId, SecurityId); 28 bytes (UserId and Password) at low FAP levels.
 UID_LENGTH = 28
-UID_LONG_LENGTH = 92                 # LongUID (64 bytes) after the short form
+UID_LONG_LENGTH = 92                 # LongUserId (64 bytes) after the short form
 
 #: CAUT, CONAUTH_INFO: then UsrLength bytes of user id and PwdLength of password.
 CAUT_DECL = _both(lambda o: cs.Struct(
@@ -262,7 +226,7 @@ CALL_COLUMNS: list[tuple[str, pa.DataType]] = [
     ("id_ccsid", pa.int32()),
     ("id_q_mgr_name", _DICT),
     ("id_hb_interval", pa.int64()),
-    ("id_conv_by_socket", pa.int32()),
+    ("id_conv_by_socket", pa.int64()),
     ("id_prod_id", _DICT),
     # USERID_DATA, CONAUTH_INFO
     ("uid_user_id", _DICT),
@@ -597,24 +561,24 @@ def _decode_other(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> 
     if t == INITIAL_DATA:
         if rest >= 5 and unit[pos:pos + 4] in _ID_IDS:
             _need(unit, pos, ID_SHORT_LENGTH, "ID")
-            d = parse_at(ID_DECL[order], unit, pos, "ID")
+            present = unit[pos:pos + ID_LENGTH]
+            d = parse_at(ID_DECL[order], present.ljust(ID_LENGTH, b"\x00"), 0, "ID")
             out.update(id_fap_level=d.FapLevel, id_cap_flags1=d.CapFlag1, id_ini_err_flags1=d.IniErrFlg1,
                        id_max_msg_batch=d.MaxMsgBtch, id_max_tr_size=d.MaxTrSize, id_max_msg_size=d.MaxMsgSize,
                        id_seq_wrap_value=d.SeqWrapVal, id_channel_name=_text(d.ChannelName, ccsid))
             if rest >= ID_V4_LENGTH:
-                d = parse_at(ID_V4_DECL[order], unit, pos + ID_SHORT_LENGTH, "ID")
-                out.update(id_cap_flags2=d.CapFlag2, id_ccsid=d.ccsid, id_q_mgr_name=_text(d.QMgrName, ccsid),
+                out.update(id_cap_flags2=d.CapFlag2, id_ccsid=d.CCSID, id_q_mgr_name=_text(d.QMgrName, ccsid),
                            id_hb_interval=d.HBInterval)
             if rest >= ID_EXT_LENGTH:
-                d = parse_at(ID_EXT_DECL[order], unit, pos + 100, "ID")
                 out.update(id_cap_flags3=d.CapFlag3, id_conv_by_socket=d.ConvBySkt,
                            id_prod_id=_text(d.ProdId, ccsid))
     elif t == USERID_DATA:
         if rest >= 4 and unit[pos:pos + 4] in _UID_IDS:
             _need(unit, pos, UID_LENGTH, "UID")
-            out["uid_user_id"] = _text(unit[pos + 4:pos + 16], ccsid)
+            d = parse_at(UID_DECL[order], unit[pos:pos + UID_FULL_LENGTH].ljust(UID_FULL_LENGTH, b"\x00"), 0, "UID")
+            out["uid_user_id"] = _text(d.UserId, ccsid)
             if rest >= UID_LONG_LENGTH:
-                out["uid_long_user_id"] = _text(unit[pos + 28:pos + 92], ccsid)
+                out["uid_long_user_id"] = _text(d.LongUserId, ccsid)
     elif t == CONAUTH_INFO:
         if rest >= 4 and unit[pos:pos + 4] in _CAUT_IDS:
             _need(unit, pos, CAUT_LENGTH, "CAUT")
