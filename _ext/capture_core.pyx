@@ -20,7 +20,8 @@ API::
                        server_ports=DEFAULT_SERVER_PORTS, max_closed=65536, max_connections=1_000_000,
                        max_reassembly_bytes=4 << 20, max_reassembly_segments=4096,
                        max_buffer_bytes=16 << 20, max_marks=1 << 20,
-                       max_total_buffer=None)   # the global byte budget: past it, supported -> False
+                       max_total_buffer=None,   # the global byte budget: past it, supported -> False
+                       units=False)             # also IBM MQ unit records (kind MQ_UNIT_KIND)
     core.feed(chunk)      # bytes-like, any size; partial records are kept
     core.finish()         # end of input: close every open connection (framers' close)
     b = core.take()       # dict of what was produced since the last take():
@@ -28,7 +29,8 @@ API::
         stream_offset int64, frame int64, ts_ns int64 (frame/ts_ns = -1 where the
         pure converter has None), protocol int8 (0 mq, 1 msmq), kind int16
         (MQ_KIND_NAMES / MSMQ_KIND_NAMES), md_only bool, data bytes,
-        offsets int64 (n+1), deferred list[Frame] (capture order)
+        offsets int64 (n+1), full_length int64 (unit records: the unit's whole
+        length), deferred list[Frame] (capture order)
     core.connection(conn) -> (client_ip, client_port, server_ip, server_port, tcp_stream)
     core.replay() -> [(conn, (cip, cport, sip, sport), tcp_stream, emitted_c2s, emitted_s2c)]
     core.replay_ranges() -> [(conn, first_frame, last_frame)]  (last_frame -1: open to the end)
@@ -445,6 +447,7 @@ cdef struct Core:
     uint16_t server_ports[16]
     int n_server
     bint detect
+    bint units            # IBM MQ unit records (kind MQ_UNIT_KIND) besides messages
     Py_ssize_t cap_bytes
     Py_ssize_t cap_marks
     int64_t max_closed
@@ -478,6 +481,7 @@ cdef struct Core:
     I64 o_proto
     I64 o_kind
     I64 o_md
+    I64 o_full            # MQ unit records: the unit's whole length (messages: their length)
     int64_t seq
     # deferred frames of the current feed: (position in walk buffer, number, ts)
     I64 d_pos             # position of the frame's data in the walk buffer
@@ -741,9 +745,8 @@ cdef int decode(const uint8_t* d, Py_ssize_t n, int linktype, int64_t caplen, in
 # ---------------------------------------------------------------------------
 # output
 # ---------------------------------------------------------------------------
-cdef int core_emit(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t length,
-                   int kind, int md_only) noexcept nogil:
-    cdef Core* c = <Core*>ctx
+cdef int core_out(Core* c, int64_t start, const uint8_t* data, Py_ssize_t length,
+                  int kind, int md_only, int64_t full) noexcept nogil:
     cdef Conn* cn = &c.conns[c.cur_conn]
     cdef Half* h = &cn.live.h[c.cur_dir]
     cdef int64_t frame = -1, ts = -1
@@ -772,7 +775,8 @@ cdef int core_emit(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t len
                 or i64_reserve(&c.o_dir, k + 1) < 0 or i64_reserve(&c.o_stream, k + 1) < 0
                 or i64_reserve(&c.o_off, k + 1) < 0 or i64_reserve(&c.o_frame, k + 1) < 0
                 or i64_reserve(&c.o_ts, k + 1) < 0 or i64_reserve(&c.o_proto, k + 1) < 0
-                or i64_reserve(&c.o_kind, k + 1) < 0 or i64_reserve(&c.o_md, k + 1) < 0):
+                or i64_reserve(&c.o_kind, k + 1) < 0 or i64_reserve(&c.o_md, k + 1) < 0
+                or i64_reserve(&c.o_full, k + 1) < 0):
             c.oom = True
             return -1
     c.offs.p[k + 1] = c.data.n
@@ -786,13 +790,29 @@ cdef int core_emit(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t len
     c.o_proto.p[k] = h.proto
     c.o_kind.p[k] = kind
     c.o_md.p[k] = md_only
+    c.o_full.p[k] = full
     c.offs.n = k + 2
     c.o_seq.n = c.o_conn.n = c.o_dir.n = c.o_stream.n = c.o_off.n = c.o_frame.n = c.o_ts.n = k + 1
-    c.o_proto.n = c.o_kind.n = c.o_md.n = k + 1
+    c.o_proto.n = c.o_kind.n = c.o_md.n = c.o_full.n = k + 1
     c.seq += 1
-    cn.emitted[c.cur_dir] += 1
+    return 0
+
+
+cdef int core_emit(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t length,
+                   int kind, int md_only) noexcept nogil:
+    cdef Core* c = <Core*>ctx
+    if core_out(c, start, data, length, kind, md_only, length) < 0:
+        return -1
+    c.conns[c.cur_conn].emitted[c.cur_dir] += 1
     c.st.messages += 1
     return 0
+
+
+cdef int core_emit_unit(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t length,
+                        int64_t full) noexcept nogil:
+    """An IBM MQ unit record (kind MQ_UNIT_KIND): its first bytes and its full
+    length; not a message (the replay counts units per direction itself)."""
+    return core_out(<Core*>ctx, start, data, length, _MQ_UNIT_KIND, 0, full)
 
 # ---------------------------------------------------------------------------
 # connection bookkeeping
@@ -1205,6 +1225,8 @@ cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, 
             h.proto = proto
         if h.proto == P_MQ:
             mq_framer_init(&h.mq, off)
+            if c.units:
+                h.mq.unit_emit = core_emit_unit
         else:
             msmq_framer_init(&h.ms, off)
         h.framer_on = True
@@ -2012,6 +2034,7 @@ cdef class _Walker:
         i64_free(&self.c.offs); i64_free(&self.c.o_seq); i64_free(&self.c.o_conn); i64_free(&self.c.o_dir)
         i64_free(&self.c.o_stream); i64_free(&self.c.o_off); i64_free(&self.c.o_frame); i64_free(&self.c.o_ts)
         i64_free(&self.c.o_proto); i64_free(&self.c.o_kind); i64_free(&self.c.o_md)
+        i64_free(&self.c.o_full)
         i64_free(&self.c.d_pos); i64_free(&self.c.d_num); i64_free(&self.c.d_ts); i64_free(&self.c.replay_list)
         i64_free(&self.c.d_cap); i64_free(&self.c.d_orig); i64_free(&self.c.d_if); i64_free(&self.c.d_lt)
         free(self.c.ifaces)
@@ -2176,8 +2199,9 @@ cdef class CaptureCore(_Walker):
     def __init__(self, mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True, *,
                  server_ports=DEFAULT_SERVER_PORTS, max_buffer_bytes=16 << 20, max_marks=1 << 20,
                  max_closed=65536, max_connections=1_000_000, max_reassembly_bytes=4 << 20,
-                 max_reassembly_segments=4096, max_total_buffer=None):
+                 max_reassembly_segments=4096, max_total_buffer=None, units=False):
         self.c.n_mq = fill_ports(self.c.mq_ports, mq_ports)
+        self.c.units = bool(units)
         self.c.n_msmq = fill_ports(self.c.msmq_ports, msmq_ports)
         self.c.n_server = fill_ports(self.c.server_ports, server_ports)
         self.c.detect = bool(detect_by_content)
@@ -2229,12 +2253,13 @@ cdef class CaptureCore(_Walker):
         out["protocol"] = _arr(&c.o_proto, n).astype(np.int8)
         out["kind"] = _arr(&c.o_kind, n).astype(np.int16)
         out["md_only"] = _arr(&c.o_md, n).astype(np.bool_)
+        out["full_length"] = _arr(&c.o_full, n).copy()
         out["offsets"] = _arr(&c.offs, n + 1).copy()
         out["data"] = PyBytes_FromStringAndSize(<const char*>c.data.p, c.data.n) if c.data.n else b""
         out["deferred"] = self._out
         self._out = []
         c.o_seq.n = c.o_conn.n = c.o_dir.n = c.o_stream.n = c.o_off.n = 0
-        c.o_frame.n = c.o_ts.n = c.o_proto.n = c.o_kind.n = c.o_md.n = 0
+        c.o_frame.n = c.o_ts.n = c.o_proto.n = c.o_kind.n = c.o_md.n = c.o_full.n = 0
         c.offs.p[0] = 0
         c.offs.n = 1
         c.data.n = 0

@@ -28,5 +28,13 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, int16_t, int32_t, int64_t,
 ctypedef int (*emit_fn)(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t length,
                         int kind, int md_only) noexcept nogil
 
+# Called by the IBM MQ framer for each complete protocol unit of any segment
+# type (a segment, or segments joined FIRST..LAST as for messages), before
+# the unit's message if it has one: what the pure framer reports as a Unit
+# event (units=True).  data/length: the unit's first bytes (at most
+# MQ_UNIT_PREFIX), full: its whole joined length.  Returns 0 or -1 (BAIL).
+ctypedef int (*unit_fn)(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t length,
+                        int64_t full) noexcept nogil
+
 cdef enum:
     FRAMER_BAIL = -1

@@ -22,6 +22,14 @@ from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes
 #: Message.kind strings; the framer's ``kind`` is an index into this list.
 MQ_KIND_NAMES = ["MQGET", "MQPUT", "MQPUT1", "MQGET_REPLY", "MQPUT_REPLY", "MQPUT1_REPLY",
                  "ASYNC_MESSAGE", "MESSAGE_DATA"]
+cdef enum:
+    # the ``kind`` of unit records in the capture core's output (not a message kind)
+    _MQ_UNIT_KIND = 8
+    # bytes of a unit handed to the unit callback (framing.UNIT_PREFIX)
+    _MQ_UNIT_PREFIX = 65536
+MQ_UNIT_KIND = _MQ_UNIT_KIND
+MQ_UNIT_PREFIX = _MQ_UNIT_PREFIX
+assert MQ_UNIT_KIND == len(MQ_KIND_NAMES)
 
 cdef enum:
     # segment types (tsh.SEGMENT_TYPES)
@@ -117,6 +125,7 @@ cdef struct MQFramer:
     MQPend pend[_MQ_MAX_PEND]   # in the pure framer's dict order
     uint8_t* scratch       # MQMD + data of a message whose bytes are not contiguous
     Py_ssize_t scap
+    unit_fn unit_emit      # NULL: no unit records (the pure framer's units=False)
 
 
 # ----------------------------------------------------------------------
@@ -336,11 +345,15 @@ cdef int _mq_parse_unit(const uint8_t* u, Py_ssize_t ulen, Py_ssize_t hlen, int 
 
 cdef int _mq_emit_unit(MQFramer* f, const uint8_t* u, Py_ssize_t ulen, Py_ssize_t hlen, int t, int little,
                        int64_t start, emit_fn emit, void* ctx) noexcept nogil:
-    """framing._unit: 0 (a message emitted, or none in this unit), -1 BAIL."""
+    """framing._unit: the Unit first (units wanted), then 0 (a message
+    emitted, or none in this unit), -1 BAIL."""
     cdef Py_ssize_t md_pos = 0, md_len = 0, d0 = 0, d1 = 0, total
     cdef int kind = _mq_kind(t)
     cdef int r
     cdef uint8_t* nb
+    if f.unit_emit != NULL:
+        if f.unit_emit(ctx, start, u, ulen if ulen < _MQ_UNIT_PREFIX else _MQ_UNIT_PREFIX, ulen) < 0:
+            return -1
     if kind < 0:
         return 0
     r = _mq_parse_unit(u, ulen, hlen, t, little, &md_pos, &md_len, &d0, &d1)
@@ -403,6 +416,7 @@ cdef void mq_framer_init(MQFramer* f, int64_t offset) noexcept nogil:
     f.npend = 0
     f.scratch = NULL
     f.scap = 0
+    f.unit_emit = NULL
 
 
 cdef void mq_framer_free(MQFramer* f) noexcept nogil:
@@ -448,7 +462,7 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
         q = &f.pend[f.npend]
         q.key = key
         q.seg_type = t
-        q.store = _mq_kind(t) >= 0
+        q.store = _mq_kind(t) >= 0 or f.unit_emit != NULL
         q.start = start
         q.size = 0
         q.buf = NULL
@@ -541,11 +555,22 @@ cdef int _mq_collect(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t l
     return 0
 
 
+cdef int _mq_collect_unit(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t length,
+                          int64_t full) noexcept nogil:
+    with gil:
+        try:
+            (<list>ctx).append(("UNIT", start, PyBytes_FromStringAndSize(<const char*>data, length), full))
+        except BaseException:
+            return -1
+    return 0
+
+
 cdef class FastMQFramer:
     """The compiled framer driven as the capture core drives it (for tests):
     ``feed`` returns ``[(start, message_bytes, kind, md_only), ...]`` with
     the string "BAIL" appended when the framer bails (later feeds return []);
-    ``close`` returns False on BAIL."""
+    ``close`` returns False on BAIL.  With ``units=True`` every unit comes
+    first as ``("UNIT", start, unit_prefix_bytes, full_length)``."""
     cdef MQFramer f
     cdef bytes rest
     cdef readonly bint bailed
@@ -553,9 +578,11 @@ cdef class FastMQFramer:
     def __cinit__(self):
         mq_framer_init(&self.f, 0)
 
-    def __init__(self, offset=0):
+    def __init__(self, offset=0, units=False):
         mq_framer_free(&self.f)
         mq_framer_init(&self.f, offset)
+        if units:
+            self.f.unit_emit = _mq_collect_unit
         self.rest = b""
         self.bailed = False
 

@@ -3,7 +3,9 @@
     frames ─ CaptureProcessor ─► TCP stream events ─► one framer per connection
     direction (IBM MQ TSH framing on 1414, MSMQ PacketSize framing on 1801,
     or detected by content) ─► protocol messages ─► batch decoders (compiled
-    core when built) ─► the tables of mqcodec.tables (mq_messages, msmq_packets, pcf_parameters)
+    core when built) ─► the tables of mqcodec.tables (mq_messages, msmq_packets, pcf_parameters);
+    every IBM MQ unit ─► mqcodec.ibmmq.calls (decode) ─► mqcodec.ibmmq.conversation
+    (pairing, queues) ─► mq_calls
 
 Nothing is dropped silently: a message that spans a capture gap, a framing
 error or a decode error becomes a row with ``error`` set (and its bytes in
@@ -66,7 +68,7 @@ class ConvertOptions:
 # ---------------------------------------------------------------------------
 class _Direction:
     __slots__ = ("protocol", "framer", "marks", "src", "sport", "dst", "dport", "stream", "undetected", "skip",
-                 "end", "held", "conflicts")
+                 "end", "held", "conflicts", "skip_units", "direction", "last_unit")
 
     def __init__(self, conn, direction):
         from .capture import CLIENT_TO_SERVER
@@ -79,6 +81,7 @@ class _Direction:
         else:
             self.src, self.sport, self.dst, self.dport = conn.server, conn.server_port, conn.client, conn.client_port
         self.stream = conn.stream
+        self.direction = int(direction)
         self.undetected = 0
         self.skip = 0  # messages to pass over (a connection replayed after the compiled core)
         # overlap conflicts (docs/ROBUSTNESS.md): rows ending within the reassembler's
@@ -87,6 +90,8 @@ class _Direction:
         self.end = 0                   # stream offset after the last delivered byte or gap
         self.held: list = []           # rows not yet pending, in stream order
         self.conflicts: list = []      # [start, end) ranges with a differing copy
+        self.skip_units = 0  # likewise IBM MQ units
+        self.last_unit = None  # (stream offset, call_key, attribution) of the last MQ unit: its Message's
 
     def mark(self, offset: int, frame: int, ts: int) -> None:
         self.marks.append((offset, frame, ts))
@@ -143,6 +148,14 @@ class Converter:
         self._replay = None  # pcap2parquet_compiled.Replay while replaying connections
         self._conflict_streams: Counter = Counter()  # tcp_stream -> conflicting overlaps (this capture)
         self._msmq_ports = frozenset(self.options.msmq_ports)
+        # mq_calls: rows ready to write, requests held until their reply (or the end of
+        # the capture), the conversation state machine, and call_key ranks per direction
+        self._calls: list[dict] = []
+        self._held: dict[int, dict] = {}
+        self._tracker = None
+        self._ranks: dict = {}
+        self.calls_by_type: Counter = Counter()
+        self.failed_by_reason: Counter = Counter()
 
     # -------------------------------------------------------------- input
     def add_capture(self, source, name: Optional[str] = None, progress=None, *, index: Optional[int] = None) -> None:
@@ -155,6 +168,10 @@ class Converter:
         name = name or (os.path.basename(source) if isinstance(source, (str, os.PathLike)) else "capture")
         self._capture_index = len(self.capture_reports) if index is None else int(index)
         self._key = self._capture_index << KEY_SHIFT
+        from .ibmmq.conversation import CallTracker
+
+        self._tracker = CallTracker()
+        self._ranks = {}
         core = _core_module(self.options.capture_impl or self.options.impl)
         if core is not None and _rereadable(source):
             from . import pcap2parquet_compiled
@@ -205,7 +222,8 @@ class Converter:
                 for d in budget.enforce(proc.tcp, dirs, lambda evs: self._on_events(evs, name, dirs),
                                         frame_number=frame.number, ts_ns=frame.ts_ns):
                     self._drain(name, d)
-            if len(self._pending) + self._block_rows >= limit_rows or self._pending_bytes >= limit_bytes:
+            if len(self._pending) + self._block_rows + len(self._calls) >= limit_rows \
+                    or self._pending_bytes >= limit_bytes:
                 self.flush()
         for ev in proc.close():
             self._on_events((ev,), name, dirs, gaps_only=type(ev) is not StreamClosed)
@@ -244,6 +262,7 @@ class Converter:
         self.summary["frames"] += report["stats"].get("frames", 0)
         self.summary["frames skipped"] += report["stats"].get("skipped", 0)
         self.summary["frames malformed"] += report["stats"].get("malformed", 0)
+        self._end_calls()
         self.flush()
 
     def _on_events(self, events, name: str, dirs: dict, *, gaps_only: bool = False) -> None:
@@ -365,7 +384,7 @@ class Converter:
         if protocol == "mq":
             from .ibmmq.framing import MQStreamFramer
 
-            d.framer = MQStreamFramer(offset)
+            d.framer = MQStreamFramer(offset, units=True)
         else:
             from .msmq.framing import MSMQStreamFramer
 
@@ -375,6 +394,14 @@ class Converter:
     def _drain(self, capture: str, d: _Direction) -> None:
         for ev in d.framer:  # both framers iterate their ready events, stopping at NEED_DATA/CLOSED
             kind = type(ev).__name__
+            if kind == "Unit":
+                if d.skip_units:
+                    d.skip_units -= 1  # a replayed direction: the compiled core already wrote this unit
+                    continue
+                frame, ts = d.locate(ev.offset)
+                d.last_unit = (ev.offset,) + self._unit(capture, d.stream, d.direction, d.src, d.sport, d.dst,
+                                                        d.dport, ev.offset, frame, ts, ev.data, ev.length)
+                continue
             if d.skip and kind in ("Message", "Packet"):
                 d.skip -= 1  # a replayed direction: the compiled core already wrote this message
                 continue
@@ -382,6 +409,8 @@ class Converter:
                 start = _attr(ev, "stream_offset_start", "offset")
                 data = _attr(ev, "message_bytes", "data")
                 row = self._add(capture, d, start, d.protocol, _attr(ev, "kind"), data)
+                if d.last_unit is not None and d.last_unit[0] == start:
+                    row.update(d.last_unit[2])
                 md_length = _attr(ev, "md_length")
                 if md_length is not None and len(data) == md_length:
                     # the unit carries the MQMD but no data (an MQPUT_REPLY repeats the
@@ -427,6 +456,78 @@ class Converter:
         d.held.append(row)
         return row
 
+    # ---------------------------------------------------------- mq_calls
+    def _unit(self, capture, stream, direction, src, sport, dst, dport, offset, frame, ts, data, length):
+        """One IBM MQ unit -> a mq_calls row (written now, or held until its
+        reply); returns (call_key, the mq_messages link columns)."""
+        from .ibmmq.calls import decode_unit
+
+        ranks = self._ranks.setdefault((stream, direction), {})
+        k = ranks.get(frame, 0)
+        ranks[frame] = k + 1
+        if len(ranks) > 16:
+            del ranks[next(iter(ranks))]
+        call_key = (self._capture_index << _tables.CALL_CAPTURE_SHIFT) | ((frame or 0) << _tables.CALL_FRAME_SHIFT) | k
+        cols = decode_unit(data, length)
+        att = self._tracker.unit(call_key, stream, ts, cols)
+        row = cols
+        row.update(call_key=call_key, capture=capture, frame=frame, src_ip=src, src_port=sport,
+                   dst_ip=dst, dst_port=dport, tcp_stream=stream, stream_offset=offset, length=length,
+                   queue_name=att.queue_name, queue_manager=att.queue_manager,
+                   request_call_key=att.request_call_key,
+                   latency_us=None if att.latency_ns is None else att.latency_ns // 1000)
+        if ts is not None:  # as _split_ns: microseconds towards the past, the nanoseconds left
+            row["ts"], row["ts_nanos"] = divmod(ts, 1000)
+        if row.get("error") is not None or self.options.raw:
+            row["raw"] = bytes(data)
+            self._pending_bytes += len(data)
+        if att.request_call_key is not None:
+            req = self._held.pop(att.request_call_key, None)
+            if req is not None:
+                req.update(replied=True, reply_call_key=call_key)
+                self._calls.append(req)
+        for gone in att.given_up:
+            req = self._held.pop(gone, None)
+            if req is not None:
+                req["replied"] = False
+                self._calls.append(req)
+        if att.waiting:
+            self._held[call_key] = row
+        else:
+            self._calls.append(row)
+        link = {"call_key": call_key, "queue_name": att.queue_name, "queue_manager": att.queue_manager,
+                "remote_q_name": cols.get("remote_q_name"), "remote_q_mgr_name": cols.get("remote_q_mgr_name")}
+        return call_key, link
+
+    def _end_calls(self) -> None:
+        """End of a capture: requests still waiting were never replied."""
+        if self._tracker is not None:
+            self._tracker.close()
+        for row in self._held.values():
+            row["replied"] = False
+            self._calls.append(row)
+        self._held.clear()
+        self._ranks = {}
+
+    def _write_calls(self) -> None:
+        rows, self._calls = self._calls, []
+        if not rows:
+            return
+        table = _calls_table(rows)
+        import pyarrow.compute as pc
+
+        names = pc.value_counts(table.column("segment_type_name").cast(pa.string()))
+        for k_, c_ in zip(names.field("values").to_pylist(), names.field("counts").to_pylist()):
+            self.calls_by_type[k_] += c_
+        failed = pc.fill_null(pc.equal(table.column("completion_code"), 2), False)
+        if pc.any(failed).as_py():
+            reasons = pc.value_counts(pc.fill_null(table.filter(failed).column("reason_name").cast(pa.string()),
+                                                   "-"))
+            for k_, c_ in zip(reasons.field("values").to_pylist(), reasons.field("counts").to_pylist()):
+                self.failed_by_reason[k_] += c_
+        self.summary["calls"] += table.num_rows
+        self.sink(_tables.MQ_CALLS, table)
+
     def _ping(self, capture, ev) -> None:
         if self._replay is not None and self._replay.skip_ping():
             return  # resuming after the compiled core, which produced this one
@@ -452,6 +553,7 @@ class Converter:
         self._flushes += 1
         self._block_rows = 0
         self._pending_bytes = 0
+        self._write_calls()
         if rows:
             blocks.append(_rows_block(rows))
         if not blocks:
@@ -559,6 +661,13 @@ class Converter:
                                        md_only=part.column("_md_only").to_pylist())
         decoded = self._decoded(table)
         decoded["md_put_timestamp"] = _put_timestamp(table.column("md_put_date"), table.column("md_put_time"))
+        # channel MESSAGE_DATA: the message came in an MQXQH (Format MQXMIT) the framer took off
+        xmit = pc.fill_null(pc.equal(part.column("kind"), "MESSAGE_DATA"), False)
+        if pc.any(xmit).as_py():
+            formats = decoded["header_formats"]
+            decoded["header_formats"] = pa.array(
+                [(["MQXMIT"] + (f or [])) if x else f for f, x in zip(formats.to_pylist(), xmit.to_pylist())],
+                formats.type)
         for column, (name, how) in _tables.NAMED.items():
             if column in decoded:
                 decoded[name] = _tables.name_column(how, decoded[column])
@@ -614,10 +723,15 @@ class Converter:
         return self._output(_tables.MSMQ_PACKETS, part, decoded)
 
     # ---------------------------------------------------------- summary
-    def report(self) -> dict:
+    def report(self, top: Optional[int] = 10) -> dict:
+        """The job's summary: counters, messages by protocol and kind, IBM MQ
+        calls by segment type, failed calls (CompCode MQCC_FAILED) by reason
+        name -- the ``top`` most frequent (None: all, for merging)."""
         return {
             "summary": dict(self.summary),
             "messages_by_protocol_and_kind": {"%s/%s" % k: v for k, v in sorted(self.by_kind.items())},
+            "calls_by_type": dict(sorted(self.calls_by_type.items())),
+            "failed_calls_by_reason": dict(self.failed_by_reason.most_common(top)),
             "captures": self.capture_reports,
         }
 
@@ -646,7 +760,33 @@ BLOCK_SCHEMA = pa.schema([
     pa.field("length", pa.int64()),
     pa.field("_data", pa.large_binary()),
     pa.field("_md_only", pa.bool_()),
+    # IBM MQ: the unit's mq_calls row and the queue it names (tables.MQ_LINK)
+    pa.field("call_key", pa.int64()),
+    pa.field("queue_name", pa.string()),
+    pa.field("queue_manager", pa.string()),
+    pa.field("remote_q_name", pa.string()),
+    pa.field("remote_q_mgr_name", pa.string()),
 ])
+
+
+def _calls_table(rows: list) -> pa.Table:
+    """mq_calls rows (dicts: decode_unit columns plus where, pairing, queue)
+    as a table of the mq_calls schema, in call_key order; ``ts`` arrives in
+    nanoseconds and is split as in the other tables."""
+    schema = _tables.table_schema(_tables.MQ_CALLS)
+    rows.sort(key=lambda r: r["call_key"])
+    named = {name: (column, how) for column, (name, how) in _tables.NAMED.items() if name in schema.names}
+    plain = pa.schema([f for f in schema if f.name not in named])
+    table = pa.Table.from_pylist(rows, schema=plain)
+    arrays = []
+    for f in schema:
+        if f.name in named:
+            column, how = named[f.name]
+            a = _tables.name_column(how, table.column(column))
+            arrays.append(a if a.type == f.type else a.cast(f.type))
+        else:
+            arrays.append(table.column(f.name))
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 #: PCF types whose int_value a parameter's value names apply to (MQCFT_INTEGER, MQCFT_INTEGER_FILTER)
@@ -713,6 +853,10 @@ def _rows_block(rows: list) -> pa.Table:
             arrays.append(pa.array([bool(r.get(name)) for r in rows], pa.bool_()))
         elif name == "ts":  # a time that does not fit in int64 ns is null (capture.TS_UNKNOWN)
             arrays.append(pa.array([None if r[name] == _TS_UNKNOWN else r[name] for r in rows], f.type))
+        elif name not in ("message_key", "capture", "frame", "ts", "src_ip", "src_port", "dst_ip", "dst_port",
+                          "tcp_stream", "stream_offset", "protocol", "kind", "error", "error_structure",
+                          "error_field", "error_offset", "length", "_data"):
+            arrays.append(pa.array([r.get(name) for r in rows], f.type))
         else:
             arrays.append(pa.array([r[name] for r in rows], f.type))
     return pa.Table.from_arrays(arrays, schema=BLOCK_SCHEMA)

@@ -106,6 +106,8 @@ class Replay:
     connection there and opens the next one, which the core may follow
     itself.)  Without ranges: entries are taken per 4-tuple in order."""
 
+    produced: Counter = Counter()
+
     def __init__(self, entries, ranges=None):
         self._by_tuple = defaultdict(deque)
         self._known: dict = {}
@@ -142,6 +144,8 @@ class Replay:
             self._known[conn] = entry
         d.stream = entry[0]
         d.skip = entry[1] if direction == CLIENT_TO_SERVER else entry[2]
+        # IBM MQ units the core already turned into mq_calls rows (counted by _units)
+        d.skip_units = self.produced.get(("unit", entry[0], int(direction)), 0)
 
     @staticmethod
     def skip_ping() -> bool:
@@ -297,6 +301,16 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
         if held is not None:
             held.settle(conv, core, None, produced, final=final)
         return 0
+    unit_kind = getattr(mod, "MQ_UNIT_KIND", None)
+    if unit_kind is not None:
+        is_unit = (np.asarray(b["kind"]) == unit_kind) & (np.asarray(b["protocol"]) == 0)
+        if is_unit.any():
+            b = _units(conv, core, b, is_unit, name, conns, produced)
+            n = len(b["seq"])
+            if n == 0:
+                if held is not None:
+                    held.settle(conv, core, None, produced, final=final)
+                return 0
     offsets = np.ascontiguousarray(b["offsets"], dtype=np.int64)
     data = pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets),
                                                                    pa.py_buffer(b["data"])])
@@ -340,6 +354,11 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
         # connection where a copy overlaps bytes it already has (docs/capture-core.md)
         "overlap_conflict": pa.array(np.zeros(n, dtype=bool)),
     }
+    links = b.get("links")
+    if links is not None:
+        for col in ("call_key", "queue_name", "queue_manager", "remote_q_name", "remote_q_mgr_name"):
+            columns[col] = pa.array([None if ln is None else ln[col] for ln in links],
+                                    pa.int64() if col == "call_key" else pa.string())
     arrays = [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in _p.BLOCK_SCHEMA]
     names = [f.name for f in _p.BLOCK_SCHEMA]
     arrays += [pa.array(conn), pa.array(direction), pa.array(np.asarray(b["stream_offset"], dtype=np.int64)
@@ -347,6 +366,54 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     names += ["_conn", "_dir", "_end"]
     held.settle(conv, core, pa.Table.from_arrays(arrays, names=names), produced, final=final)
     return n
+
+
+def _units(conv, core, b: dict, is_unit, name: str, conns: dict, produced: Counter) -> dict:
+    """The batch's IBM MQ unit records -> mq_calls rows (in arena order, which
+    is the pure framer's event order); returns the batch without them, each
+    message with the link columns of its unit (the unit record just before it
+    in its direction, same stream offset)."""
+    offsets = np.asarray(b["offsets"], dtype=np.int64)
+    data = b["data"]
+    base = int(offsets[0])
+    last: dict = {}
+    links = []
+    conn_a, dir_a, off_a = b["conn"].tolist(), b["direction"].tolist(), b["stream_offset"].tolist()
+    frame_a, ts_a, stream_a = b["frame"].tolist(), b["ts_ns"].tolist(), b["tcp_stream"].tolist()
+    full_a = b["full_length"].tolist() if "full_length" in b else None
+    unit_l = is_unit.tolist()
+    for i in range(len(unit_l)):
+        c, d, off = conn_a[i], dir_a[i], off_a[i]
+        if unit_l[i]:
+            info = conns.get(c)
+            if info is None:
+                info = conns[c] = core.connection(c)
+            cip, cport, sip, sport = info[0], info[1], info[2], info[3]
+            src, sp, dst, dp = (cip, cport, sip, sport) if d == 0 else (sip, sport, cip, cport)
+            frame = frame_a[i] if frame_a[i] >= 0 else None
+            ts = ts_a[i] if ts_a[i] >= 0 else None
+            chunk = data[int(offsets[i]) - base:int(offsets[i + 1]) - base]
+            full = full_a[i] if full_a is not None else len(chunk)
+            _, link = conv._unit(name, stream_a[i], d, src, sp, dst, dp, off, frame, ts, chunk, full)
+            last[(c, d)] = (off, link)
+            produced[("unit", stream_a[i], d)] += 1
+        else:
+            prev = last.get((c, d))
+            links.append(prev[1] if prev is not None and prev[0] == off else None)
+    keep = np.flatnonzero(~is_unit)
+    out = {}
+    for key, value in b.items():
+        if key in ("offsets", "data", "deferred"):
+            continue
+        out[key] = np.asarray(value)[keep]
+    lengths = np.diff(offsets)[keep]
+    new_offsets = np.zeros(len(keep) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_offsets[1:])
+    out["offsets"] = new_offsets
+    out["data"] = b"".join(data[int(offsets[i]) - base:int(offsets[i + 1]) - base] for i in keep.tolist())
+    out["deferred"] = []
+    out["links"] = links
+    return out
 
 
 def _nonneg(values) -> pa.Array:
@@ -389,7 +456,7 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     # (the pure pipeline, whose budget cuts directions, then converts it: _give_up)
     core = mod.CaptureCore(mq_ports=tuple(opts.mq_ports), msmq_ports=tuple(opts.msmq_ports),
                            detect_by_content=opts.detect_by_content, max_connections=opts.max_connections,
-                           max_total_buffer=opts.buffer_budget or DEFAULT_LIMIT)
+                           max_total_buffer=opts.buffer_budget or DEFAULT_LIMIT, units=True)
     side = CaptureProcessor(max_connections=opts.max_connections)
     kinds = (list(mod.MQ_KIND_NAMES), list(mod.MSMQ_KIND_NAMES))
     conns: dict = {}
@@ -407,7 +474,8 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
             frames = core.stats.get("frames", 0)
             progress.advance(frames - frames_seen)
             frames_seen = frames
-        if conv._block_rows + len(conv._pending) >= opts.chunk_messages or conv._pending_bytes >= opts.chunk_bytes:
+        if conv._block_rows + len(conv._pending) + len(conv._calls) >= opts.chunk_messages \
+                or conv._pending_bytes >= opts.chunk_bytes:
             conv.flush()
         if core.stop is not None:
             break
@@ -423,7 +491,7 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     stats = dict(core.stats)
     replay = held.replay_entries(core.replay())
     if replay:
-        _replay(conv, mod, core, source, name, replay)
+        _replay(conv, mod, core, source, name, replay, produced)
     side_report = side.report()
     report = {
         "capture": name,
@@ -477,6 +545,7 @@ class _Resume:
 
     def assign(self, d, conn, direction) -> None:
         d.skip = self.produced.get((conn.stream, int(direction)), 0)
+        d.skip_units = self.produced.get(("unit", conn.stream, int(direction)), 0)
 
     def skip_ping(self) -> bool:
         if self.pings:
@@ -492,7 +561,8 @@ def _give_up(conv, core, source, name: str, progress, produced: Counter, key0: i
     pipeline takes it.  Otherwise the pure pipeline converts the whole
     capture, skipping what the core produced; its report replaces the
     core's."""
-    if conv._key == key0:
+    units = sum(v for k, v in produced.items() if isinstance(k, tuple) and k[0] == "unit")
+    if conv._key == key0 and not units:
         return False
     conv.summary["captures resumed by the pure pipeline"] += 1
     conv._replay = _Resume(produced)
@@ -504,7 +574,7 @@ def _give_up(conv, core, source, name: str, progress, produced: Counter, key0: i
     return True
 
 
-def _replay(conv, mod, core, source, name: str, entries) -> None:
+def _replay(conv, mod, core, source, name: str, entries, produced: Counter | None = None) -> None:
     """Second read: the pure pipeline on the frames of the connections the
     core handed back (and IPv4 fragments carrying TCP)."""
     filt = mod.ReplayFilter(core)
@@ -514,6 +584,7 @@ def _replay(conv, mod, core, source, name: str, entries) -> None:
             yield from filt.feed(chunk)
 
     conv._replay = Replay(entries, core.replay_ranges())
+    conv._replay.produced = produced or Counter()
     try:
         conv._pure_pipeline(frames(), name)
     finally:

@@ -5,6 +5,7 @@ One Parquet dataset per table, the same layout whichever engine writes it::
     OUTDIR/mq_messages/part-00000.parquet       IBM MQ messages and MQ framing errors
     OUTDIR/msmq_packets/part-00000.parquet      MSMQ packets (pings included) and MSMQ framing errors
     OUTDIR/pcf_parameters/part-00000.parquet    PCF parameters of MQ messages with a PCF body
+    OUTDIR/mq_calls/part-00000.parquet          IBM MQ protocol units (every segment type), paired
     (with partitioning by date: OUTDIR/<table>/date=YYYY-MM-DD/part-*.parquet)
 
 Each table is self-contained: the common columns (:data:`COMMON`) then only
@@ -29,15 +30,21 @@ import pyarrow as pa
 from .batch import schema as _schema
 
 __all__ = [
-    "TABLES", "MQ_MESSAGES", "MSMQ_PACKETS", "PCF_PARAMETERS", "COMMON", "DICTIONARY",
+    "TABLES", "MQ_MESSAGES", "MSMQ_PACKETS", "PCF_PARAMETERS", "MQ_CALLS", "COMMON", "MQ_LINK", "DICTIONARY",
     "table_schema", "widen_unsigned", "DatasetSink", "TableCollector", "Sink", "NAMED", "name_column",
 ]
 
 MQ_MESSAGES = "mq_messages"
 MSMQ_PACKETS = "msmq_packets"
 PCF_PARAMETERS = "pcf_parameters"
+MQ_CALLS = "mq_calls"
 #: every table of the main job, in the order they are listed to users
-TABLES = (MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS)
+TABLES = (MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS, MQ_CALLS)
+
+#: call_key = capture << CALL_CAPTURE_SHIFT | frame << CALL_FRAME_SHIFT | k, k the unit's rank
+#: among the units of its TCP direction that start in that frame (docs/tables.md)
+CALL_CAPTURE_SHIFT = 49
+CALL_FRAME_SHIFT = 16
 
 #: a sink takes (table name, rows of that table's schema)
 Sink = Callable[[str, pa.Table], None]
@@ -69,6 +76,15 @@ COMMON = [
     pa.field("error_offset", pa.int64()),
     pa.field("length", pa.int64()),
     pa.field("raw", pa.binary()),
+]
+
+#: mq_messages columns that link a message to its unit in mq_calls and name its queue
+MQ_LINK = [
+    pa.field("call_key", pa.int64()),        # the mq_calls row of the unit carrying the message
+    pa.field("queue_name", _DICT),           # the queue (Hobj tracking, MQPUT1's MQOD, the MQXQH)
+    pa.field("queue_manager", _DICT),
+    pa.field("remote_q_name", _DICT),        # MQXQH RemoteQName (channel MESSAGE_DATA)
+    pa.field("remote_q_mgr_name", _DICT),    # MQXQH RemoteQMgrName
 ]
 
 #: the short MSMQ columns analysts ask for first (name, type, the batch column it comes from)
@@ -108,6 +124,11 @@ NAMED: dict[str, tuple[str, str]] = {
     "pcf_command": ("pcf_command_name", "MQCMD"),
     "pcf_comp_code": ("pcf_comp_code_name", "MQCC"),
     "pcf_reason": ("pcf_reason_name", "reason"),
+    # mq_calls
+    "completion_code": ("completion_code_name", "MQCC"),
+    "reason_code": ("reason_name", "reason"),
+    "conn_appl_type": ("conn_appl_type_name", "MQAT"),
+    "od_object_type": ("od_object_type_name", "MQOT"),
     # pcf_parameters
     "parameter": ("parameter_name", "parameter"),
     "type": ("type_name", "MQCFT"),
@@ -168,7 +189,7 @@ def _with_names(fields: list) -> list:
 
 
 def _mq_messages() -> pa.Schema:
-    fields = list(COMMON)
+    fields = list(COMMON) + list(MQ_LINK)
     for f in _schema.MQ_MESSAGES:
         if f.name in BATCH_ONLY:
             continue
@@ -197,6 +218,32 @@ def _pcf_parameters() -> pa.Schema:
     return pa.schema(_with_names(fields))
 
 
+def _mq_calls() -> pa.Schema:
+    from .ibmmq.calls import CALL_COLUMNS
+
+    fields = [pa.field("call_key", pa.int64(), nullable=False)]
+    fields += [f for f in COMMON if f.name not in ("message_key", "kind", "error", "error_structure",
+                                                   "error_field", "error_offset", "length", "raw")]
+    fields += [pa.field(name, t) for name, t in CALL_COLUMNS]
+    fields += [
+        # pairing: on replies the request's call_key and reply ts - request ts in microseconds;
+        # on requests whether a reply came before the end of the capture, and which
+        pa.field("request_call_key", pa.int64()),
+        pa.field("latency_us", pa.int64()),
+        pa.field("replied", pa.bool_()),
+        pa.field("reply_call_key", pa.int64()),
+        pa.field("queue_name", _DICT),
+        pa.field("queue_manager", _DICT),
+        pa.field("error", _DICT),
+        pa.field("error_structure", _DICT),
+        pa.field("error_field", _DICT),
+        pa.field("error_offset", pa.int64()),
+        pa.field("length", pa.int64()),
+        pa.field("raw", pa.binary()),
+    ]
+    return pa.schema(_with_names(fields))
+
+
 _SCHEMAS: dict[str, pa.Schema] = {}
 
 
@@ -204,7 +251,8 @@ def table_schema(table: str) -> pa.Schema:
     """The Arrow schema of output table ``table`` (one of :data:`TABLES`)."""
     s = _SCHEMAS.get(table)
     if s is None:
-        builders = {MQ_MESSAGES: _mq_messages, MSMQ_PACKETS: _msmq_packets, PCF_PARAMETERS: _pcf_parameters}
+        builders = {MQ_MESSAGES: _mq_messages, MSMQ_PACKETS: _msmq_packets, PCF_PARAMETERS: _pcf_parameters,
+                    MQ_CALLS: _mq_calls}
         if table not in builders:
             raise ValueError("no table %r: the tables are %s" % (table, ", ".join(TABLES)))
         s = _SCHEMAS[table] = builders[table]()

@@ -99,7 +99,7 @@ class _CaptureReader(DataSourceReader):
         except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
             conv.not_read(path, exc, index=index)
         if table == "captures":
-            report = conv.report()
+            report = conv.report(top=None)  # all failure reasons: the driver keeps the top ten
             batch = pa.RecordBatch.from_pylist(
                 [{"index": index, "capture": os.path.basename(path),
                   "report": json.dumps(report, sort_keys=True, default=str)}], schema=CAPTURES_SCHEMA)

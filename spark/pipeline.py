@@ -82,12 +82,18 @@ def _merge(rows: list, tables) -> dict:
     """The local engine's report from the per-capture reports of the executors."""
     summary: Counter = Counter()
     kinds: Counter = Counter()
+    calls: Counter = Counter()
+    failed: Counter = Counter()
     captures = []
     for row in rows:
         report = json.loads(row["report"])
         summary.update(report["summary"])
         kinds.update(report["messages_by_protocol_and_kind"])
+        calls.update(report.get("calls_by_type", {}))
+        failed.update(report.get("failed_calls_by_reason", {}))
         captures.extend(report["captures"])
     out = dict(summary)
     out["engine"] = "spark"
-    return {"summary": out, "messages_by_protocol_and_kind": dict(sorted(kinds.items())), "captures": captures}
+    return {"summary": out, "messages_by_protocol_and_kind": dict(sorted(kinds.items())),
+            "calls_by_type": dict(sorted(calls.items())), "failed_calls_by_reason": dict(failed.most_common(10)),
+            "captures": captures}

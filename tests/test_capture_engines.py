@@ -7,7 +7,9 @@ follow (out-of-order segments, gaps, damaged units, frames it does not decode)
 to the pure pipeline.  Whatever the mix, the tables must be the pure
 engine's: every row equal but for ``message_key`` (numbered in production
 order, unique either way), every PCF parameter equal and joined to the same
-message, the summary counters equal.  Captures: the real IBM MQ capture, the
+message, every IBM MQ unit of ``mq_calls`` equal *with* its ``call_key``
+(derived from the input, not from production order) and its pairing and
+queue, the summary counters equal.  Captures: the real IBM MQ capture, the
 simulator's, and the simulator's damaged (dropped, duplicated, reordered,
 retransmitted-with-overlap segments, cut files, snap length, corrupted
 headers), plain, gzip and pcapng.
@@ -61,7 +63,10 @@ def _convert(data, capture_impl, **opts):
                   for p in params)
     summary = dict(report["summary"])
     summary.pop("connections replayed by the pure pipeline", None)
-    return rows, prow, summary, report
+    calls = tables.table("mq_calls").to_pylist()
+    assert len({c["call_key"] for c in calls}) == len(calls), "call_key is not unique"
+    crow = sorted(repr(sorted(c.items())) for c in calls)
+    return rows, prow, summary, report, crow
 
 
 def _same(data, **opts):
@@ -72,6 +77,10 @@ def _same(data, **opts):
     assert len(ours[0]) == len(ref[0])
     assert ours[0] == ref[0], "messages differ"
     assert ours[1] == ref[1], "PCF parameters differ"
+    assert len(ours[4]) == len(ref[4]), "mq_calls row counts differ"
+    assert ours[4] == ref[4], "mq_calls rows differ"
+    assert ours[3]["calls_by_type"] == ref[3]["calls_by_type"]
+    assert ours[3]["failed_calls_by_reason"] == ref[3]["failed_calls_by_reason"]
     assert ours[3]["captures"][-1].get("engine") == "compiled"
     return ours[3]
 
@@ -178,6 +187,7 @@ def test_core_giving_up_mid_capture_is_resumed_by_the_pure_pipeline(monkeypatch)
     summary.pop("captures resumed by the pure pipeline")
     assert summary == ref[2]
     assert ours[0] == ref[0] and ours[1] == ref[1]
+    assert ours[4] == ref[4], "mq_calls rows differ"
 
 
 @pytest.mark.parametrize("mtu", [68, 300])

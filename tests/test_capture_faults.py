@@ -35,7 +35,10 @@ from mqcodec.pcap2parquet import Converter, ConvertOptions, convert
 from mqcodec.tables import TableCollector, read_table
 
 LOCATION = {"message_key", "capture", "frame", "ts", "src_ip", "src_port", "dst_ip", "dst_port", "tcp_stream",
-            "stream_offset", "raw", "overlap_conflict"}
+            "stream_offset", "raw", "overlap_conflict", "call_key",   # call_key: from the capture index and frame (docs/tables.md)
+            # context, not content: the queue of a message follows its conversation's MQOPEN, which the
+            # damage may have cost (mq_calls, docs/tables.md "Queues")
+            "queue_name", "queue_manager"}
 INF = float("inf")
 
 

@@ -9,6 +9,8 @@ typed events come out of :meth:`~MQStreamFramer.next_event` (or iteration):
 
 =====================  ==================================================
 :class:`Segment`       one whole TSH/TSHM/TSHC segment (header fields)
+:class:`Unit`          a whole protocol unit (one segment, or segments joined
+                      FIRST..LAST), any type (only with ``units=True``)
 :class:`Message`       an MQ message (MQMD + data), joined across segments
 :class:`FramingError`  a damaged unit, kept with its raw bytes
 :class:`Resynchronised` back on a segment boundary after a gap or garbage
@@ -65,7 +67,7 @@ from .tsh import (
 )
 
 __all__ = [
-    "MQStreamFramer", "Segment", "Message", "FramingError", "Resynchronised", "NEED_DATA",
+    "MQStreamFramer", "Segment", "Unit", "UNIT_PREFIX", "Message", "FramingError", "Resynchronised", "NEED_DATA",
     "FramerStateError", "decode_segment_header", "MESSAGE_SEGMENT_TYPES",
     "DEFAULT_MAX_SEGMENT_LENGTH", "DEFAULT_MAX_MESSAGE_LENGTH",
     "build_tsh", "encode_segments", "encode_put", "encode_put_reply", "encode_get_reply",
@@ -177,6 +179,35 @@ class Segment:
                 "ByteOrder": self.byte_order, "SegmType": self.segment_type, "SegmTypeName": self.type_name,
                 "CtlFlag1": self.ctl_flags1, "CtlFlag2": self.ctl_flags2, "LUWIdent": self.luw_id,
                 "Encoding": self.encoding, "CCSID": self.ccsid, "Reserved": self.reserved}
+
+
+#: At most this many bytes of a unit travel in a :class:`Unit` event: every
+#: structure :mod:`mqcodec.ibmmq.calls` decodes lies within them.
+UNIT_PREFIX = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One whole protocol unit of any segment type: a segment, or segments
+    joined FIRST..LAST (continuations without their TSH and, for
+    ASYNC_MESSAGE, their short async header), as the framer joins them for
+    messages.  ``data`` is the unit's first :data:`UNIT_PREFIX` bytes (from
+    the first segment's TSH), ``length`` its full joined length, ``offset``
+    and ``end`` its extent in the stream.  Emitted (with ``units=True``)
+    before anything else the framer reports about the unit (its Message, or
+    the FramingError of a message unit that does not parse)."""
+
+    offset: int
+    end: int
+    length: int
+    data: bytes = field(repr=False)
+    segment_type: int
+    conversation_id: int | None
+    segments: int
+
+    @property
+    def type_name(self) -> str:
+        return segment_type_name(self.segment_type)
 
 
 @dataclass(frozen=True)
@@ -546,13 +577,14 @@ class MQStreamFramer:
     ``max_segment_length`` and ``max_message_length`` bound every buffer;
     ``max_raw`` bounds the bytes kept in one FramingError.  With
     ``segments=False`` no Segment events are produced (messages and errors
-    only).
+    only).  With ``units=True`` every whole unit is also reported as a
+    :class:`Unit` (for the ``mq_calls`` table).
     """
 
     def __init__(self, offset: int = 0, *, max_segment_length: int = DEFAULT_MAX_SEGMENT_LENGTH,
                  max_message_length: int = DEFAULT_MAX_MESSAGE_LENGTH, max_raw: int = DEFAULT_MAX_RAW,
                  max_pending_bytes: int = DEFAULT_MAX_MESSAGE_LENGTH, max_pending_messages: int = 1024,
-                 segments: bool = True):
+                 segments: bool = True, units: bool = False):
         if max_segment_length < TSHM_LENGTH:
             raise ValueError("max_segment_length below the TSHM header size")
         self._buf = bytearray()
@@ -566,6 +598,7 @@ class MQStreamFramer:
         self._max_pending_bytes = int(max_pending_bytes)
         self._max_pending = int(max_pending_messages)
         self._emit_segments = segments
+        self._emit_units = units
         self._closed = False
         self._pending: dict[Any, _Pending] = {}
         # LOST state: where sync was lost, garbage being collected
@@ -1021,10 +1054,14 @@ class MQStreamFramer:
     def _unit(self, unit: bytes, segments: list, segmap: list, cont_prefixes: list, joined: bool) -> None:
         seg0 = segments[0]
         t = seg0.segment_type
-        if t not in MESSAGE_SEGMENT_TYPES:
-            return
         start = seg0.offset
         end = segments[-1].offset + segments[-1].length
+        if self._emit_units:
+            self._events.append(Unit(offset=start, end=end, length=len(unit), data=bytes(unit[:UNIT_PREFIX]),
+                                     segment_type=t, conversation_id=seg0.conversation_id,
+                                     segments=len(segments)))
+        if t not in MESSAGE_SEGMENT_TYPES:
+            return
         try:
             found = _parse_message_unit(unit, seg0)
         except DecodeError as exc:

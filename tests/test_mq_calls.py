@@ -1,0 +1,623 @@
+"""mq_calls: every IBM MQ unit a row, requests paired with replies, queues
+named through object handles.
+
+Oracles: tshark on the shared real capture (every unit tshark shows has a row
+with tshark's values; every MQPUT/MQGET names the object tshark shows in the
+MQOPEN -- or the SPI OPEN reply -- that gave its Hobj, followed here from
+tshark's own fields), a conversation built unit by unit with the framing
+encoders (known queues, failures, latencies), both capture engines, and
+DuckDB answering the analysts' questions in one plain query each.
+"""
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+from mqcodec.capture.writer import TcpConversation, write_pcap
+from mqcodec.ibmmq import calls as C
+from mqcodec.ibmmq.conversation import CallTracker
+from mqcodec.ibmmq.framing import (MQStreamFramer, Unit, _api, default_gmo, default_od, encode_get_reply,
+                                   encode_put, encode_put_reply, encode_segments)
+from mqcodec.ibmmq.headers import MQMD
+from mqcodec.ibmmq.message import MQMessage, encode_message
+from mqcodec.pcap2parquet import ConvertOptions, Converter, convert
+from mqcodec.tables import TableCollector, table_schema
+
+REAL = Path(__file__).resolve().parents[2] / "shared" / "captures" / "ibmmq_jms_client_1414.pcap"
+TSHARK = shutil.which("tshark")
+FIELDS = ["frame.number", "tcp.stream", "tcp.srcport", "mq.tsh.type", "mq.tsh.convid", "mq.tsh.requestid", "mq.api.reasoncode",
+          "mq.api.hobj", "mq.od.objname", "mq.conn.appname", "mq.id.channelname", "mq.uid.userid",
+          "mq.api.completioncode", "mq.spi.verb", "mq.tsh.cflags1", "mq.tsh.seglength",
+          "mq.id.faplevel", "mq.id.hbint", "mq.id.maxmsgsize", "mq.id.maxtrsize", "mq.id.qm", "mq.conn.qm",
+          "mq.uid.longuserid", "mq.inq.sel"]
+
+
+def _engines():
+    out = ["py"]
+    try:
+        from mqcodec._ext import capture_core  # noqa: F401
+        out.append("c")
+    except ImportError:
+        out.append(pytest.param("c", marks=pytest.mark.skip(reason="the compiled capture core is not built")))
+    return out
+
+
+ENGINES = _engines()
+
+
+def _convert(source, engine, name="c"):
+    tables = TableCollector()
+    conv = Converter(tables, ConvertOptions(capture_impl=engine))
+    conv.add_capture(source, name=name)
+    return tables, conv.report()
+
+
+def _tshark_units(path):
+    out = subprocess.run([TSHARK, "-r", str(path), "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|"]
+                         + [a for f in FIELDS for a in ("-e", f)], capture_output=True, text=True, check=True).stdout
+    units = []
+    for line in out.splitlines():
+        cols = line.split("\t")
+        u = dict(zip(FIELDS, cols))
+        if len(cols) == len(FIELDS) and u["mq.tsh.type"]:
+            # tshark shows every TSH of a frame, those of a reassembled unit too (its
+            # segments, then its first TSH again): a unit of a type that may span
+            # (API types, ASYNC_MESSAGE) is its segment with CtlFlag1 LAST
+            types = []
+            for t, f in zip(u["mq.tsh.type"].split("|"), u["mq.tsh.cflags1"].split("|")):
+                t, f = int(t, 16), int(f, 16)
+                if (t > 0x80 or t == 0x0D) and not f & 0x20:
+                    continue
+                types.append(t)
+            u["types"] = types
+            units.append(u)
+    return units
+
+
+def _s(v):
+    return (v or "").strip()
+
+
+def _matched(units, rows):
+    """tshark's units and our rows, paired: tshark shows a unit in the frame
+    that completes it, our ``frame`` is the frame of its first byte, so both
+    are taken in stream order per TCP direction (tshark's: frame order; ours:
+    stream offset order; frames holding several units: in their order)."""
+    theirs = defaultdict(list)
+    for u in sorted(units, key=lambda u: int(u["frame.number"])):
+        for i, t in enumerate(u["types"]):
+            theirs[(int(u["tcp.stream"]), int(u["tcp.srcport"]))].append((u, i, t))
+    ours = defaultdict(list)
+    for r in sorted(rows, key=lambda r: (r["tcp_stream"], r["src_port"], r["stream_offset"])):
+        ours[(r["tcp_stream"], r["src_port"])].append(r)
+    assert sorted(theirs) == sorted(ours)
+    pairs = []
+    for key, seq in theirs.items():
+        assert [t for _, _, t in seq] == [r["segment_type"] for r in ours[key]], key
+        pairs += [(u, i, r) for (u, i, _), r in zip(seq, ours[key])]
+    return pairs
+
+
+# ---------------------------------------------------------------------------
+# tshark, on the real capture
+# ---------------------------------------------------------------------------
+@pytest.mark.skipif(TSHARK is None or not REAL.exists(), reason="tshark or the shared capture is missing")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_every_unit_tshark_shows_has_a_row_with_its_values(engine):
+    tables, report = _convert(REAL, engine)
+    rows = tables.table("mq_calls").to_pylist()
+    units = _tshark_units(REAL)
+    assert len(units) == len(rows) == 252
+    checked = _differential(units, rows)
+    assert checked["api"] > 150 and checked["mq.id.channelname"] == 20 and checked["mq.uid.userid"] == 5
+    assert checked["mq.od.objname"] > 10 and checked["frame"] > 240
+    assert checked["mq.id.hbint"] == checked["mq.id.qm"] == 20 and checked["mq.inq.sel"] == 24
+    assert checked["mq.uid.longuserid"] == 5
+    # the reasons of failed calls: tshark's
+    failed = Counter(int(u["mq.api.reasoncode"]) for u in units
+                     if u["mq.api.completioncode"] and int(u["mq.api.completioncode"]) == 2)
+    assert failed == Counter({2035: 3})
+    assert report["failed_calls_by_reason"] == {"MQRC_NOT_AUTHORIZED": 3}
+    assert sum(report["calls_by_type"].values()) == 252
+    assert report["calls_by_type"]["SPI_REPLY"] == 16
+
+
+def _differential(units, rows) -> Counter:
+    """Every unit tshark shows has its row, with tshark's values."""
+    checked = Counter()
+    for u, i, r in _matched(units, rows):
+        frame = int(u["frame.number"])
+        types = u["types"]
+        assert r["frame"] <= frame
+        if len(types) != 1:
+            continue
+        checked["frame"] += r["frame"] == frame
+        assert r["conversation_id"] == (int(u["mq.tsh.convid"]) if u["mq.tsh.convid"] else None), frame
+        assert r["request_id"] == (int(u["mq.tsh.requestid"]) if u["mq.tsh.requestid"] else None), frame
+        if u["mq.api.reasoncode"]:
+            assert r["reason_code"] == int(u["mq.api.reasoncode"]), frame
+            assert r["completion_code"] == int(u["mq.api.completioncode"]), frame
+            assert r["hobj"] & 0xFFFFFFFF == int(u["mq.api.hobj"], 16), frame
+            checked["api"] += 1
+        else:
+            assert r["reason_code"] is None and r["hobj"] is None or r["segment_type"] in (0x0D, 0x0E, 0x0F)
+        for field, column in (("mq.od.objname", "od_object_name"), ("mq.conn.appname", "conn_appl_name"),
+                              ("mq.id.channelname", "id_channel_name"), ("mq.uid.userid", "uid_user_id")):
+            if u[field]:
+                assert _s(r[column]) == _s(u[field]), (frame, field)
+                checked[field] += 1
+        for field, column in (("mq.id.faplevel", "id_fap_level"), ("mq.id.hbint", "id_hb_interval"),
+                              ("mq.id.maxmsgsize", "id_max_msg_size"), ("mq.id.maxtrsize", "id_max_tr_size")):
+            if u[field]:
+                assert r[column] == int(u[field]), (frame, field)
+                checked[field] += 1
+        for field, column in (("mq.id.qm", "id_q_mgr_name"), ("mq.conn.qm", "conn_q_mgr_name"),
+                              ("mq.uid.longuserid", "uid_long_user_id")):
+            if u[field]:
+                assert _s(r[column]) == _s(u[field]), (frame, field)
+                checked[field] += 1
+        if u["mq.inq.sel"]:
+            assert r["inq_selectors"] == [int(x) for x in u["mq.inq.sel"].split("|")], frame
+            checked["mq.inq.sel"] += 1
+        if u["mq.spi.verb"]:
+            assert r["spi_verb"] == int(u["mq.spi.verb"])
+            assert r["spi_verb_name"] == C.SPI_VERBS[r["spi_verb"]]
+        assert r["segment_type_name"] == C.segment_type_name(types[0])
+    return checked
+
+
+@pytest.mark.skipif(TSHARK is None or not REAL.exists(), reason="tshark or the shared capture is missing")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_puts_and_gets_name_the_object_their_handle_was_opened_on(engine):
+    tables, _ = _convert(REAL, engine)
+    rows = tables.table("mq_calls").to_pylist()
+    assert _queues_against_tshark(REAL, rows) == ["UNIFORM.QUEUE"] * 8
+    by_key = {r["call_key"]: r for r in rows}
+    messages = tables.table("mq_messages").to_pylist()
+    puts = [m for m in messages if m["kind"] == "MQPUT"]
+    assert len(puts) == 8 and all(m["queue_name"] == by_key[m["call_key"]]["queue_name"] == "UNIFORM.QUEUE"
+                                  for m in puts)
+    assert all(by_key[m["call_key"]]["stream_offset"] == m["stream_offset"] for m in messages)
+
+
+def _queues_against_tshark(path, rows) -> list:
+    """Followed from tshark's fields alone: MQOPEN's object name (by request
+    id) -> MQOPEN_REPLY's Hobj; SPI_REPLY's object name -> its Hobj; the
+    MQPUT/MQGET that use the Hobj in the same conversation (MQCLOSE ends it).
+    Frames where tshark shows one unit only; each is our row of its TCP
+    direction and type that starts last at or before that frame.  Returns the
+    queue names checked (one per MQPUT/MQGET)."""
+    units = sorted(_tshark_units(path), key=lambda u: int(u["frame.number"]))
+    opening, handles, expected = {}, {}, []
+
+    def first(u, field):
+        return u[field].split("|")[0]
+    for u in units:
+        if len(u["types"]) != 1:
+            continue
+        t = u["types"][0]
+        key = (u["tcp.stream"], first(u, "mq.tsh.convid"))
+        hobj = int(first(u, "mq.api.hobj"), 16) if u["mq.api.hobj"] else None
+        failed = u["mq.api.completioncode"] and int(first(u, "mq.api.completioncode")) == 2
+        if t == 0x83:
+            opening[key + (first(u, "mq.tsh.requestid"),)] = _s(first(u, "mq.od.objname")) or None
+        elif t == 0x93:
+            name = opening.pop(key + (first(u, "mq.tsh.requestid"),), None)
+            if not failed:
+                handles[key + (hobj,)] = name
+        elif t == 0x9C and u["mq.od.objname"] and not failed:
+            handles[key + (hobj,)] = _s(first(u, "mq.od.objname"))
+        elif t in (0x85, 0x86):
+            expected.append((u, t, handles.get(key + (hobj,))))
+        elif t == 0x84 and not failed:
+            handles.pop(key + (hobj,), None)
+    by_direction = defaultdict(list)
+    for r in rows:
+        by_direction[(r["tcp_stream"], r["src_port"])].append(r)
+    seen = []
+    for u, t, name in expected:
+        frame = int(u["frame.number"])
+        ours = [r for r in by_direction[(int(u["tcp.stream"]), int(u["tcp.srcport"]))]
+                if r["segment_type"] == t and r["frame"] <= frame]
+        r = max(ours, key=lambda r: (r["frame"], r["stream_offset"]))
+        assert r["queue_name"] == name, frame
+        seen.append(name)
+    return seen
+
+
+@pytest.mark.skipif(not REAL.exists(), reason="the shared capture is missing")
+def test_replies_point_at_their_requests():
+    tables, _ = _convert(REAL, "py")
+    rows = tables.table("mq_calls").to_pylist()
+    by_key = {r["call_key"]: r for r in rows}
+    replies = [r for r in rows if C.is_reply(r["segment_type"])]
+    paired = [r for r in replies if r["request_call_key"] is not None]
+    assert len(paired) >= len(replies) - 1       # one MQDISC_REPLY answers no MQDISC of the capture
+    for r in paired:
+        q = by_key[r["request_call_key"]]
+        assert q["segment_type"] == C.request_type_of(r["segment_type"])
+        assert (q["tcp_stream"], q["conversation_id"], q["request_id"]) == \
+            (r["tcp_stream"], r["conversation_id"], r["request_id"])
+        assert (q["src_ip"], q["src_port"]) == (r["dst_ip"], r["dst_port"])
+        delta = r["ts"] - q["ts"]
+        us = delta.days * 86400_000_000 + delta.seconds * 1_000_000 + delta.microseconds
+        assert r["latency_us"] == us >= 0
+        assert q["replied"] is True and q["reply_call_key"] == r["call_key"]
+    requests = [r for r in rows if C.is_request(r["segment_type"])]
+    assert all(r["replied"] is not None for r in requests)
+    assert all(r["replied"] is None for r in rows if not C.is_request(r["segment_type"]))
+
+
+# ---------------------------------------------------------------------------
+# a conversation built unit by unit
+# ---------------------------------------------------------------------------
+_LE = "little"
+
+
+def _api_unit(t, body=b"", *, req, cc=0, rc=0, hobj=0, conv=1):
+    return encode_segments(t, _api(_LE, 36 + 16 + len(body), cc, rc, hobj) + body, byte_order=_LE,
+                           conversation_id=conv, request_id=req)
+
+
+def _message(text: bytes) -> MQMessage:
+    md = MQMD(Version=1, Encoding=546, CodedCharSetId=1208, Format="MQSTR", PutApplName="t")
+    return MQMessage(md, [], text, md_encoding=546, md_ccsid=819)
+
+
+def _conversation(step_ns=1_000_000):
+    """MQOPEN APP.Q1 (Hobj 5), MQOPEN NO.SUCH.Q (2085), MQPUT, MQGET with a
+    message, MQGET 2033, MQINQ, MQCLOSE, an MQGET that never gets a reply."""
+    c = TcpConversation(("10.1.0.1", 41000), ("10.1.0.2", 1414), mss=1400, start_ns=1_700_000_000 * 10**9,
+                        step_ns=step_ns)
+    pk = c.handshake()
+    msg = _message(b"hello")
+    md_bytes = encode_message(_message(b""))
+    gmo = default_gmo(_LE, version=2, WaitInterval=500)
+    od1 = default_od(_LE, object_name="APP.Q1", object_qmgr_name="QM9")
+    od2 = default_od(_LE, object_name="NO.SUCH.Q")
+    opts = struct.pack("<i", 0x2010)
+    pk += c.send(0, _api_unit(0x83, od1 + opts, req=1))
+    pk += c.send(1, _api_unit(0x93, od1 + opts, req=1, hobj=5))
+    pk += c.send(0, _api_unit(0x83, od2 + opts, req=2))
+    pk += c.send(1, _api_unit(0x93, od2 + opts, req=2, cc=2, rc=2085, hobj=-1))
+    pk += c.send(0, encode_put(msg, hobj=5, conversation_id=1, request_id=3, byte_order=_LE))
+    pk += c.send(1, encode_put_reply(msg, hobj=5, conversation_id=1, request_id=3, byte_order=_LE))
+    pk += c.send(0, _api_unit(0x85, md_bytes + gmo + struct.pack("<i", 4096), req=4, hobj=5))
+    pk += c.send(1, encode_get_reply(msg, hobj=5, conversation_id=1, request_id=4, byte_order=_LE, gmo=gmo))
+    pk += c.send(0, _api_unit(0x85, md_bytes + gmo + struct.pack("<i", 4096), req=5, hobj=5))
+    pk += c.send(1, _api_unit(0x95, md_bytes + gmo + struct.pack("<i", 0), req=5, hobj=5, cc=2, rc=2033))
+    pk += c.send(0, _api_unit(0x89, struct.pack("<iii", 2, 0, 0) + struct.pack("<ii", 3, 20), req=6, hobj=5))
+    pk += c.send(1, _api_unit(0x99, struct.pack("<iii", 2, 2, 0) + struct.pack("<iiii", 3, 20, 1, 5000),
+                              req=6, hobj=5))
+    pk += c.send(0, _api_unit(0x84, struct.pack("<i", 0), req=7, hobj=5))
+    pk += c.send(1, _api_unit(0x94, req=7, hobj=-1))
+    pk += c.send(0, _api_unit(0x85, md_bytes + gmo + struct.pack("<i", 4096), req=8, hobj=5))
+    return pk
+
+
+@pytest.fixture(scope="module")
+def conversation_pcap(tmp_path_factory):
+    path = tmp_path_factory.mktemp("conv") / "conversation.pcap"
+    with open(path, "wb") as f:
+        write_pcap(f, _conversation())
+    return path
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_conversation(conversation_pcap, engine):
+    tables, report = _convert(conversation_pcap, engine)
+    rows = tables.table("mq_calls").to_pylist()
+    if TSHARK is not None:
+        units = _tshark_units(conversation_pcap)
+        assert len(units) == len(rows)
+        checked = _differential(units, rows)
+        assert checked["api"] == 15 and checked["mq.od.objname"] == 4
+        # tshark's own fields say which queue each MQPUT/MQGET uses (the last MQGET: none, closed)
+        assert _queues_against_tshark(conversation_pcap, rows) == ["APP.Q1"] * 3 + [None]
+    names = [r["segment_type_name"] for r in rows]
+    assert names == ["MQOPEN", "MQOPEN_REPLY", "MQOPEN", "MQOPEN_REPLY", "MQPUT", "MQPUT_REPLY", "MQGET",
+                     "MQGET_REPLY", "MQGET", "MQGET_REPLY", "MQINQ", "MQINQ_REPLY", "MQCLOSE", "MQCLOSE_REPLY",
+                     "MQGET"]
+    q = [r["queue_name"] for r in rows]
+    assert q[:2] == ["APP.Q1", "APP.Q1"] and q[2:4] == ["NO.SUCH.Q", "NO.SUCH.Q"]
+    assert all(name == "APP.Q1" for name in q[4:14])
+    assert rows[0]["queue_manager"] == "QM9" and rows[4]["queue_manager"] == "QM9"
+    assert q[14] is None                       # the handle was closed before this MQGET
+    assert rows[3]["reason_name"] == "MQRC_UNKNOWN_OBJECT_NAME" and rows[3]["completion_code_name"] == "MQCC_FAILED"
+    assert rows[9]["reason_name"] == "MQRC_NO_MSG_AVAILABLE"
+    assert rows[6]["gmo_wait_interval"] == 500 and rows[7]["data_length"] == 5
+    assert rows[10]["inq_selectors"] == [3, 20] and rows[11]["inq_int_values"] == [1, 5000]
+    assert rows[0]["od_object_type_name"] == "MQOT_Q" and rows[0]["open_options"] == 0x2010
+    for i in range(0, 14, 2):
+        assert rows[i + 1]["request_call_key"] == rows[i]["call_key"]
+        assert rows[i]["replied"] is True and rows[i]["reply_call_key"] == rows[i + 1]["call_key"]
+        assert rows[i + 1]["latency_us"] > 0
+    assert rows[14]["replied"] is False and rows[14]["reply_call_key"] is None
+    assert report["failed_calls_by_reason"] == {"MQRC_UNKNOWN_OBJECT_NAME": 1, "MQRC_NO_MSG_AVAILABLE": 1}
+    msgs = tables.table("mq_messages").to_pylist()
+    assert [(m["kind"], m["queue_name"]) for m in msgs] == [
+        ("MQPUT", "APP.Q1"), ("MQPUT_REPLY", "APP.Q1"), ("MQGET", "APP.Q1"), ("MQGET_REPLY", "APP.Q1"),
+        ("MQGET", "APP.Q1"), ("MQGET_REPLY", "APP.Q1"), ("MQGET", None)]
+    assert all(m["call_key"] == rows[i]["call_key"] for m, i in zip(msgs, (4, 5, 6, 7, 8, 9, 14)))
+
+
+def test_duckdb_answers_in_one_plain_query(conversation_pcap, tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    out = tmp_path / "out"
+    inputs = [str(conversation_pcap)] + ([str(REAL)] if REAL.exists() else [])
+    convert(inputs, str(out))
+    calls = "read_parquet('%s/mq_calls/**/*.parquet')" % out
+    messages = "read_parquet('%s/mq_messages/**/*.parquet')" % out
+    per_queue = dict(duckdb.sql(
+        "SELECT queue_name, count(*) FROM %s WHERE kind IN ('MQPUT', 'MQPUT1', 'MESSAGE_DATA') "
+        "GROUP BY queue_name" % messages).fetchall())
+    expected = {"APP.Q1": 1}
+    if REAL.exists():
+        expected["UNIFORM.QUEUE"] = 8
+    assert per_queue == expected
+    failed = dict(duckdb.sql("SELECT reason_name, count(*) FROM %s WHERE completion_code_name = 'MQCC_FAILED' "
+                             "GROUP BY reason_name" % calls).fetchall())
+    assert failed == dict({"MQRC_UNKNOWN_OBJECT_NAME": 1, "MQRC_NO_MSG_AVAILABLE": 1},
+                          **({"MQRC_NOT_AUTHORIZED": 3} if REAL.exists() else {}))
+    latency = dict(duckdb.sql("SELECT queue_name, median(latency_us) FROM %s WHERE segment_type_name = "
+                              "'MQGET_REPLY' GROUP BY queue_name" % calls).fetchall())
+    assert latency == {"APP.Q1": 2000}        # 1 ms per frame: the request, its ACK, the reply
+    unreplied = duckdb.sql("SELECT count(*) FROM %s WHERE replied = false" % calls).fetchall()[0][0]
+    assert unreplied >= 1
+
+
+# ---------------------------------------------------------------------------
+# the pieces
+# ---------------------------------------------------------------------------
+def test_a_damaged_unit_keeps_its_header_and_bytes():
+    od = default_od(_LE, object_name="Q")[:100]           # an MQOD cut short
+    unit = _api_unit(0x83, od, req=1)
+    cols = C.decode_unit(unit)
+    assert cols["segment_type_name"] == "MQOPEN" and cols["conversation_id"] == 1
+    assert (cols["error_structure"], cols["error"].startswith("truncated")) == ("MQOD", True)
+    assert cols["error_offset"] == 52
+    # past the prefix both engines keep, a cut structure is not an error
+    assert "error" not in C.decode_unit(unit, len(unit) + 100_000)
+    bad = C.decode_unit(b"XXXX" + unit[4:])
+    assert bad["error_structure"] == "TSH" and bad["error_field"] == "StructID"
+
+
+def test_units_are_every_segment_type_joined_first_to_last():
+    body = default_od(_LE, object_name="SPLIT.Q") + struct.pack("<i", 16)
+    stream = encode_segments(0x83, _api(_LE, 0, 0, 0, 0) + body, byte_order=_LE, max_segment_length=100,
+                             conversation_id=3, request_id=9)
+    stream += encode_segments(0x09, b"", byte_order=_LE, conversation_id=3)   # a heartbeat
+    framer = MQStreamFramer(units=True)
+    framer.feed(stream)
+    units = [e for e in framer if isinstance(e, Unit)]
+    assert [(u.type_name, u.segments, u.offset) for u in units] == [("MQOPEN", 3, 0), ("HEARTBEAT", 1, 296)]
+    assert units[0].length == 36 + 16 + len(body) and units[0].end == 296 == 3 * 36 + 16 + len(body)
+    assert C.decode_unit(units[0].data, units[0].length)["od_object_name"] == "SPLIT.Q"
+
+
+def test_the_compiled_framer_reports_the_same_units():
+    core = pytest.importorskip("mqcodec._ext.capture_core", reason="the compiled capture core is not built")
+    stream = b"".join(bytes(encode_segments(t, _api(_LE, 0, 0, 0, 0) + bytes(range(256)) * 3, byte_order=_LE,
+                                            max_segment_length=300, conversation_id=t, request_id=1))
+                      for t in (0x83, 0x89, 0x8C, 0x93)) + encode_put(_message(b"x" * 700), byte_order=_LE,
+                                                                       max_segment_length=256)
+    pure = MQStreamFramer(units=True)
+    pure.feed(stream)
+    expected = []
+    for e in pure:
+        if isinstance(e, Unit):
+            expected.append(("UNIT", e.offset, e.data, e.length))
+        elif type(e).__name__ == "Message":
+            expected.append(e.kind)
+    fast = core.FastMQFramer(units=True)
+    got = []
+    for i in range(0, len(stream), 97):
+        got += [g if g[0] == "UNIT" else g[2] for g in fast.feed(stream[i:i + 97])]
+    assert got == expected and len(got) == 6
+
+
+def test_tracker_bounds_the_waiting_requests():
+    t = CallTracker(max_waiting=2)
+    outs = [t.unit(k, 0, k, {"segment_type": 0x89, "conversation_id": 1, "request_id": k}) for k in range(4)]
+    assert [o.given_up for o in outs] == [[], [], [0], [1]]
+    assert t.close() == [2, 3]
+
+
+def test_schema_has_the_brief_columns():
+    names = set(table_schema("mq_calls").names)
+    assert {"call_key", "capture", "frame", "ts", "ts_nanos", "tcp_stream", "src_ip", "src_port", "dst_ip",
+            "dst_port", "conversation_id", "request_id", "segment_type", "segment_type_name", "ctl_flags1",
+            "encoding", "ccsid", "length", "error", "raw", "hobj", "completion_code", "reason_code", "reason_name",
+            "request_call_key", "latency_us", "replied", "queue_name", "queue_manager"} <= names
+    assert {"queue_name", "queue_manager", "remote_q_name", "remote_q_mgr_name", "call_key"} <= \
+        set(table_schema("mq_messages").names)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_channel_message_data_and_async_messages_name_their_queue(tmp_path, engine):
+    from mqcodec.ibmmq.framing import encode_async_message, encode_message_data
+
+    c = TcpConversation(("10.2.0.1", 42000), ("10.2.0.2", 1414), mss=1400, start_ns=10**18, step_ns=1000)
+    pk = c.handshake()
+    pk += c.send(0, encode_message_data(_message(b"over the channel"), remote_q_name="REMOTE.Q",
+                                        remote_qmgr_name="QMR", byte_order=_LE))
+    d = TcpConversation(("10.2.0.3", 42001), ("10.2.0.2", 1414), mss=1400, start_ns=10**18 + 10**6, step_ns=1000)
+    pk += d.handshake()
+    od = default_od(_LE, object_name="ASYNC.Q")
+    pk += d.send(0, _api_unit(0x83, od + struct.pack("<i", 1), req=1))
+    pk += d.send(1, _api_unit(0x93, od + struct.pack("<i", 1), req=1, hobj=7))
+    pk += d.send(1, encode_async_message(_message(b"pushed"), hobj=7, byte_order=_LE, max_segment_length=150))
+    path = tmp_path / "chan.pcap"
+    with open(path, "wb") as f:
+        write_pcap(f, pk)
+    tables, _ = _convert(path, engine)
+    calls = {r["segment_type_name"]: r for r in tables.table("mq_calls").to_pylist()}
+    assert (calls["MESSAGE_DATA"]["remote_q_name"], calls["MESSAGE_DATA"]["remote_q_mgr_name"]) == ("REMOTE.Q", "QMR")
+    assert calls["MESSAGE_DATA"]["queue_name"] == "REMOTE.Q"
+    assert calls["ASYNC_MESSAGE"]["hobj"] == 7 and calls["ASYNC_MESSAGE"]["queue_name"] == "ASYNC.Q"
+    msgs = {m["kind"]: m for m in tables.table("mq_messages").to_pylist()}
+    md = msgs["MESSAGE_DATA"]
+    assert (md["queue_name"], md["queue_manager"], md["remote_q_name"], md["remote_q_mgr_name"]) == \
+        ("REMOTE.Q", "QMR", "REMOTE.Q", "QMR")
+    assert md["header_formats"][0] == "MQXMIT"
+    assert msgs["ASYNC_MESSAGE"]["queue_name"] == "ASYNC.Q"
+
+
+def _other_units(o):
+    f = "<" if o == "little" else ">"
+
+    def seg(t, body):
+        return encode_segments(t, body, byte_order=o, conversation_id=1, request_id=2)
+    return [
+        (1, seg(0x05, struct.pack(f + "III", 12, 29, 77))),                                  # STATUS_DATA
+        (1, seg(0x0F, struct.pack(f + "IiII", 1, 9, 5, 3))),                                 # NOTIFICATION
+        (0, seg(0x0E, struct.pack(f + "IiIIIIiII", 1, 9, 0, 4096, 4194304, 0, 1500, 0, 0))),  # REQUEST_MSGS
+        (0, seg(0x07, struct.pack(f + "I", 16) + b"pingpingping")),                         # PING_DATA
+        (0, seg(0x03, struct.pack(f + "II", 8, 42))),                                        # RESET_DATA
+        (0, seg(0x0A, b"CAUT" + struct.pack(f + "IIIII", 1, 3, 8, 3, 8) + b"bobsecret!")),   # CONAUTH_INFO
+        (0, seg(0xA1, struct.pack(">I", 16) + struct.pack(f + "iII", 0, 0x200000, 7))),      # XA_START
+        (1, seg(0xB1, struct.pack(">I", 16) + struct.pack(f + "iII", -4, 0, 7))),            # XA_START_REPLY
+    ]
+
+
+@pytest.mark.skipif(TSHARK is None, reason="tshark is missing")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_other_unit_types_against_tshark(tmp_path, engine):
+    """STATUS_DATA, NOTIFICATION, PING_DATA, RESET_DATA, CONAUTH_INFO, XA in
+    both byte orders: our columns are tshark's fields."""
+    pk = []
+    for i, o in enumerate(("little", "big")):
+        c = TcpConversation(("10.3.0.1", 43000 + i), ("10.3.0.2", 1414), mss=1400, start_ns=10**18 + i * 10**9)
+        pk += c.handshake()
+        for d, u in _other_units(o):
+            pk += c.send(d, u)
+    path = tmp_path / "other.pcap"
+    with open(path, "wb") as fh:
+        write_pcap(fh, pk)
+    fields = {"mq.status.code": "status_code", "mq.status.value": "status_value", "mq.notif.handle": "hobj",
+              "mq.notif.code": "notification_code", "mq.notif.value": "notification_value",
+              "mq.ping.length": "ping_length", "mq.reset.seqnum": "reset_seq_num", "mq.caut.authtype": "caut_auth_type",
+              "mq.msh.userid": "caut_user_id", "mq.xa.returnvalue": "xa_return_value", "mq.xa.rmid": "xa_rmid"}
+    out = subprocess.run([TSHARK, "-r", str(path), "-T", "fields", "-e", "frame.number", "-e", "mq.tsh.type"]
+                         + [a for f in fields for a in ("-e", f)], capture_output=True, text=True, check=True).stdout
+    theirs = [line.split("\t") for line in out.splitlines() if line.split("\t")[1]]
+    tables, _ = _convert(path, engine)
+    rows = tables.table("mq_calls").to_pylist()
+    assert [r["frame"] for r in rows] == [int(t[0]) for t in theirs] and len(rows) == 16
+    compared = 0
+    for t, r in zip(theirs, rows):
+        assert r["segment_type"] == int(t[1], 16)
+        for value, column in zip(t[2:], fields.values()):
+            if value:
+                ours = r[column]
+                assert (str(ours) if isinstance(ours, str) else ours) == \
+                    (value if column == "caut_user_id" else int(value, 0)), (t[0], column)
+                compared += 1
+    assert compared == 2 * 13
+    assert rows[0]["status_code_name"] == "INVALID_HOBJ" and rows[1]["notification_code_name"] == "Q_STATE"
+    assert rows[2]["hobj"] == 9 and rows[2]["msgreq_wait_interval"] == 1500      # tshark leaves it undecoded
+    assert rows[6]["xa_tm_flags"] == 0x200000 and rows[7]["request_call_key"] == rows[6]["call_key"]
+    assert "secret" not in repr(rows)
+
+
+def test_tracker_rules():
+    t = CallTracker()
+    u = lambda k, **cols: t.unit(k, 0, k * 1000, cols)  # noqa: E731
+    u(1, segment_type=0x01, id_q_mgr_name="*")
+    u(2, segment_type=0x01, id_q_mgr_name="QMX")
+    assert u(3, segment_type=0x83, od_object_name="Q.A").waiting
+    r = u(4, segment_type=0x93, hobj=3, completion_code=0)
+    assert (r.request_call_key, r.latency_ns, r.queue_name, r.queue_manager) == (3, 1000, "Q.A", "QMX")
+    # a reply whose request the capture lacks names the queue by its own Hobj
+    assert u(5, segment_type=0x95, hobj=3).queue_name == "Q.A"
+    assert u(6, segment_type=0x95, hobj=3).request_call_key is None
+    # other conversations do not see the handle; a failed MQOPEN gives none
+    assert t.unit(7, 0, 0, {"segment_type": 0x86, "hobj": 3, "conversation_id": 2}).queue_name is None
+    u(8, segment_type=0x83, od_object_name="Q.B")
+    u(9, segment_type=0x93, hobj=4, completion_code=2, reason_code=2035)
+    assert u(10, segment_type=0x86, hobj=4).queue_name is None
+    # MQDISC forgets every handle of the conversation
+    u(11, segment_type=0x82)
+    u(12, segment_type=0x92)
+    assert u(13, segment_type=0x86, hobj=3).queue_name is None
+    assert t.close() == [7, 10, 13] and t.waiting == 0    # the MQPUTs got no reply
+
+
+@pytest.mark.skipif(TSHARK is None, reason="tshark is missing")
+@pytest.mark.parametrize("seed", [1, 2])
+def test_simulator_captures_against_tshark(tmp_path, seed):
+    """The simulator's captures (mqcodec.synth): tshark displays units joined
+    from several segments inconsistently (the first TSH only, or every TSH
+    and the first again), so the values are compared on the units tshark
+    shows as one whole segment (FIRST and LAST, MQSegmLen = our length): the
+    row starting in that frame with that type and length has tshark's values;
+    the units of every type add up to tshark's units; MQPUT/MQGET name the
+    queue tshark's MQOPEN named for their Hobj; the failed calls are tshark's."""
+    from mqcodec import synth
+
+    path = tmp_path / ("synth%d.pcap" % seed)
+    with open(path, "wb") as f:
+        write_pcap(f, [(p.ts_ns, p.frame) for p in synth.generate(seed, 40)])
+    tables, report = _convert(path, "py")
+    rows = tables.table("mq_calls").to_pylist()
+    units = _tshark_units(path)
+    by_direction = defaultdict(list)
+    for r in rows:
+        by_direction[(r["tcp_stream"], r["src_port"])].append(r)
+    used: set = set()
+    single = 0
+    seen_fields: Counter = Counter()
+    for u in sorted(units, key=lambda u: int(u["frame.number"])):
+        flags, lengths = u["mq.tsh.cflags1"].split("|"), u["mq.tsh.seglength"].split("|")
+        if len(flags) != 1 or int(flags[0], 16) & 0x30 != 0x30:
+            continue
+        t, n, frame = int(u["mq.tsh.type"], 16), int(lengths[0]), int(u["frame.number"])
+        # tshark shows a unit in the frame completing it, our frame holds its first byte
+        ours = [r for r in by_direction[(int(u["tcp.stream"]), int(u["tcp.srcport"]))]
+                if r["segment_type"] == t and r["length"] == n and r["frame"] <= frame and r["call_key"] not in used]
+        assert ours, frame
+        r = max(ours, key=lambda r: r["frame"])
+        used.add(r["call_key"])
+        u["types"] = [t]
+        seen_fields.update(_differential([u], [r]))
+        for field, column in (("mq.tsh.convid", "conversation_id"), ("mq.tsh.requestid", "request_id"),
+                              ("mq.api.reasoncode", "reason_code"), ("mq.api.completioncode", "completion_code")):
+            if u[field]:
+                assert r[column] == int(u[field]), (frame, field)
+        if u["mq.api.hobj"]:
+            assert r["hobj"] & 0xFFFFFFFF == int(u["mq.api.hobj"], 16), frame
+        single += 1
+    assert single > 50
+    for field in ("mq.id.channelname", "mq.id.qm", "mq.uid.userid", "mq.conn.appname", "mq.conn.qm",
+                  "mq.od.objname", "mq.inq.sel"):
+        assert seen_fields[field] > 0, field
+    # every MQPUT/MQGET names the queue tshark's MQOPEN (by the Hobj of its reply) names
+    names = _queues_against_tshark(path, rows)
+    assert len(names) > 40 and {"PAYMENTS", "PAYMENTS.REPLY"} <= set(names)
+    # failed calls: tshark's reasons (MQOPEN 2085 and 2035, MQGET 2033 in the simulator's conversations)
+    theirs = Counter(int(u["mq.api.reasoncode"].split("|")[0]) for u in units
+                     if u["mq.api.completioncode"] and int(u["mq.api.completioncode"].split("|")[0]) == 2)
+    ours = Counter(r["reason_code"] for r in rows if r["completion_code"] == 2)
+    assert ours == theirs and {2085, 2035, 2033} <= set(ours)
+    assert set(report["failed_calls_by_reason"]) >= {"MQRC_UNKNOWN_OBJECT_NAME", "MQRC_NOT_AUTHORIZED",
+                                                     "MQRC_NO_MSG_AVAILABLE"}
+    assert sum(report["calls_by_type"].values()) == len(rows) >= len(units)
+
+
+@pytest.mark.skipif(TSHARK is None, reason="tshark is missing")
+def test_value_names_are_tsharks():
+    """SPI verbs, STATUS_DATA codes and NOTIFICATION codes: tshark -G values."""
+    out = subprocess.run([TSHARK, "-G", "values"], capture_output=True, text=True, check=True).stdout
+    theirs = defaultdict(dict)
+    for line in out.splitlines():
+        cols = line.split("\t")
+        if len(cols) == 4 and cols[0] == "V" and cols[1] in ("mq.spi.verb", "mq.status.code", "mq.notif.code"):
+            theirs[cols[1]][int(cols[2], 0)] = cols[3]
+    assert C.SPI_VERBS == theirs["mq.spi.verb"]
+    assert C.STATUS_CODES == theirs["mq.status.code"]
+    assert C.NOTIFICATION_CODES == theirs["mq.notif.code"]
