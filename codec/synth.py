@@ -25,7 +25,7 @@ writes it as a classic pcap.
 from __future__ import annotations
 
 import random
-from typing import Iterable
+from typing import Iterable, TypedDict
 
 from .capture.writer import NS_PER_S, TcpConversation, ethernet, ipv4, udp, PcapWriter
 from .ibmmq import builders as B
@@ -35,8 +35,8 @@ from .ibmmq.headers import MQMD, MQRFH2
 from .ibmmq.message import MQMessage
 from .ibmmq.pcf import PcfParameter as P
 from .ibmmq.tsh import TCF_ERROR
-from .ibmmq.traceroute_rules import (PerformedActivity, QueueManagerProfile, TraceRouteState, activity_report,
-                                     apply_activity, new_trace_route_message, trace_route_reply)
+from .ibmmq.traceroute_rules import (PerformedActivity, QueueManagerProfile, TraceRouteState, _trace_route_group,
+                                     activity_report, apply_activity, new_trace_route_message, trace_route_reply)
 
 __all__ = ["generate", "write_capture", "NETWORK"]
 
@@ -208,9 +208,9 @@ def _trace_route(rnd: random.Random, i: int, dsp: TcpConversation, ch12: TcpConv
                                                       remote_supports_trace_route=True), qm, report_options=report)
     reports = []
     if o1.activity_report:
-        reports.append(activity_report(put, TraceRouteState.from_group(o1.message.find(C.MQGACF_TRACE_ROUTE))))
+        reports.append(activity_report(put, TraceRouteState.from_group(_trace_route_group(o1.message))))
     if o2.activity_report:
-        reports.append(activity_report(mca1, TraceRouteState.from_group(o2.message.find(C.MQGACF_TRACE_ROUTE))))
+        reports.append(activity_report(mca1, TraceRouteState.from_group(_trace_route_group(o2.message))))
     if o2.disposition.value == "forwarded":
         fwd = _pcf_message(o2.message, msg_type=C.MQMT_DATAGRAM, fmt="MQADMIN", report=report, little=little,
                            ts=ch12.ts, appl="dspmqrte")
@@ -222,7 +222,7 @@ def _trace_route(rnd: random.Random, i: int, dsp: TcpConversation, ch12: TcpConv
         o3 = apply_activity(o2.message, PerformedActivity(C.MQROUTE_DETAIL_MEDIUM, mca2, action="arrive"),
                             QueueManagerProfile("QM2"), report_options=report)
         if o3.activity_report:
-            reports.append(activity_report(mca2, TraceRouteState.from_group(o3.message.find(C.MQGACF_TRACE_ROUTE))))
+            reports.append(activity_report(mca2, TraceRouteState.from_group(_trace_route_group(o3.message))))
         if o3.reply:
             reply = trace_route_reply(o3.message)
             reply.md.CorrelId = trm.md.MsgId
@@ -238,6 +238,42 @@ def _trace_route(rnd: random.Random, i: int, dsp: TcpConversation, ch12: TcpConv
 _OUTPUT = B.OPTIONS["MQOO_OUTPUT"] | B.OPTIONS["MQOO_FAIL_IF_QUIESCING"]
 _INPUT = B.OPTIONS["MQOO_INPUT_AS_Q_DEF"] | B.OPTIONS["MQOO_FAIL_IF_QUIESCING"]
 _QMGR_SELECTORS = (C.MQIA_COMMAND_LEVEL, C.MQIA_PLATFORM, C.MQIA_CODED_CHAR_SET_ID, C.MQCA_Q_MGR_NAME)
+
+
+# the keyword arguments _Client passes to the builders, as typed dicts (each is
+# a plain dict at run time) so that mypy checks them against the builders' parameters
+class _ChannelArgs(TypedDict):
+    channel_name: str
+    ccsid: int
+
+
+class _QmgrArgs(_ChannelArgs):
+    qmgr_name: str
+    mqm_id: str
+    prod_id: str
+
+
+class _TshmArgs(TypedDict):
+    structid: str
+    byte_order: str
+    conversation_id: int
+    request_id: int
+
+
+class _ConnArgs(TypedDict):
+    qmgr_name: str
+    appl_name: str
+    appl_type: int
+    conversation_id: int
+
+
+class _OpenArgs(TypedDict):
+    object_name: str
+    options: int
+    object_qmgr_name: str
+    object_type: int
+    conversation_id: int
+    request_id: int
 
 
 class _Client:
@@ -270,16 +306,16 @@ class _Client:
         """INITIAL_DATA both ways (TSH, then TSHM once shared conversations
         are agreed), USERID_DATA, MQCONNX and its reply."""
         conv = self.conv
-        ids = dict(channel_name="APP.SVRCONN", ccsid=819)
-        qm = dict(qmgr_name="QM1", mqm_id="QM1_2025-11-21_08.00.00", prod_id="MQMM09040300", **ids)
-        tshm = dict(structid="TSHM", byte_order="little", conversation_id=1, request_id=0)
+        ids = _ChannelArgs(channel_name="APP.SVRCONN", ccsid=819)
+        qm = _QmgrArgs(qmgr_name="QM1", mqm_id="QM1_2025-11-21_08.00.00", prod_id="MQMM09040300", **ids)
+        tshm = _TshmArgs(structid="TSHM", byte_order="little", conversation_id=1, request_id=0)
         # the queue manager's answers carry CtlFlag1 0x02 (tshark: "Error"), then 0x00, as in the capture
         out = conv.send(0, B.encode_initial_data(qmgr_name="QM1", **ids))
         out += conv.send(1, B.encode_initial_data(ctl_flags1=TCF_ERROR, **qm))
         out += conv.send(0, B.encode_initial_data(qmgr_name="QM1", **tshm, **ids))
         out += conv.send(1, B.encode_initial_data(ctl_flags1=0x00, **tshm, **qm))
         out += conv.send(0, B.encode_userid_data(user_id=self.user, conversation_id=1, request_id=0))
-        conn = dict(qmgr_name="QM1", appl_name=self.appl, appl_type=self.appl_type, conversation_id=1)
+        conn = _ConnArgs(qmgr_name="QM1", appl_name=self.appl, appl_type=self.appl_type, conversation_id=1)
         request = self.next_request()
         out += self._pair(
             B.encode_conn(fcno=B.encode_fcno(prod_id="MQCC09030500"), request_id=request, **conn),
@@ -295,8 +331,8 @@ class _Client:
             hobj, self.next_hobj = self.next_hobj, self.next_hobj + 1
             self.handles[name] = hobj
             self.open_handles.append(hobj)
-        od = dict(object_name=name, options=options, object_qmgr_name=qmgr, object_type=object_type,
-                  conversation_id=1, request_id=self.next_request())
+        od = _OpenArgs(object_name=name, options=options, object_qmgr_name=qmgr, object_type=object_type,
+                       conversation_id=1, request_id=self.next_request())
         self.out += self._pair(B.encode_open(**od),
                                B.encode_open_reply(hobj=hobj, comp_code=C.MQCC_FAILED if reason else C.MQCC_OK,
                                                    reason=reason, **od))

@@ -101,13 +101,14 @@ class PcapParser:
         self._buf = bytearray()
         self._base = 0  # absolute file offset of self._buf[0]
         self._max = max_record_len
-        self.header = None  # parsed construct Container once known
-        self.byte_order = None
-        self.linktype = None
-        self.snaplen = None
-        self.ts_scale = None  # ns per fractional tick
+        # all None until the file header is read (set together by _parse_header)
+        self.header: cs.Container | None = None  # parsed construct Container once known
+        self.byte_order: str | None = None
+        self.linktype: int | None = None
+        self.snaplen: int | None = None
+        self.ts_scale: int | None = None  # ns per fractional tick
         self.next_number = first_number
-        self._rec = None
+        self._rec: struct.Struct | None = None
 
     # -- header -------------------------------------------------------------
     def _parse_header(self) -> None:
@@ -131,7 +132,7 @@ class PcapParser:
         self._base += GLOBAL_HEADER_LEN
 
     # -- records ------------------------------------------------------------
-    def feed(self, data) -> list:
+    def feed(self, data) -> list[Frame]:
         buf = self._buf
         buf += data
         if self.header is None:
@@ -140,11 +141,12 @@ class PcapParser:
                     self._parse_header()  # raises on the magic
                 return []
             self._parse_header()
-        out = []
+        rec, scale, linktype = self._rec, self.ts_scale, self.linktype
+        if rec is None or scale is None or linktype is None:
+            raise RuntimeError("PcapParser: file header parsed but its fields are unset")
+        out: list[Frame] = []
         append = out.append
-        unpack = self._rec.unpack_from
-        scale = self.ts_scale
-        linktype = self.linktype
+        unpack = rec.unpack_from
         maxlen = self._max
         n = len(buf)
         pos = 0
@@ -191,6 +193,9 @@ class PcapParser:
             field = ("ts_sec", "ts_usec", "incl_len", "orig_len")[len(buf) // 4]
             return Truncation("pcap record header", field, self._base + (len(buf) // 4) * 4,
                               RECORD_HEADER_LEN, len(buf))
-        incl = self._rec.unpack_from(buf, 0)[2]
+        rec = self._rec
+        if rec is None:
+            raise RuntimeError("PcapParser: file header parsed but its fields are unset")
+        incl = rec.unpack_from(buf, 0)[2]
         return Truncation("pcap record", "data", self._base + RECORD_HEADER_LEN,
                           incl, len(buf) - RECORD_HEADER_LEN)

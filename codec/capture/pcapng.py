@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import struct
 from collections import Counter
+from typing import Callable
 
 import construct as cs
 
@@ -123,14 +124,15 @@ class PcapngParser:
         self._buf = bytearray()
         self._base = 0
         self._max = max_block_len
-        self.byte_order = None
+        # None until the first Section Header Block (set together by _section)
+        self.byte_order: str | None = None
         self.interfaces: list[_Interface] = []
         self.sections = 0
         self.skipped_blocks: Counter = Counter()
         #: frames whose time does not fit in int64 ns (their ts_ns is TS_UNKNOWN)
         self.impossible_timestamps = 0
         self.next_number = first_number
-        self._u32 = None
+        self._u32: Callable[[bytearray, int], tuple[int, ...]] | None = None  # Struct(order + "I").unpack_from
 
     @property
     def offset(self) -> int:
@@ -162,10 +164,11 @@ class PcapngParser:
                 raise DecodeError(self.STRUCTURE, "Block Total Length", self._base + pos + 4,
                                   "SHB length %d below the minimum 28" % blen)
         else:
-            if self.byte_order is None:
+            u32 = self._u32
+            if self.byte_order is None or u32 is None:
                 raise DecodeError(self.STRUCTURE, "Block Type", self._base + pos,
                                   "the file does not start with a Section Header Block")
-            blen = self._u32(buf, pos + 4)[0]
+            blen = u32(buf, pos + 4)[0]
             if blen < 12:
                 raise DecodeError("pcapng block", "Block Total Length", self._base + pos + 4,
                                   "block length %d below the minimum 12" % blen)
@@ -177,10 +180,10 @@ class PcapngParser:
                               "block length %d exceeds the maximum %d" % (blen, self._max))
         return blen
 
-    def feed(self, data) -> list:
+    def feed(self, data) -> list[Frame]:
         buf = self._buf
         buf += data
-        out = []
+        out: list[Frame] = []
         n = len(buf)
         pos = 0
         try:
@@ -199,18 +202,20 @@ class PcapngParser:
                 self._base += pos
         return out
 
-    def _block(self, buf, pos: int, blen: int, out: list) -> None:
+    def _block(self, buf, pos: int, blen: int, out: list[Frame]) -> None:
         abs_pos = self._base + pos
         if buf[pos:pos + 4] == b"\x0a\x0d\x0d\x0a":
             self._section(buf, pos, blen)
             return
-        u32 = self._u32
+        order, u32 = self.byte_order, self._u32
+        if order is None or u32 is None:  # _block_len refuses such a block first
+            raise DecodeError(self.STRUCTURE, "Block Type", abs_pos,
+                              "the file does not start with a Section Header Block")
         btype = u32(buf, pos)[0]
         if u32(buf, pos + blen - 4)[0] != blen:
             raise DecodeError("pcapng block", "Block Total Length", abs_pos + blen - 4,
                               "trailing length %d differs from the leading %d"
                               % (u32(buf, pos + blen - 4)[0], blen))
-        order = self.byte_order
         if btype == EPB_TYPE or btype == PB_TYPE:
             name = "pcapng EPB" if btype == EPB_TYPE else "pcapng PB"
             if blen < 32:
@@ -256,7 +261,7 @@ class PcapngParser:
                 raise DecodeError("pcapng IDB", "Block Type", abs_pos, "too many interfaces")
             linktype, _res, snaplen = struct.unpack_from(order + "HHI", buf, pos + 8)
             iface = _Interface(linktype, snaplen)
-            self._idb_options(iface, buf, pos + 16, pos + blen - 4)
+            self._idb_options(iface, order, buf, pos + 16, pos + blen - 4)
             self.interfaces.append(iface)
         else:
             self.skipped_blocks[btype] += 1
@@ -279,8 +284,7 @@ class PcapngParser:
         self.interfaces = []
         self.sections += 1
 
-    def _idb_options(self, iface: _Interface, buf, pos: int, end: int) -> None:
-        order = self.byte_order
+    def _idb_options(self, iface: _Interface, order: str, buf, pos: int, end: int) -> None:
         # options are best effort: a malformed option list ends the walk
         while pos + 4 <= end:
             code, length = struct.unpack_from(order + "HH", buf, pos)

@@ -81,7 +81,9 @@ class _Gunzip:
         self._max = max_out
         self._state = _HEADER
         self._hdr = b""           # header or trailer bytes collected so far
-        self._d = None
+        # the current member's inflater, in _BODY (zlib._Decompress: typeshed's name for what
+        # zlib.decompressobj returns; the annotation is never evaluated)
+        self._d: zlib._Decompress | None = None
         self._crc = 0
         self._size = 0
         self._member = 0          # compressed offset of the current member
@@ -103,6 +105,8 @@ class _Gunzip:
             if state == _BODY:
                 piece = mv[pos:pos + _GZ_IN]
                 d = self._d
+                if d is None:
+                    raise RuntimeError("gzip reader: in a member body without an inflater")
                 try:
                     out = d.decompress(piece, self._max)
                 except zlib.error as exc:
@@ -198,14 +202,14 @@ class CaptureParser:
 
     def __init__(self, *, max_record_len: int = MAX_RECORD_LEN, max_block_len: int = MAX_BLOCK_LEN):
         self._head = b""
-        self._gz = None
-        self.inner = None
-        self.format = None
+        self._gz: _Gunzip | None = None
+        self.inner: PcapParser | PcapngParser | None = None
+        self.format: str | None = None
         self.compressed = False
         self._max_record = max_record_len
         self._max_block = max_block_len
 
-    def _detect(self, head: bytes):
+    def _detect(self, head: bytes) -> PcapParser | PcapngParser:
         if is_pcapng_magic(head):
             self.format = "pcapng"
             return PcapngParser(max_block_len=self._max_block)
@@ -215,10 +219,10 @@ class CaptureParser:
         raise DecodeError("pcap global header", "magic_number", 0,
                           "neither pcap, pcapng nor gzip: magic %s" % head[:4].hex())
 
-    def feed(self, data) -> list:
+    def feed(self, data) -> list[Frame]:
         """The frames completed by ``data`` (all of them: see :meth:`iter_feed` for a
         bounded form)."""
-        out = []
+        out: list[Frame] = []
         try:
             for frames in self.iter_feed(data):
                 out.extend(frames)
@@ -247,9 +251,11 @@ class CaptureParser:
             for piece in self._gz.feed(data):
                 yield self._feed_plain(piece)
             return
+        if self.inner is None:
+            raise RuntimeError("capture parser: no format parser after detection")
         yield self.inner.feed(data)
 
-    def _feed_plain(self, piece) -> list:
+    def _feed_plain(self, piece) -> list[Frame]:
         if self.inner is None:
             self._head += piece
             if len(self._head) < 4:

@@ -187,7 +187,7 @@ class _Half:
     __slots__ = ("base", "next", "pending", "heap", "pbytes", "fin", "closed", "max_ack", "syn", "tail")
 
     def __init__(self):
-        self.base = None      # sequence number of stream offset 0
+        self.base: int | None = None  # sequence number of stream offset 0
         self.next = 0         # next expected stream offset
         self.pending = {}     # offset -> [data or None (hole), length, frame, ts, reason]
         self.heap = []        # offsets in pending
@@ -199,8 +199,12 @@ class _Half:
         self.tail = bytearray()  # the last delivered bytes, ending at next (overlap checks)
 
     def unwrap(self, seq: int) -> int:
+        """The stream offset of ``seq`` (callers first check that ``base`` is known)."""
+        base = self.base
+        if base is None:
+            raise RuntimeError("TCP half: unwrap before the base sequence number is known")
         nxt = self.next
-        return nxt + (((seq - self.base - nxt) + _HALF) & _MASK) - _HALF
+        return nxt + (((seq - base - nxt) + _HALF) & _MASK) - _HALF
 
 
 class _Conn:
