@@ -74,7 +74,7 @@ class _Direction:
         from .capture import CLIENT_TO_SERVER
 
         self.protocol: Optional[str] = None
-        self.framer = None
+        self.framer: Any = None  # the direction's stream framer, once its protocol is known
         self.marks: list = []          # (stream offset, frame number, ts_ns), ascending
         if direction == CLIENT_TO_SERVER:
             self.src, self.sport, self.dst, self.dport = conn.client, conn.client_port, conn.server, conn.server_port
@@ -152,8 +152,9 @@ class Converter:
         # the capture), the conversation state machine, and call_key ranks per direction
         self._calls: list[dict] = []
         self._held: dict[int, dict] = {}
-        self._tracker = None
+        self._tracker: Any = None  # the capture's ibmmq.conversation.CallTracker
         self._ranks: dict = {}
+        self._core_links: Any = {}  # (tcp_stream, direction) -> {stream offset: link}, see core_link
         self.calls_by_type: Counter = Counter()
         self.failed_by_reason: Counter = Counter()
 
@@ -172,6 +173,9 @@ class Converter:
 
         self._tracker = CallTracker()
         self._ranks = {}
+        from collections import OrderedDict
+
+        self._core_links = OrderedDict()
         core = _core_module(self.options.capture_impl or self.options.impl)
         if core is not None and _rereadable(source):
             from . import pcap2parquet_compiled
@@ -180,12 +184,34 @@ class Converter:
                 return
         self._add_capture_pure(source, name, progress)
 
+    #: unit links the compiled core made that a replay may need again, per direction
+    CORE_LINKS_PER_DIRECTION = 1024
+
+    def core_link(self, stream: int, direction: int, offset: int, link: dict) -> None:
+        """Remember the mq_messages link columns of a unit the compiled core
+        wrote (the last :data:`CORE_LINKS_PER_DIRECTION` of each direction,
+        and of at most ``2 * max_connections`` directions): when the
+        connection is handed to the pure replay, the messages it re-creates
+        link to the same mq_calls rows."""
+        from collections import OrderedDict
+
+        links = self._core_links.get((stream, direction))
+        if links is None:
+            links = self._core_links[(stream, direction)] = OrderedDict()
+            if len(self._core_links) > 2 * self.options.max_connections:
+                self._core_links.popitem(last=False)
+        else:
+            self._core_links.move_to_end((stream, direction))
+        links[offset] = link
+        if len(links) > self.CORE_LINKS_PER_DIRECTION:
+            links.popitem(last=False)
+
     def not_read(self, source, exc: BaseException, *, index: Optional[int] = None) -> None:
         """Record that ``source`` could not be read as a capture (missing,
         unreadable, or its file header is not a capture's)."""
         name = os.path.basename(source) if isinstance(source, (str, os.PathLike)) else "capture"
         self.summary["captures not read"] += 1
-        report = {"capture": name, "error": str(exc), "stats": {}}
+        report: dict[str, Any] = {"capture": name, "error": str(exc), "stats": {}}
         if index is not None:
             report["index"] = index
         self.capture_reports.append(report)
@@ -194,7 +220,7 @@ class Converter:
         from .capture import open_capture
 
         reader = open_capture(_reopen(source))
-        file_error = []
+        file_error: list = []
         proc = self._pure_pipeline(_frames_until_error(reader, file_error), name, progress)
         report = proc.report()
         report["capture"] = name
@@ -256,8 +282,9 @@ class Converter:
         skipped_blocks = getattr(inner, "skipped_blocks", None)
         if skipped_blocks:
             self.summary["pcapng blocks skipped"] += sum(skipped_blocks.values())
-        if getattr(inner, "impossible_timestamps", 0):
-            self.summary["frames with impossible timestamps"] += inner.impossible_timestamps
+        impossible = getattr(inner, "impossible_timestamps", 0)
+        if impossible:
+            self.summary["frames with impossible timestamps"] += impossible
         self.capture_reports.append(report)
         self.summary["frames"] += report["stats"].get("frames", 0)
         self.summary["frames skipped"] += report["stats"].get("skipped", 0)
@@ -397,6 +424,10 @@ class Converter:
             if kind == "Unit":
                 if d.skip_units:
                     d.skip_units -= 1  # a replayed direction: the compiled core already wrote this unit
+                    # ... and its message may come again (held messages are dropped on replay,
+                    # docs/ROBUSTNESS.md): it links to the unit's row as the core's did
+                    link = self._core_links.get((d.stream, d.direction), {}).get(ev.offset)
+                    d.last_unit = (ev.offset, link["call_key"], link) if link is not None else None
                     continue
                 frame, ts = d.locate(ev.offset)
                 d.last_unit = (ev.offset,) + self._unit(capture, d.stream, d.direction, d.src, d.sport, d.dst,
@@ -696,10 +727,7 @@ class Converter:
             groups.setdefault(body_ccsid[i], []).append(i)
         for ccsid, members in groups.items():
             bodies = [data[i].as_py()[body_offset[i]:] for i in members]
-            kw = {"impl": self.options.impl}
-            if ccsid:
-                kw["ccsid"] = ccsid
-            params = _batch.decode_pcf_batch(bodies, **kw).parameters
+            params = _batch.decode_pcf_batch(bodies, impl=self.options.impl, ccsid=ccsid or None).parameters
             key_col = pa.array([keys[i] for i in members], pa.int64()).take(params.column("record"))
             self.sink(_tables.PCF_PARAMETERS, _pcf_rows(schema, key_col, params))
 

@@ -24,6 +24,7 @@ numbering -- unique either way -- differs from the pure engine's.
 from __future__ import annotations
 
 from collections import Counter, defaultdict, deque
+from typing import Any, Optional
 
 import numpy as np
 import pyarrow as pa
@@ -109,7 +110,7 @@ class Replay:
     produced: Counter = Counter()
 
     def __init__(self, entries, ranges=None):
-        self._by_tuple = defaultdict(deque)
+        self._by_tuple: defaultdict = defaultdict(deque)
         self._known: dict = {}
         self._first = None
         if ranges is not None:
@@ -194,7 +195,7 @@ class ReplayProcessor:
         out = []
         new = []
         for ev in events:
-            conn = getattr(ev, "conn", None)
+            conn: Any = getattr(ev, "conn", None)
             if type(ev) is StreamOpened:
                 entry = self._first.get((_tuple_key(conn.client, conn.client_port, conn.server, conn.server_port),
                                          ev.frame_number))
@@ -288,7 +289,7 @@ class _Held:
                 for conn, four, stream, c2s, s2c in entries]
 
 
-def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counter, held: "_Held" = None,
+def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counter, held: "Optional[_Held]" = None,
           final: bool = False) -> int:
     """Move the core's latest messages into a pending block (through ``held``:
     see :class:`_Held`); run deferred frames through the pure processor.
@@ -364,6 +365,8 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     arrays += [pa.array(conn), pa.array(direction), pa.array(np.asarray(b["stream_offset"], dtype=np.int64)
                                                              + np.diff(offsets))]
     names += ["_conn", "_dir", "_end"]
+    if held is None:
+        raise RuntimeError("pcap2parquet_compiled._take: messages taken with no _Held to hold them")
     held.settle(conv, core, pa.Table.from_arrays(arrays, names=names), produced, final=final)
     return n
 
@@ -396,12 +399,13 @@ def _units(conv, core, b: dict, is_unit, name: str, conns: dict, produced: Count
             full = full_a[i] if full_a is not None else len(chunk)
             _, link = conv._unit(name, stream_a[i], d, src, sp, dst, dp, off, frame, ts, chunk, full)
             last[(c, d)] = (off, link)
+            conv.core_link(stream_a[i], d, off, link)
             produced[("unit", stream_a[i], d)] += 1
         else:
             prev = last.get((c, d))
             links.append(prev[1] if prev is not None and prev[0] == off else None)
     keep = np.flatnonzero(~is_unit)
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in b.items():
         if key in ("offsets", "data", "deferred"):
             continue
@@ -460,7 +464,7 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     side = CaptureProcessor(max_connections=opts.max_connections)
     kinds = (list(mod.MQ_KIND_NAMES), list(mod.MSMQ_KIND_NAMES))
     conns: dict = {}
-    produced = Counter()  # (tcp_stream, direction) -> messages the core produced; "ping" -> pings
+    produced: Counter = Counter()  # (tcp_stream, direction) -> messages the core produced; "ping" -> pings
     key0 = conv._key
     frames_seen = 0
     held = _Held()
@@ -510,6 +514,7 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     if undetected:
         conv.summary["bytes in streams of no known protocol"] += undetected
     file_error: list = []
+    reader: Any
     if core.stop is not None:
         # the pure reader's account of the damaged or cut file: it stops where the core stopped
         reader = open_capture(_p._reopen(source))

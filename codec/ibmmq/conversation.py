@@ -165,9 +165,9 @@ class CallTracker:
                     if len(handles) > self.max_handles:
                         handles.popitem(last=False)
             elif base == MQCLOSE and not failed and req is not None:
-                handles = self._handles.get(ckey)
-                if handles is not None:
-                    handles.pop(req.hobj, None)
+                open_handles = self._handles.get(ckey)
+                if open_handles is not None:
+                    open_handles.pop(req.hobj, None)
             elif base == MQDISC:
                 self._handles.pop(ckey, None)
         if out.queue_manager is None and out.queue_name is not None:
