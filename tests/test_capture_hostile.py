@@ -42,7 +42,7 @@ from mqcodec.tables import TableCollector
 NS = 1_000_000_000
 PACKETS = synth.generate(3, 12)
 #: columns that say where/when a row was seen, not what it holds
-PLACE = {"message_key", "capture", "ts", "ts_nanos"}
+PLACE = {"message_key", "capture", "ts", "ts_nanos", "call_key"}  # call_key holds the capture index too
 
 
 def _pcap(packets) -> bytes:
