@@ -198,6 +198,34 @@ def _detect(data: bytes) -> Optional[str]:
     return None
 
 
+#: "mq", "msmq" or None for the first bytes of a TCP direction no port named
+#: (``mqcodec show`` frames captures as this module does)
+detect_protocol = _detect
+
+
+def port_protocol(conn, mq_ports, msmq_ports) -> Optional[str]:
+    """"mq" or "msmq" when either port of the connection ``conn`` (a
+    ``capture.ConnKey``) is one of the given ports, else None."""
+    if conn.server_port in mq_ports or conn.client_port in mq_ports:
+        return "mq"
+    if conn.server_port in msmq_ports or conn.client_port in msmq_ports:
+        return "msmq"
+    return None
+
+
+def new_framer(protocol: str, offset: int = 0):
+    """The stream framer of ``protocol`` for a direction whose byte ``offset``
+    comes first (0 when known by its port; the first recognised byte when
+    detected by content: the framers report stream offsets from there)."""
+    if protocol == "mq":
+        from .ibmmq.framing import MQStreamFramer
+
+        return MQStreamFramer(offset)
+    from .msmq.framing import MSMQStreamFramer
+
+    return MSMQStreamFramer(offset=offset)
+
+
 class Converter:
     """Feed captures, get Parquet.  ``messages_writer``/``pcf_writer`` are
     callables taking a ``pa.Table`` (e.g. a ``pq.ParquetWriter.write_table``);
@@ -245,6 +273,8 @@ class Converter:
         from .capture import open_capture
 
         reader = open_capture(_reopen(source))
+        if progress is not None and hasattr(progress, "attach"):
+            progress.attach(reader)  # the bar reads the file position from the reader
         file_error = []
         proc = self._pure_pipeline(_frames_until_error(reader, file_error), name, progress)
         report = proc.report()
@@ -358,10 +388,9 @@ class Converter:
             d = dirs[key] = _Direction(conn, direction)
             if self._replay is not None:  # a connection the compiled core handed back
                 self._replay.assign(d, conn, direction)
-            if conn.server_port in mq_ports or conn.client_port in mq_ports:
-                self._start(d, "mq")
-            elif conn.server_port in msmq_ports or conn.client_port in msmq_ports:
-                self._start(d, "msmq")
+            proto = port_protocol(conn, mq_ports, msmq_ports)
+            if proto is not None:
+                self._start(d, proto)
         return d
 
     def _detect(self, d: _Direction, data: bytes, offset: int) -> Optional[str]:
@@ -376,14 +405,7 @@ class Converter:
         direction known by its port; the first recognised byte when detected
         by content: the framers report stream offsets from there)."""
         d.protocol = protocol
-        if protocol == "mq":
-            from .ibmmq.framing import MQStreamFramer
-
-            d.framer = MQStreamFramer(offset)
-        else:
-            from .msmq.framing import MSMQStreamFramer
-
-            d.framer = MSMQStreamFramer(offset=offset)
+        d.framer = new_framer(protocol, offset)
 
     # ---------------------------------------------------------- framing
     def _drain(self, capture: str, d: _Direction) -> None:
@@ -777,28 +799,6 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
     return conv.report()
 
 
-class _Progress:
-    """A progress line on stderr (only used when stderr is a terminal)."""
-
-    def __init__(self, path):
-        self.path = str(path)
-        self.t0 = time.monotonic()
-        self.last = 0.0
-        self.frames = 0
-
-    def __call__(self, frame) -> None:
-        self.frames += 1
-        now = time.monotonic()
-        if now - self.last > 0.5:
-            self.last = now
-            rate = self.frames / max(now - self.t0, 1e-9)
-            sys.stderr.write("\r%s: %d frames (%.0f/s)" % (self.path, self.frames, rate))
-            sys.stderr.flush()
-
-    def advance(self, frames: int) -> None:
-        """The compiled engine reports frames a chunk at a time."""
-        self.frames += frames - 1
-        self(None)
-
-    def done(self) -> None:
-        sys.stderr.write("\r%s: %d frames in %.1f s\n" % (self.path, self.frames, time.monotonic() - self.t0))
+# the progress bar of one capture (only used when stderr is a terminal): a tqdm
+# bar over the file's bytes, fed by both engines (codec/progress.py)
+from .progress import CaptureProgress as _Progress  # noqa: E402

@@ -35,8 +35,10 @@ __all__ = ["add_capture", "Replay", "ReplayProcessor"]
 CHUNK = 4 << 20
 
 
-def _chunks(source):
-    """The decompressed bytes of a capture, a piece at a time."""
+def _chunks(source, where=None):
+    """The decompressed bytes of a capture, a piece at a time.  ``where``, a
+    one-item list, gets the input bytes read so far (of the file: compressed
+    bytes for gzip) after each piece, for the progress bar."""
     from .capture.reader import GZIP_MAGIC, _Gunzip
 
     src = _p._reopen(source)
@@ -48,24 +50,33 @@ def _chunks(source):
             g.close()
             return
         for i in range(0, len(data), CHUNK):
+            if where is not None:
+                where[0] = min(i + CHUNK, len(data))
             yield data[i:i + CHUNK]
         return
     own = not hasattr(src, "read")
     f = open(src, "rb") if own else src
     try:
         first = f.read(CHUNK)
+        read = len(first)
         if first[:2] == GZIP_MAGIC:
             g = _Gunzip(CHUNK)
             piece = first
             while piece:
+                if where is not None:
+                    where[0] = read
                 yield from g.feed(piece)
                 piece = f.read(CHUNK)
+                read += len(piece)
             g.close()
             return
         piece = first
         while piece:
+            if where is not None:
+                where[0] = read
             yield piece
             piece = f.read(CHUNK)
+            read += len(piece)
     finally:
         if own:
             f.close()
@@ -309,14 +320,15 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     produced = Counter()  # (tcp_stream, direction) -> messages the core produced; "ping" -> pings
     key0 = conv._key
     frames_seen = 0
-    for chunk in _chunks(source):
+    where = [0]  # input bytes read so far, for the progress bar
+    for chunk in _chunks(source, where):
         core.feed(chunk)
         if not core.supported:
             return _give_up(conv, core, source, name, progress, produced, key0)
         _take(conv, core, mod, side, name, conns, kinds, produced)
         if progress is not None and hasattr(progress, "advance"):
             frames = core.stats.get("frames", 0)
-            progress.advance(frames - frames_seen)
+            progress.advance(frames - frames_seen, where[0])
             frames_seen = frames
         if conv._block_rows + len(conv._pending) >= opts.chunk_messages or conv._pending_bytes >= opts.chunk_bytes:
             conv.flush()

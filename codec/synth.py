@@ -113,9 +113,11 @@ class _Clock:
         return self.t
 
 
-def generate(seed: int = 1, messages: int = 100) -> list:
+def generate(seed: int = 1, messages: int = 100, progress=None) -> list:
     """Every frame of the simulated network, in time order, as
-    ``capture.writer.SimPacket`` records (ts_ns, Ethernet frame, ...)."""
+    ``capture.writer.SimPacket`` records (ts_ns, Ethernet frame, ...).
+    ``progress``, when given, is called with the number of application
+    messages generated so far (the CLI's progress bar)."""
     rnd = random.Random(seed)
     clock = _Clock(START_NS)
     qm1, qm2 = NETWORK["QM1"], NETWORK["QM2"]
@@ -149,6 +151,8 @@ def generate(seed: int = 1, messages: int = 100) -> list:
             request += 1
         if i % max(1, messages // n_trace) == 0:
             packets += _trace_route(rnd, i, dsp, ch12, ch21)
+        if progress is not None:
+            progress(i + 1)
 
     for k in range(max(1, messages // 50)):
         packets += _msmq_session(seed * 7919 + k, k, max(2, messages // max(1, messages // 50) // 2), clock.t)
@@ -250,9 +254,10 @@ def _pings(rnd: random.Random, n: int, start: int) -> list:
     return out
 
 
-def write_capture(path_or_file, seed: int = 1, messages: int = 100) -> int:
-    """Write the simulated traffic as a pcap; returns the number of frames."""
-    packets = generate(seed, messages)
+def write_capture(path_or_file, seed: int = 1, messages: int = 100, progress=None) -> int:
+    """Write the simulated traffic as a pcap; returns the number of frames.
+    ``progress``: see :func:`generate`."""
+    packets = generate(seed, messages, progress)
     if hasattr(path_or_file, "write"):
         w = PcapWriter(path_or_file, nanosecond=True)
         for p in packets:
