@@ -85,6 +85,13 @@ non_negative = _ranged(0, None, "a non-negative integer")
 frame_number = _ranged(1, None, "a frame number")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``mqcodec CMD: error: ... (see mqcodec CMD --help)``, exit 2."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, "%s: error: %s (see %s --help)\n" % (self.prog, message, self.prog))
+
+
 class _Formatter(argparse.RawDescriptionHelpFormatter):
     """Keeps the epilog's layout and appends every option's default to its
     help (options whose help already says it, or that are required, as is)."""
@@ -134,7 +141,7 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     if kind is not None:
         what = "a gzip-compressed file (a capture?)" if kind == "gzip" else "a %s capture" % kind
         name = "CAPTURE" if args.file == "-" else args.file
-        _err("%s is %s, not one %s unit: show its decoded units with `mqcodec show %s [--frame N]`"
+        _err("%s is %s, not one %s: show its decoded units with `mqcodec show %s [--frame N]`"
              % ("standard input" if args.file == "-" else args.file, what,
                 {"mq": "IBM MQ message", "pcf": "PCF body", "msmq": "MSMQ packet"}[args.protocol], name))
         return EXIT_BAD_INPUT
@@ -322,7 +329,7 @@ Filter language (--filter):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mqcodec", description="Decode IBM MQ and MSMQ binary traffic.",
+    p = _Parser(prog="mqcodec", description="Decode IBM MQ and MSMQ binary traffic.",
                                 epilog=EPILOG, formatter_class=_Formatter)
     p.add_argument("--version", action="version", version="mqcodec " + __version__,
                    help="print the version and exit")

@@ -48,9 +48,12 @@ class Bar:
         from tqdm import tqdm
 
         self.total = total
+        stream = sys.stderr if stream is None else stream
+        # follow the terminal's width; a terminal that reports none (0 columns) gets 80
+        dynamic = _columns(stream) > 0
         self._bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=unit_scale,
-                         unit_divisor=1024 if unit == "B" else 1000,
-                         file=sys.stderr if stream is None else stream, dynamic_ncols=True,
+                         unit_divisor=1024 if unit == "B" else 1000, file=stream, dynamic_ncols=dynamic,
+                         ncols=None if dynamic else 80, nrows=None if dynamic else 24,
                          mininterval=mininterval, leave=True)
 
     @property
@@ -75,6 +78,13 @@ class Bar:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _columns(stream) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return 0
 
 
 def _size(path) -> Optional[int]:
