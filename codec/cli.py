@@ -262,10 +262,15 @@ def _cmd_synth(args: argparse.Namespace) -> int:
     from .progress import Bar, enabled
     from .synth import write_capture
 
-    bar = Bar(total=args.messages, desc="synth", unit="msg") if enabled() else None
+    bar = Bar(total=None, desc="synth", unit="msg") if enabled() else None
+
+    def advance(done: int, total: int) -> None:  # simulated messages, IBM MQ then MSMQ
+        bar.set_total(total)
+        bar.update_to(done)
+
     try:
         n = write_capture(args.output, seed=args.seed, messages=args.messages,
-                          progress=bar.update_to if bar is not None else None)
+                          progress=advance if bar is not None else None)
     finally:
         if bar is not None:
             bar.close()

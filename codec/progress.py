@@ -67,6 +67,11 @@ class Bar:
         if n > self._bar.n:
             self._bar.update(n - self._bar.n)
 
+    def set_total(self, total: int) -> None:
+        """The total, once known (a bar created without one)."""
+        if total != self.total:
+            self.total = self._bar.total = total
+
     def postfix(self, text: str) -> None:
         self._bar.set_postfix_str(text, refresh=False)
 

@@ -116,8 +116,9 @@ class _Clock:
 def generate(seed: int = 1, messages: int = 100, progress=None) -> list:
     """Every frame of the simulated network, in time order, as
     ``capture.writer.SimPacket`` records (ts_ns, Ethernet frame, ...).
-    ``progress``, when given, is called with the number of application
-    messages generated so far (the CLI's progress bar)."""
+    ``progress``, when given, is called as ``progress(done, total)``: the
+    simulated messages (IBM MQ application messages, then MSMQ session
+    messages) generated so far, of ``total`` (the CLI's progress bar)."""
     rnd = random.Random(seed)
     clock = _Clock(START_NS)
     qm1, qm2 = NETWORK["QM1"], NETWORK["QM2"]
@@ -134,6 +135,9 @@ def generate(seed: int = 1, messages: int = 100, progress=None) -> list:
         packets += conv.handshake()
 
     n_trace = max(1, messages // 25)
+    n_sessions = max(1, messages // 50)
+    per_session = max(2, messages // n_sessions // 2)
+    total = messages + n_sessions * per_session
     request = 1
     for i in range(messages):
         little = rnd.random() < 0.6
@@ -152,10 +156,12 @@ def generate(seed: int = 1, messages: int = 100, progress=None) -> list:
         if i % max(1, messages // n_trace) == 0:
             packets += _trace_route(rnd, i, dsp, ch12, ch21)
         if progress is not None:
-            progress(i + 1)
+            progress(i + 1, total)
 
-    for k in range(max(1, messages // 50)):
-        packets += _msmq_session(seed * 7919 + k, k, max(2, messages // max(1, messages // 50) // 2), clock.t)
+    for k in range(n_sessions):
+        packets += _msmq_session(seed * 7919 + k, k, per_session, clock.t)
+        if progress is not None:
+            progress(messages + (k + 1) * per_session, total)
     packets += _pings(rnd, 3, clock.t)
 
     for conv in (app, dsp, ch12, ch21):

@@ -270,9 +270,25 @@ def test_pcap2parquet_progress_bar_on_a_terminal(tmp_path, impl, engines_availab
 def test_synth_progress_bar_on_a_terminal(tmp_path):
     code, out, tty = run_with_tty_stderr("synth", "-o", tmp_path / "s.pcap", "--messages", "40", columns=120)
     assert code == 0 and out == b""
-    assert re.search(r"synth: 100%.*40/40", tty), tty
+    # 40 IBM MQ application messages, then the MSMQ sessions' 20 user messages
+    assert re.search(r"synth: 100%.*60/60", tty), tty
     assert re.search(r"\[\d\d:\d\d<\d\d:\d\d", tty)
     assert "wrote" in tty
+
+
+def test_synth_progress_counts_the_simulated_messages(tmp_path):
+    """progress(done, total): done climbs to total, the IBM MQ application messages
+    plus the MSMQ user messages the capture holds."""
+    from mqcodec.show import iter_units
+    from mqcodec.synth import write_capture
+
+    calls = []
+    write_capture(str(tmp_path / "s.pcap"), seed=4, messages=120, progress=lambda d, t: calls.append((d, t)))
+    done = [d for d, _ in calls]
+    total = {t for _, t in calls}
+    assert done == sorted(done) and len(total) == 1 and done[-1] == total.pop()
+    user_messages = sum(1 for u in iter_units(str(tmp_path / "s.pcap")) if u.kind == "UserMessage")
+    assert done[-1] == 120 + user_messages and user_messages > 0
 
 
 @pytest.fixture(scope="module")
