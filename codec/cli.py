@@ -358,7 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = _subparser(sub, "show", "print the decoded IBM MQ / MSMQ units of chosen frames of a capture",
                    _SHOW_DESCRIPTION)
-    s.add_argument("capture", help="capture file (pcap, pcapng, optionally gzip-compressed)")
+    s.add_argument("capture", help="capture file (pcap, pcapng, optionally gzip-compressed), or - for standard input")
     s.add_argument("--frame", type=frame_number, action="append", default=None, metavar="N",
                    help="show the units that frame N carried bytes of; repeat for several "
                         "(default: every frame)")

@@ -476,8 +476,15 @@ class UnitFinder:
                                       ev.message_bytes, ev, extra, (tuple(sorted(frames)), ts)))
             elif t is FramingError:
                 end = ev.offset + max(ev.length, len(ev.raw))
+                frames, ts = d.span(ev.offset, max(end, ev.offset + 1))
+                # the segments of a message that failed, framed earlier (their marks are gone)
+                for off in [o for o in d.seg_frames if ev.offset <= o < end]:
+                    f, s_ts = d.seg_frames.pop(off)
+                    frames = tuple(sorted(set(frames) | set(f)))
+                    ts = s_ts if off == ev.offset or ts is None else ts
                 out.append(self._unit(d, ev.offset, end, "error", "framing error", ev.raw, ev,
-                                      {"error": ev.reason, "conversation_id": ev.conversation_id}))
+                                      {"error": ev.reason, "conversation_id": ev.conversation_id},
+                                      (frames, ts)))
                 keep = max(keep or 0, end)
             elif t is Resynchronised:
                 keep = max(keep or 0, ev.offset)
@@ -496,8 +503,8 @@ class UnitFinder:
                 keep = end
             elif t is FramingError:
                 end = ev.offset + len(ev.raw)
-                out.append(self._unit(d, ev.offset, max(end, ev.offset + 1) if not ev.raw else end, "error",
-                                      "framing error", ev.raw, ev, {"error": ev.reason}))
+                out.append(self._unit(d, ev.offset, end, "error", "framing error", ev.raw, ev, {"error": ev.reason},
+                                      d.span(ev.offset, max(end, ev.offset + 1))))
                 keep = max(keep or 0, end)
             elif t is Resynchronised:
                 keep = max(keep or 0, ev.offset)
@@ -507,12 +514,16 @@ class UnitFinder:
 
 def iter_units(source, *, frames: Optional[Iterable[int]] = None, mq_ports=(1414,), msmq_ports=(1801,),
                detect_by_content: bool = True) -> Iterator[Unit]:
-    """The units of a capture (path, bytes or binary file; pcap, pcapng,
-    gzip), in the order they complete; with ``frames``, only those carrying
+    """The units of a capture (path, ``"-"`` for standard input, bytes or
+    binary file; pcap, pcapng, gzip), in the order they complete; with ``frames``, only those carrying
     bytes of one of these frames (reading stops once none can follow).
     Damaged file structure raises :class:`mqcodec.DecodeError`."""
     from .capture import open_capture
 
+    if source == "-":
+        import sys
+
+        source = sys.stdin.buffer
     finder = UnitFinder(mq_ports=mq_ports, msmq_ports=msmq_ports, detect_by_content=detect_by_content,
                         want=None if frames is None else set(frames))
     for frame in open_capture(source):

@@ -329,3 +329,63 @@ def test_show_missing_and_non_capture_files(tmp_path):
     bad.write_bytes(b"MD  " + bytes(100))
     r = run("show", str(bad))
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and b"Traceback" not in r.stderr
+
+
+def _write(path, packets):
+    from mqcodec.capture.writer import PcapWriter
+
+    with open(path, "wb") as f:
+        w = PcapWriter(f, nanosecond=True)
+        for p in packets:
+            w.write(p.ts_ns, p.frame)
+
+
+@pytest.fixture()
+def damaged_capture(tmp_path):
+    """An IBM MQ connection: a message, 300 bytes of garbage, another message."""
+    from mqcodec.capture.writer import TcpConversation
+    from mqcodec.ibmmq import encode_put
+    from mqcodec.ibmmq.headers import MQMD
+    from mqcodec.ibmmq.message import MQMessage
+
+    conv = TcpConversation(("10.0.0.1", 40000), ("10.0.0.2", 1414), isn_client=7, isn_server=9,
+                           start_ns=10**18, step_ns=1000)
+    msg = MQMessage(MQMD(Version=1, Format="MQSTR"), [], "hello")
+    packets = conv.handshake() + conv.send(0, encode_put(msg, conversation_id=1, request_id=1))
+    packets += conv.send(0, b"garbage!" * 40)
+    packets += conv.send(0, encode_put(msg, conversation_id=1, request_id=2)) + conv.close()
+    path = tmp_path / "damaged.pcap"
+    _write(path, packets)
+    return path
+
+
+@pytest.mark.parametrize("capture_impl", ["c", "py"])
+def test_error_units_equal_pcap2parquet_error_rows(damaged_capture, tmp_path, capture_impl):
+    import pyarrow.parquet as pq
+
+    from mqcodec.pcap2parquet import ConvertOptions, convert
+
+    if capture_impl == "c":
+        pytest.importorskip("mqcodec._ext.capture_core")
+    units = list(iter_units(str(damaged_capture)))
+    errors = [u for u in units if u.unit == "error"]
+    assert len(errors) == 1 and errors[0].fields()["error"]
+    convert([str(damaged_capture)], str(tmp_path / "out"), ConvertOptions(capture_impl=capture_impl))
+    rows = pq.read_table(tmp_path / "out" / "messages.parquet").to_pylist()
+    bad = [r for r in rows if r["error"] is not None]
+    assert [(r["frame"], r["stream_offset"], r["length"]) for r in bad] == \
+        [(u.frame, u.offset, u.length) for u in errors]
+    assert len([u for u in units if u.unit == "message"]) == len(rows) - len(bad) == 2
+    # --filter error selects it, from the command line too
+    r = run("show", str(damaged_capture), "--filter", "error", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert [(g["header"]["unit"], g["header"]["frame"]) for g in got] == [("error", errors[0].frame)]
+
+
+def test_show_reads_standard_input(damaged_capture):
+    by_path = run("show", str(damaged_capture))
+    by_stdin = subprocess.run([sys.executable, "-m", "mqcodec", "show", "-"], input=damaged_capture.read_bytes(),
+                              capture_output=True)
+    assert by_path.returncode == by_stdin.returncode == 0
+    assert by_stdin.stdout == by_path.stdout and b"IBM MQ message MQPUT" in by_path.stdout
