@@ -357,6 +357,8 @@ class UnitFinder:
             return not self.want
         if any(n for _, _, n in self.proc.tcp.buffered()):
             return False
+        if getattr(getattr(self.proc, "frags", None), "_pending", None):  # IPv4 fragments waiting
+            return False
         for d in self.dirs.values():
             if d.framer is not None and d.framer.buffered_bytes:
                 return False

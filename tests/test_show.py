@@ -50,17 +50,24 @@ def jms_units():
 # ---------------------------------------------------------------------------
 # IBM MQ against tshark
 # ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def jms_json():
+    """What ``mqcodec show CAPTURE --format json`` prints: the headers."""
+    r = run("show", str(JMS), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    return [u["header"] for u in json.loads(r.stdout)]
+
+
 @pytest.mark.tshark
-def test_mq_segments_per_frame_equal_tshark(tshark, jms_units):
+def test_mq_segments_per_frame_equal_tshark(tshark, jms_json):
     ts = tshark_fields(tshark, JMS, "mq", "mq.tsh.type", "mq.tsh.convid", "mq.tsh.requestid",
                        "mq.api.reasoncode", "mq.tsh.seglength")
     assert len(ts) > 100
     ours = defaultdict(list)
-    for u in jms_units:
-        if u.unit == "segment":
+    for f in jms_json:
+        if f["unit"] == "segment":
             # tshark shows a segment in the frame that completes it: its last frame
-            f = u.fields()
-            ours[u.frames[-1]].append(f)
+            ours[f["last_frame"]].append(f)
     assert set(ours) == set(ts)
     compared = 0
     for frame, (types, convs, reqs, reasons, lengths) in ts.items():
@@ -73,6 +80,24 @@ def test_mq_segments_per_frame_equal_tshark(tshark, jms_units):
         assert [int(x) for x in reasons] == [f["reason"] for f in mine if "reason" in f], frame
         compared += len(mine)
     assert compared == sum(len(v[0]) for v in ts.values())
+
+
+@pytest.mark.tshark
+def test_cli_show_frames_equal_tshark_per_frame(tshark):
+    """``--frame N`` for some frames: exactly the segments tshark dissects in them."""
+    ts = tshark_fields(tshark, JMS, "mq", "mq.tsh.type", "mq.tsh.convid")
+    chosen = sorted(ts)[::9]
+    args = [a for n in chosen for a in ("--frame", str(n))]
+    r = run("show", str(JMS), "--format", "json", *args)
+    assert r.returncode == 0, r.stderr
+    got = defaultdict(list)
+    for u in json.loads(r.stdout):
+        assert set(u["header"]["frames"]) & set(chosen)
+        if u["header"]["unit"] == "segment":
+            got[u["header"]["frame"]].append((u["header"]["segment_type"], u["header"].get("conversation_id")))
+    assert got == {n: [(int(t, 16), int(c) if i < len(ts[n][1]) else None)
+                       for i, (t, c) in enumerate(zip(ts[n][0], ts[n][1] + [None] * len(ts[n][0])))]
+                   for n in chosen}
 
 
 @pytest.mark.tshark
