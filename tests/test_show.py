@@ -42,6 +42,27 @@ def tshark_fields(tshark, cap, display_filter, *fields):
     return out
 
 
+def pcap2parquet_rows(outdir):
+    """pcap2parquet's rows as dicts with ``protocol`` and ``msmq_label``: from
+    ``messages.parquet``, or from the per-protocol datasets (``mq_messages/``,
+    ``msmq_packets/``, whose MSMQ label column is ``label``)."""
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    if (outdir / "messages.parquet").is_file():
+        return pq.read_table(outdir / "messages.parquet").to_pylist()
+    rows = []
+    for table, protocol in (("mq_messages", "mq"), ("msmq_packets", "msmq")):
+        if (outdir / table).is_dir():
+            for r in ds.dataset(outdir / table, partitioning="hive").to_table().to_pylist():
+                r["protocol"] = protocol
+                if protocol == "msmq":
+                    r.setdefault("msmq_label", r.get("label"))
+                rows.append(r)
+    assert rows, "no pcap2parquet output in %s" % outdir
+    return rows
+
+
 @pytest.fixture(scope="module")
 def jms_units():
     return list(iter_units(str(JMS)))
@@ -248,14 +269,12 @@ def test_units_equal_pcap2parquet_rows(synth_capture, tmp_path, capture_impl):
     """The messages, packets and pings show finds are the rows pcap2parquet
     writes (frame of the first byte, stream, offset, kind); MSMQ packets decode
     as the batch decoder decodes them."""
-    import pyarrow.parquet as pq
-
     from mqcodec.pcap2parquet import ConvertOptions, convert
 
     if capture_impl == "c":
         pytest.importorskip("mqcodec._ext.capture_core")
     convert([str(synth_capture)], str(tmp_path), ConvertOptions(capture_impl=capture_impl, raw=True))
-    rows = pq.read_table(tmp_path / "messages.parquet").to_pylist()
+    rows = pcap2parquet_rows(tmp_path)
     units = [u for u in iter_units(str(synth_capture)) if u.unit in ("message", "packet", "ping")]
     key = lambda r: (r["frame"], r["tcp_stream"] if r["tcp_stream"] is not None else -1,  # noqa: E731
                      r["stream_offset"] if r["stream_offset"] is not None else -1, r["protocol"], r["kind"])
@@ -386,8 +405,6 @@ def damaged_capture(tmp_path):
 
 @pytest.mark.parametrize("capture_impl", ["c", "py"])
 def test_error_units_equal_pcap2parquet_error_rows(damaged_capture, tmp_path, capture_impl):
-    import pyarrow.parquet as pq
-
     from mqcodec.pcap2parquet import ConvertOptions, convert
 
     if capture_impl == "c":
@@ -396,7 +413,7 @@ def test_error_units_equal_pcap2parquet_error_rows(damaged_capture, tmp_path, ca
     errors = [u for u in units if u.unit == "error"]
     assert len(errors) == 1 and errors[0].fields()["error"]
     convert([str(damaged_capture)], str(tmp_path / "out"), ConvertOptions(capture_impl=capture_impl))
-    rows = pq.read_table(tmp_path / "out" / "messages.parquet").to_pylist()
+    rows = pcap2parquet_rows(tmp_path / "out")
     bad = [r for r in rows if r["error"] is not None]
     assert [(r["frame"], r["stream_offset"], r["length"]) for r in bad] == \
         [(u.frame, u.offset, u.length) for u in errors]
