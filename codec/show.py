@@ -122,7 +122,8 @@ class Unit:
         }
         out.update(self.extra)
         if "error" not in out and self._tree is not None and isinstance(self._tree, dict) and "Error" in self._tree:
-            out["error"] = self._tree["Error"]["reason"]
+            err = self._tree["Error"]
+            out["error"] = err.get("reason") or err.get("Reason")
         return {k: v for k, v in out.items() if v is not None}
 
     def header(self) -> dict:
@@ -548,7 +549,8 @@ def render_units(units: Iterable[Unit], fmt: str = "text") -> Iterator[str]:
         first = True
         yield "["
         for u in units:
-            item = to_json({"header": u.header(), "decoded": u.decode()})
+            decoded = u.decode()  # first: a decode error shows in the header's "error"
+            item = to_json({"header": u.header(), "decoded": decoded})
             item = "\n".join("  " + line for line in item.splitlines())
             yield ("\n" if first else ",\n") + item
             first = False
