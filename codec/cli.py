@@ -2,9 +2,16 @@
 
     mqcodec decode --protocol {mq,pcf,msmq} [--encoding {big,little}]
                    [--ccsid N] [--format {json,text}] [--lenient] FILE
+    mqcodec show CAPTURE [--frame N]... [--filter EXPR] [--format {text,json}]
+    mqcodec pcap2parquet CAPTURE... -o DIR [--engine {local,spark}] ...
+    mqcodec route FILE... [--format {text,dot,svg,png}]
+    mqcodec synth -o FILE [--seed N] [--messages N]
+    mqcodec demo
 
-Errors in the input print one line on stderr naming the structure, the field
-and the byte offset, and exit with status 2; never a traceback.
+Standard output carries the result only (decoded trees, summaries, images);
+diagnostics and progress bars go to standard error.  Every failure the user
+can cause prints one line on stderr -- never a traceback -- and exits with
+one of the codes of :data:`EXIT_CODES` (docs/cli.md).
 """
 from __future__ import annotations
 
@@ -15,10 +22,101 @@ from . import __version__
 from .errors import DecodeError, EncodeError, NoCaptureRead
 from .render import to_json, to_text
 
-EXIT_DECODE_ERROR = 2
-EXIT_USAGE = 64
+EXIT_OK = 0
+#: the command line is wrong (argparse's own code) or the input does not decode
+EXIT_BAD_INPUT = 2
+EXIT_DECODE_ERROR = EXIT_BAD_INPUT
+#: a file cannot be opened, read or written
+EXIT_FILE = 3
+#: an optional extra (pip install 'mqcodec[spark]') or external program (Graphviz) is missing
+EXIT_MISSING = 4
+EXIT_USAGE = EXIT_MISSING  # the name the route command uses for a missing Graphviz
+EXIT_INTERRUPTED = 130
+
+#: exit status -> meaning; printed in every --help and in docs/cli.md
+EXIT_CODES = {
+    0: "success",
+    1: "internal error (a bug: the traceback is worth reporting)",
+    EXIT_BAD_INPUT: "bad usage (unknown option, invalid value) or input that does not decode",
+    EXIT_FILE: "a file cannot be opened, read or written",
+    EXIT_MISSING: "an optional extra or external program is missing (pip install 'mqcodec[spark]', Graphviz)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
+
+EPILOG = "exit status:\n" + "\n".join("  %-4d %s" % (k, v) for k, v in EXIT_CODES.items())
+
+#: first bytes of the capture files ``decode`` is not for (it decodes one message)
+CAPTURE_MAGICS = {
+    b"\xd4\xc3\xb2\xa1": "pcap", b"\xa1\xb2\xc3\xd4": "pcap", b"\x4d\x3c\xb2\xa1": "pcap",
+    b"\xa1\xb2\x3c\x4d": "pcap", b"\x0a\x0d\x0d\x0a": "pcapng",
+}
+GZIP_MAGIC = b"\x1f\x8b"
+
+#: top-level modules of the optional extras -> the extra that provides them
+EXTRA_MODULES = {"pyspark": "spark", "py4j": "spark", "pandas": "spark"}
 
 
+# ---------------------------------------------------------------------------
+# option values (argparse ``type=`` functions: a bad value is one line, exit 2)
+# ---------------------------------------------------------------------------
+def _int(text: str) -> int:
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not an integer" % text) from None
+
+
+def _ranged(lo: int, hi, what: str):
+    def check(text: str) -> int:
+        value = _int(text)
+        if value < lo or (hi is not None and value > hi):
+            raise argparse.ArgumentTypeError("%s is not %s (%s)" % (
+                text, what, "%d-%d" % (lo, hi) if hi is not None else ">= %d" % lo))
+        return value
+
+    check.__name__ = what
+    return check
+
+
+port = _ranged(0, 65535, "a TCP port")
+ccsid = _ranged(1, 65535, "a CCSID")
+positive = _ranged(1, None, "a positive integer")
+non_negative = _ranged(0, None, "a non-negative integer")
+frame_number = _ranged(1, None, "a frame number")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``mqcodec CMD: error: ... (see mqcodec CMD --help)``, exit 2."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, "%s: error: %s (see %s --help)\n" % (self.prog, message, self.prog))
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the epilog's layout and appends every option's default to its
+    help (options whose help already says it, or that are required, as is)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if not action.option_strings or action.default is argparse.SUPPRESS or "default" in text:
+            return text
+        if action.required:
+            return text + " (required)"
+        default = action.default
+        if isinstance(default, bool) or (default is None and action.nargs == 0):
+            shown = "on" if default else "off"
+        elif default is None:
+            return text  # its help says what happens when omitted
+        elif isinstance(default, (list, tuple)):
+            shown = ", ".join(map(str, default))
+        else:
+            shown = str(default)
+        return text + " (default: %s)" % shown.replace("%", "%%")
+
+
+# ---------------------------------------------------------------------------
+# commands
+# ---------------------------------------------------------------------------
 def _read(path: str) -> bytes:
     if path == "-":
         return sys.stdin.buffer.read()
@@ -26,8 +124,27 @@ def _read(path: str) -> bytes:
         return f.read()
 
 
+def _err(message: str) -> None:
+    print("mqcodec: %s" % message, file=sys.stderr)
+
+
+def _capture_kind(data: bytes) -> str | None:
+    """"pcap", "pcapng" or "gzip" when ``data`` starts as such a file does."""
+    if data[:2] == GZIP_MAGIC:
+        return "gzip"
+    return CAPTURE_MAGICS.get(bytes(data[:4]))
+
+
 def _cmd_decode(args: argparse.Namespace) -> int:
     data = _read(args.file)
+    kind = _capture_kind(data)
+    if kind is not None:
+        what = "a gzip-compressed file (a capture?)" if kind == "gzip" else "a %s capture" % kind
+        name = "CAPTURE" if args.file == "-" else args.file
+        _err("%s is %s, not one %s: show its decoded units with `mqcodec show %s [--frame N]`"
+             % ("standard input" if args.file == "-" else args.file, what,
+                {"mq": "IBM MQ message", "pcf": "PCF body", "msmq": "MSMQ packet"}[args.protocol], name))
+        return EXIT_BAD_INPUT
     obj: object
     if args.protocol in ("mq", "pcf"):
         from . import ibmmq
@@ -60,23 +177,57 @@ def render(obj, fmt: str = "json") -> bytes:
     return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
+def _cmd_show(args: argparse.Namespace) -> int:
+    from .show import FilterError, compile_filter, iter_units, render_units
+
+    try:
+        keep = compile_filter(args.filter) if args.filter is not None else None
+    except FilterError as exc:
+        _err("--filter: %s" % exc)
+        return EXIT_BAD_INPUT
+    units = iter_units(args.capture, frames=args.frame, mq_ports=tuple(args.mq_port or (1414,)),
+                       msmq_ports=tuple(args.msmq_port or (1801,)))
+    if keep is not None:
+        units = (u for u in units if keep(u))
+    shown = [0]
+
+    def counted(it):
+        for u in it:
+            shown[0] += 1
+            yield u
+
+    out = sys.stdout.buffer
+    sys.stdout.flush()
+    for piece in render_units(counted(units), args.format):
+        out.write(piece.encode("utf-8", "backslashreplace"))
+    out.flush()
+    if not shown[0]:
+        where = " in frame %s" % ", ".join(map(str, sorted(set(args.frame)))) if args.frame else ""
+        _err("no IBM MQ or MSMQ unit%s%s" % (where, " matches the filter" if keep is not None else ""))
+    return 0
+
+
 def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
     import json
 
-    from .pcap2parquet import ConvertOptions, convert
+    from .progress import enabled
 
     if args.engine != "local":
         from .spark import pipeline as spark_pipeline  # the Spark engine lives in mqcodec.spark
+        from .spark.session import get_session
 
+        spark = get_session(master=args.master, app_name="mqcodec pcap2parquet", jvm_stdout_to_stderr=True)
         report = spark_pipeline.convert(args.inputs, args.output, master=args.master, raw=args.raw,
                                         mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port),
-                                        partition_by=args.partition_by, chunk_messages=args.chunk)
+                                        partition_by=args.partition_by, chunk_messages=args.chunk,
+                                        spark=spark)
     else:
+        from .pcap2parquet import ConvertOptions, convert
+
         opts = ConvertOptions(mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port), raw=args.raw,
                               chunk_messages=args.chunk, chunk_bytes=args.chunk_bytes,
                               capture_impl=args.capture_impl, buffer_budget=args.buffer_budget)
-        report = convert(args.inputs, args.output, opts, progress=sys.stderr.isatty(),
-                         partition_by=args.partition_by)
+        report = convert(args.inputs, args.output, opts, progress=enabled(), partition_by=args.partition_by)
     for c in report.get("captures", []):
         if "error" in c:  # an input that could not be read: the others were converted
             print("mqcodec: %s: not read: %s" % (c["capture"], c["error"]), file=sys.stderr)
@@ -128,41 +279,124 @@ def _cmd_route(args: argparse.Namespace) -> int:
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
+    from .progress import Bar, enabled
     from .synth import write_capture
 
-    n = write_capture(args.output, seed=args.seed, messages=args.messages)
+    bar = Bar(total=None, desc="synth", unit="msg") if enabled() else None
+
+    def advance(done: int, total: int) -> None:  # simulated messages, IBM MQ then MSMQ
+        bar.set_total(total)
+        bar.update_to(done)
+
+    try:
+        n = write_capture(args.output, seed=args.seed, messages=args.messages,
+                          progress=advance if bar is not None else None)
+    finally:
+        if bar is not None:
+            bar.close()
     print("wrote %d frames to %s (seed %d, %d application messages)" % (n, args.output, args.seed, args.messages),
           file=sys.stderr)
     return 0
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    import pathlib
+
     from .demo import run
 
+    if not (pathlib.Path(args.shared) / "vectors").is_dir():
+        _err("demo: no vectors/ folder in %s (give it with --shared)" % args.shared)
+        return EXIT_FILE
     return run(args.shared, verbose=args.verbose)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mqcodec", description="Decode IBM MQ and MSMQ binary traffic.")
-    p.add_argument("--version", action="version", version="mqcodec " + __version__)
-    sub = p.add_subparsers(dest="command", required=True)
+# ---------------------------------------------------------------------------
+# the parser
+# ---------------------------------------------------------------------------
+def _subparser(sub, name: str, help: str, description: str | None = None) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help, description=description or help, epilog=EPILOG,
+                          formatter_class=_Formatter)
 
-    d = sub.add_parser("decode", help="decode one message, PCF body or MSMQ packet from a file")
+
+def _ports(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--mq-port", type=port, action="append", default=None, metavar="PORT",
+                   help="TCP port whose connections are IBM MQ; repeat for several (default: 1414)")
+    p.add_argument("--msmq-port", type=port, action="append", default=None, metavar="PORT",
+                   help="TCP port whose connections are MSMQ; repeat for several (default: 1801). Connections "
+                        "on other ports are recognised by their first bytes (TSH, MSMQ BaseHeader); "
+                        "MSMQ pings are UDP 3527")
+
+
+_SHOW_DESCRIPTION = """\
+Print the decoded IBM MQ and MSMQ units of a capture (pcap, pcapng, optionally
+gzip-compressed), the way `tshark -V -Y frame.number==N` prints a frame: for
+each unit a header line (frame, time, addresses and ports, tcp stream,
+protocol, unit and kind), then its decoded tree.
+
+Units: IBM MQ segments (TSH header, API header, MQOD) and messages (MQMD and
+data, joined across segments), MSMQ packets and UDP pings, and stream bytes
+that could not be framed (unit "error").  A unit belongs to every frame that
+carried any of its bytes: --frame N shows it when frame N carried at least one
+of them; its header's `frame` is the frame holding its first byte.
+
+Filter language (--filter):
+  comparisons   FIELD == VALUE   (also != < > <= >=)      VALUE: "text" or 123 or 0x7B
+  a FIELD alone true when the unit has a value for it (e.g. `error`)
+  combine       and, or, not (also && || !) and parentheses
+  fields        frame last_frame frames time src dst addr src_port dst_port port
+                tcp_stream protocol unit kind offset length conversation_id
+                request_id segment_type comp_code reason error
+  `frames`, `addr` and `port` hold several values: true when one matches.
+  A comparison with a field the unit lacks is false.
+  example       kind == "MQPUT" and tcp_stream == 3
+                unit == "message" and (reason != 0 or error)
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="mqcodec", description="Decode IBM MQ and MSMQ binary traffic.",
+                                epilog=EPILOG, formatter_class=_Formatter)
+    p.add_argument("--version", action="version", version="mqcodec " + __version__,
+                   help="print the version and exit")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    d = _subparser(sub, "decode", "decode one message, PCF body or MSMQ packet from a file "
+                                  "(for captures use `mqcodec show`)")
     d.add_argument("--protocol", choices=("mq", "pcf", "msmq"), required=True,
                    help="mq: MQMD first; pcf: MQCFH or MQEPH first; msmq: MSMQ BaseHeader first")
     d.add_argument("--encoding", choices=("big", "little"), default=None,
-                   help="integer byte order of the first structure (detected when omitted)")
-    d.add_argument("--ccsid", type=int, default=None, help="CCSID of the first structure's strings")
-    d.add_argument("--format", choices=("json", "text"), default="json")
+                   help="integer byte order of the first structure (default: detected)")
+    d.add_argument("--ccsid", type=ccsid, default=None,
+                   help="CCSID (1-65535) of the first structure's strings (default: its own CCSID field, "
+                        "else 819/500)")
+    d.add_argument("--format", choices=("json", "text"), default="json",
+                   help="json: one JSON document; text: an indented tree")
     d.add_argument("--lenient", action="store_true",
                    help="keep unknown or damaged structures as opaque bytes and report warnings")
     d.add_argument("file", help="input file, or - for standard input")
     d.set_defaults(func=_cmd_decode)
 
-    r = sub.add_parser("route", help="show the route of a trace-route message, reply or activity reports")
+    s = _subparser(sub, "show", "print the decoded IBM MQ / MSMQ units of chosen frames of a capture",
+                   _SHOW_DESCRIPTION)
+    s.add_argument("capture", help="capture file (pcap, pcapng, optionally gzip-compressed), or - for standard input")
+    s.add_argument("--frame", type=frame_number, action="append", default=None, metavar="N",
+                   help="show the units that frame N carried bytes of; repeat for several "
+                        "(default: every frame)")
+    s.add_argument("--filter", default=None, metavar="EXPR",
+                   help='keep the units for which EXPR holds, e.g. \'kind == "MQPUT" and tcp_stream == 3\' '
+                        "(language above; default: no filter)")
+    s.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text: a header line and an indented tree per unit; json: one JSON array of "
+                        "{header, decoded}")
+    _ports(s)
+    s.set_defaults(func=_cmd_show)
+
+    r = _subparser(sub, "route", "show the route of a trace-route message, reply or activity reports")
     r.add_argument("files", nargs="+", help="MQ messages (MQMD first) or PCF bodies")
-    r.add_argument("--format", choices=("text", "dot", "svg", "png"), default="text")
-    r.add_argument("-o", "--output", help="write to this file instead of standard output")
+    r.add_argument("--format", choices=("text", "dot", "svg", "png"), default="text",
+                   help="text: a readable route; dot: Graphviz source; svg/png: an image (needs Graphviz)")
+    r.add_argument("-o", "--output", default=None,
+                   help="write to this file (default: standard output)")
     r.add_argument("--dot-timeout", type=float, default=None, metavar="SECONDS",
                    help="svg/png: stop Graphviz after this many seconds and write text instead "
                         "(default: mqcodec.ibmmq.route.DOT_TIMEOUT, 20; 0: no limit)")
@@ -174,36 +408,42 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: route.MAX_GRAPH_EDGES; 0: no cap)")
     r.set_defaults(func=_cmd_route)
 
-    c = sub.add_parser("pcap2parquet", help="convert pcap/pcapng captures to Parquet tables")
+    c = _subparser(sub, "pcap2parquet", "convert pcap/pcapng captures to Parquet tables")
     c.add_argument("inputs", nargs="+", help="capture files (pcap, pcapng, optionally gzip-compressed)")
     c.add_argument("-o", "--output", required=True,
-                   help="output folder: one Parquet dataset per table (mq_messages/, msmq_packets/, pcf_parameters/)")
+                   help="output folder: one Parquet dataset per table (mq_messages/, msmq_packets/, "
+                        "pcf_parameters/, mq_calls/; docs/tables.md)")
     c.add_argument("--partition-by", choices=("date",), default=None,
-                   help="write each table's rows in folders date=YYYY-MM-DD (the UTC date of ts)")
-    c.add_argument("--engine", choices=("local", "spark"), default="local")
-    c.add_argument("--master", default="local[*]", help="Spark master URL for --engine spark")
+                   help="write the rows of the tables with a ts column in folders date=YYYY-MM-DD (its UTC date)")
+    c.add_argument("--engine", choices=("local", "spark"), default="local",
+                   help="local: this process (compiled capture core when built); spark: a Spark job "
+                        "(needs the spark extra: pip install 'mqcodec[spark]')")
+    c.add_argument("--master", default="local[*]", help="Spark master URL (--engine spark only)")
     c.add_argument("--raw", action="store_true", help="keep every message's bytes (error rows always keep them)")
-    c.add_argument("--mq-port", type=int, action="append", default=None, help="IBM MQ TCP port (default 1414)")
-    c.add_argument("--msmq-port", type=int, action="append", default=None, help="MSMQ TCP port (default 1801)")
-    c.add_argument("--chunk", type=int, default=20000, help="messages decoded and written per row group")
-    c.add_argument("--chunk-bytes", type=int, default=16 << 20,
+    _ports(c)
+    c.add_argument("--chunk", type=positive, default=20000, metavar="N",
+                   help="messages decoded and written per row group")
+    c.add_argument("--chunk-bytes", type=positive, default=16 << 20, metavar="BYTES",
                    help="also flush a row group when the pending messages hold this many bytes")
-    c.add_argument("--buffer-budget", type=int, default=256 << 20,
+    c.add_argument("--buffer-budget", type=positive, default=256 << 20, metavar="BYTES",
                    help="bytes all reassembly and framer buffers may hold together before the largest "
-                        "buffered direction is cut into an error row (pure capture pipeline)")
+                        "buffered direction is cut into an error row")
     c.add_argument("--capture-impl", choices=("c", "py"), default=None,
-                   help="capture pipeline: the compiled capture core (default when built) or the pure one")
+                   help="capture pipeline: c, the compiled capture core, or py, the pure one "
+                        "(default: c when built, else py)")
     c.add_argument("-v", "--verbose", action="store_true", help="include per-capture frame statistics")
     c.set_defaults(func=_cmd_pcap2parquet)
 
-    y = sub.add_parser("synth", help="write a deterministic capture of a simulated IBM MQ + MSMQ network")
+    y = _subparser(sub, "synth", "write a deterministic capture of a simulated IBM MQ + MSMQ network")
     y.add_argument("-o", "--output", required=True, help="pcap file to write")
-    y.add_argument("--seed", type=int, default=1)
-    y.add_argument("--messages", type=int, default=100, help="application messages (other traffic scales with it)")
+    y.add_argument("--seed", type=non_negative, default=1,
+                   help="random seed: the same seed and message count give the same capture")
+    y.add_argument("--messages", type=non_negative, default=100,
+                   help="application messages (other traffic scales with it)")
     y.set_defaults(func=_cmd_synth)
 
-    m = sub.add_parser("demo", help="run the main job on the embedded default (the shared test vectors)")
-    m.add_argument("--shared", default="../shared", help="folder holding vectors/ (default ../shared)")
+    m = _subparser(sub, "demo", "run the main job on the embedded default (the shared test vectors)")
+    m.add_argument("--shared", default="../shared", help="folder holding vectors/")
     m.add_argument("-v", "--verbose", action="store_true", help="print every decoded tree")
     m.set_defaults(func=_cmd_demo)
     return p
@@ -218,16 +458,33 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except DecodeError as exc:
-        print("mqcodec: decode error: %s" % exc, file=sys.stderr)
+        _err("decode error: %s" % exc)
         return EXIT_DECODE_ERROR
     except NoCaptureRead as exc:
         print("mqcodec: %s" % exc, file=sys.stderr)
-        return EXIT_DECODE_ERROR
+        # no input could be opened: a file error; some were not captures: bad input
+        return EXIT_FILE if exc.file_errors_only else EXIT_BAD_INPUT
     except EncodeError as exc:
-        print("mqcodec: encode error: %s" % exc, file=sys.stderr)
+        _err("encode error: %s" % exc)
         return EXIT_DECODE_ERROR
+    except ModuleNotFoundError as exc:
+        extra = EXTRA_MODULES.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        _err("%s needs %s, which is not installed: pip install 'mqcodec[%s]'"
+             % ("--engine spark" if extra == "spark" else "this command", exc.name, extra))
+        return EXIT_MISSING
+    except BrokenPipeError:  # the reader went away (| head): not an error
+        import os
+
+        try:  # nothing more for stdout: the flush at exit must not fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_OK
     except OSError as exc:
-        print("mqcodec: %s" % exc, file=sys.stderr)
-        return EXIT_USAGE
-    except BrokenPipeError:  # pragma: no cover
-        return 0
+        _err(str(exc))
+        return EXIT_FILE
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return EXIT_INTERRUPTED

@@ -89,7 +89,12 @@ class EncodeError(MQCodecError, ValueError):
 
 class NoCaptureRead(MQCodecError, ValueError):
     """None of a conversion job's inputs could be read as a capture (missing,
-    unreadable, or no capture file header); nothing was written."""
+    unreadable, or no capture file header); nothing was written.
+    ``file_errors_only``: no input could even be opened or read (OSError)."""
+
+    def __init__(self, message: str, *, file_errors_only: bool = False):
+        super().__init__(message)
+        self.file_errors_only = file_errors_only
 
 
 @dataclass(frozen=True)

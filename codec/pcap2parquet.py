@@ -124,6 +124,35 @@ def _detect(data: bytes) -> Optional[str]:
     return None
 
 
+#: "mq", "msmq" or None for the first bytes of a TCP direction no port named
+#: (``mqcodec show`` frames captures as this module does)
+detect_protocol = _detect
+
+
+def port_protocol(conn, mq_ports, msmq_ports) -> Optional[str]:
+    """"mq" or "msmq" when either port of the connection ``conn`` (a
+    ``capture.ConnKey``) is one of the given ports, else None."""
+    if conn.server_port in mq_ports or conn.client_port in mq_ports:
+        return "mq"
+    if conn.server_port in msmq_ports or conn.client_port in msmq_ports:
+        return "msmq"
+    return None
+
+
+def new_framer(protocol: str, offset: int = 0, *, units: bool = False):
+    """The stream framer of ``protocol`` for a direction whose byte ``offset``
+    comes first (0 when known by its port; the first recognised byte when
+    detected by content: the framers report stream offsets from there).
+    ``units``: the IBM MQ framer also yields every whole unit (mq_calls)."""
+    if protocol == "mq":
+        from .ibmmq.framing import MQStreamFramer
+
+        return MQStreamFramer(offset, units=units)
+    from .msmq.framing import MSMQStreamFramer
+
+    return MSMQStreamFramer(offset=offset)
+
+
 class Converter:
     """Feed captures, get tables.  ``sink`` is called with ``(table name,
     pa.Table)`` for every chunk of rows of one of the output tables
@@ -220,6 +249,8 @@ class Converter:
         from .capture import open_capture
 
         reader = open_capture(_reopen(source))
+        if progress is not None and hasattr(progress, "attach"):
+            progress.attach(reader)  # the bar reads the file position from the reader
         file_error: list = []
         proc = self._pure_pipeline(_frames_until_error(reader, file_error), name, progress)
         report = proc.report()
@@ -390,10 +421,9 @@ class Converter:
             d = dirs[key] = _Direction(conn, direction)
             if self._replay is not None:  # a connection the compiled core handed back
                 self._replay.assign(d, conn, direction)
-            if conn.server_port in mq_ports or conn.client_port in mq_ports:
-                self._start(d, "mq")
-            elif conn.server_port in msmq_ports or conn.client_port in msmq_ports:
-                self._start(d, "msmq")
+            proto = port_protocol(conn, mq_ports, msmq_ports)
+            if proto is not None:
+                self._start(d, proto)
         return d
 
     def _detect(self, d: _Direction, data: bytes, offset: int) -> Optional[str]:
@@ -408,14 +438,7 @@ class Converter:
         direction known by its port; the first recognised byte when detected
         by content: the framers report stream offsets from there)."""
         d.protocol = protocol
-        if protocol == "mq":
-            from .ibmmq.framing import MQStreamFramer
-
-            d.framer = MQStreamFramer(offset, units=True)
-        else:
-            from .msmq.framing import MSMQStreamFramer
-
-            d.framer = MSMQStreamFramer(offset=offset)
+        d.framer = new_framer(protocol, offset, units=True)
 
     # ---------------------------------------------------------- framing
     def _drain(self, capture: str, d: _Direction) -> None:
@@ -1002,6 +1025,7 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
     sink = _tables.DatasetSink(outdir, partition_by=partition_by)
     conv = Converter(sink, options)
     read = 0
+    os_errors_only = True
     try:
         for index, path in enumerate(inputs):
             bar = _Progress(path) if progress else None
@@ -1009,6 +1033,7 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
                 conv.add_capture(path, progress=bar, index=index)
             except (DecodeError, OSError) as exc:
                 conv.not_read(path, exc, index=index)
+                os_errors_only = os_errors_only and isinstance(exc, OSError)
                 continue
             finally:
                 if bar is not None:
@@ -1018,32 +1043,10 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
         sink.close(complete=read > 0)
     if not read:
         raise NoCaptureRead("no input could be read as a capture: " + "; ".join(
-            "%s: %s" % (r["capture"], r["error"]) for r in conv.capture_reports))
+            "%s: %s" % (r["capture"], r["error"]) for r in conv.capture_reports), file_errors_only=os_errors_only)
     return conv.report()
 
 
-class _Progress:
-    """A progress line on stderr (only used when stderr is a terminal)."""
-
-    def __init__(self, path):
-        self.path = str(path)
-        self.t0 = time.monotonic()
-        self.last = 0.0
-        self.frames = 0
-
-    def __call__(self, frame) -> None:
-        self.frames += 1
-        now = time.monotonic()
-        if now - self.last > 0.5:
-            self.last = now
-            rate = self.frames / max(now - self.t0, 1e-9)
-            sys.stderr.write("\r%s: %d frames (%.0f/s)" % (self.path, self.frames, rate))
-            sys.stderr.flush()
-
-    def advance(self, frames: int) -> None:
-        """The compiled engine reports frames a chunk at a time."""
-        self.frames += frames - 1
-        self(None)
-
-    def done(self) -> None:
-        sys.stderr.write("\r%s: %d frames in %.1f s\n" % (self.path, self.frames, time.monotonic() - self.t0))
+# the progress bar of one capture (only used when stderr is a terminal): a tqdm
+# bar over the file's bytes, fed by both engines (codec/progress.py)
+from .progress import CaptureProgress as _Progress  # noqa: E402

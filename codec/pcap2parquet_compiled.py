@@ -36,23 +36,25 @@ __all__ = ["add_capture", "Replay", "ReplayProcessor"]
 CHUNK = 4 << 20
 
 
-def _chunks(source, errors=None):
+def _chunks(source, errors=None, where=None):
     """The decompressed bytes of a capture, a piece at a time (at most CHUNK
     bytes each, whatever the compression ratio).  Damaged gzip (corrupt data,
     a bad trailer, input cut short, trailing garbage) ends the pieces: every
     byte decompressed before it has been yielded, and the ``DecodeError`` is
-    appended to ``errors`` (raised when ``errors`` is None)."""
+    appended to ``errors`` (raised when ``errors`` is None).  ``where``, a
+    one-item list, gets the input bytes read so far (of the file: compressed
+    bytes for gzip) after each piece, for the progress bar."""
     from .errors import DecodeError
 
     try:
-        yield from _pieces(source)
+        yield from _pieces(source, where)
     except DecodeError as exc:
         if errors is None:
             raise
         errors.append(exc)
 
 
-def _pieces(source):
+def _pieces(source, where=None):
     from .capture.reader import GZIP_MAGIC, _Gunzip
 
     src = _p._reopen(source)
@@ -65,24 +67,33 @@ def _pieces(source):
             g.close()
             return
         for i in range(0, len(data), CHUNK):
+            if where is not None:
+                where[0] = min(i + CHUNK, len(data))
             yield data[i:i + CHUNK]
         return
     own = not hasattr(src, "read")
     f = open(src, "rb") if own else src
     try:
         first = f.read(CHUNK)
+        read = len(first)
         if first[:2] == GZIP_MAGIC:
             g = _Gunzip(CHUNK)
             piece = first
             while piece:
+                if where is not None:
+                    where[0] = read
                 yield from g.feed(piece)
                 piece = f.read(CHUNK)
+                read += len(piece)
             g.close()
             return
         piece = first
         while piece:
+            if where is not None:
+                where[0] = read
             yield piece
             piece = f.read(CHUNK)
+            read += len(piece)
     finally:
         if own:
             f.close()
@@ -469,14 +480,15 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     frames_seen = 0
     held = _Held()
     gzip_error: list = []   # damaged gzip: the capture ends there, as in the pure reader
-    for chunk in _chunks(source, gzip_error):
+    where = [0]  # input bytes read so far, for the progress bar
+    for chunk in _chunks(source, gzip_error, where):
         core.feed(chunk)
         if not core.supported:
             return _give_up(conv, core, source, name, progress, produced, key0)
         _take(conv, core, mod, side, name, conns, kinds, produced, held)
         if progress is not None and hasattr(progress, "advance"):
             frames = core.stats.get("frames", 0)
-            progress.advance(frames - frames_seen)
+            progress.advance(frames - frames_seen, where[0])
             frames_seen = frames
         if conv._block_rows + len(conv._pending) + len(conv._calls) >= opts.chunk_messages \
                 or conv._pending_bytes >= opts.chunk_bytes:

@@ -115,9 +115,12 @@ class _Clock:
         return self.t
 
 
-def generate(seed: int = 1, messages: int = 100) -> list:
+def generate(seed: int = 1, messages: int = 100, progress=None) -> list:
     """Every frame of the simulated network, in time order, as
-    ``capture.writer.SimPacket`` records (ts_ns, Ethernet frame, ...)."""
+    ``capture.writer.SimPacket`` records (ts_ns, Ethernet frame, ...).
+    ``progress``, when given, is called as ``progress(done, total)``: the
+    simulated messages (IBM MQ application messages, then MSMQ session
+    messages) generated so far, of ``total`` (the CLI's progress bar)."""
     rnd = random.Random(seed)
     clock = _Clock(START_NS)
     qm1, qm2 = NETWORK["QM1"], NETWORK["QM2"]
@@ -147,6 +150,9 @@ def generate(seed: int = 1, messages: int = 100) -> list:
     trace.open("TARGET.Q", _OUTPUT, qmgr="QM2")
     trace.open("DSPMQRTE.REPLY", _INPUT)
     packets += trace.take()
+    n_sessions = max(1, messages // 50)
+    per_session = max(2, messages // n_sessions // 2)
+    total = messages + n_sessions * per_session
     for i in range(messages):
         little = rnd.random() < 0.6
         msg = _app_message(rnd, i, app.ts, little=little)
@@ -166,11 +172,15 @@ def generate(seed: int = 1, messages: int = 100) -> list:
             packets += client.heartbeat()
         if i % max(1, messages // n_trace) == 0:
             packets += _trace_route(rnd, i, dsp, ch12, ch21, trace)
+        if progress is not None:
+            progress(i + 1, total)
     packets += client.get(h_reply, None)  # drains the reply queue: 2033 MQRC_NO_MSG_AVAILABLE
     packets += client.stop() + trace.stop()
 
-    for k in range(max(1, messages // 50)):
-        packets += _msmq_session(seed * 7919 + k, k, max(2, messages // max(1, messages // 50) // 2), clock.t)
+    for k in range(n_sessions):
+        packets += _msmq_session(seed * 7919 + k, k, per_session, clock.t)
+        if progress is not None:
+            progress(messages + (k + 1) * per_session, total)
     packets += _pings(rnd, 3, clock.t)
 
     for conv in (app, dsp, ch12, ch21):
@@ -425,9 +435,10 @@ def _pings(rnd: random.Random, n: int, start: int) -> list:
     return out
 
 
-def write_capture(path_or_file, seed: int = 1, messages: int = 100) -> int:
-    """Write the simulated traffic as a pcap; returns the number of frames."""
-    packets = generate(seed, messages)
+def write_capture(path_or_file, seed: int = 1, messages: int = 100, progress=None) -> int:
+    """Write the simulated traffic as a pcap; returns the number of frames.
+    ``progress``: see :func:`generate`."""
+    packets = generate(seed, messages, progress)
     if hasattr(path_or_file, "write"):
         w = PcapWriter(path_or_file, nanosecond=True)
         for p in packets:
