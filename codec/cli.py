@@ -285,6 +285,8 @@ def _cmd_synth(args: argparse.Namespace) -> int:
     bar = Bar(total=None, desc="synth", unit="msg") if enabled() else None
 
     def advance(done: int, total: int) -> None:  # simulated messages, IBM MQ then MSMQ
+        if bar is None:
+            return
         bar.set_total(total)
         bar.update_to(done)
 

@@ -266,7 +266,7 @@ class _Dir:
         from .capture import CLIENT_TO_SERVER
 
         self.protocol: Optional[str] = None
-        self.framer = None
+        self.framer: Any = None  # the stream framer, once the protocol is known
         self.marks: list = []       # [stream offset, end, frame, ts], ascending
         if direction == CLIENT_TO_SERVER:
             self.src, self.sport, self.dst, self.dport = conn.client, conn.client_port, conn.server, conn.server_port
@@ -279,7 +279,7 @@ class _Dir:
 
     def span(self, start: int, end: int) -> tuple[tuple, Optional[int]]:
         """(frames carrying stream bytes [start, end), ts of the first)."""
-        frames = []
+        frames: list = []
         ts = None
         for m_start, m_end, frame, m_ts in self.marks:
             if m_start >= end:
@@ -354,7 +354,7 @@ class UnitFinder:
         still become a unit carrying one of them."""
         if self.want is None:
             return False
-        if not self.want or self._frame <= self._last_wanted:
+        if not self.want or (self._last_wanted is not None and self._frame <= self._last_wanted):
             return not self.want
         if any(n for _, _, n in self.proc.tcp.buffered()):
             return False
@@ -430,7 +430,7 @@ class UnitFinder:
               span=None) -> Unit:
         frames, ts = span if span is not None else d.span(start, end)
         return Unit(frames=frames, ts_ns=ts, src=d.src, src_port=d.sport, dst=d.dst, dst_port=d.dport,
-                    tcp_stream=d.stream, protocol=d.protocol, unit=unit, kind=kind, offset=start,
+                    tcp_stream=d.stream, protocol=d.protocol or "", unit=unit, kind=kind, offset=start,
                     length=end - start, data=data, event=ev, extra=extra or {})
 
     def _drain(self, d: _Dir, out: list) -> None:
@@ -479,15 +479,15 @@ class UnitFinder:
                                       ev.message_bytes, ev, extra, (tuple(sorted(frames)), ts)))
             elif t is FramingError:
                 end = ev.offset + max(ev.length, len(ev.raw))
-                frames, ts = d.span(ev.offset, max(end, ev.offset + 1))
+                err_frames, ts = d.span(ev.offset, max(end, ev.offset + 1))
                 # the segments of a message that failed, framed earlier (their marks are gone)
                 for off in [o for o in d.seg_frames if ev.offset <= o < end]:
                     f, s_ts = d.seg_frames.pop(off)
-                    frames = tuple(sorted(set(frames) | set(f)))
+                    err_frames = tuple(sorted(set(err_frames) | set(f)))
                     ts = s_ts if off == ev.offset or ts is None else ts
                 out.append(self._unit(d, ev.offset, end, "error", "framing error", ev.raw, ev,
                                       {"error": ev.reason, "conversation_id": ev.conversation_id},
-                                      (frames, ts)))
+                                      (err_frames, ts)))
                 keep = max(keep or 0, end)
             elif t is Resynchronised:
                 keep = max(keep or 0, ev.offset)
@@ -600,7 +600,7 @@ def _tokens(text: str) -> list:
         if m is None:
             raise FilterError("unexpected character %r" % text[pos], pos)
         kind = m.lastgroup
-        value = m.group()
+        value: Any = m.group()
         if kind == "str":
             value = re.sub(r"\\(.)", r"\1", value[1:-1])
         elif kind == "num":
