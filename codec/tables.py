@@ -51,6 +51,17 @@ Sink = Callable[[str, pa.Table], None]
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
 
+#: the last columns of every row table: what failed and where (null when the unit
+#: decoded), the unit's length and bytes (error rows always; every row with --raw)
+_ERROR_AND_BYTES = [
+    pa.field("error", _DICT),
+    pa.field("error_structure", _DICT),
+    pa.field("error_field", _DICT),
+    pa.field("error_offset", pa.int64()),
+    pa.field("length", pa.int64()),
+    pa.field("raw", pa.binary()),
+]
+
 #: columns every message table (mq_messages, msmq_packets) starts with
 COMMON = [
     # (capture index << 40) | n: unique in one job across all tables, the same
@@ -70,12 +81,7 @@ COMMON = [
     # differed from the copy received first, which the row keeps (docs/ROBUSTNESS.md)
     pa.field("overlap_conflict", pa.bool_()),
     pa.field("kind", _DICT),
-    pa.field("error", _DICT),
-    pa.field("error_structure", _DICT),
-    pa.field("error_field", _DICT),
-    pa.field("error_offset", pa.int64()),
-    pa.field("length", pa.int64()),
-    pa.field("raw", pa.binary()),
+    *_ERROR_AND_BYTES,
 ]
 
 #: mq_messages columns that link a message to its unit in mq_calls and name its queue
@@ -234,12 +240,7 @@ def _mq_calls() -> pa.Schema:
         pa.field("reply_call_key", pa.int64()),
         pa.field("queue_name", _DICT),
         pa.field("queue_manager", _DICT),
-        pa.field("error", _DICT),
-        pa.field("error_structure", _DICT),
-        pa.field("error_field", _DICT),
-        pa.field("error_offset", pa.int64()),
-        pa.field("length", pa.int64()),
-        pa.field("raw", pa.binary()),
+        *_ERROR_AND_BYTES,
     ]
     return pa.schema(_with_names(fields))
 
