@@ -416,7 +416,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output folder: one Parquet dataset per table (mq_messages/, msmq_packets/, "
                         "pcf_parameters/, mq_calls/; docs/tables.md)")
     c.add_argument("--partition-by", choices=("date",), default=None,
-                   help="write the rows of the tables with a ts column in folders date=YYYY-MM-DD (its UTC date)")
+                   help="write the rows of the tables with a ts column in folders date=YYYY-MM-DD, the UTC date "
+                        "(default: no partitioning)")
     c.add_argument("--engine", choices=("local", "spark"), default="local",
                    help="local: this process (compiled capture core when built); spark: a Spark job "
                         "(needs the spark extra: pip install 'mqcodec[spark]')")

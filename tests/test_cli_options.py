@@ -214,7 +214,8 @@ def test_pcap2parquet_stdout_is_the_json_result_only(tmp_path, impl, engines_ava
     _engine(impl, engines_available)
     r = run("pcap2parquet", JMS, "-o", tmp_path, "--capture-impl", impl)
     assert r.returncode == 0
-    assert set(json.loads(r.stdout)) == {"summary", "messages_by_protocol_and_kind"}
+    assert set(json.loads(r.stdout)) == {"summary", "messages_by_protocol_and_kind", "calls_by_type",
+                                         "failed_calls_by_reason"}
     assert r.stderr == b""  # not a terminal: no progress bar
 
 
