@@ -30,6 +30,7 @@ __all__ = [
     "to_spark_type",
     "spark_arrow_type",
     "spark_arrow_schema",
+    "utc_arrow_kwargs",
 ]
 
 #: the record-number column of every batch table (row position in the batch)
@@ -82,16 +83,36 @@ def to_spark_type(schema: pa.Schema):
     return to_spark_schema(schema)
 
 
+def utc_arrow_kwargs(converter, *, large: bool = False) -> dict:
+    """Keyword arguments for pyspark's ``to_arrow_type``/``to_arrow_schema``
+    asking for UTC timestamps (and large var types): pyspark 4.2 on takes
+    ``timezone="UTC"``, 4.0 and 4.1 ``timestamp_utc=True`` (their signatures
+    differ; each is given only what it accepts)."""
+    import inspect
+
+    params = inspect.signature(converter).parameters
+    kwargs: dict = {}
+    if "timezone" in params:
+        kwargs["timezone"] = "UTC"
+    elif "timestamp_utc" in params:
+        kwargs["timestamp_utc"] = True
+    if "prefers_large_types" in params:
+        kwargs["prefers_large_types"] = large
+    elif large:
+        raise TypeError("this pyspark cannot convert to large Arrow types (prefers_large_types)")
+    return kwargs
+
+
 def spark_arrow_type(spark_type, *, large: bool = False) -> pa.DataType:
     """The Arrow type a Python worker must hand back for ``spark_type``
     (``large``: ``spark.sql.execution.arrow.useLargeVarTypes``)."""
     from pyspark.sql.pandas.types import to_arrow_type
 
-    return to_arrow_type(spark_type, timezone="UTC", prefers_large_types=large)
+    return to_arrow_type(spark_type, **utc_arrow_kwargs(to_arrow_type, large=large))
 
 
 def spark_arrow_schema(spark_schema, *, large: bool = False) -> pa.Schema:
     """The Arrow schema a Python worker must hand back for ``spark_schema``."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    return to_arrow_schema(spark_schema, timezone="UTC", prefers_large_types=large)
+    return to_arrow_schema(spark_schema, **utc_arrow_kwargs(to_arrow_schema, large=large))

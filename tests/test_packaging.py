@@ -349,7 +349,7 @@ def test_spark_extra_admits_the_tested_versions_and_the_4x_line():
 
     reqs = {Requirement(r).name: Requirement(r).specifier for r in PYPROJECT["project"]["optional-dependencies"]["spark"]}
     assert "==" not in str(reqs["pyspark"])
-    for v in ("4.2.0", "4.3.0", "4.9.9"):
+    for v in ("4.0.0", "4.1.4", "4.2.0", "4.3.0", "4.9.9"):
         assert reqs["pyspark"].contains(v)
     for v in ("3.5.9", "5.0.0"):
         assert not reqs["pyspark"].contains(v)

@@ -441,3 +441,30 @@ def test_decode_arrow_matches_batch_decoder(records, lead, large, chunked, kind)
         arr = pa.chunked_array([arr.slice(0, 1), arr.slice(1)])
     got = udfs.decode_arrow(arr, kind).to_pylist()
     assert got == expected_rows(kind, records)
+
+
+def test_utc_arrow_kwargs_fit_each_pyspark_signature():
+    """pyspark 4.2+ asks for timezone=, 4.0/4.1 for timestamp_utc= (the signatures of
+    pyspark.sql.pandas.types.to_arrow_type in those releases); the installed one's too."""
+    from pyspark.sql.pandas.types import to_arrow_schema, to_arrow_type
+
+    from mqcodec.spark.schema import utc_arrow_kwargs
+
+    def new_style(dt, *, timezone=None, prefers_large_types=False, error_on_duplicated_field_names_in_struct=False):
+        return None
+
+    def old_style(dt, error_on_duplicated_field_names_in_struct=False, timestamp_utc=True,
+                  prefers_large_types=False):
+        return None
+
+    def oldest(dt, error_on_duplicated_field_names_in_struct=False, timestamp_utc=True):
+        return None
+
+    assert utc_arrow_kwargs(new_style, large=True) == {"timezone": "UTC", "prefers_large_types": True}
+    assert utc_arrow_kwargs(old_style) == {"timestamp_utc": True, "prefers_large_types": False}
+    assert utc_arrow_kwargs(oldest) == {"timestamp_utc": True}
+    with pytest.raises(TypeError, match="prefers_large_types"):
+        utc_arrow_kwargs(oldest, large=True)
+    for fn in (to_arrow_type, to_arrow_schema):   # the installed pyspark: UTC either way
+        kw = utc_arrow_kwargs(fn, large=True)
+        assert kw.get("timezone") == "UTC" or kw.get("timestamp_utc") is True
