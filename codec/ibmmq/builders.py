@@ -45,6 +45,7 @@ from ..ccsid import encode_text
 from ..errors import EncodeError
 from ..layout import build
 from .framing import _order_arg, build_tsh, default_gmo, encode_segments
+from .tsh import MQOD_DECL  # noqa: F401 - re-exported: one declaration of the MQOD, in tsh
 from .tsh import (API_HEADER_DECL, API_HEADER_LENGTH, BIG, LITTLE, TCF_CONFIRM_REQUEST, TCF_FIRST, TCF_LAST,
                   TSH_LENGTH, TSHM_LENGTH)
 
@@ -155,35 +156,6 @@ FCNO_DECL = _both(lambda o: cs.Struct(
     "MqmId" / cs.Bytes(48),
 ))
 FCNO_LENGTH = 212
-
-#: MQOD, object descriptor, versions 1-4 (168, 200, 336, 400 bytes).
-MQOD_DECL = _both(lambda o: cs.Struct(
-    "StrucId" / cs.Bytes(4),
-    "Version" / _I32[o],
-    "ObjectType" / _I32[o],
-    "ObjectName" / cs.Bytes(48),
-    "ObjectQMgrName" / cs.Bytes(48),
-    "DynamicQName" / cs.Bytes(48),
-    "AlternateUserId" / cs.Bytes(12),
-    # version 2
-    "RecsPresent" / cs.If(cs.this.Version >= 2, _I32[o]),
-    "KnownDestCount" / cs.If(cs.this.Version >= 2, _I32[o]),
-    "UnknownDestCount" / cs.If(cs.this.Version >= 2, _I32[o]),
-    "InvalidDestCount" / cs.If(cs.this.Version >= 2, _I32[o]),
-    "ObjectRecOffset" / cs.If(cs.this.Version >= 2, _I32[o]),
-    "ResponseRecOffset" / cs.If(cs.this.Version >= 2, _I32[o]),
-    "ObjectRecPtr" / cs.If(cs.this.Version >= 2, _I32[o]),
-    "ResponseRecPtr" / cs.If(cs.this.Version >= 2, _I32[o]),
-    # version 3
-    "AlternateSecurityId" / cs.If(cs.this.Version >= 3, cs.Bytes(40)),
-    "ResolvedQName" / cs.If(cs.this.Version >= 3, cs.Bytes(48)),
-    "ResolvedQMgrName" / cs.If(cs.this.Version >= 3, cs.Bytes(48)),
-    # version 4: three MQCHARV (20 bytes with a 4-byte pointer) and ResolvedType
-    "ObjectString" / cs.If(cs.this.Version >= 4, cs.Bytes(20)),
-    "SelectionString" / cs.If(cs.this.Version >= 4, cs.Bytes(20)),
-    "ResObjectString" / cs.If(cs.this.Version >= 4, cs.Bytes(20)),
-    "ResolvedType" / cs.If(cs.this.Version >= 4, _I32[o]),
-))
 
 #: FOPA, open attributes after the MQOPEN options (Wireshark's names).
 FOPA_DECL = _both(lambda o: cs.Struct(

@@ -31,7 +31,7 @@ __all__ = [
     "TSH_DECL", "TSHM_DECL", "API_HEADER_DECL", "API_HEADER_LENGTH",
     "ASYNC_HEADER_DECL", "ASYNC_HEADER_SHORT_LENGTH", "ASYNC_HEADER_FIXED_LENGTH",
     "MSH_DECL", "MSH_LENGTH", "XQH_PREFIX_DECL", "XQH_PREFIX_LENGTH",
-    "MQPMO_DECL", "MQPMO_LENGTHS", "MQGMO_DECL", "MQGMO_LENGTHS", "MQOD_LENGTHS", "MQOD_PREFIX_DECL",
+    "MQPMO_DECL", "MQPMO_LENGTHS", "MQGMO_DECL", "MQGMO_LENGTHS", "MQOD_LENGTHS", "MQOD_PREFIX_DECL", "MQOD_DECL",
     "MQMD_LENGTHS",
     "SEGMENT_TYPES", "SEGMENT_TYPE_VALUES", "segment_type_name",
     "TCF_CONFIRM_REQUEST", "TCF_ERROR", "TCF_REQUEST_CLOSE", "TCF_CLOSE_CHANNEL",
@@ -265,12 +265,42 @@ MQGMO_LENGTHS = {1: 72, 2: 80, 3: 100, 4: 112}
 #: (96 bytes each, when ObjectRecOffset is not 0) and response records (8
 #: bytes each, when ResponseRecOffset is not 0).
 MQOD_LENGTHS = {1: 168, 2: 200, 3: 336, 4: 400}
-MQOD_PREFIX_DECL = _both(lambda o: cs.Struct(
-    "StrucId" / cs.Bytes(4),
-    "Version" / _I32[o],
-    "ObjectType" / _I32[o],
-    "ObjectName" / cs.Bytes(48),
-    "ObjectQMgrName" / cs.Bytes(48),
-    "DynamicQName" / cs.Bytes(48),
-    "AlternateUserId" / cs.Bytes(12),
-))
+def _mqod(o: str, *, versions: bool) -> cs.Struct:
+    """The MQOD: version 1's fields, and with ``versions`` those of 2-4."""
+    fields = [
+        "StrucId" / cs.Bytes(4),
+        "Version" / _I32[o],
+        "ObjectType" / _I32[o],
+        "ObjectName" / cs.Bytes(48),
+        "ObjectQMgrName" / cs.Bytes(48),
+        "DynamicQName" / cs.Bytes(48),
+        "AlternateUserId" / cs.Bytes(12),
+    ]
+    if versions:
+        fields += [
+            # version 2
+            "RecsPresent" / cs.If(cs.this.Version >= 2, _I32[o]),
+            "KnownDestCount" / cs.If(cs.this.Version >= 2, _I32[o]),
+            "UnknownDestCount" / cs.If(cs.this.Version >= 2, _I32[o]),
+            "InvalidDestCount" / cs.If(cs.this.Version >= 2, _I32[o]),
+            "ObjectRecOffset" / cs.If(cs.this.Version >= 2, _I32[o]),
+            "ResponseRecOffset" / cs.If(cs.this.Version >= 2, _I32[o]),
+            "ObjectRecPtr" / cs.If(cs.this.Version >= 2, _I32[o]),
+            "ResponseRecPtr" / cs.If(cs.this.Version >= 2, _I32[o]),
+            # version 3
+            "AlternateSecurityId" / cs.If(cs.this.Version >= 3, cs.Bytes(40)),
+            "ResolvedQName" / cs.If(cs.this.Version >= 3, cs.Bytes(48)),
+            "ResolvedQMgrName" / cs.If(cs.this.Version >= 3, cs.Bytes(48)),
+            # version 4: three MQCHARV (20 bytes with a 4-byte pointer) and ResolvedType
+            "ObjectString" / cs.If(cs.this.Version >= 4, cs.Bytes(20)),
+            "SelectionString" / cs.If(cs.this.Version >= 4, cs.Bytes(20)),
+            "ResObjectString" / cs.If(cs.this.Version >= 4, cs.Bytes(20)),
+            "ResolvedType" / cs.If(cs.this.Version >= 4, _I32[o]),
+        ]
+    return cs.Struct(*fields)
+
+
+#: the MQOD's version-1 part, which every version starts with (the framer reads only it)
+MQOD_PREFIX_DECL = _both(lambda o: _mqod(o, versions=False))
+#: the whole MQOD, versions 1-4 (168, 200, 336, 400 bytes)
+MQOD_DECL = _both(lambda o: _mqod(o, versions=True))
