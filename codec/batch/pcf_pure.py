@@ -18,6 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from .. import ccsid as _ccsid
 from ..errors import DecodeError
 from ..ibmmq import pcf as _pcf
 from ._front import check_offsets
@@ -110,8 +111,9 @@ def _parameter_rows(p: dict, rec: int, msg: Any) -> None:
         elif t == _pcf.T_STRING_LIST:
             row["ccsid"] = prm.CodedCharSetId
             row["count"] = len(v)
-            if any(isinstance(s, bytes) for s in v):
-                row["bytes_value"] = b"".join(prm.raw_value)   # Count x StringLength bytes
+            # a CCSID without a converter keeps the bytes, an empty list's too (as the compiled walker)
+            if any(isinstance(s, bytes) for s in v) or (not v and not _ccsid.is_known(prm.ccsid)):
+                row["bytes_value"] = b"".join(prm.raw_value or [])   # Count x StringLength bytes
             else:
                 row["string_list"] = v
         elif t in _BYTES:
