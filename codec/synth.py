@@ -38,7 +38,7 @@ from .ibmmq.tsh import TCF_ERROR
 from .ibmmq.traceroute_rules import (PerformedActivity, QueueManagerProfile, TraceRouteState, _trace_route_group,
                                      activity_report, apply_activity, new_trace_route_message, trace_route_reply)
 
-__all__ = ["generate", "write_capture", "NETWORK"]
+__all__ = ["generate", "write_capture", "NETWORK", "activity"]
 
 NETWORK = {
     "QM1": ("10.1.0.1", 1414),
@@ -89,7 +89,8 @@ def _op(optype: int, qmgr: str, ts: int, **names) -> P:
     return P.group(C.MQGACF_OPERATION, params)
 
 
-def _activity(appl: str, appl_type: int, desc: str, *ops: P) -> P:
+def activity(appl: str, appl_type: int, desc: str, *ops: P) -> P:
+    """An MQGACF_ACTIVITY group: the application, its description and its operations."""
     return P.group(C.MQGACF_ACTIVITY, [P.string(C.MQCACF_APPL_NAME, appl), P.integer(C.MQIA_APPL_TYPE, appl_type),
                                        P.string(C.MQCACF_ACTIVITY_DESC, desc), *ops])
 
@@ -202,7 +203,7 @@ def _trace_route(rnd: random.Random, i: int, dsp: TcpConversation, ch12: TcpConv
                             Forward=C.MQROUTE_FORWARD_IF_SUPPORTED, Deliver=C.MQROUTE_DELIVER_NO, MaxActivities=10)
     msg = new_trace_route_message(state)
     # 1. dspmqrte puts it (a user-application activity: level LOW)
-    put = _activity("dspmqrte", C.MQAT_UNIX, "Display Route Application",
+    put = activity("dspmqrte", C.MQAT_UNIX, "Display Route Application",
                     _op(C.MQOPER_PUT, "QM1", dsp.ts, q="TARGET.Q", xmitq="QM2"))
     o1 = apply_activity(msg, PerformedActivity(C.MQROUTE_DETAIL_LOW, put), qm, report_options=report)
     trm = _pcf_message(o1.message, msg_type=C.MQMT_DATAGRAM, fmt="MQADMIN", report=report, little=little,
@@ -211,7 +212,7 @@ def _trace_route(rnd: random.Random, i: int, dsp: TcpConversation, ch12: TcpConv
     out += dsp.send(0, encode_put(trm, conversation_id=1, request_id=request, hobj=h_target))
     out += dsp.send(1, encode_put_reply(trm, conversation_id=1, request_id=request, hobj=h_target))
     # 2. the sender MCA on QM1 gets it from the transmission queue and sends it (level MEDIUM)
-    mca1 = _activity("amqrmppa", C.MQAT_QMGR, "Sending Message Channel Agent",
+    mca1 = activity("amqrmppa", C.MQAT_QMGR, "Sending Message Channel Agent",
                      _op(C.MQOPER_GET, "QM1", ch12.ts, q="QM2"),
                      _op(C.MQOPER_SEND, "QM1", ch12.ts, channel="QM1.TO.QM2", xmitq="QM2"))
     o2 = apply_activity(o1.message, PerformedActivity(C.MQROUTE_DETAIL_MEDIUM, mca1, action="forward",
@@ -226,7 +227,7 @@ def _trace_route(rnd: random.Random, i: int, dsp: TcpConversation, ch12: TcpConv
                            ts=ch12.ts, appl="dspmqrte")
         out += ch12.send(0, encode_message_data(fwd, remote_q_name="TARGET.Q", remote_qmgr_name="QM2"))
         # 3. the receiver MCA on QM2 receives it and it arrives at its target (Deliver NO)
-        mca2 = _activity("amqrmppa", C.MQAT_QMGR, "Receiving Message Channel Agent",
+        mca2 = activity("amqrmppa", C.MQAT_QMGR, "Receiving Message Channel Agent",
                          _op(C.MQOPER_RECEIVE, "QM2", ch12.ts, channel="QM1.TO.QM2"),
                          _op(C.MQOPER_DISCARD, "QM2", ch12.ts, q="TARGET.Q"))
         o3 = apply_activity(o2.message, PerformedActivity(C.MQROUTE_DETAIL_MEDIUM, mca2, action="arrive"),

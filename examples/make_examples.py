@@ -27,6 +27,7 @@ from mqcodec.ibmmq import encode_message
 from mqcodec.ibmmq.headers import MQMD, MQRFH2
 from mqcodec.ibmmq.message import MQMessage
 from mqcodec.ibmmq.pcf import PcfParameter as P
+from mqcodec.synth import activity
 from mqcodec.ibmmq.traceroute_rules import (PerformedActivity, QueueManagerProfile, TraceRouteState,
                                             apply_activity, new_trace_route_message, trace_route_reply)
 
@@ -58,25 +59,20 @@ def _operation(optype: int, qmgr: str, **names: str) -> P:
     return P.group(C.MQGACF_OPERATION, params)
 
 
-def _activity(appl: str, appl_type: int, desc: str, *ops: P) -> P:
-    return P.group(C.MQGACF_ACTIVITY, [P.string(C.MQCACF_APPL_NAME, appl), P.integer(C.MQIA_APPL_TYPE, appl_type),
-                                       P.string(C.MQCACF_ACTIVITY_DESC, desc), *ops])
-
-
 def trace_route() -> bytes:
     """dspmqrte on QM1 -> sender MCA on QM1 -> receiver MCA on QM2 (the target): the reply."""
     state = TraceRouteState(Detail=C.MQROUTE_DETAIL_MEDIUM, Accumulate=C.MQROUTE_ACCUMULATE_AND_REPLY,
                             Forward=C.MQROUTE_FORWARD_IF_SUPPORTED, Deliver=C.MQROUTE_DELIVER_NO, MaxActivities=10)
     msg = new_trace_route_message(state)
     qm1, qm2 = QueueManagerProfile("QM1"), QueueManagerProfile("QM2")
-    put = _activity("dspmqrte", C.MQAT_UNIX, "Display Route Application",
+    put = activity("dspmqrte", C.MQAT_UNIX, "Display Route Application",
                     _operation(C.MQOPER_PUT, "QM1", q="TARGET.Q", xmitq="QM2"))
     msg = apply_activity(msg, PerformedActivity(C.MQROUTE_DETAIL_LOW, put), qm1).message
-    send = _activity("amqrmppa", C.MQAT_QMGR, "Sending Message Channel Agent",
+    send = activity("amqrmppa", C.MQAT_QMGR, "Sending Message Channel Agent",
                      _operation(C.MQOPER_GET, "QM1", q="QM2"),
                      _operation(C.MQOPER_SEND, "QM1", channel="QM1.TO.QM2", xmitq="QM2"))
     msg = apply_activity(msg, PerformedActivity(C.MQROUTE_DETAIL_MEDIUM, send, action="forward"), qm1).message
-    receive = _activity("amqrmppa", C.MQAT_QMGR, "Receiving Message Channel Agent",
+    receive = activity("amqrmppa", C.MQAT_QMGR, "Receiving Message Channel Agent",
                         _operation(C.MQOPER_RECEIVE, "QM2", channel="QM1.TO.QM2"),
                         _operation(C.MQOPER_DISCARD, "QM2", q="TARGET.Q"))
     outcome = apply_activity(msg, PerformedActivity(C.MQROUTE_DETAIL_MEDIUM, receive, action="arrive"), qm2)

@@ -22,7 +22,7 @@ from mqcodec.ibmmq.route import (build_route, build_routes, load_route_inputs, r
 from mqcodec.ibmmq.traceroute_rules import (PerformedActivity, QueueManagerProfile, TraceRouteState,
                                             activity_report, apply_activity, new_trace_route_message,
                                             trace_route_reply)
-from mqcodec.synth import _activity, _op, _pcf_message, START_NS
+from mqcodec.synth import activity, _op, _pcf_message, START_NS
 
 from test_ibmmq_pcf import _tshark_params
 
@@ -39,12 +39,12 @@ def journey(t0: int, little: bool = False):
     state = TraceRouteState(Detail=C.MQROUTE_DETAIL_MEDIUM, Accumulate=C.MQROUTE_ACCUMULATE_AND_REPLY,
                             Forward=C.MQROUTE_FORWARD_IF_SUPPORTED, Deliver=C.MQROUTE_DELIVER_NO)
     s = 1_000_000_000
-    put = _activity("dspmqrte", C.MQAT_UNIX, "Display Route Application",
+    put = activity("dspmqrte", C.MQAT_UNIX, "Display Route Application",
                     _op(C.MQOPER_PUT, "QM1", t0, q="TARGET.Q", xmitq="QM2"))
-    mca1 = _activity("amqrmppa", C.MQAT_QMGR, "Sending Message Channel Agent",
+    mca1 = activity("amqrmppa", C.MQAT_QMGR, "Sending Message Channel Agent",
                      _op(C.MQOPER_GET, "QM1", t0 + s, q="QM2"),
                      _op(C.MQOPER_SEND, "QM1", t0 + s, channel="QM1.TO.QM2", xmitq="QM2"))
-    mca2 = _activity("amqrmppa", C.MQAT_QMGR, "Receiving Message Channel Agent",
+    mca2 = activity("amqrmppa", C.MQAT_QMGR, "Receiving Message Channel Agent",
                      _op(C.MQOPER_RECEIVE, "QM2", t0 + 2 * s, channel="QM1.TO.QM2"),
                      _op(C.MQOPER_DISCARD, "QM2", t0 + 2 * s, q="TARGET.Q"))
     msg = new_trace_route_message(state)
@@ -162,7 +162,7 @@ def test_reports_of_two_routes_are_two_routes(route_a, route_b):
 def test_same_activity_twice_in_one_input_is_kept():
     """Multiset union: an input recording the same activity twice keeps both
     (only copies from different inputs are merged)."""
-    act = _activity("app", C.MQAT_UNIX, "x", _op(C.MQOPER_PUT, "QM1", T0, q="Q"))
+    act = activity("app", C.MQAT_UNIX, "x", _op(C.MQOPER_PUT, "QM1", T0, q="Q"))
     reply = PcfMessage.new(C.MQCFT_TRACE_ROUTE, C.MQCMD_TRACE_ROUTE, [act, act])
     assert len(build_route([reply]).activities) == 2
     assert len(build_route([reply, reply]).activities) == 2

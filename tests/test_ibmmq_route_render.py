@@ -15,7 +15,7 @@ from mqcodec.ibmmq import constants as C
 from mqcodec.ibmmq.pcf import PcfMessage, encode_pcf
 from mqcodec.ibmmq.route import (DOT_TIMEOUT, MAX_GRAPH_EDGES, GraphTooLarge, RenderTimeout, build_route,
                                  check_graph_size, render_dot, render_image, route_graph)
-from mqcodec.synth import START_NS, _activity, _op
+from mqcodec.synth import START_NS, activity, _op
 
 
 def long_reply(activities: int, queue_managers: int = 20) -> PcfMessage:
@@ -26,11 +26,11 @@ def long_reply(activities: int, queue_managers: int = 20) -> PcfMessage:
         qm = "QM%d" % ((i // 2) * 7 % queue_managers + 1)
         t = START_NS + i * 1_000_000_000
         if i % 2 == 0:
-            acts.append(_activity("amqrmppa", C.MQAT_QMGR, "Receiving Message Channel Agent",
+            acts.append(activity("amqrmppa", C.MQAT_QMGR, "Receiving Message Channel Agent",
                                   _op(C.MQOPER_RECEIVE, qm, t, channel="CH.%d" % i),
                                   _op(C.MQOPER_PUT, qm, t, q="XMITQ.%d" % i)))
         else:
-            acts.append(_activity("amqrmppa", C.MQAT_QMGR, "Sending Message Channel Agent",
+            acts.append(activity("amqrmppa", C.MQAT_QMGR, "Sending Message Channel Agent",
                                   _op(C.MQOPER_GET, qm, t, q="XMITQ.%d" % (i - 1)),
                                   _op(C.MQOPER_SEND, qm, t, channel="CH.%d" % (i + 1))))
     return PcfMessage.new(C.MQCFT_TRACE_ROUTE, C.MQCMD_TRACE_ROUTE, acts)
