@@ -71,6 +71,37 @@ def test_bounded_catches_an_allocation_out_of_proportion(monkeypatch):
         harnesses.bounded("trusting", (64 << 20).to_bytes(4, "big") + bytes(60))
 
 
+def test_inflated_length_counts_every_member_and_stops_at_damage():
+    import gzip
+    a, b = bytes(range(256)) * 300, b"mqcodec" * 5000
+    assert harnesses.inflated_length(gzip.compress(a)) == len(a)
+    assert harnesses.inflated_length(gzip.compress(a) + gzip.compress(b)) == len(a) + len(b)
+    cut = gzip.compress(a)[:-12]               # trailer and some deflate data gone
+    assert 0 < harnesses.inflated_length(cut) < len(a)
+    assert harnesses.inflated_length(b"\x1f\x8b garbage") == 0
+    assert harnesses.inflated_length(gzip.compress(a), cap=1000) <= len(a)
+
+
+def test_bounded_gzip_capture_measured_against_what_it_inflates(monkeypatch):
+    # a gzip capture is parsed a piece at a time: its memory may reach a piece's
+    # frames (a constant), its time grows with the inflated bytes; a target that
+    # holds every inflated byte at once still fails the check
+    import gzip
+    hdr = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
+    bomb = gzip.compress(hdr + bytes(48 << 10))      # 48 KiB of zero-length records: ~100:1
+    assert len(bomb) < 1024
+    harnesses.bounded("capture", bomb)
+
+    def hoarding(data):
+        import zlib
+        return zlib.decompressobj(31).decompress(data)    # the whole inflated input at once
+
+    monkeypatch.setitem(harnesses.TARGETS, "hoarding", hoarding)
+    monkeypatch.setattr(harnesses, "CAPTURE_FILE_TARGETS", harnesses.CAPTURE_FILE_TARGETS | {"hoarding"})
+    with pytest.raises(harnesses.InvariantViolation, match="allocated a peak"):
+        harnesses.bounded("hoarding", gzip.compress(bytes(64 << 20)))
+
+
 # ---------------------------------------------------------------- bounded work
 def _peak(fn, *args):
     """(result or exception, tracemalloc peak bytes, seconds)."""
