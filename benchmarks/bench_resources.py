@@ -1,6 +1,6 @@
 """Resource bounds of ``mqcodec pcap2parquet``: peak RSS and wall time of the
 whole job in a child process, for captures of growing size and for
-adversarial captures (docs/ROBUSTNESS-captures.md has the figures).
+adversarial captures (docs/ROBUSTNESS.md has the figures).
 
 Never run in CI (large temporary files, minutes of CPU).  Either
 
@@ -544,7 +544,7 @@ def main(argv):
             for r in run_budget(mb, conns, tmp):
                 print(json.dumps(r), flush=True)
         return
-    if what == "big-garbage":   # the >= 2 GB mostly-garbage capture (docs/ROBUSTNESS-captures.md)
+    if what == "big-garbage":   # the >= 2 GB mostly-garbage capture (docs/ROBUSTNESS.md)
         import json
         big_mb = float(argv[argv.index("--big-mb") + 1]) if "--big-mb" in argv else 2100
         tmpdir = argv[argv.index("--tmp") + 1] if "--tmp" in argv else None

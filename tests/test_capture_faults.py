@@ -1,4 +1,4 @@
-"""Capture fault injection for pcap -> Parquet (docs/ROBUSTNESS-captures.md).
+"""Capture fault injection for pcap -> Parquet (docs/ROBUSTNESS.md).
 
 Every damaged capture is built from the packets of a simulator capture whose
 clean conversion is the reference.  For each damaged conversion:
@@ -582,7 +582,7 @@ def test_pending_messages_are_bounded_in_bytes():
     """Regression (pcap2parquet.py): the pending chunk was bounded in messages
     only; error rows keep their bytes, so a capture whose MSMQ packets all
     claim PacketSize 0x00400000 held every 4 MiB unit until the end (891 MiB
-    peak RSS for 200 MB, docs/ROBUSTNESS-captures.md).  Now a chunk is also
+    peak RSS for 200 MB, docs/ROBUSTNESS.md).  Now a chunk is also
     written once it holds ``chunk_bytes``."""
     # [MS-MQMQ] 2.2.19.1 BaseHeader: VersionNumber 0x10, Reserved, Flags, "LIOR", PacketSize, TimeToReachQueue
     hdr = struct.pack("<BBH4sII", 0x10, 0, 0, b"LIOR", 0x00400000, 0xFFFFFFFF)

@@ -1,5 +1,5 @@
-"""Hostile and damaged captures (issue 16; docs/ROBUSTNESS.md "Damaged and hostile
-captures"), in both capture pipelines (the ``impl`` fixture: ``c`` the compiled
+"""Hostile and damaged captures (issue 16; docs/ROBUSTNESS.md "Captures: what damaged
+input yields"), in both capture pipelines (the ``impl`` fixture: ``c`` the compiled
 capture core, ``py`` the pure pipeline).  Every damaged input is built here with
 the project's writers from a simulator capture whose clean conversion is the
 reference:
