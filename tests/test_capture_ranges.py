@@ -423,3 +423,56 @@ def test_stage1_keys_and_fragments(captures):
     assert [r["more_fragments"] for r in frags] == [True, True, True, False]
     assert all(r["pair_key"] == tcp_rows[0]["pair_key"] for r in frags)
     assert sum(len(r["payload"]) for r in frags) == 20 + 1200      # TCP header + data
+
+
+def _clock_jump(tmp: Path) -> tuple[Path, list[int], int]:
+    """140 records, the 100th stamped three years later (a true record the finder's
+    rules refuse); returns (path, record starts, index of the odd record)."""
+    conv = TcpConversation(("10.4.0.1", 40006), ("10.4.0.2", 1414), mss=100)
+    pk = conv.handshake() + conv.send(0, b"j" * 7000)
+    path = tmp / "jump.pcap"
+    ts = 1_757_000_000 * 10**9
+    with open(path, "wb") as f:
+        w = PcapWriter(f, snaplen=2000)
+        for k, p in enumerate(pk[:140]):
+            w.write(ts + k * 1000 + (3 * 365 * 86400 * 10**9 if k == 99 else 0), p.frame)
+    return path, _record_starts(path.read_bytes()), 99
+
+
+def test_a_record_breaking_the_rules_costs_no_record(tmp_path):
+    path, starts, k = _clock_jump(tmp_path)
+    whole = list(open_capture(path))
+    assert len(whole) == 140
+    for c in range(starts[k - 14], starts[k + 2] + 1):
+        assert find_boundary(path, c) == min(s for s in starts + [path.stat().st_size] if s >= c), c
+    for c in range(starts[k - 2], starts[k + 1] + 1, 3):
+        assert _read_cut(path, [c]) == whole, c
+
+
+def test_bytes_without_records_raise(tmp_path):
+    path, starts, _ = _clock_jump(tmp_path)
+    data = bytearray(path.read_bytes())
+    a = starts[50]
+    data[a:a + 3000] = b"\xff" * 3000                 # longer than the longest record (16 + 2000)
+    bad = tmp_path / "garbage.pcap"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(DecodeError) as ei:
+        find_boundary(bad, a + 100)
+    assert (ei.value.structure, ei.value.offset) == ("pcap record header", a + 100)
+    # the whole-file reader stops at the same damage, naming the field
+    with pytest.raises(DecodeError) as ei:
+        list(open_capture(bad))
+    assert (ei.value.field, ei.value.offset) == ("incl_len", a + 8)
+
+
+def test_reconcile_plan_repairs_a_wrong_start(captures):
+    path = captures["shared"]
+    plan = plan_ranges(path, 40000)
+    good = scan_ranges(path, plan)
+    assert R.reconcile_plan(path, plan, good) == good
+    # range 2 started on a false boundary 30 bytes into its true first record
+    wrong = list(good)
+    wrong[2] = R.RangeScan(2, good[2].first + 30, good[2].stop, good[2].numbers - 1)
+    assert check_plan(wrong) == [2]
+    fixed = R.reconcile_plan(path, plan, wrong)
+    assert fixed == good and check_plan(fixed) == []

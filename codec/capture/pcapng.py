@@ -306,7 +306,8 @@ class PcapngParser:
         self.interfaces = []
         self.sections += 1
 
-    def _idb_options(self, iface: _Interface, order: str, buf, pos: int, end: int) -> None:
+    @staticmethod
+    def _idb_options(iface: _Interface, order: str, buf, pos: int, end: int) -> None:
         # options are best effort: a malformed option list ends the walk
         while pos + 4 <= end:
             code, length = struct.unpack_from(order + "HH", buf, pos)

@@ -31,20 +31,20 @@ Finding a boundary in the middle of a file
   ``start``, so a false chain inside the record that crosses ``start`` is
   jumped over by the true chain of the record holding it.  What can still
   fool it: a crafted false chain that begins before that window and hops over
-  the true record headers (its records spanning them), which needs control of
-  the payloads of consecutive packets and knowledge of their exact layout, or
-  a true record that breaks the rules (a clock jump beyond the window, a
-  length beyond the snap length): the chain through it is refused and the
-  boundary found later.  :func:`check_plan` detects either case exactly (the
-  range before ends elsewhere than the range after starts).
+  the true record headers (its records spanning them), which needs control
+  of the payloads of consecutive packets and knowledge of their exact
+  layout, or a fake chain inside a record longer than the stated snap length
+  (the window does not reach its header).  :func:`check_plan` detects a wrong
+  start exactly (the range before ends elsewhere than the range after
+  starts) and :func:`reconcile_plan` re-scans the range from there.
 * **pcapng** blocks are walked by their lengths from the start of the file
   (the Block Total Length at both ends must agree, as the whole-file parser
   requires): the walk is exact, and it is needed anyway, because a range must
   know the Section Header Block and every Interface Description Block of the
   section it starts in (link types, timestamp resolution and offset).  It
-  reads the 8-byte block headers (plus the SHB and IDB bodies) and seeks over
-  the rest; :func:`scan_ranges` does it once for every range of a plan in one
-  pass when the per-range walks from the start would cost too much.
+  parses block headers only (SHB and IDBs are kept as compact copies) but
+  reads the bytes before the range; :func:`scan_ranges` walks once for every
+  range of a plan, where per-range walks from the start would cost too much.
 * **gzip** and anything that is not a pcap/pcapng (the reader reports it) is
   one range.
 
@@ -62,25 +62,29 @@ import struct
 from typing import NamedTuple
 
 from ..errors import DecodeError
-from .frame import Frame
+from .frame import NS_PER_S, Frame, Truncation
 from .pcap import GLOBAL_HEADER_LEN, MAX_RECORD_LEN, RECORD_HEADER_LEN, PcapParser, is_pcap_magic
 from .pcapng import (
     BYTE_ORDER_MAGIC,
     EPB_TYPE,
     IDB_TYPE,
     MAX_BLOCK_LEN,
+    MAX_INTERFACES,
     NUMBERED_BLOCKS,
+    OPT_IF_TSOFFSET,
+    OPT_IF_TSRESOL,
     PB_TYPE,
     SHB_TYPE,
     SPB_TYPE,
     PcapngParser,
+    _Interface,
     is_pcapng_magic,
 )
 from .reader import CHUNK, GZIP_MAGIC, CaptureReader
 
 __all__ = [
     "DEFAULT_SPLIT_SIZE", "CONFIRM_RECORDS", "ByteRange", "RangeScan", "plan_ranges", "frame_number_bases",
-    "find_boundary", "RangeReader", "read_range", "scan_range", "scan_ranges", "check_plan",
+    "find_boundary", "RangeReader", "read_range", "scan_range", "scan_ranges", "check_plan", "reconcile_plan",
 ]
 
 #: Default range size (bytes).
@@ -97,9 +101,9 @@ _PACKET_BLOCKS = frozenset((EPB_TYPE, SPB_TYPE, PB_TYPE)) | NUMBERED_BLOCKS
 
 
 class ByteRange(NamedTuple):
-    """Bytes ``[start, end)`` of a capture; ``index`` is the range's position in its plan."""
+    """Bytes ``[start, end)`` of a capture; ``part`` is the range's position in its plan (from 0)."""
 
-    index: int
+    part: int
     start: int
     end: int
 
@@ -111,7 +115,7 @@ class RangeScan(NamedTuple):
     its records consume, and for pcapng ``state``: the raw SHB and IDBs in effect at
     ``first`` (empty for pcap)."""
 
-    index: int
+    part: int
     first: int
     stop: int
     numbers: int
@@ -204,8 +208,10 @@ class _PcapProfile:
             parser.close()         # raises: the file header is cut short
         self.header = head
         self.size = src.size
-        self.order = parser.byte_order
-        self.rec = struct.Struct(self.order + "IIII")
+        order = parser.byte_order
+        if order is None:
+            raise RuntimeError("pcap profile: the file header parsed without a byte order")
+        self.rec = struct.Struct(order + "IIII")
         self.frac_limit = 1_000_000 if parser.ts_scale == 1000 else 1_000_000_000
         snap = parser.snaplen or 0
         self.max_caplen = snap if 0 < snap <= MAX_RECORD_LEN else MAX_RECORD_LEN
@@ -259,10 +265,18 @@ def _pcap_boundary(src: _Source, prof: _PcapProfile, start: int) -> int:
     if start <= GLOBAL_HEADER_LEN:
         return GLOBAL_HEADER_LEN
     size = src.size
-    c = max(GLOBAL_HEADER_LEN, start - (RECORD_HEADER_LEN + prof.max_caplen))
+    longest = RECORD_HEADER_LEN + prof.max_caplen
+    c = max(GLOBAL_HEADER_LEN, start - longest)
+    # records are at most ``longest`` bytes apart: without a confirmed chain before
+    # start + longest the bytes there are not a capture's records (damage)
+    limit = min(size, start + longest)
     while c < size:
         # the first offset >= c that starts a confirmed chain
         while c < size:
+            if c > limit:
+                raise DecodeError("pcap record header", "", start,
+                                  "no chain of plausible record headers within %d bytes of offset %d"
+                                  % (longest, start))
             h = src.read(c, RECORD_HEADER_LEN)
             if len(h) < RECORD_HEADER_LEN or (prof.plausible(h) >= 0 and prof.confirmed(src, c)):
                 break
@@ -322,10 +336,10 @@ class _PcapngWalk:
                 raise self._error("pcapng SHB", "Block Total Length", pos + 4,
                                   "SHB length %d below the minimum 28" % blen)
         else:
-            order = self.order
-            if order is None:
+            if self.order is None:
                 raise self._error("pcapng SHB", "Block Type", pos,
                                   "the file does not start with a Section Header Block")
+            order = self.order
             btype, blen = struct.unpack_from(order + "II", h, 0)
             if blen < 12:
                 raise self._error("pcapng block", "Block Total Length", pos + 4,
@@ -344,15 +358,38 @@ class _PcapngWalk:
             raise self._error("pcapng SHB" if btype == SHB_TYPE else "pcapng block", "Block Total Length",
                               pos + blen - 4, "trailing length %d differs from the leading %d" % (trailer, blen))
         if btype == SHB_TYPE:
+            major, minor = struct.unpack(order + "HH", src.read(pos + 12, 4))
+            if major != 1:
+                raise self._error("pcapng SHB", "Major Version", pos + 12, "unsupported pcapng version %d" % major)
             self.order = order
-            self.shb = src.read(pos, blen)
+            # the state keeps a compact copy: a section's SHB and IDBs cost ~50 bytes each
+            # whatever their options' length
+            self.shb = struct.pack(order + "IIIHHqI", SHB_TYPE, 28, BYTE_ORDER_MAGIC, major, minor, -1, 28)
             self.idbs = []
         elif btype == IDB_TYPE:
-            self.idbs.append(src.read(pos, blen))
+            if blen < 20:
+                raise self._error("pcapng IDB", "Block Total Length", pos + 4, "length %d below the minimum 20" % blen)
+            if len(self.idbs) >= MAX_INTERFACES:
+                raise self._error("pcapng IDB", "Block Type", pos, "too many interfaces")
+            self.idbs.append(_compact_idb(order, src.read(pos, blen)))
         return btype, blen
 
     def state(self) -> tuple:
         return (self.shb, *self.idbs) if self.shb else ()
+
+
+def _compact_idb(order: str, raw: bytes) -> bytes:
+    """An IDB with the same link type, snap length, ``if_tsresol`` and ``if_tsoffset``
+    as ``raw`` (read by the whole-file parser's own option walk) and no other option."""
+    linktype, _res, snaplen = struct.unpack_from(order + "HHI", raw, 8)
+    iface = _Interface(linktype, snaplen)
+    PcapngParser._idb_options(iface, order, raw, 16, len(raw) - 4)
+    opts = struct.pack(order + "HHB3x", OPT_IF_TSRESOL, 1, (0x80 if iface.pow2 else 0) | iface.exp)
+    if iface.offset_ns:
+        opts += struct.pack(order + "HHq", OPT_IF_TSOFFSET, 8, iface.offset_ns // NS_PER_S)
+    opts += struct.pack(order + "HH", 0, 0)
+    n = 20 + len(opts)
+    return struct.pack(order + "IIHHI", IDB_TYPE, n, linktype, 0, snaplen) + opts + struct.pack(order + "I", n)
 
 
 def _pcapng_walk_to(src: _Source, start: int) -> _PcapngWalk:
@@ -419,10 +456,10 @@ def scan_ranges(source, ranges) -> list[RangeScan]:
             for r in ranges:
                 first = _pcap_boundary(src, prof, r.start)
                 if first >= r.end:
-                    out.append(RangeScan(r.index, first, first, 0))
+                    out.append(RangeScan(r.part, first, first, 0))
                     continue
                 stop, n = _count_pcap(src, prof, first, r.end)
-                out.append(RangeScan(r.index, first, stop, n))
+                out.append(RangeScan(r.part, first, stop, n))
         elif kind == "pcapng":
             walk = _PcapngWalk(src)
             for r in sorted(ranges, key=lambda r: r.start):
@@ -444,8 +481,8 @@ def scan_ranges(source, ranges) -> list[RangeScan]:
                     n += b[0] in _PACKET_BLOCKS
                     walk.pos += b[1]
                 stop = walk.pos
-                out.append(RangeScan(r.index, first, stop, n, state))
-            out.sort(key=lambda s: s.index)
+                out.append(RangeScan(r.part, first, stop, n, state))
+            out.sort(key=lambda s: s.part)
         else:
             for r in ranges:
                 # unsplittable: the range that starts at 0 holds everything; counts need a read
@@ -453,26 +490,55 @@ def scan_ranges(source, ranges) -> list[RangeScan]:
                     rr = RangeReader(src.f, r)
                     for _ in rr:
                         pass
-                    out.append(RangeScan(r.index, 0, src.size, rr.numbers))
+                    out.append(RangeScan(r.part, 0, src.size, rr.numbers))
                 else:
-                    out.append(RangeScan(r.index, src.size, src.size, 0))
+                    out.append(RangeScan(r.part, src.size, src.size, 0))
         return out
     finally:
         src.close()
 
 
 def check_plan(scans) -> list[int]:
-    """Indexes of ranges whose first boundary is not where the range before stops (in
+    """Parts (``part``) of the ranges whose first boundary is not where the range before stops (in
     plan order): empty when the ranges read every record exactly once.  A range listed
     here was started on a false chain (or after a record that breaks the rules) and
     must be re-read from the previous range's ``stop``."""
     bad = []
     prev = None
-    for s in sorted(scans, key=lambda s: s.index):
+    for s in sorted(scans, key=lambda s: s.part):
         if prev is not None and s.first != prev.stop:
-            bad.append(s.index)
+            bad.append(s.part)
         prev = s
     return bad
+
+
+def reconcile_plan(source, ranges, scans) -> list[RangeScan]:
+    """``scans`` with every range :func:`check_plan` lists re-scanned from the ``stop``
+    of the range before (a true boundary: the first range starts at the file's first
+    record), in plan order, so that the result reads every record exactly once."""
+    by_part = {r.part: r for r in ranges}
+    out = sorted(scans, key=lambda s: s.part)
+    if not check_plan(out):
+        return out
+    src = _Source(source)
+    try:
+        prof = _PcapProfile(src) if _kind(src.read(0, 4)) == "pcap" else None
+        for i in range(1, len(out)):
+            prev, cur = out[i - 1], out[i]
+            if cur.first == prev.stop:
+                continue
+            if prof is None:      # pcapng walks are exact; gzip is one range
+                raise RuntimeError("reconcile_plan: range %d of a pcapng/gzip plan disagrees" % cur.part)
+            r = by_part[cur.part]
+            first = prev.stop
+            if first >= r.end or first >= src.size:
+                out[i] = RangeScan(cur.part, first, first, 0)
+            else:
+                stop, n = _count_pcap(src, prof, first, r.end)
+                out[i] = RangeScan(cur.part, first, stop, n)
+        return out
+    finally:
+        src.close()
 
 
 class RangeReader:
@@ -500,7 +566,7 @@ class RangeReader:
         self.stop: int | None = None
         self.numbers = 0
         self.frames = 0
-        self.truncation = None
+        self.truncation: Truncation | None = None
         self.format: str | None = None
 
     def __iter__(self):

@@ -106,6 +106,7 @@ class SegmentBatches:
         cols = self._new()
         rows = 0
         limit = self.batch_rows
+        values: tuple
         for frame in self.reader:
             counts["frames"] += 1
             r = decode_frame(frame)
