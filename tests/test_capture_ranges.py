@@ -22,7 +22,7 @@ from mqcodec.batch.schema import TCP_SEGMENTS
 from mqcodec.capture import decode_frame, open_capture
 from mqcodec.capture import ranges as R
 from mqcodec.capture.ipfrag import IPv4Fragment
-from mqcodec.capture.packet import TCPSegment
+from mqcodec.capture.packet import TCPSegment, UDPDatagram
 from mqcodec.capture.ranges import (
     ByteRange, check_plan, find_boundary, frame_number_bases, plan_ranges, read_range, scan_ranges,
 )
@@ -393,11 +393,14 @@ def test_stage1_rows_of_ranges_equal_the_whole_file(captures, name):
     path = captures[name]
     whole = _stage1(path, [], batch_rows=10**6)
     # the oracle: decode_frame over the whole-file reader
-    expected = [r for r in map(decode_frame, open_capture(path)) if isinstance(r, (TCPSegment, IPv4Fragment))]
+    expected = [r for r in map(decode_frame, open_capture(path))
+                if isinstance(r, (TCPSegment, UDPDatagram, IPv4Fragment))]
     assert whole.num_rows == len(expected) > 0
     assert whole.column("frame_number").to_pylist() == [r.frame_number for r in expected]
-    assert whole.column("payload").to_pylist() == [r.payload if isinstance(r, TCPSegment) else r.data
+    assert whole.column("payload").to_pylist() == [r.data if isinstance(r, IPv4Fragment) else r.payload
                                                    for r in expected]
+    assert whole.column("kind").to_pylist() == [{TCPSegment: "tcp", UDPDatagram: "udp"}.get(type(r), "ipv4_fragment")
+                                                for r in expected]
     tcp_rows = [r for r in expected if isinstance(r, TCPSegment)]
     t = whole.filter(pa.compute.equal(whole.column("kind"), "tcp"))
     assert t.column("seq").to_pylist() == [r.seq for r in tcp_rows]
@@ -476,3 +479,17 @@ def test_reconcile_plan_repairs_a_wrong_start(captures):
     assert check_plan(wrong) == [2]
     fixed = R.reconcile_plan(path, plan, wrong)
     assert fixed == good and check_plan(fixed) == []
+
+
+def test_stage1_yields_batches_as_they_fill(captures):
+    """Bounded memory: the first batch comes out before the range is read (the reader
+    has read no more than the frames it needed, plus one chunk)."""
+    path = captures["shared"]
+    size = path.stat().st_size
+    sb = segment_batches(path, ByteRange(0, 0, size), batch_rows=5, chunk_size=4096)
+    it = iter(sb)
+    first = next(it)
+    assert first.num_rows == 5
+    assert sb.reader.frames < 60                      # of 695
+    rest = sum(b.num_rows for b in it)
+    assert 5 + rest == sb.counts["tcp segments"] + sb.counts["udp datagrams"] + sb.counts["ip fragments"] == 695

@@ -321,11 +321,12 @@ __all__.append("MSMQ_PACKETS")
 
 
 # ---------------------------------------------------------------------------
-# Stage 1 of a split capture: TCP segments and IPv4 fragments
+# Stage 1 of a split capture: TCP segments, UDP datagrams and IPv4 fragments
 # (capture/segments.py; docs/capture.md "Splittable captures")
 # ---------------------------------------------------------------------------
-#: One row per TCP segment (``kind`` "tcp") or IPv4 fragment (``kind``
-#: "ipv4_fragment") of a byte range, in frame order.  ``conn_key`` is the
+#: One row per TCP segment (``kind`` "tcp"), UDP datagram ("udp": seq, ack,
+#: flags and window null) or IPv4 fragment ("ipv4_fragment": ports and
+#: conn_key null) of a byte range, in frame order.  ``conn_key`` is the
 #: connection in a direction-independent form (IP version, then the lower and
 #: the higher (address, port) endpoint, addresses packed); ``direction`` is 0
 #: when the segment travels from the lower endpoint to the higher, 1 otherwise.

@@ -1,4 +1,5 @@
-"""Stage 1 of a split capture: the TCP segments and IPv4 fragments of one byte range.
+"""Stage 1 of a split capture: the TCP segments, UDP datagrams and IPv4 fragments of one
+byte range.
 
 :class:`SegmentBatches` reads one range (:mod:`mqcodec.capture.ranges`),
 decodes link, IP and TCP headers with the pure capture decoding
@@ -7,15 +8,16 @@ batches of :data:`mqcodec.batch.schema.TCP_SEGMENTS`, at most ``batch_rows``
 rows each, as they fill: memory is bounded by one batch (plus the range
 reader's chunk), never by the range or the capture.
 
-One row per TCP segment and one per IPv4 fragment, in frame order; frame
+One row per TCP segment, UDP datagram (MSMQ uses UDP) and IPv4 fragment, in
+frame order; frame
 numbers are global when the range is given its first frame number
 (:func:`~mqcodec.capture.ranges.frame_number_bases`).  The connection key is
 direction-independent (:func:`conn_key`), so a shuffle by ``conn_key`` --
 or by ``pair_key`` to keep a connection's fragments with it -- brings both
 directions of a connection together whichever range each frame came from.
 Every other frame is counted, not emitted: ``counts`` holds the frames, the
-rows of each kind, UDP datagrams, ``skipped`` reasons and ``malformed``
-structures, as the local engine's report counts them.
+rows of each kind, ``skipped`` reasons and ``malformed`` structures, as the
+local engine's report counts them.
 """
 from __future__ import annotations
 
@@ -117,6 +119,13 @@ class SegmentBatches:
                 values = ("tcp", r.ip_version, r.src, r.dst, pkey, key, direction, r.sport, r.dport,
                           r.seq, r.ack, r.flags, r.window, r.missing, list(r.vlans),
                           None, None, None, None, None, r.payload)
+            elif type(r) is UDPDatagram:
+                key, direction = conn_key(r.ip_version, r.src, r.sport, r.dst, r.dport)
+                pkey = pair_key(r.ip_version, r.src, r.dst)[0]
+                counts["udp datagrams"] += 1
+                values = ("udp", r.ip_version, r.src, r.dst, pkey, key, direction, r.sport, r.dport,
+                          None, None, None, None, r.missing, list(r.vlans),
+                          None, None, None, None, None, r.payload)
             elif type(r) is IPv4Fragment:
                 pkey, direction = pair_key(4, r.src, r.dst)
                 counts["ip fragments"] += 1
@@ -124,9 +133,7 @@ class SegmentBatches:
                           None, None, None, None, r.missing, list(r.vlans),
                           r.proto, r.ident, r.offset, r.more, frag_key(r), r.data)
             else:
-                if type(r) is UDPDatagram:
-                    counts["udp datagrams"] += 1
-                elif type(r) is Skipped:
+                if type(r) is Skipped:
                     counts["skipped: " + r.reason] += 1
                 elif type(r) is Malformed:
                     counts["malformed: " + r.structure] += 1
