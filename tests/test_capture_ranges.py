@@ -493,3 +493,25 @@ def test_stage1_yields_batches_as_they_fill(captures):
     assert sb.reader.frames < 60                      # of 695
     rest = sum(b.num_rows for b in it)
     assert 5 + rest == sb.counts["tcp segments"] + sb.counts["udp datagrams"] + sb.counts["ip fragments"] == 695
+
+
+def test_embedded_pcapng_does_not_fool_the_walk(tmp_path):
+    """A pcapng section (SHB, IDB, EPBs with agreeing lengths) inside a packet's payload."""
+    inner = io.BytesIO()
+    wi = PcapngWriter(inner)
+    ii = wi.add_interface(1)
+    for k in range(20):
+        wi.write(ii, k, b"\xee" * 8)
+    buf = io.BytesIO()
+    w = PcapngWriter(buf)
+    e = w.add_interface(1)
+    conv = TcpConversation(("10.5.0.1", 40007), ("10.5.0.2", 1414), mss=1400)
+    pk = conv.handshake() + conv.send(0, inner.getvalue()) + conv.send(1, b"k" * 300) + conv.close()
+    for k, p in enumerate(pk):
+        w.write(e, 1_757_000_000 * 10**9 + k, p.frame)
+    path = tmp_path / "embedded.pcapng"
+    path.write_bytes(buf.getvalue())
+    whole = list(open_capture(path))
+    assert len(whole) == len(pk)
+    for c in range(path.stat().st_size + 1):
+        assert _read_cut(path, [c]) == whole, c

@@ -446,7 +446,8 @@ def scan_range(source, rng: ByteRange) -> RangeScan:
 
 
 def scan_ranges(source, ranges) -> list[RangeScan]:
-    """:func:`scan_range` of several ranges of one capture (pcapng: one walk for all)."""
+    """:func:`scan_range` of several ranges of one capture that do not overlap (a
+    plan's; pcapng: one walk for all)."""
     src = _Source(source)
     try:
         kind = _kind(src.read(0, 4))
