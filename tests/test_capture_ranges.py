@@ -194,6 +194,9 @@ def test_three_ranges_read_every_record_once(captures, name):
     cuts = [sorted(rnd.sample(range(size), 2)) for _ in range(60)]
     starts = _record_starts(path.read_bytes())
     cuts += [[s, s + 1] for s in starts[1:12]] + [[starts[2], starts[3]], [0, size], [size - 1, size]]
+    # every offset of a window for the first cut, the second 1, 61 and 700 bytes later
+    mid, half = size // 2, (150 if size < 50000 else 25)
+    cuts += [[a, min(size, a + d)] for a in range(mid - half, mid + half) for d in (1, 61, 700)]
     for a, b in cuts:
         assert _read_cut(path, [a, b]) == whole, (a, b)
 
