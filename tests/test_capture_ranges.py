@@ -518,3 +518,21 @@ def test_embedded_pcapng_does_not_fool_the_walk(tmp_path):
     assert len(whole) == len(pk)
     for c in range(path.stat().st_size + 1):
         assert _read_cut(path, [c]) == whole, c
+
+
+def test_stage1_rows_before_damage_come_out(captures, tmp_path):
+    data = bytearray(captures["synth"].read_bytes())
+    starts = _record_starts(bytes(data))
+    bad = starts[150]
+    struct.pack_into("<I", data, bad + 8, 0xFFFFFFF0)
+    path = tmp_path / "damaged.pcap"
+    path.write_bytes(bytes(data))
+    batches = []
+    with pytest.raises(DecodeError) as ei:
+        for b in segment_batches(path, ByteRange(0, 0, len(data)), batch_rows=1000):
+            batches.append(b)
+    assert (ei.value.field, ei.value.offset) == ("incl_len", bad + 8)
+    rows = pa.Table.from_batches(batches).column("frame_number").to_pylist()
+    assert rows and max(rows) == 150 and len(rows) == sum(
+        isinstance(decode_frame(f), (TCPSegment, UDPDatagram, IPv4Fragment))
+        for f in list(open_capture(captures["synth"]))[:150])

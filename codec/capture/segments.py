@@ -15,7 +15,8 @@ numbers are global when the range is given its first frame number
 direction-independent (:func:`conn_key`), so a shuffle by ``conn_key`` --
 or by ``pair_key`` to keep a connection's fragments with it -- brings both
 directions of a connection together whichever range each frame came from.
-Every other frame is counted, not emitted: ``counts`` holds the frames, the
+Damaged file structure: the rows before it come out, then the range reader's
+DecodeError.  Every other frame is counted, not emitted: ``counts`` holds the frames, the
 rows of each kind, ``skipped`` reasons and ``malformed`` structures, as the
 local engine's report counts them.
 """
@@ -28,6 +29,7 @@ from collections import Counter
 import pyarrow as pa
 
 from ..batch.schema import TCP_SEGMENTS
+from ..errors import DecodeError
 from .frame import TS_UNKNOWN
 from .ipfrag import IPv4Fragment
 from .packet import Malformed, Skipped, TCPSegment, UDPDatagram, decode_frame
@@ -109,7 +111,16 @@ class SegmentBatches:
         rows = 0
         limit = self.batch_rows
         values: tuple
-        for frame in self.reader:
+        frames = iter(self.reader)
+        error: DecodeError | None = None
+        while True:
+            try:
+                frame = next(frames)
+            except StopIteration:
+                break
+            except DecodeError as exc:   # damaged structure: the rows before it, then the error
+                error = exc
+                break
             counts["frames"] += 1
             r = decode_frame(frame)
             if type(r) is TCPSegment:
@@ -149,6 +160,8 @@ class SegmentBatches:
                 rows = 0
         if rows:
             yield self._batch(cols)
+        if error is not None:
+            raise error
 
 
 def segment_batches(source, rng: ByteRange, **options) -> SegmentBatches:
