@@ -7,11 +7,23 @@ Layers (each I/O-free; see docs/capture.md)::
     TCPSegment --TCPReassembler.segment--> StreamOpened / StreamData / Gap / StreamClosed
 
 :class:`CaptureProcessor` chains the last two; :func:`open_capture` and
-:func:`iter_capture_events` read files in chunks.
+:func:`iter_capture_events` read files in chunks; :mod:`.ranges` reads a
+capture as independent byte ranges (splittable captures) and
+:mod:`.segments` turns a range into stage-1 Arrow batches.
 """
 from .frame import TS_UNKNOWN, Frame, Truncation
 from .ipfrag import FragmentReassembler, IPv4Fragment
 from .packet import Malformed, Skipped, TCPSegment, UDPDatagram, decode_frame
+from .ranges import (
+    ByteRange,
+    RangeReader,
+    RangeScan,
+    check_plan,
+    frame_number_bases,
+    plan_ranges,
+    read_range,
+    scan_ranges,
+)
 from .reader import CaptureParser, CaptureReader, open_capture
 from .stream import CaptureProcessor, iter_capture_events
 from .tcp import (
@@ -31,4 +43,6 @@ __all__ = [
     "decode_frame", "TCPSegment", "UDPDatagram", "IPv4Fragment", "FragmentReassembler", "Skipped", "Malformed",
     "TCPReassembler", "ConnKey", "StreamOpened", "StreamData", "Gap", "StreamClosed", "FrameMap",
     "CLIENT_TO_SERVER", "SERVER_TO_CLIENT", "CaptureProcessor", "iter_capture_events",
+    "ByteRange", "RangeScan", "RangeReader", "plan_ranges", "read_range", "scan_ranges", "check_plan",
+    "frame_number_bases",
 ]

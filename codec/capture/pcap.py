@@ -181,6 +181,29 @@ class PcapParser:
         """Absolute offset of the first byte not yet consumed."""
         return self._base
 
+    def pending_need(self) -> int:
+        """Bytes still to feed to complete the record begun at :attr:`offset` (0 when no
+        record is begun).  Only called after a ``feed`` that did not raise, so a record
+        header already buffered has passed the ``incl_len`` bound: the answer never exceeds
+        ``RECORD_HEADER_LEN + max_record_len``.  Used by byte-range reading
+        (:mod:`mqcodec.capture.ranges`) to read exactly through the record that crosses
+        the range end."""
+        n = len(self._buf)
+        if self.header is None:
+            return GLOBAL_HEADER_LEN - n
+        if n == 0:
+            return 0
+        if n < RECORD_HEADER_LEN or self._rec is None:
+            return RECORD_HEADER_LEN - n
+        return RECORD_HEADER_LEN + self._rec.unpack_from(self._buf, 0)[2] - n
+
+    def resume_at(self, offset: int) -> None:
+        """Continue at absolute ``offset``, a record boundary found by the caller (the
+        file header must have been fed and nothing else buffered)."""
+        if self.header is None or self._buf:
+            raise RuntimeError("PcapParser.resume_at: the file header only must have been fed")
+        self._base = offset
+
     def close(self) -> Truncation | None:
         buf = self._buf
         if self.header is None:

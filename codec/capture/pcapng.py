@@ -138,6 +138,28 @@ class PcapngParser:
     def offset(self) -> int:
         return self._base
 
+    def pending_need(self) -> int:
+        """Bytes still to feed to complete the block begun at :attr:`offset` (0 when no
+        block is begun); a buffered Block Total Length has passed :data:`MAX_BLOCK_LEN`
+        (``feed`` raised otherwise).  Used by byte-range reading."""
+        buf = self._buf
+        n = len(buf)
+        if n == 0:
+            return 0
+        need = 12 if bytes(buf[:4]) == b"\x0a\x0d\x0d\x0a" else 8
+        if n < need:
+            return need - n
+        blen = self._block_len(buf, 0, n)
+        return need - n if blen is None else blen - n
+
+    def resume_at(self, offset: int) -> None:
+        """Continue at absolute ``offset``, a block boundary found by the caller, with the
+        section state (byte order, interfaces) of the blocks fed so far (the Section
+        Header Block and Interface Description Blocks in effect at ``offset``)."""
+        if self._buf:
+            raise RuntimeError("PcapngParser.resume_at: bytes are still buffered")
+        self._base = offset
+
     @property
     def linktype(self):
         return self.interfaces[0].linktype if self.interfaces else None
@@ -284,7 +306,8 @@ class PcapngParser:
         self.interfaces = []
         self.sections += 1
 
-    def _idb_options(self, iface: _Interface, order: str, buf, pos: int, end: int) -> None:
+    @staticmethod
+    def _idb_options(iface: _Interface, order: str, buf, pos: int, end: int) -> None:
         # options are best effort: a malformed option list ends the walk
         while pos + 4 <= end:
             code, length = struct.unpack_from(order + "HH", buf, pos)
