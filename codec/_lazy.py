@@ -19,12 +19,16 @@ import importlib
 from typing import Any, Callable
 
 
-def _names(path: str) -> dict[str, tuple[str, str]]:
+def _names(path: str, loader: Any = None, package: str = "") -> dict[str, tuple[str, str]]:
     """name -> (relative module, attribute) of the ``from . import`` lines under
     ``if TYPE_CHECKING:`` in the source file ``path`` (attribute "" for a
-    submodule: ``from . import constants``)."""
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read(), path)
+    submodule: ``from . import constants``); the source is asked of the
+    package's ``loader`` when it has one (a zip import, say)."""
+    source = loader.get_source(package) if loader is not None and hasattr(loader, "get_source") else None
+    if source is None:
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+    tree = ast.parse(source, path)
     out: dict[str, tuple[str, str]] = {}
     for node in tree.body:
         if not (isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
@@ -44,7 +48,7 @@ def _names(path: str) -> dict[str, tuple[str, str]]:
 def lazy(package: str, path: str, namespace: dict) -> tuple[Callable[[str], Any], Callable[[], list]]:
     """``(__getattr__, __dir__)`` for the package ``package`` whose
     ``__init__`` is the file ``path`` and whose globals are ``namespace``."""
-    names = _names(path)
+    names = _names(path, namespace.get("__loader__"), package)
 
     def __getattr__(name: str) -> Any:
         where = names.get(name)

@@ -260,11 +260,11 @@ def _without_pandas() -> None:
                 raise ModuleNotFoundError("pandas is kept out of pcap2parquet", name="pandas")
             return None
 
-    sys.meta_path.insert(0, NoPandas)  # type: ignore[arg-type]
+    sys.meta_path.insert(0, NoPandas)
     try:
         pa.scalar(0)
     finally:
-        sys.meta_path.remove(NoPandas)  # type: ignore[arg-type]
+        sys.meta_path.remove(NoPandas)
 
 
 def _cmd_route(args: argparse.Namespace) -> int:

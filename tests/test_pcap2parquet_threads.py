@@ -254,3 +254,48 @@ def test_pcap2parquet_does_not_import_pandas(tmp_path, impl, which, empty_captur
         for table in tables.TABLES:
             got, want = pq.read_table(tmp_path / "o" / table), pq.read_table(tmp_path / "ref" / table)
             assert got.equals(want) and got.schema.metadata == want.schema.metadata, table
+
+
+def test_lazy_packages_resolve_every_public_name():
+    """mqcodec.ibmmq and mqcodec.msmq import their modules on first use
+    (mqcodec._lazy): every name of their __all__ still resolves, to the
+    object its module defines, and from-imports and dir() see them."""
+    import importlib
+
+    from mqcodec import _lazy
+
+    for package in ("mqcodec.ibmmq", "mqcodec.msmq"):
+        mod = importlib.import_module(package)
+        names = _lazy._names(mod.__file__)
+        assert names, package
+        for name in mod.__all__:
+            value = getattr(mod, name)
+            assert value is not None, (package, name)
+            if name in names:
+                where, attr = names[name]
+                source = importlib.import_module(where, package)
+                assert value is (getattr(source, attr) if attr else source), (package, name)
+            assert name in dir(mod)
+        with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+            getattr(mod, "nothing_here")
+    from mqcodec.msmq import FramedPacket, constants
+    from mqcodec.msmq.framing import Packet
+
+    assert FramedPacket is Packet and constants.TCP_PORT == 1801
+
+
+def test_imports_stay_narrow():
+    """What a module pulls in, in a fresh process: the MSMQ constants without
+    the MSMQ decoders, mq_calls' decoder without the IBM MQ message and PCF
+    decoders, the batch front door without its compiled modules."""
+    code = (
+        "import sys\n"
+        "import mqcodec.msmq.constants, mqcodec.ibmmq.calls, mqcodec.batch\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('mqcodec'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert "mqcodec.msmq.constants" in out and "mqcodec.ibmmq.calls" in out
+    for absent in ("mqcodec.msmq.packet", "mqcodec.msmq.framing", "mqcodec.ibmmq.message", "mqcodec.ibmmq.pcf",
+                   "mqcodec.ibmmq.traceroute", "mqcodec.batch.pcf_pure", "mqcodec._ext.mq_batch",
+                   "mqcodec._ext.pcf_batch"):
+        assert absent not in out, absent
