@@ -1,153 +1,246 @@
-"""Capture conversion throughput, side by side with tshark on the same file.
+"""Capture conversion, like against like.
 
-Rows (group "capture"; records = frames):
-  read only            - mqcodec.capture (pure): pcap records -> Frame objects
-  read+reassemble      - frames -> link/IP/TCP decode -> TCP stream events (pure)
-  capture core         - mqcodec._ext.capture_core: walk, link/IP/TCP, reassembly and both
-                         framers, messages into its arena (reading, reassembling and framing)
-  pcap2parquet local   - the whole job (compiled capture core, batch decoding, Parquet)
-  pcap2parquet pure capture pipeline - the same job with capture_impl="py"
-  tshark fields        - `tshark -r F -T fields -e mq.md.msgid` (dissects every frame), whole process
-  pcap2parquet process - `python -m mqcodec pcap2parquet F -o OUT`, whole process (imports included),
-                         the like-for-like row to compare with tshark's
-  pcap2parquet process, baseline - the same command with another mqcodec tree first on
-                         PYTHONPATH (MQCODEC_BENCH_BASELINE=DIR, DIR/mqcodec a package tree of
-                         another commit, e.g. made by benchmarks/baseline_tree.sh): ratios of two
-                         versions measured in one run
+Whole process against whole process (tshark is a process: its start, its
+dissectors and its output are in its time, so mqcodec's start, imports and
+Parquet files are in mqcodec's), on the captures users have:
 
-Run:  .venv/bin/python -m pytest benchmarks/bench_capture.py --benchmark-only
-Size: MQCODEC_BENCH_CAPTURE_MESSAGES (default 3000) application messages of
-the simulator (about 8 frames each).
+  real      - the shared real capture (../shared/captures/ibmmq_jms_client_1414.pcap, 695 frames)
+  synth     - a simulator capture (MQCODEC_BENCH_CAPTURE_MESSAGES application messages, default
+              20,000: about 180,000 frames; or an existing file MQCODEC_BENCH_CAPTURE)
+  empty     - a capture of no frame: the fixed cost of a process
+
+Rows of each (group "<capture> process"; records = frames):
+  tshark fields               - `tshark -r F -T fields -e mq.tsh.type`
+  mqcodec --threads 1 | 2     - `python -m mqcodec pcap2parquet F -o OUT --threads N`
+  mqcodec, baseline --threads 1 - the same with another mqcodec tree first on PYTHONPATH
+                                (MQCODEC_BENCH_BASELINE=DIR, e.g. made by benchmarks/baseline_tree.sh)
+
+Warm, in this process, against each other (group "synth in-process"; no tshark row: tshark has
+no warm in-process form):
+  capture core                - mqcodec._ext.capture_core: walk, reassembly, both framers
+  read only / read+reassemble - the pure capture reader and TCP layer
+  convert --threads 1 | 2     - mqcodec.pcap2parquet.convert after a warm-up (imports paid)
+
+Run:  .venv/bin/python -m pytest benchmarks/bench_capture.py --benchmark-only   (pytest-benchmark rows)
+      .venv/bin/python benchmarks/bench_capture.py [--rounds 5] [--messages N]  (the whole-process
+      table of BENCHMARKS.md: every command run in turn, round after round, so that the load of
+      this shared machine falls on all of them alike; medians, peak RSS and CPU of each process)
 """
+from __future__ import annotations
+
 import os
+import pathlib
 import shutil
+import statistics
 import subprocess
+import sys
+import time
 
-import pytest
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SHARED = pathlib.Path(os.environ.get("MQCODEC_SHARED", ROOT.parent / "shared")).resolve()
+REAL = SHARED / "captures" / "ibmmq_jms_client_1414.pcap"
+MESSAGES = int(os.environ.get("MQCODEC_BENCH_CAPTURE_MESSAGES", "20000"))
+TSHARK_FIELDS = ["-T", "fields", "-e", "mq.tsh.type"]
 
-from conftest import record
-from mqcodec import synth
 
-MESSAGES = int(os.environ.get("MQCODEC_BENCH_CAPTURE_MESSAGES", "3000"))
+# ---------------------------------------------------------------------------
+# the captures
+# ---------------------------------------------------------------------------
+def synth_capture(folder: pathlib.Path, messages: int = MESSAGES) -> pathlib.Path:
+    """MQCODEC_BENCH_CAPTURE, or the simulator's capture of ``messages`` (made once per folder)."""
+    given = os.environ.get("MQCODEC_BENCH_CAPTURE")
+    if given:
+        return pathlib.Path(given)
+    from mqcodec import synth
+
+    path = folder / ("synth-%d.pcap" % messages)
+    if not path.exists():
+        synth.write_capture(str(path), seed=1, messages=messages)
+    return path
+
+
+def empty_capture(folder: pathlib.Path) -> pathlib.Path:
+    from mqcodec.capture.writer import PcapWriter
+
+    path = folder / "empty.pcap"
+    with open(path, "wb") as f:
+        PcapWriter(f)
+    return path
+
+
+def frames_of(path) -> int:
+    from mqcodec._ext.capture_core import CaptureCore
+
+    core = CaptureCore()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 22), b""):
+            core.feed(chunk)
+            core.take()
+    core.finish()
+    return core.stats["frames"]
+
+
+# ---------------------------------------------------------------------------
+# the processes
+# ---------------------------------------------------------------------------
+def tshark_cmd(path) -> list:
+    exe = shutil.which("tshark")
+    return [exe, "-r", str(path), *TSHARK_FIELDS] if exe else []
+
+
+def mqcodec_cmd(path, out, threads: int) -> list:
+    return [sys.executable, "-m", "mqcodec", "pcap2parquet", str(path), "-o", str(out), "--threads", str(threads)]
+
+
+def run_process(cmd: list, out=None, pythonpath=None) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds, peak RSS in KiB) of one run of ``cmd``."""
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
+    if out is not None:
+        shutil.rmtree(out, ignore_errors=True)
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise subprocess.CalledProcessError(p.returncode, cmd)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def process_rows(path, work: pathlib.Path) -> list:
+    """(row name, command, output folder, PYTHONPATH) of the whole-process rows for ``path``."""
+    rows = []
+    if tshark_cmd(path):
+        rows.append(("tshark fields", tshark_cmd(path), None, None))
+    for n in (1, 2):
+        rows.append(("mqcodec --threads %d" % n, mqcodec_cmd(path, work / "out", n), work / "out", None))
+    base = os.environ.get("MQCODEC_BENCH_BASELINE")
+    if base:
+        # a tree of another commit may not know --threads: its default (one thread then)
+        rows.append(("mqcodec, baseline", mqcodec_cmd(path, work / "out", 1)[:-2], work / "out", base))
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# pytest-benchmark rows
+# ---------------------------------------------------------------------------
+import pytest  # noqa: E402
+
+from conftest import record  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def capture(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cap") / "synth.pcap"
-    frames = synth.write_capture(str(path), seed=1, messages=MESSAGES)
-    return str(path), frames, os.path.getsize(path)
+def captures(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cap")
+    out = {"real": REAL, "synth": synth_capture(folder), "empty": empty_capture(folder)}
+    return {k: (p, frames_of(p) if k != "empty" else 0, os.path.getsize(p)) for k, p in out.items()}
+
+
+@pytest.mark.parametrize("which", ["real", "synth", "empty"])
+@pytest.mark.parametrize("row", ["tshark fields", "mqcodec --threads 1", "mqcodec --threads 2",
+                                 "mqcodec, baseline"])
+def test_process(benchmark, captures, tmp_path, which, row):
+    pytest.importorskip("mqcodec._ext.capture_core")
+    path, frames, size = captures[which]
+    rows = {name: (cmd, out, pp) for name, cmd, out, pp in process_rows(path, tmp_path)}
+    if row not in rows:
+        pytest.skip("tshark not installed" if row.startswith("tshark") else "MQCODEC_BENCH_BASELINE not set")
+    cmd, out, pp = rows[row]
+    benchmark.pedantic(run_process, args=(cmd, out, pp), rounds=3 if which == "synth" else 5)
+    record(benchmark, "%s process:%s" % (which, row), max(frames, 1), size)
 
 
 def _read(path):
     from mqcodec.capture import open_capture
 
-    n = 0
-    for _ in open_capture(path):
-        n += 1
-    return n
+    return sum(1 for _ in open_capture(str(path)))
 
 
 def _reassemble(path):
     from mqcodec.capture import iter_capture_events
 
-    n = 0
-    for _ in iter_capture_events(path):
-        n += 1
-    return n
-
-
-def test_read(benchmark, capture):
-    path, frames, size = capture
-    assert benchmark.pedantic(_read, args=(path,), rounds=3) == frames
-    record(benchmark, "capture:read only", frames, size)
-
-
-def test_reassemble(benchmark, capture):
-    path, frames, size = capture
-    benchmark.pedantic(_reassemble, args=(path,), rounds=3)
-    record(benchmark, "capture:read+reassemble", frames, size)
-
-
-def test_pcap2parquet_local(benchmark, capture, tmp_path):
-    from mqcodec.pcap2parquet import convert
-
-    path, frames, size = capture
-    # one warm-up round: the first conversion in a process pays imports (pandas, pyarrow.compute)
-    report = benchmark.pedantic(convert, args=([path], str(tmp_path / "out")), rounds=3, warmup_rounds=1)
-    assert report["summary"]["frames"] == frames
-    record(benchmark, "capture:pcap2parquet local", frames, size)
-
-
-def test_pcap2parquet_pure_capture(benchmark, capture, tmp_path):
-    from mqcodec.pcap2parquet import ConvertOptions, convert
-
-    path, frames, size = capture
-    report = benchmark.pedantic(convert, args=([path], str(tmp_path / "out"), ConvertOptions(capture_impl="py")),
-                                rounds=1, warmup_rounds=1)
-    assert report["summary"]["frames"] == frames
-    record(benchmark, "capture:pcap2parquet, pure capture pipeline", frames, size)
-
-
-def test_tshark(benchmark, capture):
-    exe = shutil.which("tshark")
-    if exe is None:
-        pytest.skip("tshark not installed")
-    path, frames, size = capture
-
-    def run():
-        return subprocess.run([exe, "-r", path, "-T", "fields", "-e", "mq.md.msgid"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, check=True)
-
-    benchmark.pedantic(run, rounds=2)
-    record(benchmark, "capture:tshark fields", frames, size)
-
-
-def _cli_job(path, out, pythonpath=None):
-    import sys
-
-    env = dict(os.environ)
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
-    shutil.rmtree(out, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "mqcodec", "pcap2parquet", path, "-o", out], env=env, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def test_pcap2parquet_process(benchmark, capture, tmp_path):
-    path, frames, size = capture
-    benchmark.pedantic(_cli_job, args=(path, str(tmp_path / "out")), rounds=3)
-    record(benchmark, "capture:pcap2parquet process", frames, size)
-
-
-def test_pcap2parquet_process_baseline(benchmark, capture, tmp_path):
-    base = os.environ.get("MQCODEC_BENCH_BASELINE")
-    if not base:
-        pytest.skip("MQCODEC_BENCH_BASELINE not set")
-    path, frames, size = capture
-    benchmark.pedantic(_cli_job, args=(path, str(tmp_path / "out"), base), rounds=3)
-    record(benchmark, "capture:pcap2parquet process, baseline", frames, size)
+    return sum(1 for _ in iter_capture_events(str(path)))
 
 
 def _core(path):
-    from mqcodec._ext.capture_core import CaptureCore
-
-    core = CaptureCore()
-    n = 0
-    with open(path, "rb") as f:
-        while True:
-            chunk = f.read(1 << 20)
-            if not chunk:
-                break
-            core.feed(chunk)
-            n += len(core.take()["seq"])
-    core.finish()
-    n += len(core.take()["seq"])
-    return core, n
+    return frames_of(path)
 
 
-def test_capture_core(benchmark, capture):
+def test_read(benchmark, captures):
+    path, frames, size = captures["synth"]
+    assert benchmark.pedantic(_read, args=(path,), rounds=3) == frames
+    record(benchmark, "synth in-process:read only, pure", frames, size)
+
+
+def test_reassemble(benchmark, captures):
+    path, frames, size = captures["synth"]
+    benchmark.pedantic(_reassemble, args=(path,), rounds=1)
+    record(benchmark, "synth in-process:read+reassemble, pure", frames, size)
+
+
+def test_capture_core(benchmark, captures):
     pytest.importorskip("mqcodec._ext.capture_core")
-    path, frames, size = capture
-    core, n = benchmark.pedantic(_core, args=(path,), rounds=5)
-    assert core.stats["frames"] == frames and core.supported
-    record(benchmark, "capture:capture core (walk + reassembly + framing, messages into the arena)", frames, size)
+    path, frames, size = captures["synth"]
+    assert benchmark.pedantic(_core, args=(path,), rounds=5) == frames
+    record(benchmark, "synth in-process:capture core (walk, reassembly, framing)", frames, size)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_convert_warm(benchmark, captures, tmp_path, threads):
+    from mqcodec.pcap2parquet import ConvertOptions, convert
+
+    path, frames, size = captures["synth"]
+    report = benchmark.pedantic(convert, args=([str(path)], str(tmp_path / "out"), ConvertOptions(threads=threads)),
+                                rounds=3, warmup_rounds=1)
+    assert report["summary"]["frames"] == frames
+    record(benchmark, "synth in-process:convert --threads %d" % threads, frames, size)
+
+
+# ---------------------------------------------------------------------------
+# the interleaved whole-process table (BENCHMARKS.md)
+# ---------------------------------------------------------------------------
+def main(argv=None) -> int:
+    import argparse
+    import tempfile
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--messages", type=int, default=MESSAGES, help="simulator capture size (application messages)")
+    p.add_argument("--captures", default="real,synth,empty", help="which of real, synth, empty")
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="mqcodec-bench-") as tmp:
+        work = pathlib.Path(tmp)
+        t0 = time.perf_counter()
+        paths = {"real": REAL, "empty": empty_capture(work)}
+        if "synth" in args.captures:
+            paths["synth"] = synth_capture(work, args.messages)
+            if not os.environ.get("MQCODEC_BENCH_CAPTURE"):
+                print("simulator capture: %d messages, built in %.1f s" % (args.messages, time.perf_counter() - t0),
+                      file=sys.stderr)
+        for which in args.captures.split(","):
+            path = paths[which]
+            frames = frames_of(path) if which != "empty" else 0
+            rows = process_rows(path, work)
+            times: dict = {name: [] for name, *_ in rows}
+            for _ in range(args.rounds):
+                for name, cmd, out, pp in rows:  # interleaved: one run of each per round
+                    times[name].append(run_process(cmd, out, pp))
+            tshark = statistics.median(w for w, _, _ in times.get("tshark fields", [(0, 0, 0)]))
+            print("\n%s: %s, %d frames, %.1f MB; median of %d interleaved rounds"
+                  % (which, path.name, frames, os.path.getsize(path) / 1e6, args.rounds))
+            print("| row | median s | frames/s | x tshark | CPU s | peak RSS MiB |")
+            print("|---|---:|---:|---:|---:|---:|")
+            for name, runs in times.items():
+                wall = statistics.median(w for w, _, _ in runs)
+                cpu = statistics.median(c for _, c, _ in runs)
+                rss = max(r for _, _, r in runs) / 1024
+                print("| %s | %.3f | %s | %s | %.2f | %.0f |" % (
+                    name, wall, "{:,.0f}".format(frames / wall) if frames else "-",
+                    "%.2f" % (tshark / wall) if tshark else "-", cpu, rss))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -213,6 +213,10 @@ def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
     from .progress import enabled
 
     if args.engine != "local":
+        if args.threads is not None:  # as spark.pipeline.convert rejects it, before starting a JVM
+            _err("pcap2parquet: --threads is for --engine local; the Spark engine runs as many tasks at once as "
+                 "its master gives (--master local[N], or the cluster's executor cores)")
+            return EXIT_BAD_INPUT
         from .spark import pipeline as spark_pipeline  # the Spark engine lives in mqcodec.spark
         from .spark.session import get_session
 
@@ -222,17 +226,45 @@ def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
                                         partition_by=args.partition_by, chunk_messages=args.chunk,
                                         spark=spark)
     else:
+        _without_pandas()  # before mqcodec.pcap2parquet, whose import builds Arrow arrays
         from .pcap2parquet import ConvertOptions, convert
 
         opts = ConvertOptions(mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port), raw=args.raw,
                               chunk_messages=args.chunk, chunk_bytes=args.chunk_bytes,
-                              capture_impl=args.capture_impl, buffer_budget=args.buffer_budget)
+                              capture_impl=args.capture_impl, buffer_budget=args.buffer_budget,
+                              threads=args.threads)
         report = convert(args.inputs, args.output, opts, progress=enabled(), partition_by=args.partition_by)
     for c in report.get("captures", []):
         if "error" in c:  # an input that could not be read: the others were converted
             print("mqcodec: %s: not read: %s" % (c["capture"], c["error"]), file=sys.stderr)
     print(json.dumps(report if args.verbose else {k: v for k, v in report.items() if k != "captures"}, indent=2))
     return 0
+
+
+def _without_pandas() -> None:
+    """Keep pandas out of a local conversion (0.2-0.3 s of imports it never
+    uses): the first ``pa.array``/``pa.scalar`` of a process, whatever its
+    argument, asks pyarrow's pandas shim whether pandas is installed, which
+    imports it.  Asked once while ``import pandas`` fails, the shim takes
+    pandas as absent for its implicit checks; it still imports pandas when
+    pandas is asked for explicitly (``to_pandas``).  Nothing when pandas is
+    imported already."""
+    if "pandas" in sys.modules:
+        return
+    import pyarrow as pa
+
+    class NoPandas:  # a meta path finder that refuses pandas (pyarrow's Cython import
+        @staticmethod  # reads sys.modules directly: a None entry there is not refused)
+        def find_spec(name, path=None, target=None):
+            if name == "pandas":
+                raise ModuleNotFoundError("pandas is kept out of pcap2parquet", name="pandas")
+            return None
+
+    sys.meta_path.insert(0, NoPandas)
+    try:
+        pa.scalar(0)
+    finally:
+        sys.meta_path.remove(NoPandas)
 
 
 def _cmd_route(args: argparse.Namespace) -> int:
@@ -434,6 +466,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--capture-impl", choices=("c", "py"), default=None,
                    help="capture pipeline: c, the compiled capture core, or py, the pure one "
                         "(default: c when built, else py)")
+    c.add_argument("--threads", type=positive, default=None, metavar="N",
+                   help="--engine local: 1 decodes and writes in one thread; N > 1 also writes Parquet on N - 1 "
+                        "background threads (at most one per table) while the next chunk is decoded. The files "
+                        "are the same whatever N (default: the cores this process may use)")
     c.add_argument("-v", "--verbose", action="store_true", help="include per-capture frame statistics")
     c.set_defaults(func=_cmd_pcap2parquet)
 

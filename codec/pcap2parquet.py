@@ -33,7 +33,7 @@ from . import batch as _batch
 from . import tables as _tables
 from .errors import NoCaptureRead
 
-__all__ = ["Converter", "ConvertOptions", "convert", "NoCaptureRead"]
+__all__ = ["Converter", "ConvertOptions", "convert", "NoCaptureRead", "available_cores"]
 
 KEY_SHIFT = 40
 DEFAULT_MQ_PORTS = (1414,)
@@ -61,6 +61,28 @@ class ConvertOptions:
     #: TCP connections open at once before the least recently active tenth is evicted (each
     #: costs a few KiB; captures of random bytes open one per frame): both pipelines use it
     max_connections: int = 65536
+    #: threads of :func:`convert`: 1 decodes and writes in this thread; N > 1 also writes
+    #: Parquet on N - 1 background threads (at most one per table: tables.BackgroundSink)
+    #: while this one decodes the next chunk; None = the cores this process may use.
+    #: The files are the same whatever N.
+    threads: Optional[int] = None
+
+
+def available_cores() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def writer_threads(threads: Optional[int]) -> int:
+    """Background Parquet writers for ``threads`` (:attr:`ConvertOptions.threads`):
+    ``threads - 1``, at most one per table; 0 = write in the calling thread."""
+    n = available_cores() if threads is None else int(threads)
+    if n < 1:
+        raise ValueError("threads must be >= 1, not %r" % (threads,))
+    return min(n - 1, len(_tables.TABLES))
 
 
 # ---------------------------------------------------------------------------
@@ -1022,8 +1044,21 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
     can be read, :class:`NoCaptureRead` is raised and nothing is written."""
     from .errors import DecodeError
 
-    sink = _tables.DatasetSink(outdir, partition_by=partition_by)
-    conv = Converter(sink, options)
+    options = options or ConvertOptions()
+    sink: Any = _tables.DatasetSink(outdir, partition_by=partition_by)
+    writers = writer_threads(options.threads)
+    if writers:
+        sink = _tables.BackgroundSink(sink, workers=writers)
+    failed: list = []  # what writing raised: an output error (a full disk), not an unreadable input
+
+    def write(table: str, rows: pa.Table) -> None:
+        try:
+            sink(table, rows)
+        except BaseException as exc:
+            failed.append(exc)
+            raise
+
+    conv = Converter(write, options)
     read = 0
     os_errors_only = True
     try:
@@ -1032,6 +1067,8 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
             try:
                 conv.add_capture(path, progress=bar, index=index)
             except (DecodeError, OSError) as exc:
+                if failed and exc is failed[-1]:
+                    raise
                 conv.not_read(path, exc, index=index)
                 os_errors_only = os_errors_only and isinstance(exc, OSError)
                 continue

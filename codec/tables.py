@@ -31,7 +31,8 @@ from .batch import schema as _schema
 
 __all__ = [
     "TABLES", "MQ_MESSAGES", "MSMQ_PACKETS", "PCF_PARAMETERS", "MQ_CALLS", "COMMON", "MQ_LINK", "DICTIONARY",
-    "table_schema", "widen_unsigned", "DatasetSink", "TableCollector", "Sink", "NAMED", "name_column",
+    "table_schema", "widen_unsigned", "DatasetSink", "BackgroundSink", "TableCollector", "Sink", "NAMED",
+    "name_column",
 ]
 
 MQ_MESSAGES = "mq_messages"
@@ -400,6 +401,75 @@ class DatasetSink:
             w.close()  # type: ignore[attr-defined]
         self._writers.clear()
         return self.paths
+
+
+class BackgroundSink:
+    """Hands the tables it is given to ``sink`` (a :class:`DatasetSink`) on
+    ``workers`` background threads, so that Parquet encoding and writing --
+    which release the GIL -- overlap the decoding that produces the next
+    chunk.  Each table goes to one worker (chosen by its name), so the row
+    groups of every file are written in the order they were given: the files
+    are those ``sink`` alone writes.  Each worker's queue holds at most
+    ``max_pending`` tables; past that the caller waits, so memory stays a few
+    chunks whatever the capture's size.  An exception of a worker (a full
+    disk, say) is raised again in the caller, by its next call or by
+    :meth:`close`; the tables given after it are dropped, not written."""
+
+    def __init__(self, sink, *, workers: int = 1, max_pending: int = 2 * len(TABLES)) -> None:
+        import queue
+        import threading
+
+        if workers < 1:
+            raise ValueError("workers must be >= 1, not %r" % (workers,))
+        self.sink = sink
+        self._error: Optional[BaseException] = None
+        self._reported = False  # the caller has seen self._error
+        self._queues: list = [queue.Queue(maxsize=max(1, max_pending)) for _ in range(workers)]
+        self._threads = [threading.Thread(target=self._run, args=(q,), name="mqcodec-writer-%d" % i, daemon=True)
+                         for i, q in enumerate(self._queues)]
+        for t in self._threads:
+            t.start()
+
+    def _queue(self, table: str):
+        i = TABLES.index(table) if table in TABLES else sum(table.encode())
+        return self._queues[i % len(self._queues)]
+
+    def __call__(self, table: str, rows: pa.Table) -> None:
+        self._raise()
+        self._queue(table).put((table, rows))  # waits while the worker's queue is full
+
+    def _run(self, q) -> None:
+        while True:
+            item = q.get()
+            if item is None:
+                return
+            if self._error is not None:
+                continue  # after a failure: drain, so that the caller never waits on a full queue
+            try:
+                self.sink(*item)
+            except BaseException as exc:  # noqa: B036 - handed to the caller's thread
+                self._error = exc
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            self._reported = True
+            raise self._error
+
+    def close(self, *, complete: bool = True) -> list[str]:
+        """Wait for the workers to write what they were given, then close
+        ``sink`` (see :meth:`DatasetSink.close`).  After a worker's exception
+        ``sink`` is closed without completing the tables, and the exception
+        is raised unless a call raised it already."""
+        for q in self._queues:
+            q.put(None)
+        for t in self._threads:
+            t.join()
+        if self._error is not None:
+            self.sink.close(complete=False)
+            if not self._reported:
+                self._raise()
+            return []
+        return self.sink.close(complete=complete)
 
 
 def read_table(outdir: str, table: str, columns: Optional[Iterable[str]] = None) -> pa.Table:

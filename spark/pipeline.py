@@ -31,7 +31,15 @@ WRITE_CONF = {
 
 def convert(inputs: Iterable[str], outdir: str, *, master: Optional[str] = "local[*]", raw: bool = False,
             mq_ports=(1414,), msmq_ports=(1801,), partition_by: Optional[str] = None,
-            chunk_messages: Optional[int] = None, spark: Any = None) -> dict:
+            chunk_messages: Optional[int] = None, spark: Any = None, threads: Optional[int] = None) -> dict:
+    """``threads`` (the local engine's :attr:`ConvertOptions.threads
+    <mqcodec.pcap2parquet.ConvertOptions.threads>`) must be None: Spark runs
+    as many tasks at once as its master gives (``local[N]``, or the cluster's
+    executor cores), and its JVM writes the Parquet files."""
+    if threads is not None:
+        raise ValueError("threads=%r: the Spark engine runs as many tasks at once as its master gives "
+                         "(master='local[N]', or the cluster's executor cores); threads is for the local engine"
+                         % (threads,))
     from pyspark.sql import functions as F
 
     from mqcodec.tables import MQ_MESSAGES, MSMQ_PACKETS, TABLES

@@ -20,7 +20,6 @@ from typing import Any, NamedTuple, Sequence
 
 import pyarrow as pa
 
-from . import pcf_pure
 from ._front import Implementations, dispatch, mqlong
 from .schema import PCF_HEADERS, PCF_PARAMETERS
 from . import mq_pure as _mq
@@ -28,7 +27,7 @@ from . import mq_pure as _mq
 __all__ = ["decode_pcf_batch", "PcfBatch", "IMPLEMENTATION", "PCF_HEADERS", "PCF_PARAMETERS",
            "decode_mq_batch"]
 
-_PCF = Implementations("pcf_batch", pcf_pure, "PCF")
+_PCF = Implementations("pcf_batch", __name__ + ".pcf_pure", "PCF")  # the pure twin imported when picked
 
 #: "c" when ``impl=None`` runs the compiled implementation, else "py".
 IMPLEMENTATION = _PCF.default

@@ -25,14 +25,31 @@ import pyarrow as pa
 __all__ = ["Implementations", "mqlong", "dispatch", "check_offsets"]
 
 
+_UNLOADED: Any = object()
+
+
 class Implementations:
     """The compiled module ``mqcodec._ext.<name>`` and its pure twin."""
 
     def __init__(self, name: str, pure, what: str):
         self.name = name
-        self.pure = pure
+        self._pure = pure  # the pure module, or its name (imported when first picked)
         self.what = what
-        self.compiled = None if os.environ.get("MQCODEC_PURE") == "1" else self._load()
+        # the compiled module, imported when first picked (a command that decodes nothing
+        # of this kind does not pay for it, nor for the modules whose tables it reads)
+        self._compiled: Any = None if os.environ.get("MQCODEC_PURE") == "1" else _UNLOADED
+
+    @property
+    def compiled(self):
+        if self._compiled is _UNLOADED:
+            self._compiled = self._load()
+        return self._compiled
+
+    @property
+    def pure(self):
+        if isinstance(self._pure, str):
+            self._pure = importlib.import_module(self._pure)
+        return self._pure
 
     def _load(self):
         try:
@@ -42,8 +59,16 @@ class Implementations:
 
     @property
     def default(self) -> str:
-        """"c" when ``impl=None`` runs the compiled implementation, else "py"."""
-        return "c" if self.compiled is not None else "py"
+        """"c" when ``impl=None`` runs the compiled implementation, else "py"
+        (known without importing it: built is enough)."""
+        if self._compiled is _UNLOADED:
+            from importlib.util import find_spec
+
+            try:
+                return "c" if find_spec("mqcodec._ext." + self.name) is not None else "py"
+            except ImportError:
+                return "py"
+        return "c" if self._compiled is not None else "py"
 
     def pick(self, impl: str | None):
         if impl is None:

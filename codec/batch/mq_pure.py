@@ -33,9 +33,6 @@ import pyarrow as pa
 
 from ..errors import DecodeError
 from ._front import Implementations, check_offsets, dispatch, mqlong
-from ..ibmmq import pcf as _pcf
-from ..ibmmq.headers import MQMD, detect_md
-from ..ibmmq.message import decode_message
 from .errors import NULL_RECORD
 from .schema import MQ_MESSAGES
 
@@ -71,14 +68,15 @@ PCF_COLUMNS = {
 _ERROR_COLUMNS = ("error_structure", "error_field", "error_offset", "error_reason")
 _NAMES = [f.name for f in MQ_MESSAGES]
 
-#: structures of PCF *parameters* (errors there do not fail the row)
-_PARAMETER_STRUCTURES = frozenset(_pcf.PARAMETER_TYPES.values()) | {"PCFParameter", "MQCFGR"}
 
 
 def _parameter_level(exc: DecodeError) -> bool:
     """True for errors pcf.py raises while walking the parameters (or
     after them: the MQEPH's StrucLength slack check)."""
-    if exc.structure in _PARAMETER_STRUCTURES:
+    from ..ibmmq import pcf as _pcf
+
+    # structures of PCF *parameters* (errors there do not fail the row)
+    if exc.structure in _pcf.PARAMETER_TYPES.values() or exc.structure in ("PCFParameter", "MQCFGR"):
         return True
     return (exc.structure == "MQEPH" and exc.field == "StrucLength"
             and exc.reason.endswith("follow the last parameter"))
@@ -90,6 +88,11 @@ def decode_row(data: bytes, *, encoding: int | None = None, ccsid: int | None = 
     a failing record.  ``md_only``: the record is an MQMD whose data the
     protocol unit does not carry (an MQPUT_REPLY repeats the MQMD, not the
     data): decode the MQMD alone; the body is empty."""
+    # the pure decoder's modules, imported when it runs (the compiled twin needs none of them)
+    from ..ibmmq import pcf as _pcf
+    from ..ibmmq.headers import MQMD, detect_md
+    from ..ibmmq.message import decode_message
+
     if md_only:
         md_enc, md_cc = detect_md(data, 0, encoding, ccsid)
         md = MQMD.decode(data, 0, len(data), md_enc, md_cc)

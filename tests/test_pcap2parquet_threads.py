@@ -1,0 +1,301 @@
+"""pcap2parquet's threads (issue 18, part 2) and its start (part 3).
+
+* ``--threads N`` / ``ConvertOptions.threads``: Parquet written on background
+  threads gives the same files as one thread -- every table, its rows and its
+  row groups, for both capture pipelines; a writer's failure reaches the
+  caller; the writers' queues are bounded; the Spark engine rejects it.
+* ``python -m mqcodec pcap2parquet`` never imports pandas (both capture
+  pipelines, the real capture and an empty one).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import CAPTURES
+
+from mqcodec import synth, tables
+from mqcodec.capture.writer import PcapWriter
+from mqcodec.pcap2parquet import ConvertOptions, NoCaptureRead, available_cores, convert, writer_threads
+
+JMS = CAPTURES / "ibmmq_jms_client_1414.pcap"
+
+
+def _capture_impl(impl: str) -> str:
+    if impl == "c":
+        pytest.importorskip("mqcodec._ext.capture_core")
+    return impl
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory):
+    path = tmp_path_factory.mktemp("sim") / "sim.pcap"
+    synth.write_capture(str(path), seed=7, messages=60)
+    return path
+
+
+def _files(outdir) -> dict:
+    """table -> (its Parquet file's rows, row-group sizes) of a job's output."""
+    out = {}
+    for table in tables.TABLES:
+        f = pq.ParquetFile(outdir / table / "part-00000.parquet")
+        out[table] = (f.read(), [f.metadata.row_group(i).num_rows for i in range(f.num_row_groups)])
+    return out
+
+
+@pytest.mark.parametrize("impl", ["c", "py"])
+def test_threads_write_the_same_files(tmp_path, simulated, impl):
+    """N=1 (no background thread), N=2 (one writer) and N=5 (one writer per
+    table): equal tables, row groups included, on the simulator's capture and
+    the real one converted in one job, in small chunks (many row groups)."""
+    _capture_impl(impl)
+    inputs = [str(simulated), str(JMS)]
+    results = {}
+    for n in (1, 2, 5):
+        opts = ConvertOptions(capture_impl=impl, threads=n, chunk_messages=97)
+        report = convert(inputs, str(tmp_path / str(n)), opts)
+        results[n] = (report, _files(tmp_path / str(n)))
+    report1, files1 = results[1]
+    assert report1["summary"]["messages"] > 200 and report1["summary"]["calls"] > 200
+    assert len(files1[tables.MQ_MESSAGES][1]) >= 3  # several row groups: the order of writes matters
+    for n in (2, 5):
+        report, files = results[n]
+        assert report == report1, n
+        for table in tables.TABLES:
+            t1, groups1 = files1[table]
+            t, groups = files[table]
+            assert groups == groups1, (n, table)
+            assert t.schema == t1.schema and t.equals(t1), (n, table)
+
+
+def test_threads_default_and_writer_count():
+    assert available_cores() >= 1
+    assert writer_threads(None) == min(available_cores() - 1, len(tables.TABLES))
+    assert writer_threads(1) == 0
+    assert writer_threads(2) == 1
+    assert writer_threads(64) == len(tables.TABLES)
+    with pytest.raises(ValueError, match="threads must be >= 1"):
+        writer_threads(0)
+
+
+class _SlowSink:
+    """A sink that takes its time and counts what it holds."""
+
+    def __init__(self, fail_at=None):
+        self.got: list = []
+        self.closed = None
+        self.fail_at = fail_at
+        self.thread_names: set = set()
+
+    def __call__(self, table, rows):
+        self.thread_names.add(threading.current_thread().name)
+        time.sleep(0.01)
+        if self.fail_at is not None and len(self.got) == self.fail_at:
+            raise OSError(28, "No space left on device")
+        self.got.append((table, rows.num_rows))
+
+    def close(self, *, complete=True):
+        self.closed = complete
+        return []
+
+
+def _rows(n):
+    return pa.table({"x": pa.array(list(range(n)), pa.int64())})
+
+
+def test_background_sink_keeps_order_and_bounds_its_queue():
+    inner = _SlowSink()
+    sink = tables.BackgroundSink(inner, workers=1, max_pending=3)
+    waits = []
+    for i in range(12):
+        t0 = time.perf_counter()
+        sink(tables.MQ_MESSAGES if i % 2 else tables.MQ_CALLS, _rows(i))
+        waits.append(time.perf_counter() - t0)
+        # never more than max_pending tables queued, plus the one being written
+        assert sink._queues[0].qsize() <= 3
+    sink.close(complete=True)
+    assert inner.closed is True
+    assert inner.got == [(tables.MQ_MESSAGES if i % 2 else tables.MQ_CALLS, i) for i in range(12)]
+    assert inner.thread_names == {"mqcodec-writer-0"}
+    assert max(waits) > 0.005  # the caller waited on a full queue
+
+
+def test_background_sink_workers_per_table():
+    inner = _SlowSink()
+    sink = tables.BackgroundSink(inner, workers=4)
+    for i in range(8):
+        for t in tables.TABLES:
+            sink(t, _rows(i))
+    sink.close()
+    for t in tables.TABLES:  # each table's own order kept
+        assert [n for name, n in inner.got if name == t] == list(range(8))
+    assert len(inner.thread_names) == 4
+
+
+def test_background_sink_failure_reaches_the_caller():
+    inner = _SlowSink(fail_at=2)
+    sink = tables.BackgroundSink(inner, workers=1, max_pending=2)
+    with pytest.raises(OSError, match="No space left"):
+        for i in range(50):  # raised by a later call, never a deadlock on the full queue
+            sink(tables.MQ_MESSAGES, _rows(1))
+    sink.close(complete=True)  # reported already: not raised twice; the tables are not completed
+    assert inner.closed is False
+    assert len(inner.got) == 2
+
+    inner = _SlowSink(fail_at=0)
+    sink = tables.BackgroundSink(inner, workers=1)
+    sink(tables.MQ_MESSAGES, _rows(1))
+    with pytest.raises(OSError, match="No space left"):  # raised by close when no call saw it
+        sink.close(complete=True)
+    assert inner.closed is False
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_convert_reports_a_writer_failure(tmp_path, monkeypatch, threads):
+    """An output that cannot be written fails the job with the OSError (exit
+    status 3 on the command line) whichever thread wrote it, and is not taken
+    for an input that could not be read."""
+    def full(self, table, date, rows):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tables.DatasetSink, "_write", full)
+    with pytest.raises(OSError, match="No space left") as info:
+        convert([str(JMS), str(JMS)], str(tmp_path / "o"), ConvertOptions(threads=threads))
+    assert not isinstance(info.value, NoCaptureRead)
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, "-m", "mqcodec", *map(str, args)], capture_output=True)
+
+
+def test_cli_threads(tmp_path):
+    r = _run("pcap2parquet", JMS, "-o", tmp_path / "a", "--threads", "1")
+    assert r.returncode == 0, r.stderr
+    r2 = _run("pcap2parquet", JMS, "-o", tmp_path / "b", "--threads", "3")
+    assert r2.returncode == 0, r2.stderr
+    assert json.loads(r.stdout) == json.loads(r2.stdout)
+    for table in tables.TABLES:
+        assert pq.read_table(tmp_path / "a" / table).equals(pq.read_table(tmp_path / "b" / table)), table
+    bad = _run("pcap2parquet", JMS, "-o", tmp_path / "c", "--threads", "0")
+    assert bad.returncode == 2 and b"--threads" in bad.stderr and b"not a positive integer" in bad.stderr
+    assert "--threads" in _run("pcap2parquet", "--help").stdout.decode()
+
+
+def test_spark_engine_rejects_threads(tmp_path):
+    """Before any JVM starts: one line, exit 2 (pyspark need not be installed)."""
+    r = _run("pcap2parquet", JMS, "-o", tmp_path / "o", "--engine", "spark", "--threads", "2")
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and b"Traceback" not in r.stderr
+    assert b"--threads is for --engine local" in r.stderr and b"--master local[N]" in r.stderr
+    assert r.stdout == b"" and not (tmp_path / "o").exists()
+    from mqcodec.spark import pipeline
+
+    with pytest.raises(ValueError, match="threads is for the local engine"):
+        pipeline.convert([str(JMS)], str(tmp_path / "o"), threads=2)
+
+
+# ---------------------------------------------------------------------------
+# start: no pandas on the conversion path
+# ---------------------------------------------------------------------------
+_WRAPPER = """\
+import json, runpy, sys
+sys.argv = ["mqcodec"] + sys.argv[1:]
+status = 0
+try:
+    runpy.run_module("mqcodec", run_name="__main__", alter_sys=True)
+except SystemExit as exc:
+    status = exc.code
+print(json.dumps({"status": status, "pandas": sorted(m for m in sys.modules if m.split(".")[0] == "pandas"),
+                  "pyarrow": "pyarrow" in sys.modules}), file=sys.stderr)
+"""
+
+
+@pytest.fixture(scope="module")
+def empty_capture(tmp_path_factory):
+    path = tmp_path_factory.mktemp("empty") / "empty.pcap"
+    with open(path, "wb") as f:
+        PcapWriter(f)
+    return path
+
+
+@pytest.mark.parametrize("impl", ["c", "py"])
+@pytest.mark.parametrize("which", ["real", "empty", "simulated"])
+def test_pcap2parquet_does_not_import_pandas(tmp_path, impl, which, empty_capture, simulated):
+    _capture_impl(impl)
+    import importlib.util
+
+    if importlib.util.find_spec("pandas") is None:
+        pytest.skip("pandas not installed: nothing to check")
+    capture = {"real": JMS, "empty": empty_capture, "simulated": simulated}[which]
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(_WRAPPER)
+    r = subprocess.run([sys.executable, str(wrapper), "pcap2parquet", str(capture), "-o", str(tmp_path / "o"),
+                        "--capture-impl", impl, "--threads", "2"], capture_output=True)
+    state = json.loads(r.stderr.decode().strip().splitlines()[-1])
+    assert state["status"] == 0, r.stderr
+    assert state["pyarrow"]  # the job did run
+    assert state["pandas"] == []
+    report = json.loads(r.stdout)
+    frames = {"real": 695, "empty": 0}.get(which)
+    if frames is not None:
+        assert report["summary"].get("frames", 0) == frames
+    # the tables are readable and the same as those of a process where pandas is loaded
+    for table in tables.TABLES:
+        assert pq.read_table(tmp_path / "o" / table).num_rows >= 0
+    if which != "empty":
+        convert([str(capture)], str(tmp_path / "ref"), ConvertOptions(capture_impl=impl, threads=1))
+        for table in tables.TABLES:
+            got, want = pq.read_table(tmp_path / "o" / table), pq.read_table(tmp_path / "ref" / table)
+            assert got.equals(want) and got.schema.metadata == want.schema.metadata, table
+
+
+def test_lazy_packages_resolve_every_public_name():
+    """mqcodec.ibmmq and mqcodec.msmq import their modules on first use
+    (mqcodec._lazy): every name of their __all__ still resolves, to the
+    object its module defines, and from-imports and dir() see them."""
+    import importlib
+
+    from mqcodec import _lazy
+
+    for package in ("mqcodec.ibmmq", "mqcodec.msmq"):
+        mod = importlib.import_module(package)
+        names = _lazy._names(mod.__file__)
+        assert names, package
+        for name in mod.__all__:
+            value = getattr(mod, name)
+            assert value is not None, (package, name)
+            if name in names:
+                where, attr = names[name]
+                source = importlib.import_module(where, package)
+                assert value is (getattr(source, attr) if attr else source), (package, name)
+            assert name in dir(mod)
+        with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+            getattr(mod, "nothing_here")
+    from mqcodec.msmq import FramedPacket, constants
+    from mqcodec.msmq.framing import Packet
+
+    assert FramedPacket is Packet and constants.TCP_PORT == 1801
+
+
+def test_imports_stay_narrow():
+    """What a module pulls in, in a fresh process: the MSMQ constants without
+    the MSMQ decoders, mq_calls' decoder without the IBM MQ message and PCF
+    decoders, the batch front door without its compiled modules."""
+    code = (
+        "import sys\n"
+        "import mqcodec.msmq.constants, mqcodec.ibmmq.calls, mqcodec.batch\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('mqcodec'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert "mqcodec.msmq.constants" in out and "mqcodec.ibmmq.calls" in out
+    for absent in ("mqcodec.msmq.packet", "mqcodec.msmq.framing", "mqcodec.ibmmq.message", "mqcodec.ibmmq.pcf",
+                   "mqcodec.ibmmq.traceroute", "mqcodec.batch.pcf_pure", "mqcodec._ext.mq_batch",
+                   "mqcodec._ext.pcf_batch"):
+        assert absent not in out, absent
