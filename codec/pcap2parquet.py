@@ -23,7 +23,7 @@ import dataclasses
 import os
 import sys
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from typing import Any, Iterable, Optional
 
 import pyarrow as pa
@@ -203,6 +203,9 @@ class Converter:
         # the capture), the conversation state machine, and call_key ranks per direction
         self._calls: list[dict] = []
         self._held: dict[int, dict] = {}
+        # rows of _unit_batch: the table of each batch of units, by its token; its rows in
+        # _calls/_held are references {"_batch": token, "_i": row, "call_key": ...}
+        self._call_batches: dict = {}
         self._tracker: Any = None  # the capture's ibmmq.conversation.CallTracker
         self._ranks: dict = {}
         self._core_links: Any = {}  # (tcp_stream, direction) -> {stream offset: link}, see core_link
@@ -224,8 +227,6 @@ class Converter:
 
         self._tracker = CallTracker()
         self._ranks = {}
-        from collections import OrderedDict
-
         self._core_links = OrderedDict()
         core = _core_module(self.options.capture_impl or self.options.impl)
         if core is not None and _rereadable(source):
@@ -244,8 +245,6 @@ class Converter:
         and of at most ``2 * max_connections`` directions): when the
         connection is handed to the pure replay, the messages it re-creates
         link to the same mq_calls rows."""
-        from collections import OrderedDict
-
         links = self._core_links.get((stream, direction))
         if links is None:
             links = self._core_links[(stream, direction)] = OrderedDict()
@@ -575,6 +574,125 @@ class Converter:
                 "remote_q_name": cols.get("remote_q_name"), "remote_q_mgr_name": cols.get("remote_q_mgr_name")}
         return call_key, link
 
+    #: the decode_units columns the conversation state machine reads
+    _TRACKED = ("segment_type", "conversation_id", "request_id", "hobj", "completion_code", "id_q_mgr_name",
+                "remote_q_name", "remote_q_mgr_name", "od_object_name", "od_object_q_mgr_name",
+                "od_resolved_q_name", "od_resolved_q_mgr_name", "resolved_q_name", "spi_verb")
+
+    def _unit_batch(self, capture, data, starts, lens, full, conn, direction, conns, stream, offset, frame,
+                    ts) -> list:
+        """Many IBM MQ units (the compiled core's unit records of one batch,
+        in event order) -> mq_calls rows, as :meth:`_unit` makes them one at a
+        time: decoded at once (:func:`mqcodec.ibmmq.calls_batch.decode_units`),
+        their columns kept as one table; the rows written or held are small
+        references into it.  ``frame`` and ``ts`` are -1 where unknown (``ts``:
+        any negative).  Returns each unit's mq_messages link columns
+        (:data:`mqcodec.tables.MQ_LINK`, strings) as a table."""
+        import numpy as np
+
+        from .ibmmq.calls_batch import decode_units
+
+        n = len(starts)
+        decoded = decode_units(data, starts, lens, full)
+        tracked = {k: _pylist(decoded.column(k)) for k in self._TRACKED}
+        names = list(tracked)
+        per_unit = list(zip(*tracked.values()))
+        stream_l, dir_l, frame_l, ts_l = stream.tolist(), direction.tolist(), frame.tolist(), ts.tolist()
+        offset_l = offset.tolist()
+        shift_c = self._capture_index << _tables.CALL_CAPTURE_SHIFT
+        shift_f = _tables.CALL_FRAME_SHIFT
+        tracker, held, calls = self._tracker, self._held, self._calls
+        batch = object()
+        keys, qn, qm, rck, lat = [], [], [], [], []
+        remote_qn, remote_qmn = tracked["remote_q_name"], tracked["remote_q_mgr_name"]
+        for i in range(n):
+            s, d, fr = stream_l[i], dir_l[i], frame_l[i]
+            ranks = self._ranks.get((s, d))
+            if ranks is None:
+                ranks = self._ranks[(s, d)] = {}
+            fkey = fr if fr >= 0 else None
+            k = ranks.get(fkey, 0)
+            ranks[fkey] = k + 1
+            if len(ranks) > 16:
+                del ranks[next(iter(ranks))]
+            call_key = shift_c | ((fr if fr > 0 else 0) << shift_f) | k
+            t = ts_l[i]
+            att = tracker.unit(call_key, s, t if t >= 0 else None, dict(zip(names, per_unit[i])))
+            keys.append(call_key)
+            qn.append(att.queue_name)
+            qm.append(att.queue_manager)
+            rck.append(att.request_call_key)
+            lat.append(None if att.latency_ns is None else att.latency_ns // 1000)
+            row = {"_batch": batch, "_i": i, "call_key": call_key}
+            if att.request_call_key is not None:
+                req = held.pop(att.request_call_key, None)
+                if req is not None:
+                    req.update(replied=True, reply_call_key=call_key)
+                    calls.append(req)
+            for gone in att.given_up:
+                req = held.pop(gone, None)
+                if req is not None:
+                    req["replied"] = False
+                    calls.append(req)
+            if att.waiting:
+                held[call_key] = row
+            else:
+                calls.append(row)
+            link = {"call_key": call_key, "queue_name": att.queue_name, "queue_manager": att.queue_manager,
+                    "remote_q_name": remote_qn[i], "remote_q_mgr_name": remote_qmn[i]}
+            self.core_link(s, d, offset_l[i], link)
+        # where each unit was seen, as columns
+        info = [conns[c] for c in conn.tolist()]
+        c2s = direction == 0
+        cip = np.array([x[0] for x in info], dtype=object)
+        sip = np.array([x[2] for x in info], dtype=object)
+        cport = np.array([x[1] for x in info], dtype=np.int64)
+        sport = np.array([x[3] for x in info], dtype=np.int64)
+        known_ts = ts >= 0
+        error = decoded.column("error")
+        raw_rows = np.ones(n, dtype=bool) if self.options.raw else error.is_valid().to_numpy(zero_copy_only=False)
+        if raw_rows.any():
+            self._pending_bytes += int(lens[raw_rows].sum())
+        pick = np.flatnonzero(raw_rows)
+        raw_offsets = np.zeros(len(pick) + 1, dtype=np.int64)
+        np.cumsum(lens[pick], out=raw_offsets[1:])
+        buf = np.frombuffer(data, dtype=np.uint8)
+        gather = np.repeat(starts[pick] - raw_offsets[:-1], lens[pick]) + np.arange(int(raw_offsets[-1]))
+        raw_part = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(pick), [
+            None, pa.py_buffer(raw_offsets), pa.py_buffer(buf[gather].tobytes())]).cast(pa.binary())
+        where = np.full(n, -1, dtype=np.int64)
+        where[pick] = np.arange(len(pick))
+        extra = {
+            "call_key": pa.array(keys, pa.int64()),
+            "capture": pa.array([capture], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
+            "frame": pa.array(frame, mask=frame < 0),
+            "ts": pa.array(ts // 1000, mask=~known_ts).cast(pa.timestamp("us", tz="UTC")),
+            "ts_nanos": pa.array(ts % 1000, mask=~known_ts).cast(pa.int16()),
+            "src_ip": pa.array(np.where(c2s, cip, sip), pa.string()),
+            "src_port": pa.array(np.where(c2s, cport, sport)).cast(pa.int32()),
+            "dst_ip": pa.array(np.where(c2s, sip, cip), pa.string()),
+            "dst_port": pa.array(np.where(c2s, sport, cport)).cast(pa.int32()),
+            "tcp_stream": pa.array(stream), "stream_offset": pa.array(offset), "length": pa.array(full),
+            "queue_name": pa.array(qn, pa.string()), "queue_manager": pa.array(qm, pa.string()),
+            "request_call_key": pa.array(rck, pa.int64()), "latency_us": pa.array(lat, pa.int64()),
+            "raw": raw_part.take(pa.array(where, mask=where < 0)),
+        }
+        plain = _calls_plain_schema()
+        arrays = []
+        for f in plain:
+            if f.name in ("replied", "reply_call_key"):
+                continue
+            a = extra.get(f.name)
+            if a is None:
+                a = decoded.column(f.name) if f.name in decoded.schema.names else pa.nulls(n, f.type)
+            arrays.append(a if a.type == f.type else a.cast(f.type))
+        self._call_batches[batch] = pa.Table.from_arrays(
+            arrays, schema=pa.schema([f for f in plain if f.name not in ("replied", "reply_call_key")]))
+        return pa.table({"call_key": extra["call_key"], "queue_name": extra["queue_name"],
+                         "queue_manager": extra["queue_manager"],
+                         "remote_q_name": decoded.column("remote_q_name").cast(pa.string()),
+                         "remote_q_mgr_name": decoded.column("remote_q_mgr_name").cast(pa.string())})
+
     def _end_calls(self) -> None:
         """End of a capture: requests still waiting were never replied."""
         if self._tracker is not None:
@@ -589,7 +707,10 @@ class Converter:
         rows, self._calls = self._calls, []
         if not rows:
             return
-        table = _calls_table(rows)
+        table = _calls_table(rows, self._call_batches)
+        if self._call_batches:
+            still = {id(r["_batch"]) for r in self._held.values() if "_batch" in r}
+            self._call_batches = {k: v for k, v in self._call_batches.items() if id(k) in still}
         import pyarrow.compute as pc
 
         names = pc.value_counts(table.column("segment_type_name").cast(pa.string()))
@@ -842,15 +963,57 @@ BLOCK_SCHEMA = pa.schema([
 ])
 
 
-def _calls_table(rows: list) -> pa.Table:
-    """mq_calls rows (dicts: decode_unit columns plus where, pairing, queue)
-    as a table of the mq_calls schema, in call_key order; ``ts`` arrives in
+def _pylist(a) -> list:
+    """``a.to_pylist()`` (an integer or dictionary-of-strings column), built
+    over arrays: all-null columns, the integers and the dictionary's indices
+    converted at once."""
+    import numpy as np
+
+    a = a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
+    n = len(a)
+    if a.null_count == n:
+        return [None] * n
+    if pa.types.is_dictionary(a.type):
+        words = np.array(a.dictionary.to_pylist() + [None], dtype=object)
+        return words[a.indices.fill_null(-1).to_numpy()].tolist()
+    if not pa.types.is_integer(a.type):
+        return a.to_pylist()
+    if a.null_count == 0:
+        return a.to_numpy().tolist()
+    values = np.array(a.fill_null(0).to_numpy(), dtype=object)
+    values[~a.is_valid().to_numpy(zero_copy_only=False)] = None
+    return values.tolist()
+
+
+def _calls_plain_schema() -> pa.Schema:
+    """The mq_calls schema without its name columns (_calls_table adds them)."""
+    schema = _tables.table_schema(_tables.MQ_CALLS)
+    named = {name for name, _ in _tables.NAMED.values()}
+    return pa.schema([f for f in schema if f.name not in named])
+
+
+def _calls_table(rows: list, batches: Optional[dict] = None) -> pa.Table:
+    """mq_calls rows (dicts: decode_unit columns plus where, pairing, queue;
+    or references into ``batches``, the tables of Converter._unit_batch) as a
+    table of the mq_calls schema, in call_key order; ``ts`` arrives in
     nanoseconds and is split as in the other tables."""
     schema = _tables.table_schema(_tables.MQ_CALLS)
-    rows.sort(key=lambda r: r["call_key"])
     named = {name: (column, how) for column, (name, how) in _tables.NAMED.items() if name in schema.names}
-    plain = pa.schema([f for f in schema if f.name not in named])
-    table = pa.Table.from_pylist(rows, schema=plain)
+    plain = _calls_plain_schema()
+    dicts = [r for r in rows if "_batch" not in r]
+    parts = [pa.Table.from_pylist(dicts, schema=plain)] if dicts else []
+    by_batch: dict = {}
+    for r in rows:
+        if "_batch" in r:
+            by_batch.setdefault(id(r["_batch"]), (r["_batch"], []))[1].append(r)
+    for token, refs in by_batch.values():
+        part = batches[token].take(pa.array([r["_i"] for r in refs], pa.int64()))
+        replied = pa.array([r.get("replied") for r in refs], pa.bool_())
+        reply = pa.array([r.get("reply_call_key") for r in refs], pa.int64())
+        parts.append(pa.Table.from_arrays([replied if f.name == "replied" else reply if f.name == "reply_call_key"
+                                           else part.column(f.name) for f in plain], schema=plain))
+    table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+    table = table.sort_by("call_key")
     arrays = []
     for f in schema:
         if f.name in named:

@@ -366,11 +366,10 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
         # connection where a copy overlaps bytes it already has (docs/capture-core.md)
         "overlap_conflict": pa.array(np.zeros(n, dtype=bool)),
     }
-    links = b.get("links")
+    links = b.get("links")   # the link columns of each message (_units)
     if links is not None:
-        for col in ("call_key", "queue_name", "queue_manager", "remote_q_name", "remote_q_mgr_name"):
-            columns[col] = pa.array([None if ln is None else ln[col] for ln in links],
-                                    pa.int64() if col == "call_key" else pa.string())
+        for col in links.column_names:
+            columns[col] = links.column(col)
     arrays = [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in _p.BLOCK_SCHEMA]
     names = [f.name for f in _p.BLOCK_SCHEMA]
     arrays += [pa.array(conn), pa.array(direction), pa.array(np.asarray(b["stream_offset"], dtype=np.int64)
@@ -384,37 +383,51 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
 
 def _units(conv, core, b: dict, is_unit, name: str, conns: dict, produced: Counter) -> dict:
     """The batch's IBM MQ unit records -> mq_calls rows (in arena order, which
-    is the pure framer's event order); returns the batch without them, each
+    is the pure framer's event order; decoded at once by
+    :func:`mqcodec.ibmmq.calls_batch.decode_units`, paired and attributed by
+    :meth:`Converter._unit_batch`); returns the batch without them, each
     message with the link columns of its unit (the unit record just before it
     in its direction, same stream offset)."""
     offsets = np.asarray(b["offsets"], dtype=np.int64)
     data = b["data"]
     base = int(offsets[0])
-    last: dict = {}
-    links = []
-    conn_a, dir_a, off_a = b["conn"].tolist(), b["direction"].tolist(), b["stream_offset"].tolist()
-    frame_a, ts_a, stream_a = b["frame"].tolist(), b["ts_ns"].tolist(), b["tcp_stream"].tolist()
-    full_a = b["full_length"].tolist() if "full_length" in b else None
-    unit_l = is_unit.tolist()
-    for i in range(len(unit_l)):
-        c, d, off = conn_a[i], dir_a[i], off_a[i]
-        if unit_l[i]:
-            info = conns.get(c)
-            if info is None:
-                info = conns[c] = core.connection(c)
-            cip, cport, sip, sport = info[0], info[1], info[2], info[3]
-            src, sp, dst, dp = (cip, cport, sip, sport) if d == 0 else (sip, sport, cip, cport)
-            frame = frame_a[i] if frame_a[i] >= 0 else None
-            ts = ts_a[i] if ts_a[i] >= 0 else None
-            chunk = data[int(offsets[i]) - base:int(offsets[i + 1]) - base]
-            full = full_a[i] if full_a is not None else len(chunk)
-            _, link = conv._unit(name, stream_a[i], d, src, sp, dst, dp, off, frame, ts, chunk, full)
-            last[(c, d)] = (off, link)
-            conv.core_link(stream_a[i], d, off, link)
-            produced[("unit", stream_a[i], d)] += 1
-        else:
-            prev = last.get((c, d))
-            links.append(prev[1] if prev is not None and prev[0] == off else None)
+    units = np.flatnonzero(is_unit)
+    conn_u = np.asarray(b["conn"], dtype=np.int64)[units]
+    dir_u = np.asarray(b["direction"], dtype=np.int64)[units]
+    for c in np.unique(conn_u).tolist():
+        if c not in conns:
+            conns[c] = core.connection(c)
+    starts = offsets[units] - base
+    lens = offsets[units + 1] - offsets[units]
+    full = np.asarray(b["full_length"], dtype=np.int64)[units] if "full_length" in b else lens
+    link_table = conv._unit_batch(name, data, starts, lens, full, conn_u, dir_u, conns,
+                                  np.asarray(b["tcp_stream"], dtype=np.int64)[units],
+                                  np.asarray(b["stream_offset"], dtype=np.int64)[units],
+                                  np.asarray(b["frame"], dtype=np.int64)[units],
+                                  np.asarray(b["ts_ns"], dtype=np.int64)[units])
+    pairs, counts = np.unique(np.stack([np.asarray(b["tcp_stream"], dtype=np.int64)[units], dir_u]), axis=1,
+                              return_counts=True)
+    for (stream, d), c in zip(pairs.T.tolist(), counts.tolist()):
+        produced[("unit", stream, d)] += c
+    # each message's link: the unit record just before it in its direction (same conn and
+    # direction, nearest before it in the batch), when at the same stream offset
+    m = len(is_unit)
+    group = np.asarray(b["conn"], dtype=np.int64) * 2 + np.asarray(b["direction"], dtype=np.int64)
+    order = np.lexsort((np.arange(m), group))
+    pos = np.arange(m)
+    change = np.ones(m, dtype=bool)
+    change[1:] = group[order][1:] != group[order][:-1]
+    group_start = np.maximum.accumulate(np.where(change, pos, 0))
+    last_unit = np.maximum.accumulate(np.where(is_unit[order], pos, -1))
+    off = np.asarray(b["stream_offset"], dtype=np.int64)
+    prev = np.full(m, -1, dtype=np.int64)
+    found = last_unit >= group_start
+    prev[order[found]] = order[last_unit[found]]
+    ordinal = np.cumsum(is_unit) - 1
+    msg = np.flatnonzero(~is_unit)
+    p_ = prev[msg]
+    linked = (p_ >= 0) & (off[np.maximum(p_, 0)] == off[msg])
+    which = np.where(linked, ordinal[np.maximum(p_, 0)], -1)
     keep = np.flatnonzero(~is_unit)
     out: dict[str, Any] = {}
     for key, value in b.items():
@@ -425,9 +438,12 @@ def _units(conv, core, b: dict, is_unit, name: str, conns: dict, produced: Count
     new_offsets = np.zeros(len(keep) + 1, dtype=np.int64)
     np.cumsum(lengths, out=new_offsets[1:])
     out["offsets"] = new_offsets
-    out["data"] = b"".join(data[int(offsets[i]) - base:int(offsets[i + 1]) - base] for i in keep.tolist())
+    # the messages' bytes without the units': one gather over the batch's bytes
+    buf = np.frombuffer(data, dtype=np.uint8)
+    pick = np.repeat(offsets[keep] - base - new_offsets[:-1], lengths) + np.arange(int(new_offsets[-1]))
+    out["data"] = buf[pick].tobytes()
     out["deferred"] = []
-    out["links"] = links
+    out["links"] = link_table.take(pa.array(which, mask=which < 0))
     return out
 
 
