@@ -1076,14 +1076,15 @@ def _bitmap(mask):
     return pa.py_buffer(np.packbits(mask.view(np.bool_), bitorder="little"))
 
 
-def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None):
+def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     """Decode MSMQ packets ``buf[offsets[i]:offsets[i+1]]`` (one packet per
     record, from its first byte).  ``buf``: any contiguous bytes-like;
     ``offsets``: n+1 offsets; ``valid``: optional array, 0/False = null
     record.  Returns a ``pyarrow.RecordBatch`` in schema ``MSMQ_PACKETS``,
     or with ``columns`` (names of MSMQ_PACKETS fields) only those columns,
     in that order: every packet is still checked in full, but the text,
-    GUID and Arrow work of the other columns is skipped."""
+    GUID and Arrow work of the other columns is skipped.  ``first``: the
+    number of the first record (the ``record`` column counts from it)."""
     global _st_records, _st_fallback_header, _st_fallback_text
     columns = _pure.check_columns(columns)
     want = None if columns is None else frozenset(columns)
@@ -1182,7 +1183,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None):
     for k in range(NGROUPS):
         bitmaps.append(None if counts[k] in (0, n) else _bitmap(groups[k]))
     cols = {}
-    cols["record"] = pa.array(np.arange(n, dtype=np.int64))
+    cols["record"] = pa.array(np.arange(first, first + n, dtype=np.int64))
     if want is None or "kind" in want:
         kind_idx = pa.array(kinds.astype(np.int32), mask=kinds < 0)
         cols["kind"] = pa.array(KINDS, pa.string()).take(kind_idx)
@@ -1261,7 +1262,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None):
     fb = np.flatnonzero(outcome >= FALLBACK_HEADER)
     if len(fb):
         recs = [bytes(mv[offs_np[j]:offs_np[j + 1]]) for j in fb.tolist()]
-        pure = _pure.decode_records(recs, record_numbers=fb)
+        pure = _pure.decode_records(recs, record_numbers=fb + first)
         if columns is not None:
             pure = pure.select(columns)
         idx = np.arange(n, dtype=np.int64)

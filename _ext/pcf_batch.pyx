@@ -184,6 +184,7 @@ DEF MAX_STR_DATA = 2147483646   # 2**31 - 2: largest string data with int32 offs
 cdef struct Cols:
     bint write
     const uint8_t* base
+    int64_t first         # record number of the call's first record
     # counters: rows / items / bytes so far
     int64_t np
     int64_t ni            # int-list items
@@ -384,7 +385,7 @@ cdef inline void _valid(Cols* c, int v, int64_t row) noexcept nogil:
 cdef inline void _new_param(Cols* c, int64_t rec, int32_t idx, int32_t parent, int32_t depth,
                             int32_t param, int32_t typ) noexcept nogil:
     cdef int64_t row = c.np
-    c.p_record[row] = rec; c.p_index[row] = idx; c.p_parent[row] = parent
+    c.p_record[row] = rec + c.first; c.p_index[row] = idx; c.p_parent[row] = parent
     c.p_depth[row] = depth; c.p_param[row] = param; c.p_type[row] = typ
     c.p_int[row] = 0; c.p_count[row] = 0; c.p_op[row] = 0; c.p_ccsid[row] = 0
     c.sv_off[row + 1] = <int32_t>c.sv.len
@@ -758,15 +759,17 @@ def _overflow(what):
 
 
 # ------------------------------------------------------------------- entry
-def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None):
+def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, first=0):
     """Decode PCF records ``buf[offsets[i]:offsets[i+1]]``.
 
     ``buf``: any contiguous bytes-like; ``offsets``: n+1 offsets (any integer
     dtype); ``valid``: optional array, 0/False = null record.  ``encoding``:
     the governing MQENC (None: detect per record); ``ccsid``: the CCSID
     strings with CodedCharSetId <= 0 inherit (None: 1208, or 500 after an
-    EBCDIC MQEPH StrucId).  Returns ``(headers, parameters)`` as
-    ``pyarrow.RecordBatch`` in the schemas of ``mqcodec.batch.schema``.
+    EBCDIC MQEPH StrucId).  ``first``: the number of the first record
+    (the ``record`` columns count from it).  Returns ``(headers,
+    parameters)`` as ``pyarrow.RecordBatch`` in the schemas of
+    ``mqcodec.batch.schema``.
     """
     from mqcodec.batch.schema import PCF_HEADERS, PCF_PARAMETERS
 
@@ -812,6 +815,7 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None):
     e_args = np.zeros(3 * nrec + 1, np.int64); h.e_args = <int64_t*>_ptr(e_args)
     memset(&c, 0, sizeof(Cols))
     c.base = base
+    c.first = first
     c.last_cs = 1208
     c.last_t = _table_or_py(1208)
     with nogil:
@@ -892,11 +896,13 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None):
     h_ok = h_ok[:nh]
     fields = h_fields[:9 * nh].reshape(nh, 9)
     failed = ~h_ok.astype(bool)
+    if not failed.any():
+        failed = None        # no mask to apply
     es, ef, eo, er, raw = _errors.error_columns(
         e_struct[:nh], e_field[:nh], e_reason[:nh], e_offset[:nh],
         e_args[:3 * nh].reshape(nh, 3), h_raw[:nh].astype(bool), buf, offsets)
     hcols = [
-        pa.array(np.arange(nh, dtype=np.int64)),
+        pa.array(np.arange(first, first + nh, dtype=np.int64)),
         pa.array(h_encoding[:nh], mask=failed),
         pa.array(h_eph[:nh].astype(bool), mask=failed),
     ]
