@@ -1112,18 +1112,19 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
         a = np.empty(n, dtypes[w])        # null slots stay undefined, as Arrow allows
         num_arrays.append(a)
         r.num[k] = cnp.PyArray_DATA(a)
-    groups = np.zeros((NGROUPS, n), np.uint8)
+    groups = np.zeros(NGROUPS * n, np.uint8).reshape(NGROUPS, n)
     a = groups
     for k in range(NGROUPS):
         r.grp[k] = <uint8_t*>cnp.PyArray_DATA(a) + k * n
-    guids = np.empty((NGUID, n, 16), np.uint8)
+    guids = np.empty(NGUID * n * 16, np.uint8).reshape(NGUID, n, 16)
     a = guids
     for k in range(NGUID):
         r.guid[k] = <uint8_t*>cnp.PyArray_DATA(a) + k * n * 16
-    kinds = np.full(n, -1, np.int8)
+    kinds = np.empty(n, np.int8)
+    kinds.fill(-1)
     a = kinds
     r.kind = <int8_t*>cnp.PyArray_DATA(a)
-    corr = np.empty((n, 20), np.uint8)
+    corr = np.empty(n * 20, np.uint8).reshape(n, 20)
     a = corr
     r.corr = <uint8_t*>cnp.PyArray_DATA(a)
     outcome = np.zeros(n, np.uint8)
@@ -1132,7 +1133,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     e_field = np.zeros(n, np.int32)
     e_reason = np.zeros(n, np.int32)
     e_offset = np.empty(n, np.int64)
-    e_args = np.empty((n, 3), np.int64)
+    e_args = np.empty(3 * n, np.int64).reshape(n, 3)
     cdef int32_t[::1] esv = e_struct, efv = e_field, erv = e_reason
     cdef int64_t[::1] eov = e_offset
     cdef int64_t[:, ::1] eav = e_args
