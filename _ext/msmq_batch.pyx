@@ -1076,14 +1076,15 @@ def _bitmap(mask):
     return pa.py_buffer(np.packbits(mask.view(np.bool_), bitorder="little"))
 
 
-def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None):
+def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     """Decode MSMQ packets ``buf[offsets[i]:offsets[i+1]]`` (one packet per
     record, from its first byte).  ``buf``: any contiguous bytes-like;
     ``offsets``: n+1 offsets; ``valid``: optional array, 0/False = null
     record.  Returns a ``pyarrow.RecordBatch`` in schema ``MSMQ_PACKETS``,
     or with ``columns`` (names of MSMQ_PACKETS fields) only those columns,
     in that order: every packet is still checked in full, but the text,
-    GUID and Arrow work of the other columns is skipped."""
+    GUID and Arrow work of the other columns is skipped.  ``first``: the
+    number of the first record (the ``record`` column counts from it)."""
     global _st_records, _st_fallback_header, _st_fallback_text
     columns = _pure.check_columns(columns)
     want = None if columns is None else frozenset(columns)
@@ -1111,18 +1112,19 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None):
         a = np.empty(n, dtypes[w])        # null slots stay undefined, as Arrow allows
         num_arrays.append(a)
         r.num[k] = cnp.PyArray_DATA(a)
-    groups = np.zeros((NGROUPS, n), np.uint8)
+    groups = np.zeros(NGROUPS * n, np.uint8).reshape(NGROUPS, n)
     a = groups
     for k in range(NGROUPS):
         r.grp[k] = <uint8_t*>cnp.PyArray_DATA(a) + k * n
-    guids = np.empty((NGUID, n, 16), np.uint8)
+    guids = np.empty(NGUID * n * 16, np.uint8).reshape(NGUID, n, 16)
     a = guids
     for k in range(NGUID):
         r.guid[k] = <uint8_t*>cnp.PyArray_DATA(a) + k * n * 16
-    kinds = np.full(n, -1, np.int8)
+    kinds = np.empty(n, np.int8)
+    kinds.fill(-1)
     a = kinds
     r.kind = <int8_t*>cnp.PyArray_DATA(a)
-    corr = np.empty((n, 20), np.uint8)
+    corr = np.empty(n * 20, np.uint8).reshape(n, 20)
     a = corr
     r.corr = <uint8_t*>cnp.PyArray_DATA(a)
     outcome = np.zeros(n, np.uint8)
@@ -1131,7 +1133,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None):
     e_field = np.zeros(n, np.int32)
     e_reason = np.zeros(n, np.int32)
     e_offset = np.empty(n, np.int64)
-    e_args = np.empty((n, 3), np.int64)
+    e_args = np.empty(3 * n, np.int64).reshape(n, 3)
     cdef int32_t[::1] esv = e_struct, efv = e_field, erv = e_reason
     cdef int64_t[::1] eov = e_offset
     cdef int64_t[:, ::1] eav = e_args
@@ -1182,7 +1184,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None):
     for k in range(NGROUPS):
         bitmaps.append(None if counts[k] in (0, n) else _bitmap(groups[k]))
     cols = {}
-    cols["record"] = pa.array(np.arange(n, dtype=np.int64))
+    cols["record"] = pa.array(np.arange(first, first + n, dtype=np.int64))
     if want is None or "kind" in want:
         kind_idx = pa.array(kinds.astype(np.int32), mask=kinds < 0)
         cols["kind"] = pa.array(KINDS, pa.string()).take(kind_idx)
@@ -1261,7 +1263,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None):
     fb = np.flatnonzero(outcome >= FALLBACK_HEADER)
     if len(fb):
         recs = [bytes(mv[offs_np[j]:offs_np[j + 1]]) for j in fb.tolist()]
-        pure = _pure.decode_records(recs, record_numbers=fb)
+        pure = _pure.decode_records(recs, record_numbers=fb + first)
         if columns is not None:
             pure = pure.select(columns)
         idx = np.arange(n, dtype=np.int64)

@@ -184,6 +184,7 @@ DEF MAX_STR_DATA = 2147483646   # 2**31 - 2: largest string data with int32 offs
 cdef struct Cols:
     bint write
     const uint8_t* base
+    int64_t first         # record number of the call's first record
     # counters: rows / items / bytes so far
     int64_t np
     int64_t ni            # int-list items
@@ -384,7 +385,7 @@ cdef inline void _valid(Cols* c, int v, int64_t row) noexcept nogil:
 cdef inline void _new_param(Cols* c, int64_t rec, int32_t idx, int32_t parent, int32_t depth,
                             int32_t param, int32_t typ) noexcept nogil:
     cdef int64_t row = c.np
-    c.p_record[row] = rec; c.p_index[row] = idx; c.p_parent[row] = parent
+    c.p_record[row] = rec + c.first; c.p_index[row] = idx; c.p_parent[row] = parent
     c.p_depth[row] = depth; c.p_param[row] = param; c.p_type[row] = typ
     c.p_int[row] = 0; c.p_count[row] = 0; c.p_op[row] = 0; c.p_ccsid[row] = 0
     c.sv_off[row + 1] = <int32_t>c.sv.len
@@ -733,7 +734,7 @@ cdef inline void* _ptr(object a):
 
 
 cdef object _buf_array(Buf* b):
-    a = np.empty(b.len, dtype=np.uint8)
+    a = np.empty(b.len, np.uint8)
     if b.len:
         memcpy(cnp.PyArray_DATA(<cnp.ndarray>a), b.data, <size_t>b.len)
     return a
@@ -758,15 +759,17 @@ def _overflow(what):
 
 
 # ------------------------------------------------------------------- entry
-def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None):
+def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, first=0):
     """Decode PCF records ``buf[offsets[i]:offsets[i+1]]``.
 
     ``buf``: any contiguous bytes-like; ``offsets``: n+1 offsets (any integer
     dtype); ``valid``: optional array, 0/False = null record.  ``encoding``:
     the governing MQENC (None: detect per record); ``ccsid``: the CCSID
     strings with CodedCharSetId <= 0 inherit (None: 1208, or 500 after an
-    EBCDIC MQEPH StrucId).  Returns ``(headers, parameters)`` as
-    ``pyarrow.RecordBatch`` in the schemas of ``mqcodec.batch.schema``.
+    EBCDIC MQEPH StrucId).  ``first``: the number of the first record
+    (the ``record`` columns count from it).  Returns ``(headers,
+    parameters)`` as ``pyarrow.RecordBatch`` in the schemas of
+    ``mqcodec.batch.schema``.
     """
     from mqcodec.batch.schema import PCF_HEADERS, PCF_PARAMETERS
 
@@ -812,6 +815,7 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None):
     e_args = np.zeros(3 * nrec + 1, np.int64); h.e_args = <int64_t*>_ptr(e_args)
     memset(&c, 0, sizeof(Cols))
     c.base = base
+    c.first = first
     c.last_cs = 1208
     c.last_t = _table_or_py(1208)
     with nogil:
@@ -832,7 +836,7 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None):
         raise _overflow("bytes_value")
     if ni >= 2 ** 31 or nsl >= 2 ** 31:
         raise _overflow("list")
-    # every row of these is written in pass 2 (np.empty: no page is touched twice)
+    # every row of these is written in pass 2 (uninitialised: no page is touched twice)
     p_record = np.empty(npar + 1, np.int64)
     p_index = np.empty(npar + 1, np.int32)
     p_parent = np.empty(npar + 1, np.int32)
@@ -891,18 +895,20 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None):
     nh = nrec
     h_ok = h_ok[:nh]
     fields = h_fields[:9 * nh].reshape(nh, 9)
-    failed = ~h_ok.astype(bool)
+    nok = int(np.count_nonzero(h_ok))
+    hv = (None, 0) if nok == nh else (pa.py_buffer(np.packbits(h_ok, bitorder="little")), nh - nok)
     es, ef, eo, er, raw = _errors.error_columns(
         e_struct[:nh], e_field[:nh], e_reason[:nh], e_offset[:nh],
         e_args[:3 * nh].reshape(nh, 3), h_raw[:nh].astype(bool), buf, offsets)
     hcols = [
-        pa.array(np.arange(nh, dtype=np.int64)),
-        pa.array(h_encoding[:nh], mask=failed),
-        pa.array(h_eph[:nh].astype(bool), mask=failed),
+        _prim(pa.int64(), np.arange(first, first + nh, dtype=np.int64), nh, (None, 0)),
+        _prim(pa.int32(), h_encoding, nh, hv),
+        pa.Array.from_buffers(pa.bool_(), nh, [hv[0], pa.py_buffer(np.packbits(h_eph[:nh], bitorder="little"))],
+                              null_count=hv[1]),
     ]
     for i in range(9):
-        hcols.append(pa.array(fields[:, i], mask=failed))
-    hcols.append(pa.array(h_end[:nh], mask=failed))
+        hcols.append(_prim(pa.int32(), np.ascontiguousarray(fields[:, i]), nh, hv))
+    hcols.append(_prim(pa.int64(), h_end, nh, hv))
     hcols += [es, ef, eo, er, raw]
     headers = pa.RecordBatch.from_arrays(hcols, schema=PCF_HEADERS)
 
@@ -921,13 +927,14 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None):
     string_list = pa.Array.from_buffers(pa.list_(pa.string()), n_, [vb[V_SL][0], pa.py_buffer(sl_off)],
                                         null_count=vb[V_SL][1], children=[all_strings])
 
+    nv = (None, 0)
     pcols = [
-        pa.array(p_record[:n_]),
-        pa.array(p_index[:n_]),
-        pa.array(p_parent[:n_]),
-        pa.array(p_depth[:n_]),
-        pa.array(p_param[:n_]),
-        pa.array(p_type[:n_]),
+        _prim(pa.int64(), p_record, n_, nv),
+        _prim(pa.int32(), p_index, n_, nv),
+        _prim(pa.int32(), p_parent, n_, nv),
+        _prim(pa.int32(), p_depth, n_, nv),
+        _prim(pa.int32(), p_param, n_, nv),
+        _prim(pa.int32(), p_type, n_, nv),
         _prim(pa.int64(), p_int, n_, vb[V_INT]),
         _prim(pa.int32(), p_count, n_, vb[V_COUNT]),
         _prim(pa.int32(), p_op, n_, vb[V_OP]),

@@ -1,8 +1,11 @@
-"""PCF decoding throughput, side by side in one run.
+"""PCF decoding throughput, side by side in one run, at several call sizes.
 
-Rows (group "pcf"):
+Rows (group "pcf@<call size>", e.g. "pcf@100k"; ratios within a group):
   memory copy          - copying the same input bytes once (the physical limit)
-  batch compiled       - mqcodec.batch.decode_pcf_batch(impl="c") to Arrow
+  batch compiled       - mqcodec.batch.decode_pcf_batch(impl="c") to Arrow, one call
+                         over all the group's records
+Rows measured once (group "pcf"; their per-record rate does not depend on a call size,
+and the summary compares every "pcf@..." group with them):
   batch pure           - the same API, pure Python (impl="py")
   construct compiled   - a plain construct declaration, .compile()d
   construct            - the same declaration, interpreted
@@ -11,12 +14,13 @@ Rows (group "pcf"):
                          conversation to port 1414); whole process, per message
 
 Run:  .venv/bin/python -m pytest benchmarks/bench_pcf.py --benchmark-only
-Sizes: MQCODEC_BENCH_N (default 200000) records for the compiled path and
-memory copy; the pure and construct rows decode MQCODEC_BENCH_SMALL (default
-2000) records of the same data set (their per-record rate is what is
-compared); the tshark row MQCODEC_BENCH_TSHARK (default 50000) messages
-(tshark takes 10-30 s on them).  Every row's MB/s counts the PCF bytes of
-its messages (for tshark: not the MQMD, TSH and TCP/IP framing around them).
+Sizes: MQCODEC_BENCH_SIZES (default "1000,10000,100000,1000000") records per call
+for the compiled path and memory copy (one data set of the largest size; smaller
+calls decode its first records); the pure and construct rows decode
+MQCODEC_BENCH_SMALL (default 2000) records of the same data set; the tshark row
+MQCODEC_BENCH_TSHARK (default 50000; 0 skips it) messages (tshark takes 10-30 s on
+them).  Every row's MB/s counts the PCF bytes of its messages (for tshark: not the
+MQMD, TSH and TCP/IP framing around them).
 """
 import os
 import shutil
@@ -26,9 +30,9 @@ import pytest
 
 import construct_baseline
 import datasets
-from conftest import batch_row, memory_copy_row, record
+from conftest import batch_row, call_sizes, memory_copy_row, record, size_label
 
-N = int(os.environ.get("MQCODEC_BENCH_N", "200000"))
+SIZES = [int(x) for x in os.environ.get("MQCODEC_BENCH_SIZES", "1000,10000,100000,1000000").split(",")]
 SMALL = int(os.environ.get("MQCODEC_BENCH_SMALL", "2000"))
 TSHARK_N = int(os.environ.get("MQCODEC_BENCH_TSHARK", "50000"))
 #: fields that make tshark dissect every PCF parameter of every message
@@ -38,7 +42,7 @@ TSHARK_FIELDS = ["mq.md.msgid", "mqpcf.cfh.ParmCount", "mqpcf.parm.id", "mqpcf.p
 
 @pytest.fixture(scope="module")
 def big():
-    return datasets.tiled(N)
+    return datasets.tiled(max(SIZES))
 
 
 @pytest.fixture(scope="module")
@@ -47,21 +51,24 @@ def small():
     return buf, offs, [bytes(buf[offs[i]:offs[i + 1]]) for i in range(SMALL)]
 
 
-def test_memory_copy(benchmark, big):
-    buf, _ = big
-    memory_copy_row(benchmark, "pcf", buf, N)
+@pytest.mark.parametrize("n", SIZES, ids=size_label)
+def test_memory_copy(benchmark, big, n):
+    buf, offs = call_sizes(big, n)
+    memory_copy_row(benchmark, "pcf@" + size_label(n), buf, n)
 
 
-def test_batch_compiled(benchmark, big):
+@pytest.mark.parametrize("n", SIZES, ids=size_label)
+def test_batch_compiled(benchmark, big, n):
     from mqcodec import batch
 
-    buf, offs = big
+    buf, offs = call_sizes(big, n)
     try:
-        batch.decode_pcf_batch((buf, offs), impl="c")
+        batch.decode_pcf_batch((buf, offs[:2]), impl="c")
     except ImportError:
         pytest.skip("compiled core not built")
-    res = batch_row(benchmark, "pcf", batch.decode_pcf_batch, buf, offs, N, "c", rounds=3)
-    assert res.headers.column("error_structure").null_count == N
+    res = batch_row(benchmark, "pcf@" + size_label(n), batch.decode_pcf_batch, buf, offs, n, "c",
+                    rounds=max(3, min(200, 200_000 // n)))
+    assert res.headers.column("error_structure").null_count == n
 
 
 def test_batch_pure(benchmark, small):
@@ -123,6 +130,8 @@ def test_tshark(benchmark, tmp_path):
     exe = shutil.which("tshark")
     if exe is None:
         pytest.skip("tshark not installed")
+    if TSHARK_N <= 0:
+        pytest.skip("MQCODEC_BENCH_TSHARK=0")
     path = str(tmp_path / "pcf.pcap")
     nbytes = _pcf_capture(path, TSHARK_N)
     cmd = [exe, "-r", path, "-T", "fields"]

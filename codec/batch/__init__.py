@@ -4,8 +4,8 @@ One API, two implementations (msgpack-python style)::
 
     from mqcodec.batch import decode_pcf_batch
     batch = decode_pcf_batch(pa_binary_array, encoding=546)
-    batch.headers      # pa.RecordBatch, schema PCF_HEADERS, one row per record
-    batch.parameters   # pa.RecordBatch, schema PCF_PARAMETERS, one row per parameter
+    batch.headers      # pa.Table, schema PCF_HEADERS, one row per record
+    batch.parameters   # pa.Table, schema PCF_PARAMETERS, one row per parameter
 
 ``impl=None`` uses the compiled implementation (``mqcodec._ext.pcf_batch``)
 when it is importable and the environment variable ``MQCODEC_PURE`` is not
@@ -13,6 +13,11 @@ when it is importable and the environment variable ``MQCODEC_PURE`` is not
 ``impl="c"`` / ``impl="py"`` force one.  :data:`IMPLEMENTATION` says which
 one ``impl=None`` picks.  Both give identical tables for every input, errors
 included (see docs/batch.md).
+
+The PCF and MSMQ decoders work through their input in pieces of fixed
+size (:data:`mqcodec.batch._front.PCF_CHUNK`, ``MSMQ_CHUNK``) and return
+``pyarrow.Table`` objects whose record batches are the pieces' outputs,
+so that the cost per record does not grow with the size of the call.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ from typing import Any, NamedTuple, Sequence
 
 import pyarrow as pa
 
+from . import _front
 from ._front import Implementations, dispatch, mqlong
 from .schema import PCF_HEADERS, PCF_PARAMETERS
 from . import mq_pure as _mq
@@ -34,8 +40,8 @@ IMPLEMENTATION = _PCF.default
 
 
 class PcfBatch(NamedTuple):
-    headers: pa.RecordBatch
-    parameters: pa.RecordBatch
+    headers: pa.Table
+    parameters: pa.Table
 
 
 def decode_pcf_batch(records: Any, *, encoding: int | None = None, ccsid: int | None = None,
@@ -49,12 +55,16 @@ def decode_pcf_batch(records: Any, *, encoding: int | None = None, ccsid: int | 
     governing MQENC (MQMD.Encoding; None detects the byte order per
     record).  ``ccsid``: the CCSID strings with CodedCharSetId 0 inherit
     (None: 1208, or 500 after an EBCDIC MQEPH StrucId).  Record numbers in
-    the ``record`` columns count from 0 over the whole input.
+    the ``record`` columns count from 0 over the whole input.  Both tables
+    are ``pyarrow.Table`` objects made of one record batch per piece of the
+    input (``_front.PCF_CHUNK``); the pieces never change a value.
     """
     mod = _PCF.pick(impl)
     kw = {"encoding": mqlong("encoding", encoding), "ccsid": mqlong("ccsid", ccsid)}
     return PcfBatch(*dispatch(
-        records, lambda data, offsets, valid, first: mod.decode_pcf_buffers(data, offsets, valid=valid, **kw)))
+        records, lambda data, offsets, valid, first: mod.decode_pcf_buffers(data, offsets, valid=valid,
+                                                                             first=first, **kw),
+        chunk=_front.PCF_CHUNK))
 
 
 def decode_mq_batch(records: Any, *, encoding: int | None = None, ccsid: int | None = None,
@@ -71,9 +81,11 @@ def decode_mq_batch(records: Any, *, encoding: int | None = None, ccsid: int | N
 
 
 def decode_msmq_batch(records: Any, *, impl: str | None = None,
-                      columns: Sequence[str] | None = None) -> pa.RecordBatch:
+                      columns: Sequence[str] | None = None) -> pa.Table:
     """Decode many MSMQ binary-protocol packets (one packet per record, from
-    its first byte) at once: one row per record in schema ``MSMQ_PACKETS``.
+    its first byte) at once: one row per record in schema ``MSMQ_PACKETS``,
+    as a ``pyarrow.Table`` of one record batch per piece of the input
+    (``_front.MSMQ_CHUNK``).
     ``records`` as for :func:`decode_pcf_batch`.  ``columns``: optional
     names of MSMQ_PACKETS fields; the batch then holds only those columns,
     in that order, with the same values as the full batch (the compiled

@@ -11,18 +11,70 @@ implementation runs, and the input forms it accepts.
   implementation as ``(data, int offsets, valid or None, first record number)``.
 * :func:`check_offsets` validates ``(buffer, offsets, valid)`` for the pure
   implementations the same way the compiled ones do.
+
+Chunks (the PCF and MSMQ decoders): with ``chunk=Chunking(records, nbytes)``
+:func:`dispatch` hands the implementation fixed-size pieces -- at most
+``records`` records and, past the first record of a piece, at most ``nbytes``
+input bytes -- and returns a ``pyarrow.Table`` whose record batches are the
+pieces' outputs, in order (never concatenated).  The cost per record is then
+the same for a call of a thousand records and one of a million: every output
+buffer is a few MB at most, so memory freed by the previous piece or call is
+reused instead of fresh pages being faulted in (numpy asks for transparent
+huge pages above 4 MB, and the kernel's compaction for them cost seconds of
+system time per 100 k-record call; BENCHMARKS.md).  Results do not depend on
+the chunk size: record numbers continue across pieces (the ``first``
+argument of the implementations) and every record is decoded on its own.
 """
 from __future__ import annotations
 
 import importlib
 import operator
 import os
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["Implementations", "mqlong", "dispatch", "check_offsets"]
+__all__ = ["Implementations", "Chunking", "mqlong", "dispatch", "check_offsets", "chunk_bounds"]
+
+
+class Chunking(NamedTuple):
+    """The size of the pieces :func:`dispatch` decodes at a time."""
+    #: at most this many records in a piece
+    records: int
+    #: and at most this many input bytes (a single longer record is a piece of its own)
+    nbytes: int
+
+
+#: piece sizes of the chunked decoders (BENCHMARKS.md, "Call sizes"): a PCF piece of
+#: 1 MiB (about 900 trace-route messages) keeps every output column under
+#: 2 MB; the MSMQ decoder's fixed cost per call (~130 Arrow columns) wants
+#: more records per piece, its rows being a few hundred bytes
+PCF_CHUNK = Chunking(records=4096, nbytes=1 << 20)
+MSMQ_CHUNK = Chunking(records=65536, nbytes=32 << 20)
+
+
+def chunk_bounds(offsets: np.ndarray, chunk: Chunking) -> list[int]:
+    """Record indices ``[0, b1, ..., n]`` cutting ``n = len(offsets) - 1``
+    records into pieces of at most ``chunk.records`` records and
+    ``chunk.nbytes`` bytes (at least one record each).  ``offsets`` must be
+    valid (non-decreasing)."""
+    n = len(offsets) - 1
+    if chunk.records < 1 or chunk.nbytes < 1:
+        raise ValueError("chunk sizes must be positive")
+    bounds = [0]
+    s = 0
+    while s < n:
+        e = min(n, s + chunk.records)
+        if int(offsets[e]) - int(offsets[s]) > chunk.nbytes:
+            # the last record end within nbytes of the piece's start (searched in this piece only)
+            lim = s + int(np.searchsorted(offsets[s:e + 1], int(offsets[s]) + chunk.nbytes, side="right")) - 1
+            e = max(s + 1, lim)
+        bounds.append(e)
+        s = e
+    if n <= 0:
+        bounds.append(0)
+    return bounds
 
 
 _UNLOADED: Any = object()
@@ -124,11 +176,18 @@ def _shift(batch: pa.RecordBatch, base: int) -> pa.RecordBatch:
     return batch.set_column(i, batch.schema.field(i), pa.array(batch.column(i).to_numpy() + base, pa.int64()))
 
 
-def dispatch(records: Any, call: Callable[..., Any]):
+def dispatch(records: Any, call: Callable[..., Any], chunk: Chunking | None = None):
     """Run ``call(data, offsets, valid, first)`` over ``records`` in any of
     the accepted forms. ``call`` returns a RecordBatch or a tuple of them,
     each with a ``record`` column counted from 0 within the piece; pieces of
-    a ChunkedArray are renumbered and concatenated."""
+    a ChunkedArray are renumbered and concatenated.
+
+    With ``chunk``, ``call`` is run on pieces of that size and must number
+    its records from ``first`` itself; the result is a Table (or a tuple of
+    Tables) holding the pieces' batches in order, for every input form and
+    size (see the module docstring)."""
+    if chunk is not None:
+        return _chunked(records, call, chunk)
     if isinstance(records, pa.ChunkedArray):
         parts, base = [], 0
         for chunk in records.chunks:
@@ -176,3 +235,36 @@ def check_offsets(buf, offsets, valid, *, extra: dict | None = None):
                 raise ValueError("%s must hold one value per record" % name)
             extra[name] = arr
     return mv, offs, valid
+
+
+def _pieces(records: Any):
+    """The ``(data, offsets, valid)`` parts of ``records`` in any accepted form."""
+    if isinstance(records, pa.ChunkedArray):
+        for arr in records.chunks:
+            yield _array_parts(arr)
+    elif isinstance(records, pa.Array):
+        yield _array_parts(records)
+    elif _is_buffer_and_offsets(records):
+        yield records[0], records[1], None
+    elif isinstance(records, (bytes, bytearray, memoryview, str)):
+        raise TypeError("records must be a collection of records, not one %s" % type(records).__name__)
+    else:
+        items = [x if x is None or isinstance(x, bytes) else bytes(x) for x in records]
+        yield _array_parts(pa.array(items, type=pa.large_binary()))
+
+
+def _chunked(records: Any, call: Callable[..., Any], chunk: Chunking):
+    outs: list = []
+    base = 0
+    for data, offsets, valid in _pieces(records):
+        # checked once for the whole piece, so that errors name the record as an unchunked call does
+        data, offs, valid = check_offsets(data, offsets, valid)
+        bounds = chunk_bounds(offs, chunk)
+        for s, e in zip(bounds, bounds[1:]):
+            outs.append(call(data, offs[s:e + 1], None if valid is None else valid[s:e], base + s))
+        base += len(offs) - 1
+    if not outs:
+        outs.append(call(b"", np.zeros(1, np.int64), None, 0))
+    if isinstance(outs[0], tuple):
+        return tuple(pa.Table.from_batches(list(col), schema=col[0].schema) for col in zip(*outs))
+    return pa.Table.from_batches(outs, schema=outs[0].schema)

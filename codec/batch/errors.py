@@ -101,9 +101,8 @@ def error_columns(e_struct, e_field, e_reason, e_offset, e_args, raw_ok, buf, of
     n = len(e_struct)
     failed = np.asarray(e_struct) >= 0
     if not failed.any():
-        nulls = pa.nulls(n)
-        return (nulls.cast(pa.string()), nulls.cast(pa.string()), nulls.cast(pa.int64()),
-                nulls.cast(pa.string()), nulls.cast(pa.binary()))
+        return (pa.nulls(n, pa.string()), pa.nulls(n, pa.string()), pa.nulls(n, pa.int64()),
+                pa.nulls(n, pa.string()), pa.nulls(n, pa.binary()))
     s: list[str | None] = [None] * n
     f: list[str | None] = [None] * n
     r: list[str | None] = [None] * n

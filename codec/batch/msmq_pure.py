@@ -25,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import DecodeError
+from . import _front
 from ._front import Implementations, check_offsets, dispatch
 from ..msmq import decode_packet
 from ..msmq.base import PingPacket
@@ -186,23 +187,20 @@ def check_columns(columns) -> list | None:
     return cols
 
 
-def decode_batch(records: Any, *, impl: str | None = None, columns=None) -> pa.RecordBatch:
+def decode_batch(records: Any, *, impl: str | None = None, columns=None) -> pa.Table:
     """See :func:`mqcodec.batch.decode_msmq_batch`."""
     mod = _IMPLS.pick(impl)
     cols = check_columns(columns)
-    # the pieces of a ChunkedArray are renumbered by their "record" column
-    inner = cols if cols is None or "record" in cols else ["record"] + cols
-    kw = {} if cols is None else {"columns": inner}
-    out = dispatch(records, lambda data, offsets, valid, first: mod.decode_msmq_buffers(data, offsets, valid=valid,
-                                                                                         **kw))
-    return out if inner is cols else out.select(cols)
+    kw = {} if cols is None else {"columns": cols}
+    return dispatch(records, lambda data, offsets, valid, first: mod.decode_msmq_buffers(
+        data, offsets, valid=valid, first=first, **kw), chunk=_front.MSMQ_CHUNK)
 
 
 # ---------------------------------------------------------------------------
 # the pure decoder
 # ---------------------------------------------------------------------------
 
-def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None) -> pa.RecordBatch:
+def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0) -> pa.RecordBatch:
     """Decode the records ``buf[offsets[i]:offsets[i+1]]`` (same contract as
     ``mqcodec._ext.msmq_batch.decode_msmq_buffers``; ``columns``: only those
     columns, in that order -- here every column is decoded, then selected)."""
@@ -212,7 +210,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None) -> pa.RecordB
     starts = offs.tolist()
     records = (None if valid is not None and not valid[i] else bytes(mv[starts[i]:starts[i + 1]])
                for i in range(n))
-    out = decode_records(records)
+    out = decode_records(records, record_numbers=range(first, first + n) if first else None)
     return out if columns is None else out.select(columns)
 
 

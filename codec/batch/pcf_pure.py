@@ -35,7 +35,7 @@ _INT_LIST = (_pcf.T_INTEGER_LIST, _pcf.T_INTEGER64_LIST)
 _BYTES = (_pcf.T_BYTE_STRING, _pcf.T_BYTE_STRING_FILTER, _pcf.T_USER)
 
 
-def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None):
+def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, first=0):
     """Decode the records ``buf[offsets[i]:offsets[i+1]]`` (same contract as
     ``mqcodec._ext.pcf_batch.decode_pcf_buffers``)."""
     mv, offs, valid = check_offsets(buf, offsets, valid)
@@ -43,14 +43,15 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None):
     starts = offs.tolist()
     records = (None if valid is not None and not valid[i] else bytes(mv[starts[i]:starts[i + 1]])
                for i in range(n))
-    return decode_records(records, encoding=encoding, ccsid=ccsid)
+    return decode_records(records, encoding=encoding, ccsid=ccsid, first=first)
 
 
-def decode_records(records, *, encoding=None, ccsid=None):
-    """Decode an iterable of ``bytes`` (or None for a null record)."""
+def decode_records(records, *, encoding=None, ccsid=None, first=0):
+    """Decode an iterable of ``bytes`` (or None for a null record); record
+    numbers count from ``first``."""
     h: dict[str, list] = {f.name: [] for f in PCF_HEADERS}
     p: dict[str, list] = {f.name: [] for f in PCF_PARAMETERS}
-    for rec, data in enumerate(records):
+    for rec, data in enumerate(records, first):
         h["record"].append(rec)
         if data is None:
             _header_error(h, NULL_RECORD, None)
