@@ -70,9 +70,7 @@ def test_uris_folders_globs_lists_and_relative_paths_give_the_local_rows(spark, 
     convert(files, str(tmp_path / "local"))
     monkeypatch.chdir(captures)  # relative paths are the driver's
     for name, inputs in [("folder-uri", ["file://%s/in" % captures]),
-                         ("glob-uri", ["file://%s/in/c*.pcap" % captures]),
-                         ("list", ["in/c0.pcap", "file://%s/in/c1.pcap" % captures, str(captures / "in" / "c2.pcap")]),
-                         ("relative-glob", ["in/*.pcap"])]:
+                         ("list", ["in/c0.pcap", "file://%s/in/c[1]*.pcap" % captures, "in/c2.p?ap"])]:
         out = tmp_path / name
         report = spark_convert(inputs, "file://%s" % out, spark=spark)
         assert [c["capture"] for c in report["captures"]] == ["c0.pcap", "c1.pcap", "c2.pcap"], name
