@@ -444,7 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--master", default="local[*]",
                    help="Spark master URL (--engine spark only; '' keeps spark-submit's master)")
     c.add_argument("--conf", action="append", type=_conf_pair, metavar="KEY=VALUE",
-                   help="a Spark setting for the session (--engine spark only; repeatable)")
+                   help="a Spark setting for the session (--engine spark only; repeatable; default: none)")
     c.add_argument("--raw", action="store_true", help="keep every message's bytes (error rows always keep them)")
     _ports(c)
     c.add_argument("--chunk", type=positive, default=20000, metavar="N",
