@@ -31,6 +31,8 @@ EXIT_FILE = 3
 #: an optional extra (pip install 'mqcodec[spark]') or external program (Graphviz) is missing
 EXIT_MISSING = 4
 EXIT_USAGE = EXIT_MISSING  # the name the route command uses for a missing Graphviz
+#: the Spark job failed (--engine spark): an executor's error, or the cluster could not run it
+EXIT_SPARK = 5
 EXIT_INTERRUPTED = 130
 
 #: exit status -> meaning; printed in every --help and in docs/cli.md
@@ -40,6 +42,7 @@ EXIT_CODES = {
     EXIT_BAD_INPUT: "bad usage (unknown option, invalid value) or input that does not decode",
     EXIT_FILE: "a file cannot be opened, read or written",
     EXIT_MISSING: "an optional extra or external program is missing (pip install 'mqcodec[spark]', Graphviz)",
+    EXIT_SPARK: "the Spark job failed (--engine spark; nothing written)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
 }
 
@@ -207,6 +210,13 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _conf_pair(text: str) -> tuple:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError("expected KEY=VALUE, not %r" % text)
+    return key.strip(), value
+
+
 def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
     import json
 
@@ -220,11 +230,21 @@ def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
         from .spark import pipeline as spark_pipeline  # the Spark engine lives in mqcodec.spark
         from .spark.session import get_session
 
-        spark = get_session(master=args.master, app_name="mqcodec pcap2parquet", jvm_stdout_to_stderr=True)
-        report = spark_pipeline.convert(args.inputs, args.output, master=args.master, raw=args.raw,
-                                        mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port),
-                                        partition_by=args.partition_by, chunk_messages=args.chunk,
-                                        spark=spark)
+        master = None if args.master == "" else args.master
+        spark = get_session(master=master, app_name="mqcodec pcap2parquet", conf=dict(args.conf or ()),
+                            jvm_stdout_to_stderr=True)
+        if not args.verbose:  # Spark's warnings (a failed task's traceback) only with -v; errors always
+            spark.sparkContext.setLogLevel("ERROR")
+        try:
+            report = spark_pipeline.convert(args.inputs, args.output, master=master, raw=args.raw,
+                                            mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port),
+                                            partition_by=args.partition_by, chunk_messages=args.chunk,
+                                            spark=spark)
+        except spark_pipeline.SparkJobFailed as exc:
+            _err("the Spark job failed, nothing was written: %s" % exc)
+            return EXIT_SPARK
+        finally:
+            spark.stop()
     else:
         _without_pandas()  # before mqcodec.pcap2parquet, whose import builds Arrow arrays
         from .pcap2parquet import ConvertOptions, convert
@@ -453,7 +473,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--engine", choices=("local", "spark"), default="local",
                    help="local: this process (compiled capture core when built); spark: a Spark job "
                         "(needs the spark extra: pip install 'mqcodec[spark]')")
-    c.add_argument("--master", default="local[*]", help="Spark master URL (--engine spark only)")
+    c.add_argument("--master", default="local[*]",
+                   help="Spark master URL (--engine spark only; '' keeps spark-submit's master)")
+    c.add_argument("--conf", action="append", type=_conf_pair, metavar="KEY=VALUE",
+                   help="a Spark setting for the session (--engine spark only; repeatable; default: none)")
     c.add_argument("--raw", action="store_true", help="keep every message's bytes (error rows always keep them)")
     _ports(c)
     c.add_argument("--chunk", type=positive, default=20000, metavar="N",

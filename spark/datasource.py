@@ -4,19 +4,28 @@ pipeline out.
     from mqcodec.spark.datasource import register
     register(spark)
     mq = spark.read.format("mqcodec").load("captures/*.pcap")              # mq_messages
-    msmq = spark.read.format("mqcodec").option("table", "msmq_packets").load("captures/*.pcap")
-    params = spark.read.format("mqcodec").option("table", "pcf_parameters").load("captures/*.pcap")
+    msmq = spark.read.format("mqcodec").option("table", "msmq_packets").load("file:///data/caps")
+    params = spark.read.format("mqcodec").option("table", "pcf_parameters").load(["a.pcap", "hdfs://nn/b.pcap"])
+    every = spark.read.format("mqcodec").option("table", "all").load("captures/*.pcap")
 
 A partition per capture file, converted by :class:`mqcodec.pcap2parquet.Converter`
-on an executor (the compiled batch decoders when built there). A capture is
-not split further: pcap and pcapng records cannot be found from an arbitrary
-byte offset without reading from the start, and TCP streams cross any split
-point, so a large capture is one task; split it beforehand
-(``editcap -c 1000000``) to spread it over more tasks.
+on an executor (the compiled batch decoders when built there).  The rows are
+yielded while the capture is converted: the converter runs in a thread of the
+Python worker and hands each chunk of rows over a queue of :data:`QUEUE_CHUNKS`
+chunks, so a task holds a few chunks, never a capture's output.
 
-Options: ``table`` (one of :data:`mqcodec.tables.TABLES`, default
-``mq_messages``; or ``captures``: one row per capture with its report as
-JSON, for the job summary),
+Inputs (:mod:`mqcodec.spark.storage`): paths, ``file://`` and other URIs
+(``hdfs://``, ``s3a://``, ``gs://``... read with pyarrow.fs), folders and globs
+expanded on the filesystem they name, as a list or one comma-separated string;
+relative paths are resolved on the driver.
+
+Options: ``table`` -- one of :data:`mqcodec.tables.TABLES` (default
+``mq_messages``), ``captures`` (one row per capture with its report as JSON,
+for the job summary), or ``all``: every table and the reports from one
+conversion of each capture, one row per source row, a ``table`` column
+naming its table and one struct column per table (``mq_messages``,
+``msmq_packets``, ..., ``captures``), null but the row's own (the Spark engine
+writes each table from it: ``df.where(df.table == t).select(t + ".*")``);
 ``mq_ports`` / ``msmq_ports`` (comma-separated), ``raw`` (``true`` keeps every
 message's bytes), ``chunk`` (messages per Arrow batch). ``message_key`` is
 ``(file index << 40) | n`` with files in the order given (each glob sorted), exactly as the
@@ -24,34 +33,35 @@ local engine numbers the same inputs.
 """
 from __future__ import annotations
 
-import glob
 import json
-import os
+import queue
+import threading
 
 import pyarrow as pa
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-__all__ = ["MQCodecDataSource", "register", "expand_paths"]
-
 from mqcodec.tables import TABLES as _DATA_TABLES
+
+from .storage import display_name, expand, open_input
+
+__all__ = ["MQCodecDataSource", "register", "expand_paths", "TABLES", "ALL", "wide_schema", "convert_capture"]
 
 #: the tables of the main job, and the per-capture reports
 TABLES = _DATA_TABLES + ("captures",)
 DEFAULT_TABLE = "mq_messages"
+#: option ``table`` for every table at once (:func:`wide_schema`)
+ALL = "all"
+#: the name of the column naming a row's table in the ``all`` rows
+TAG = "table"
+#: chunks of rows converted ahead of the consumer (bounds a task's memory)
+QUEUE_CHUNKS = 2
 
 
 def expand_paths(spec) -> list[str]:
-    """Comma-separated paths or globs -> sorted existing files."""
-    items = spec if isinstance(spec, (list, tuple)) else str(spec).split(",")
-    out: list[str] = []
-    for item in items:
-        item = item.strip()
-        if not item:
-            continue
-        hits = sorted(glob.glob(item)) if any(c in item for c in "*?[") else [item]
-        out.extend(h for h in hits if os.path.isfile(h))
-    return out
+    """Paths, URIs, folders, globs (a list or comma-separated) -> capture files
+    (:func:`mqcodec.spark.storage.expand`)."""
+    return expand(spec)
 
 
 #: the ``captures`` table: the report of each capture (mqcodec.pcap2parquet.Converter.report)
@@ -63,7 +73,102 @@ CAPTURES_SCHEMA = pa.schema([pa.field("index", pa.int64(), nullable=False),
 def _table_schema(table: str) -> pa.Schema:
     from mqcodec.tables import table_schema
 
+    if table == ALL:
+        return wide_schema()
     return CAPTURES_SCHEMA if table == "captures" else table_schema(table)
+
+
+def wide_schema() -> pa.Schema:
+    """The ``all`` rows: ``table`` (which table the row is of), then one
+    nullable struct column per table of :data:`TABLES` holding that table's
+    row (its fields as in the table's schema)."""
+    fields = [pa.field(TAG, pa.string(), nullable=False)]
+    fields += [pa.field(t, pa.struct(list(_table_schema(t)))) for t in TABLES]
+    return pa.schema(fields)
+
+
+def _convert_options(opts: dict):
+    from mqcodec.pcap2parquet import ConvertOptions
+
+    ports = lambda key, default: tuple(int(p) for p in str(opts.get(key, default)).split(",") if p)  # noqa: E731
+    return ConvertOptions(mq_ports=ports("mq_ports", "1414"), msmq_ports=ports("msmq_ports", "1801"),
+                          raw=str(opts.get("raw", "false")).lower() == "true",
+                          chunk_messages=int(opts.get("chunk", "20000")))
+
+
+class _Stopped(Exception):
+    """The consumer went away: the converting thread ends."""
+
+
+_DONE = object()
+
+
+def convert_capture(index: int, uri: str, options, tables) -> "Iterator[tuple[str, object]]":
+    """Convert one capture, yielding ``(table, pa.Table)`` for every chunk of
+    rows of a table in ``tables`` as the converter produces it, then
+    ``("captures", report)`` (the capture's report, all failure reasons).
+
+    The converter runs in a thread; at most :data:`QUEUE_CHUNKS` chunks wait
+    for the consumer.  An error of the converter (other than the capture not
+    being readable, which is reported as the local engine reports it) is
+    raised here; closing the generator stops the thread."""
+    from mqcodec.errors import DecodeError
+    from mqcodec.pcap2parquet import Converter
+
+    q: queue.Queue = queue.Queue(maxsize=QUEUE_CHUNKS)
+    stop = threading.Event()
+    wanted = frozenset(tables)
+
+    def put(item):
+        while True:
+            if stop.is_set():
+                raise _Stopped()
+            try:
+                q.put(item, timeout=0.2)
+                return
+            except queue.Full:
+                continue
+
+    def sink(name, table):
+        if name in wanted:
+            put((name, table))
+
+    def run():
+        try:
+            conv = Converter(sink, options)
+            name = display_name(uri)
+            source = None
+            try:
+                source = open_input(uri)
+                conv.add_capture(source, name=name, index=index)
+            except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
+                conv.not_read(name, exc, index=index)
+            finally:
+                if source is not None and source is not uri:
+                    source.close()
+            put(("captures", conv.report(top=None)))
+            put(_DONE)
+        except _Stopped:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
+            try:
+                put(exc)
+            except _Stopped:
+                pass
+
+    worker = threading.Thread(target=run, name="mqcodec-convert-%d" % index, daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = q.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join()
 
 
 class _CaptureReader(DataSourceReader):
@@ -72,43 +177,51 @@ class _CaptureReader(DataSourceReader):
 
         self.files = files
         self.options = options
+        self.table = options.get("table", DEFAULT_TABLE)
         # what Spark expects back: unsigned integers widened, timestamps in
         # microseconds (Spark's precision: ``ts`` loses its nanoseconds here)
         self.target = spark_arrow_schema(schema)
 
     def partitions(self):
-        return [InputPartition((i, path)) for i, path in enumerate(self.files)]
+        return [InputPartition((i, uri)) for i, uri in enumerate(self.files)]
 
     def read(self, partition):
-        from mqcodec.pcap2parquet import ConvertOptions, Converter
-        from mqcodec.tables import TableCollector
-
-        index, path = partition.value
-        opts = self.options
-        table = opts.get("table", DEFAULT_TABLE)
-        ports = lambda key, default: tuple(int(p) for p in str(opts.get(key, default)).split(",") if p)  # noqa: E731
-        options = ConvertOptions(mq_ports=ports("mq_ports", "1414"), msmq_ports=ports("msmq_ports", "1801"),
-                                 raw=str(opts.get("raw", "false")).lower() == "true",
-                                 chunk_messages=int(opts.get("chunk", "20000")))
-        out = TableCollector()
-        conv = Converter(lambda name, t: out(name, t) if name == table else None, options)
-        from mqcodec.errors import DecodeError
-
-        try:
-            conv.add_capture(path, index=index)
-        except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
-            conv.not_read(path, exc, index=index)
-        if table == "captures":
-            report = conv.report(top=None)  # all failure reasons: the driver keeps the top ten
-            batch = pa.RecordBatch.from_pylist(
-                [{"index": index, "capture": os.path.basename(path),
-                  "report": json.dumps(report, sort_keys=True, default=str)}], schema=CAPTURES_SCHEMA)
-            yield batch
-            return
+        index, uri = partition.value
+        table = self.table
+        wanted = TABLES if table == ALL else (table,)
         target = self.target
-        for t in out.parts.get(table, []):
-            for b in t.cast(target, safe=False).to_batches():
-                yield b
+        for name, part in convert_capture(index, uri, _convert_options(self.options), wanted):
+            if name == "captures":
+                if name not in wanted:
+                    continue
+                part = pa.Table.from_pylist(
+                    [{"index": index, "capture": display_name(uri),
+                      "report": json.dumps(part, sort_keys=True, default=str)}], schema=CAPTURES_SCHEMA)
+            if table == ALL:
+                for b in _wide_batches(name, part, target):
+                    yield b
+            else:
+                for b in part.cast(target, safe=False).to_batches():
+                    yield b
+
+
+def _wide_batches(name: str, part: pa.Table, target: pa.Schema):
+    """``part`` (rows of table ``name``) as record batches of the ``all`` rows."""
+    own = target.field(name).type
+    part = part.cast(pa.schema(list(own)), safe=False)
+    for b in part.to_batches():
+        n = b.num_rows
+        if not n:
+            continue
+        columns = []
+        for f in target:
+            if f.name == TAG:
+                columns.append(pa.array([name] * n, f.type))
+            elif f.name == name:
+                columns.append(pa.StructArray.from_arrays(b.columns, fields=list(own)))
+            else:
+                columns.append(pa.nulls(n, f.type))
+        yield pa.RecordBatch.from_arrays(columns, schema=target)
 
 
 class MQCodecDataSource(DataSource):
@@ -122,14 +235,17 @@ class MQCodecDataSource(DataSource):
         from .schema import to_spark_schema
 
         table = self.options.get("table", DEFAULT_TABLE)
-        if table not in TABLES:
-            raise ValueError("option table must be one of %s, not %r" % (", ".join(TABLES), table))
+        if table not in TABLES and table != ALL:
+            raise ValueError("option table must be one of %s, not %r" % (", ".join(TABLES + (ALL,)), table))
         return to_spark_schema(_table_schema(table))
 
     def reader(self, schema):
         spec = self.options.get("path") or self.options.get("paths")
         if not spec:
-            raise ValueError("mqcodec data source: give the captures with load(path) (globs and commas allowed)")
+            raise ValueError("mqcodec data source: give the captures with load(path) (paths, URIs, folders, "
+                             "globs; a list or commas)")
+        if isinstance(spec, str) and spec.lstrip().startswith("["):  # load([a, b]): Spark passes a JSON list
+            spec = json.loads(spec)
         files = expand_paths(spec)
         if not files:
             raise FileNotFoundError("mqcodec data source: no capture file matches %r" % (spec,))

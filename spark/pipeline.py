@@ -2,31 +2,133 @@
 
 The layout is the local engine's (:mod:`mqcodec.tables`): one Parquet dataset
 per table, ``OUTDIR/<table>/part-*.parquet`` (zstd), optionally partitioned by
-the UTC date of ``ts`` (``OUTDIR/<table>/date=YYYY-MM-DD/``); timestamps as
-``TIMESTAMP(MICROS, UTC)``; no ``_SUCCESS`` marker.  The rows equal the local
-engine's for the same inputs.
+the UTC date of ``ts`` (``OUTDIR/<table>/date=YYYY-MM-DD/``, whatever the
+session time zone); timestamps as ``TIMESTAMP(MICROS, UTC)``; no ``_SUCCESS``
+marker.  The rows equal the local engine's for the same inputs.
 
-Each table is one read of the ``mqcodec`` data source, and the summary one
-more (the ``captures`` table): every capture is converted once per table.
+One conversion of each capture: the ``mqcodec`` data source's ``all`` rows
+(every table's rows and each capture's report, tagged by table) are cached
+(``MEMORY_AND_DISK``); the first action (collecting the reports) converts
+every capture once and fills the cache, and each table is then written from
+the cache.
+
+Inputs and ``outdir`` are paths or URIs (:mod:`mqcodec.spark.storage`); the
+tables are written to a hidden sibling of ``outdir`` first and moved into
+``outdir`` (Hadoop FileSystem renames, through the driver's JVM) only when
+every table is written: a failed job leaves no partial output.  A failure of
+the job (an executor's error) raises :class:`SparkJobFailed` whose message is
+one line: the error the executor raised.
 """
 from __future__ import annotations
 
 import json
-import os
+import re
+import uuid
 from collections import Counter
 from typing import Any, Iterable, Optional
 
-__all__ = ["convert", "WRITE_CONF"]
+__all__ = ["convert", "WRITE_CONF", "SparkJobFailed", "one_line", "utc_date"]
 
 #: SQL settings the written tables rely on (set on the session for the job)
 WRITE_CONF = {
     # INT64 TIMESTAMP(MICROS, isAdjustedToUTC=true): what pyarrow, pandas, Polars and DuckDB
     # read as UTC timestamps (Spark's default, INT96, they read without a time zone)
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
-    # dates (the partition column) are UTC dates, whatever the cluster's time zone
-    "spark.sql.session.timeZone": "UTC",
     "spark.sql.parquet.compression.codec": "zstd",
 }
+#: options of every table's write (Hadoop settings of the write job)
+WRITE_OPTIONS = {"mapreduce.fileoutputcommitter.marksuccessfuljobs": "false"}
+
+_MICROS_PER_DAY = 86_400_000_000
+
+
+class SparkJobFailed(RuntimeError):
+    """The Spark job failed (a task failed on an executor, or the cluster
+    could not run it); the message is the error, in one line."""
+
+
+def utc_date(column: str = "ts"):
+    """The UTC date of a timestamp column, whatever ``spark.sql.session.timeZone``
+    (``to_date`` would take the session's time zone)."""
+    from pyspark.sql import functions as F
+
+    days = F.floor(F.unix_micros(F.col(column)) / F.lit(_MICROS_PER_DAY)).cast("int")
+    return F.date_from_unix_date(days)
+
+
+_PY_ERROR = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failed|Warning)\b:?.*")
+_JAVA_ERROR = re.compile(r"^(?:[a-z_][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error): ")
+
+
+def one_line(exc: BaseException) -> str:
+    """The error of a failed Spark job in one line: the last line of the
+    Python traceback an executor raised when there is one, else the first
+    line of the JVM's message without its exception class prefixes."""
+    text = str(exc)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    starts = [i for i, ln in enumerate(lines) if "Traceback (most recent call last)" in ln]
+    if starts:
+        tail = lines[starts[-1] + 1:]
+        errors = [ln for ln in tail if _PY_ERROR.match(ln) and not ln.startswith("at ")]
+        if errors:
+            return errors[-1]
+    first = lines[0] if lines else type(exc).__name__
+    # "An error occurred while calling o123.parquet.\n: org.apache.spark.SparkException: ..."
+    for ln in lines[:3]:
+        ln = ln.lstrip(": ")
+        if _JAVA_ERROR.match(ln):
+            first = ln
+            break
+    while _JAVA_ERROR.match(first):
+        first = first.split(": ", 1)[1]
+    return first[:500]
+
+
+def _spark_failure(exc: BaseException) -> bool:
+    """An error of the job on the cluster (not a usage error on the driver)."""
+    mod = type(exc).__module__ or ""
+    return mod.startswith("py4j") or mod.startswith("pyspark.errors")
+
+
+class _Output:
+    """``outdir`` on its Hadoop FileSystem, with a hidden temporary sibling to
+    write into and a move of the finished tables into place."""
+
+    def __init__(self, spark, outdir: str):
+        from .storage import is_uri, resolve
+
+        target = resolve(outdir)
+        if not is_uri(target):
+            target = "file://" + target
+        jvm = spark._jvm
+        self._Path = jvm.org.apache.hadoop.fs.Path
+        self.final = self._Path(target)
+        self.fs = self.final.getFileSystem(spark._jsc.hadoopConfiguration())
+        parent = self.final.getParent()
+        self.tmp = self._Path(parent, ".%s.mqcodec-%s" % (self.final.getName(), uuid.uuid4().hex[:12]))
+        self.uri = target
+
+    def table(self, name: str) -> str:
+        return self._Path(self.tmp, name).toString()
+
+    def commit(self, tables) -> None:
+        self.fs.mkdirs(self.final)
+        for name in tables:
+            src, dst = self._Path(self.tmp, name), self._Path(self.final, name)
+            if not self.fs.exists(src):
+                continue
+            if self.fs.exists(dst):
+                self.fs.delete(dst, True)
+            if not self.fs.rename(src, dst):
+                raise OSError("could not move %s to %s" % (src.toString(), dst.toString()))
+        self.discard()
+
+    def discard(self) -> None:
+        try:
+            if self.fs.exists(self.tmp):
+                self.fs.delete(self.tmp, True)
+        except Exception:  # noqa: BLE001 - cleanup after another error: that error is the one to report
+            pass
 
 
 def convert(inputs: Iterable[str], outdir: str, *, master: Optional[str] = "local[*]", raw: bool = False,
@@ -40,44 +142,63 @@ def convert(inputs: Iterable[str], outdir: str, *, master: Optional[str] = "loca
         raise ValueError("threads=%r: the Spark engine runs as many tasks at once as its master gives "
                          "(master='local[N]', or the cluster's executor cores); threads is for the local engine"
                          % (threads,))
-    from pyspark.sql import functions as F
-
-    from mqcodec.tables import MQ_MESSAGES, MSMQ_PACKETS, TABLES
-
-    from .datasource import expand_paths, register
-    from .session import get_session
-
     if partition_by not in (None, "date"):
         raise ValueError("partition_by must be None or 'date', not %r" % (partition_by,))
-    files = [os.path.abspath(p) for p in expand_paths(list(inputs))]
+    from .datasource import expand_paths
+
+    files = expand_paths(list(inputs))
     if not files:
         raise FileNotFoundError("no capture file among %r" % (list(inputs),))
+    from .session import get_session
+
     spark = spark or get_session(master=master, app_name="mqcodec pcap2parquet")
+    try:
+        return _run(spark, files, outdir, raw=raw, mq_ports=mq_ports, msmq_ports=msmq_ports,
+                    partition_by=partition_by, chunk_messages=chunk_messages)
+    except Exception as exc:
+        if _spark_failure(exc):
+            raise SparkJobFailed(one_line(exc)) from exc
+        raise
+
+
+def _run(spark, files, outdir, *, raw, mq_ports, msmq_ports, partition_by, chunk_messages) -> dict:
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    from mqcodec.tables import MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS, TABLES
+
+    from .datasource import ALL, TAG, register
+
     register(spark)
     saved = {k: spark.conf.get(k, None) for k in WRITE_CONF}
     for k, v in WRITE_CONF.items():
         spark.conf.set(k, v)
-    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
-    hadoop.set("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
-    reader = (spark.read.format("mqcodec").option("raw", str(bool(raw)).lower())
+    reader = (spark.read.format("mqcodec").option("table", ALL).option("raw", str(bool(raw)).lower())
               .option("mq_ports", ",".join(map(str, mq_ports))).option("msmq_ports", ",".join(map(str, msmq_ports))))
     if chunk_messages:
         reader = reader.option("chunk", str(int(chunk_messages)))
-    paths = ",".join(files)
+    out = _Output(spark, outdir)
+    rows = reader.load(files).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        reports = [r.asDict() for r in reader.option("table", "captures").load(paths).collect()]
+        # the first action: every capture converted once, every table's rows cached
+        reports = [r.asDict() for r in rows.where(F.col(TAG) == "captures").select("captures.*").collect()]
         if all(json.loads(r["report"])["summary"].get("captures not read") for r in reports):
             from mqcodec.pcap2parquet import NoCaptureRead
 
             raise NoCaptureRead("no input could be read as a capture: " + "; ".join(
                 "%s: %s" % (c["capture"], c.get("error")) for r in reports for c in json.loads(r["report"])["captures"]))
         for table in TABLES:
-            df = reader.option("table", table).load(paths)
-            writer = df.write.mode("overwrite")
-            if partition_by == "date" and table != "pcf_parameters":
-                writer = df.withColumn("date", F.to_date(F.col("ts"))).write.mode("overwrite").partitionBy("date")
-            writer.parquet(os.path.join(outdir, table))
+            df = rows.where(F.col(TAG) == table).select("%s.*" % table)
+            writer = df.write
+            if partition_by == "date" and table != PCF_PARAMETERS:  # as the local engine (tables.DatasetSink)
+                writer = df.withColumn("date", utc_date("ts")).write.partitionBy("date")
+            writer.mode("overwrite").options(**WRITE_OPTIONS).parquet(out.table(table))
+        out.commit(TABLES)
+    except BaseException:
+        out.discard()
+        raise
     finally:
+        rows.unpersist()
         for k, v in saved.items():
             if v is None:
                 spark.conf.unset(k)

@@ -89,34 +89,60 @@ def pytest_collection_modifyitems(config, items):
 
 # ---------------------------------------------------------------------------
 # Spark (tests marked ``spark``; deselect with ``-m "not spark"``).  ONE
-# local session for the whole run: starting one costs ~15 s.
+# SparkSession at a time (a process has one SparkContext): ``local[2]``, or,
+# for tests parametrized ``@pytest.mark.parametrize("spark", ["local",
+# "cluster"], indirect=True)``, an application on the standalone cluster of
+# tests/spark_cluster.py (started once per run, when first needed).  pytest
+# groups the tests by session, so the session changes about twice a run.
 # ---------------------------------------------------------------------------
 
-@pytest.fixture(scope="session")
-def spark():
+def _need_pyspark():
     try:
         import pyspark  # noqa: F401
     except ImportError:
         if os.environ.get("CI"):
             pytest.fail("pyspark is required in CI (make setup installs .[spark])")
         pytest.skip("pyspark not installed (pip install -e '.[spark]')")
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory):
+    """A Spark standalone master and two workers on 127.0.0.1 (tests/spark_cluster.py)."""
+    _need_pyspark()
+    from spark_cluster import StandaloneCluster
+
+    with StandaloneCluster(tmp_path_factory.mktemp("spark-cluster")) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def spark(request):
+    _need_pyspark()
     import sys
 
     from mqcodec.spark.session import get_session
 
+    which = getattr(request, "param", "local")
+    conf = {
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.default.parallelism": "2",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # small batches: several Arrow batches per partition in the tests
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "64",
+    }
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    session = get_session(
-        "local[2]",
-        app_name="mqcodec-tests",
-        conf={
-            "spark.ui.enabled": "false",
-            "spark.sql.shuffle.partitions": "2",
-            "spark.default.parallelism": "2",
-            "spark.sql.execution.arrow.pyspark.enabled": "true",
-            # small batches: several Arrow batches per partition in the tests
-            "spark.sql.execution.arrow.maxRecordsPerBatch": "64",
-        },
-    )
+    if which == "cluster":
+        cluster = request.getfixturevalue("spark_cluster")
+        conf.update(cluster.app_conf)
+        master = cluster.url
+    elif which == "local":
+        master = "local[2]"
+    else:
+        raise ValueError("spark fixture: local or cluster, not %r" % (which,))
+    session = get_session(master, app_name="mqcodec-tests-%s" % which, conf=conf)
     session.sparkContext.setLogLevel("ERROR")
+    if which == "cluster":  # executors register after the session starts: wait for both
+        cluster.wait_for_executors(session)
     yield session
     session.stop()

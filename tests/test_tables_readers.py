@@ -25,6 +25,9 @@ from mqcodec.tables import TABLES, read_table, table_schema
 from conftest import CAPTURES
 
 pytestmark = pytest.mark.spark
+#: the Spark engine's tests run twice: in local[2] and on the standalone cluster of
+#: tests/spark_cluster.py (a master and two workers; the ``spark`` fixture, tests/conftest.py)
+ON_BOTH = pytest.mark.parametrize("spark", ["local", "cluster"], indirect=True)
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 #: columns holding timestamps, compared as microseconds since the epoch
@@ -116,6 +119,7 @@ def outputs(tmp_path_factory, spark):
     return tmp, local, remote
 
 
+@ON_BOTH
 def test_layout_is_one_dataset_per_table_in_both_engines(outputs):
     tmp, local, remote = outputs
     for engine in ("local", "spark"):
@@ -140,6 +144,7 @@ def test_layout_is_one_dataset_per_table_in_both_engines(outputs):
     assert local["messages_by_protocol_and_kind"] == remote["messages_by_protocol_and_kind"]
 
 
+@ON_BOTH
 @pytest.mark.parametrize("table", TABLES)
 def test_every_reader_reads_the_same_rows_from_both_engines(outputs, spark, table):
     tmp, _, _ = outputs
@@ -156,6 +161,7 @@ def test_every_reader_reads_the_same_rows_from_both_engines(outputs, spark, tabl
                 assert a == b, "%s reading the %s engine's %s differs:\n%r\n%r" % (reader, engine, table, a, b)
 
 
+@ON_BOTH
 def test_ping_rows_carry_their_decoded_fields(outputs):
     tmp, _, _ = outputs
     from mqcodec.batch import decode_msmq_batch
@@ -204,6 +210,7 @@ def test_ts_keeps_the_nanoseconds(tmp_path):
 
 
 @pytest.mark.parametrize("engine", ["local", "spark"])
+@ON_BOTH
 def test_partition_by_date_in_utc(tmp_path, spark, engine):
     sim = tmp_path / "sim.pcap"
     synth.write_capture(str(sim), seed=4, messages=5)
