@@ -20,7 +20,8 @@ from .optional_headers import (OPTIONAL_HEADER_ORDER, CompoundMessageHeader, Deb
                                EodAckHeader, EodHeader, ExtendedAddressHeader, ExtensionHeader, FinalAckBody,
                                OrderAckBody, RemoteReadExtensions, SecurityHeader, SoapHeader,
                                SRMPEnvelopeHeader, SubqueueHeader, TransactionHeader)
-from .framing import (MSMQStreamFramer, FramingError, Resynchronised, frame_packets, simulate_session)
+from .framing import MSMQStreamFramer, FramingError, Resynchronised
+from .builders import frame_packets, simulate_session
 from .framing import Packet as FramedPacket
 
 #: the public names (what `from mqcodec.msmq import *` gives, and what type checkers
