@@ -1,8 +1,10 @@
 """The front door every batch decoder shares (msgpack style): which
 implementation runs, and the input forms it accepts.
 
-* :class:`Implementations` picks the compiled module (``mqcodec._ext.X``)
-  unless it is missing or ``MQCODEC_PURE=1``; ``impl="c"``/``"py"`` forces one.
+* :class:`Implementations` holds the compiled module (``mqcodec._ext.X``)
+  and its pure twin; :mod:`mqcodec._impl` decides which runs (the compiled
+  one unless it is missing or ``MQCODEC_PURE=1``; ``impl="c"``/``"py"``
+  forces one).
 * :func:`dispatch` accepts a ``pyarrow`` Binary/LargeBinary (or
   String) array -- its buffers are used directly, ``array.offset`` and nulls
   honoured --, a ChunkedArray of those (decoded chunk by chunk, record numbers
@@ -14,31 +16,26 @@ implementation runs, and the input forms it accepts.
 """
 from __future__ import annotations
 
-import importlib
 import operator
-import os
 from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
 
+from .. import _impl
+
 __all__ = ["Implementations", "mqlong", "dispatch", "check_offsets"]
 
 
 class Implementations:
-    """The compiled module ``mqcodec._ext.<name>`` and its pure twin."""
+    """The compiled module ``mqcodec._ext.<name>`` and its pure twin; which
+    one runs is :mod:`mqcodec._impl`'s decision."""
 
     def __init__(self, name: str, pure, what: str):
         self.name = name
         self.pure = pure
         self.what = what
-        self.compiled = None if os.environ.get("MQCODEC_PURE") == "1" else self._load()
-
-    def _load(self):
-        try:
-            return importlib.import_module("mqcodec._ext." + self.name)
-        except ImportError:
-            return None
+        self.compiled = _impl.pick(name, None)
 
     @property
     def default(self) -> str:
@@ -48,15 +45,8 @@ class Implementations:
     def pick(self, impl: str | None):
         if impl is None:
             return self.compiled if self.compiled is not None else self.pure
-        if impl == "py":
-            return self.pure
-        if impl == "c":
-            mod = self.compiled if self.compiled is not None else self._load()
-            if mod is None:
-                raise ImportError("the compiled %s batch decoder (mqcodec._ext.%s) is not built"
-                                  % (self.what, self.name))
-            return mod
-        raise ValueError("impl must be None, 'c' or 'py', not %r" % (impl,))
+        mod = _impl.pick(self.name, impl, what="%s batch decoder" % self.what)
+        return self.pure if mod is None else mod
 
 
 def mqlong(name: str, value: Any) -> int | None:
