@@ -24,6 +24,7 @@ Environment switches (all read at build time):
     (tests/test_packaging.py); never for a wheel that ships.
 """
 import glob
+import importlib.util
 import os
 import re
 import sys
@@ -31,8 +32,20 @@ import sys
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-ENV_PURE = "MQCODEC_PURE"
-ENV_REQUIRE = "MQCODEC_REQUIRE_EXT"
+
+def _load_impl():
+    """codec/_impl.py, the one module that reads the implementation switches
+    (standard library only: loaded by path, before the package exists)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "codec", "_impl.py")
+    spec = importlib.util.spec_from_file_location("_mqcodec_build_impl", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_impl = _load_impl()
+ENV_PURE = _impl.ENV_PURE
+ENV_REQUIRE = _impl.ENV_REQUIRE
 ENV_OPT = "MQCODEC_OPT_LEVEL"
 
 # the same directives as tests/fuzz/build_instrumented.sh: what is fuzzed is what ships
@@ -46,10 +59,10 @@ EXT_DIR = "_ext"
 
 
 def _flag(name):
-    value = os.environ.get(name, "")
-    if value not in ("", "0", "1"):
-        raise SystemExit("mqcodec: %s must be 0 or 1, not %r" % (name, value))
-    return value == "1"
+    try:
+        return _impl.env_flag(name)
+    except ValueError as exc:
+        raise SystemExit("mqcodec: %s" % (exc,)) from None
 
 
 def _opt_flag():

@@ -128,6 +128,107 @@ DEF R_SEC_ITEM = 56     # + 0 SecurityID, 1 EncryptionKey, 2 Signature
 DEF R_SEC_SID = 59
 DEF R_ANN_SEC = 60
 
+# The codes above are the Python side's, checked when this module is imported
+# (a table that disagrees fails the import: mqcodec._impl.check_codes).
+from mqcodec._impl import check_codes as _check_codes
+
+#: name -> code, as compiled (tests/test_layers.py checks a corrupted Python side is refused)
+CODE_TABLES = {
+    "structure": {
+        "record": S_RECORD,
+        "PingPacket": S_PING,
+        "BaseHeader": S_BASE,
+        "InternalHeader": S_INTERNAL,
+        "SessionHeader": S_SESSION,
+        "UserHeader": S_USER,
+        "TransactionHeader": S_XACT,
+        "MessagePropertiesHeader": S_MP,
+        "DebugHeader": S_DEBUG,
+        "UserMessage": S_USERMSG,
+        "SecurityHeader": S_SEC,
+    },
+    "reason": {
+        "NULL": R_NULL,
+        "TRUNC": R_TRUNC,
+        "SIGNATURE": R_SIGNATURE,
+        "VERSION": R_VERSION,
+        "PS_BELOW": R_PS_BELOW,
+        "PS_ABOVE": R_PS_ABOVE,
+        "PS_INPUT": R_PS_INPUT,
+        "TR_NO_DH": R_TR_NO_DH,
+        "DH_INTERNAL": R_DH_INTERNAL,
+        "INTERNAL_TRUNC": R_INTERNAL_TRUNC,
+        "PT": R_PT,
+        "SA_NO_SH": R_SA_NO_SH,
+        "SA_SIZE": R_SA_SIZE,
+        "SH_TRUNC": R_SH_TRUNC,
+        "SH_EC": R_SH_EC,
+        "SH_CP": R_SH_CP,
+        "EC_SIZE": R_EC_SIZE,
+        "CP_SIZE": R_CP_SIZE,
+        "UH_TRUNC": R_UH_TRUNC,
+        "TH_DM": R_TH_DM,
+        "MP_CLEAR": R_MP_CLEAR,
+        "DQ_INVALID": R_DQ_INVALID,
+        "AQ_INVALID": R_AQ_INVALID,
+        "Q_ID": R_Q_ID,
+        "Q_PUB": R_Q_PUB,
+        "Q_PRIV": R_Q_PRIV,
+        "Q_DCOUNT": R_Q_DCOUNT,
+        "Q_DPAST": R_Q_DPAST,
+        "Q_DWHOLE": R_Q_DWHOLE,
+        "Q_DNULL": R_Q_DNULL,
+        "Q_DPAD": R_Q_DPAD,
+        "CQ": R_CQ,
+        "ANN_TH": R_ANN_TH,
+        "ANN_MP": R_ANN_MP,
+        "ANN_DH": R_ANN_DH,
+        "XACT_SEQ0": R_XACT_SEQ0,
+        "XACT_PREV": R_XACT_PREV,
+        "XACT_CG": R_XACT_CG,
+        "MP_TRUNC": R_MP_TRUNC,
+        "MP_ALLOC": R_MP_ALLOC,
+        "MP_LABELLEN": R_MP_LABELLEN,
+        "MP_LABELPAST": R_MP_LABELPAST,
+        "MP_LABELNULL": R_MP_LABELNULL,
+        "MP_EXT": R_MP_EXT,
+        "MP_BODY": R_MP_BODY,
+        "MP_PAD": R_MP_PAD,
+        "DBG_QT": R_DBG_QT,
+        "DBG_QI": R_DBG_QI,
+        "REST": R_REST,
+        "USH_TRUNC": R_USH_TRUNC,
+        "SEC_ST": R_SEC_ST,
+        "SEC_AU": R_SEC_AU,
+        "SEC_AS": R_SEC_AS,
+        "SEC_ST0": R_SEC_ST0,
+        "SEC_ST2": R_SEC_ST2,
+        "SEC_NONE": R_SEC_NONE,
+        "SEC_SECURITYID": R_SEC_ITEM,
+        "SEC_ENCRYPTIONKEY": R_SEC_ITEM + 1,
+        "SEC_SIGNATURE": R_SEC_ITEM + 2,
+        "SEC_SID": R_SEC_SID,
+        "ANN_SEC": R_ANN_SEC,
+    },
+}
+
+
+def python_tables():
+    """The Python side of every table of CODE_TABLES: (reference, complete, source)."""
+    return {
+        "structure": (_pure.STRUCTURES, True, "mqcodec.batch.msmq_pure.STRUCTURES"),
+        "reason": (_pure.REASON_CODES, True, "mqcodec.batch.msmq_pure.REASON_CODES"),
+    }
+
+
+def check_tables(python=None):
+    """Check CODE_TABLES against ``python`` (default: python_tables()); ImportError on a disagreement."""
+    for _table, (_ref, _complete, _source) in (python_tables() if python is None else python).items():
+        _check_codes("msmq_batch", _table, CODE_TABLES[_table], _ref, complete=_complete, source=_source)
+
+
+check_tables()
+
 # field codes: looked up by name in msmq_pure.FIELDS at import
 cdef int F_NONE, F_FLAGS, F_SIGNATURE, F_VERSIONNUMBER, F_PACKETSIZE, F_RESERVED, F_ACKSEQ
 cdef int F_DQ, F_AQ, F_RQ, F_CONNECTORTYPE, F_TXSEQNUM, F_PREVTXSEQNUM, F_CONNECTORQMGUID

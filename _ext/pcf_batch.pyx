@@ -124,6 +124,8 @@ for _k in range(9):
 # MQCFH field k is at 4*k, code 1+k
 cdef int _CFH_OFF[9]
 cdef int _CFH_CODE[9]
+_CFH_NAMES = ["Type", "StrucLength", "Version", "Command", "MsgSeqNumber", "Control", "CompCode", "Reason",
+              "ParameterCount"]
 for _k in range(9):
     _CFH_OFF[_k] = 4 * _k
     _CFH_CODE[_k] = 1 + _k
@@ -286,7 +288,7 @@ for _k in range(NTYPES):
 
 
 cdef inline bint _is_header_type(int32_t t) noexcept nogil:
-    # MQCFH.Type values of a PCF message (cmqcfc.h MQCFT_*; pcf._HEADER_TYPES)
+    # MQCFH.Type values of a PCF message (cmqcfc.h MQCFT_*; pcf.HEADER_TYPES)
     return (t == 1 or t == 2 or t == 7 or t == 8 or t == 10 or t == 12 or t == 16 or t == 17
             or t == 18 or t == 19 or t == 21 or t == 22 or t == 26 or t == 27)
 
@@ -738,6 +740,80 @@ cdef object _buf_array(Buf* b):
     if b.len:
         memcpy(cnp.PyArray_DATA(<cnp.ndarray>a), b.data, <size_t>b.len)
     return a
+
+
+# ------------------------------------------------- tables checked at import
+# Every code and value above that the walk uses as a literal is the Python
+# side's (mqcodec.ibmmq.pcf, mqcodec.batch.errors, mqcodec.layout): checked
+# here when the module is imported; a table that disagrees fails the import
+# (mqcodec._impl.check_codes).
+from mqcodec._impl import check_codes as _check_codes
+from mqcodec.ibmmq import pcf as _pcf
+from mqcodec.layout import field_offsets as _field_offsets
+
+_T_CODES = {"MQCFIN": T_INTEGER, "MQCFST": T_STRING, "MQCFIL": T_INTEGER_LIST, "MQCFSL": T_STRING_LIST,
+            "MQCFT_USER": T_USER, "MQCFBS": T_BYTE_STRING, "MQCFIF": T_INTEGER_FILTER, "MQCFSF": T_STRING_FILTER,
+            "MQCFBF": T_BYTE_STRING_FILTER, "MQCFGR": T_GROUP, "MQCFIN64": T_INTEGER64,
+            "MQCFIL64": T_INTEGER64_LIST}
+#: name -> code or value, as compiled (tests/test_layers.py checks a corrupted Python side is refused)
+CODE_TABLES = {
+    "MQCFT": _T_CODES,
+    "parameter structure": {name: _SC[t] for name, t in _T_CODES.items()},
+    "fixed length": {name: _FL[t] for name, t in _T_CODES.items()},
+    "MQCFH.Type": {"%d" % t: 1 for t in range(NTYPES) if _is_header_type(t)},
+    "structure": {"MQCFH": S_MQCFH, "MQEPH": S_MQEPH, "PCFParameter": S_PARAM, "MQCFGR": S_MQCFGR,
+                  "record": S_RECORD},
+    "field": {"": F_NONE, "Type": F_TYPE, "StrucLength": F_STRUCLENGTH, "Version": F_VERSION,
+              "ParameterCount": F_PARAMETERCOUNT, "Count": F_COUNT, "StringLength": F_STRINGLENGTH,
+              "FilterValueLength": F_FILTERVALUELENGTH},
+    "MQCFH field": {_CFH_NAMES[k]: _CFH_CODE[k] for k in range(9)},
+    "MQCFH offset": {_CFH_NAMES[k]: _CFH_OFF[k] for k in range(9)},
+    "MQEPH offset": {_errors.FIELDS[_EPH_CODE[k]]: _EPH_OFF[k] for k in range(16)},
+    "reason": {
+        "DETECT_TRUNC": R_DETECT_TRUNC, "DETECT_NONE": R_DETECT_NONE, "FIXED_TRUNC": R_FIXED_TRUNC,
+        "EPH_VERSION": R_EPH_VERSION, "EPH_SMALL": R_EPH_SMALL, "PAST_END": R_PAST_END, "CFH_LEN": R_CFH_LEN,
+        "CFH_VERSION": R_CFH_VERSION, "NEG_PCOUNT": R_NEG_PCOUNT, "PCOUNT_ROOM": R_PCOUNT_ROOM,
+        "EPH_SLACK": R_EPH_SLACK, "PARAM_TRUNC": R_PARAM_TRUNC, "SLEN_TRUNC": R_SLEN_TRUNC,
+        "UNKNOWN_TYPE": R_UNKNOWN_TYPE, "TOO_SMALL": R_TOO_SMALL, "NEG_COUNT": R_NEG_COUNT,
+        "IL_COUNT": R_IL_COUNT, "NEG_STRINGLENGTH": R_NEG_STRINGLENGTH, "NEG_FVL": R_NEG_FVL,
+        "FIT_STRINGLENGTH": R_FIT_STRINGLENGTH, "FIT_FVL": R_FIT_FVL, "SL_FIT": R_SL_FIT,
+        "SL_EMPTY": R_SL_EMPTY, "TOO_DEEP": R_TOO_DEEP, "NULL": R_NULL,
+    },
+    "limit": {"MAX_GROUP_DEPTH": MAX_DEPTH, "MIN_PARAMETER_LENGTH": MIN_PARAM, "DEFAULT_CCSID": DEFAULT_CCSID},
+}
+
+
+def python_tables():
+    """The Python side of every table of CODE_TABLES: (reference, complete, source)."""
+    decl = _pcf.DECLARATIONS[">"]
+    eph = _field_offsets(decl["MQEPH"])
+    eph_fields = {k: v for k, v in eph.items() if k != "PCFHeader"}
+    for k, v in _field_offsets(decl["MQCFH"]).items():
+        eph_fields["PCFHeader." + k] = eph["PCFHeader"] + v
+    return {
+        "MQCFT": ({name: t for t, name in _pcf.PARAMETER_TYPES.items()}, True, "mqcodec.ibmmq.pcf.PARAMETER_TYPES"),
+        "parameter structure": (_errors.STRUCTURES, False, "mqcodec.batch.errors.STRUCTURES"),
+        "fixed length": ({name: decl.get(name, decl["OPAQUE"]).sizeof() for name in _pcf.PARAMETER_TYPES.values()},
+                         True, "mqcodec.ibmmq.pcf.DECLARATIONS"),
+        "MQCFH.Type": ({"%d" % t: 1 for t in _pcf.HEADER_TYPES}, True, "mqcodec.ibmmq.pcf.HEADER_TYPES"),
+        "structure": (_errors.STRUCTURES, False, "mqcodec.batch.errors.STRUCTURES"),
+        "field": (_errors.FIELDS, False, "mqcodec.batch.errors.FIELDS"),
+        "MQCFH field": (_errors.FIELDS, False, "mqcodec.batch.errors.FIELDS"),
+        "MQCFH offset": (_field_offsets(decl["MQCFH"]), True, "mqcodec.ibmmq.pcf.MQCFH"),
+        "MQEPH offset": (eph_fields, True, "mqcodec.ibmmq.pcf.MQEPH"),
+        "reason": (_errors.REASON_CODES, True, "mqcodec.batch.errors.REASON_CODES"),
+        "limit": ({"MAX_GROUP_DEPTH": _pcf.MAX_GROUP_DEPTH, "MIN_PARAMETER_LENGTH": _pcf.MIN_PARAMETER_LENGTH,
+                   "DEFAULT_CCSID": _pcf.DEFAULT_CCSID}, True, "mqcodec.ibmmq.pcf"),
+    }
+
+
+def check_tables(python=None):
+    """Check CODE_TABLES against ``python`` (default: python_tables()); ImportError on a disagreement."""
+    for _table, (_ref, _complete, _source) in (python_tables() if python is None else python).items():
+        _check_codes("pcf_batch", _table, CODE_TABLES[_table], _ref, complete=_complete, source=_source)
+
+
+check_tables()
 
 
 def _bitmap(bm, n, nvalid):

@@ -35,7 +35,7 @@ BASE_HEADER = cs.Struct("VersionNumber" / cs.Int8ul, "Reserved" / cs.Int8ul, "Fl
 
 
 def _packets():
-    from mqcodec.msmq.framing import simulate_session
+    from mqcodec.msmq.builders import simulate_session
 
     out = []
     for seed in range(16):

@@ -103,7 +103,7 @@ def _pcf_capture(path, n):
     trace-route PCF messages, in the data set's order; returns the PCF bytes."""
     from mqcodec.capture.writer import TcpConversation, write_pcap
     from mqcodec.ibmmq import constants as C
-    from mqcodec.ibmmq.framing import encode_put
+    from mqcodec.ibmmq.builders import encode_put
     from mqcodec.ibmmq.headers import MQMD
     from mqcodec.ibmmq.message import MQMessage
 

@@ -171,11 +171,11 @@ def write_msmq_4mib(path: str, size_mb: float, conns: int = 16) -> int:
 
 
 def write_mq_max_tsh(path: str, size_mb: float, conns: int = 1) -> int:
-    from mqcodec.ibmmq import framing
+    from mqcodec.ibmmq import builders, framing
 
     # a real TSHM (an MQPUT's first segment header), MQSegmLen (big-endian, offset 4)
     # patched to the framer's maximum
-    seg = bytearray(framing.encode_segments("MQPUT", bytes(64))[:36])
+    seg = bytearray(builders.encode_segments("MQPUT", bytes(64))[:36])
     assert seg[:4] == b"TSHM"
     struct.pack_into("!I", seg, 4, framing.DEFAULT_MAX_SEGMENT_LENGTH)
     return _interleaved(path, size_mb, conns, 1414, lambda i: bytes(seg), bytes(1424))
@@ -442,7 +442,8 @@ BUILDERS = {
 _BUDGET_CHILD = r"""
 import json, resource, sys, time
 from mqcodec.capture import open_capture
-from mqcodec.capture.budget import ByteBudget, drive
+from mqcodec.capture.budget import ByteBudget
+from mqcodec.framers import drive
 limit = int(sys.argv[2])
 budget = ByteBudget(limit) if limit else None
 n = {"events": 0, "framing_errors": 0, "budget_errors": 0, "bytes_in_errors": 0}

@@ -29,6 +29,7 @@ from typing import Any, Iterable, Optional
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import _impl
 from . import batch as _batch
 from . import tables as _tables
 from .errors import NoCaptureRead
@@ -1122,17 +1123,8 @@ def _release_memory() -> None:
 
 
 def _core_module(impl: Optional[str]):
-    """The compiled capture core, or None (pure pipeline): not built,
-    ``impl="py"``, or ``MQCODEC_PURE=1``."""
-    if impl == "py" or os.environ.get("MQCODEC_PURE") == "1":
-        return None
-    try:
-        from ._ext import capture_core
-    except ImportError:
-        if impl == "c":
-            raise
-        return None
-    return capture_core
+    """The compiled capture core, or None (pure pipeline): mqcodec._impl decides."""
+    return _impl.pick("capture_core", impl, what="capture core")
 
 
 def _rereadable(source) -> bool:

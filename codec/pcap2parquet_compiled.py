@@ -55,7 +55,7 @@ def _chunks(source, errors=None, where=None):
 
 
 def _pieces(source, where=None):
-    from .capture.reader import GZIP_MAGIC, _Gunzip
+    from .capture.reader import GZIP_MAGIC, Gunzip as _Gunzip
 
     src = _p._reopen(source)
     if isinstance(src, (bytes, bytearray, memoryview)):

@@ -15,7 +15,7 @@ The network::
   trace-route reply travel back over the channel and to the client;
 * application messages for QM2 cross the channel as MESSAGE_DATA (MQXQH);
 * MSMQ sessions (EstablishConnection, ConnectionParameters, UserMessages,
-  SessionAcks) from :func:`mqcodec.msmq.framing.simulate_session`, and UDP
+  SessionAcks) from :func:`mqcodec.msmq.builders.simulate_session`, and UDP
   pings.
 
 Everything is a function of ``seed`` and ``messages``.  The traffic is
@@ -30,12 +30,12 @@ from typing import Iterable, TypedDict
 from .capture.writer import NS_PER_S, TcpConversation, ethernet, ipv4, udp, PcapWriter
 from .ibmmq import builders as B
 from .ibmmq import constants as C
-from .ibmmq.framing import default_gmo, encode_get_reply, encode_message_data, encode_put, encode_put_reply
+from .ibmmq.builders import default_gmo, encode_get_reply, encode_message_data, encode_put, encode_put_reply
 from .ibmmq.headers import MQMD, MQRFH2
 from .ibmmq.message import MQMessage
 from .ibmmq.pcf import PcfParameter as P
 from .ibmmq.tsh import TCF_ERROR
-from .ibmmq.traceroute_rules import (PerformedActivity, QueueManagerProfile, TraceRouteState, _trace_route_group,
+from .ibmmq.traceroute_rules import (PerformedActivity, QueueManagerProfile, TraceRouteState, trace_route_group,
                                      activity_report, apply_activity, new_trace_route_message, trace_route_reply)
 
 __all__ = ["generate", "write_capture", "NETWORK", "activity"]
@@ -219,9 +219,9 @@ def _trace_route(rnd: random.Random, i: int, dsp: TcpConversation, ch12: TcpConv
                                                       remote_supports_trace_route=True), qm, report_options=report)
     reports = []
     if o1.activity_report:
-        reports.append(activity_report(put, TraceRouteState.from_group(_trace_route_group(o1.message))))
+        reports.append(activity_report(put, TraceRouteState.from_group(trace_route_group(o1.message))))
     if o2.activity_report:
-        reports.append(activity_report(mca1, TraceRouteState.from_group(_trace_route_group(o2.message))))
+        reports.append(activity_report(mca1, TraceRouteState.from_group(trace_route_group(o2.message))))
     if o2.disposition.value == "forwarded":
         fwd = _pcf_message(o2.message, msg_type=C.MQMT_DATAGRAM, fmt="MQADMIN", report=report, little=little,
                            ts=ch12.ts, appl="dspmqrte")
@@ -233,7 +233,7 @@ def _trace_route(rnd: random.Random, i: int, dsp: TcpConversation, ch12: TcpConv
         o3 = apply_activity(o2.message, PerformedActivity(C.MQROUTE_DETAIL_MEDIUM, mca2, action="arrive"),
                             QueueManagerProfile("QM2"), report_options=report)
         if o3.activity_report:
-            reports.append(activity_report(mca2, TraceRouteState.from_group(_trace_route_group(o3.message))))
+            reports.append(activity_report(mca2, TraceRouteState.from_group(trace_route_group(o3.message))))
         if o3.reply:
             reply = trace_route_reply(o3.message)
             reply.md.CorrelId = trm.md.MsgId
@@ -401,7 +401,7 @@ class _Client:
 
 
 def _msmq_session(seed: int, k: int, n: int, start: int) -> list:
-    from .msmq.framing import simulate_session
+    from .msmq.builders import simulate_session
 
     sess = simulate_session(seed, messages=n)
     conv = TcpConversation(("10.2.0.%d" % (10 + k % 200), 49152 + k), NETWORK["msmq_server"],

@@ -60,7 +60,9 @@ def pytest_addoption(parser):
 
 
 def _pure_only(config) -> bool:
-    return bool(config.getoption("--pure-only", default=False)) or os.environ.get("MQCODEC_PURE") == "1"
+    from mqcodec._impl import pure_forced  # the one place that reads MQCODEC_PURE
+
+    return bool(config.getoption("--pure-only", default=False)) or pure_forced()
 
 
 @pytest.fixture(scope="session", params=["c", "py"])

@@ -24,7 +24,7 @@ from mqcodec import ccsid as _ccsid
 from mqcodec.batch import decode_mq_batch, decode_msmq_batch, decode_pcf_batch
 from mqcodec.batch.schema import MSMQ_PACKETS
 from mqcodec.msmq import SoapHeader, decode_packet, encode_packet
-from mqcodec.msmq.framing import simulate_session
+from mqcodec.msmq.builders import simulate_session
 
 from test_batch_msmq import _message
 

@@ -10,9 +10,11 @@ import struct
 
 import pytest
 
-from mqcodec.capture.budget import ByteBudget, drive
+from mqcodec.capture.budget import ByteBudget
+from mqcodec.framers import drive
 from mqcodec.capture.frame import Frame
 from mqcodec.capture.tcp import TCPReassembler
+from mqcodec.ibmmq import builders as mqb
 from mqcodec.ibmmq import framing as mqf
 from mqcodec.msmq import framing as msf
 
@@ -227,7 +229,7 @@ def test_msmq_framer_cut_then_next_packet():
 def _mq_put(n):
     from mqcodec.ibmmq.message import MQMessage
 
-    return mqf.encode_put(MQMessage(body=bytes(range(256)) * (n // 256) + bytes(n % 256)))
+    return mqb.encode_put(MQMessage(body=bytes(range(256)) * (n // 256) + bytes(n % 256)))
 
 
 def test_mq_framer_cut_skips_to_the_segment_end():
@@ -261,7 +263,7 @@ def test_mq_framer_cut_skips_to_the_segment_end():
 def test_mq_framer_cut_pending_multisegment_message():
     from mqcodec.ibmmq.message import MQMessage
 
-    segs = mqf.encode_put(MQMessage(body=bytes(range(256)) * 40), max_segment_length=2048)
+    segs = mqb.encode_put(MQMessage(body=bytes(range(256)) * 40), max_segment_length=2048)
     assert segs.count(b"TSHM") > 3
     f = mqf.MQStreamFramer()
     f.feed(segs[: len(segs) - 100])           # all but the end of the last segment
@@ -379,7 +381,7 @@ def test_converter_applies_the_budget():
 def _max_claim_header(framing_mod) -> bytes:
     """A real TSHM (an MQPUT's first segment header) whose MQSegmLen claims the
     framer's maximum: the framer waits for (or, after a cut, skips) ~100 MiB."""
-    seg = bytearray(framing_mod.encode_segments("MQPUT", bytes(64))[:36])
+    seg = bytearray(mqb.encode_segments("MQPUT", bytes(64))[:36])
     assert seg[:4] == b"TSHM"
     struct.pack_into("!I", seg, 4, framing_mod.DEFAULT_MAX_SEGMENT_LENGTH)
     return bytes(seg)

@@ -645,7 +645,7 @@ def test_closed_connections_are_forgotten():
     import gc
 
     from mqcodec.capture.writer import TcpConversation
-    from mqcodec.ibmmq.framing import encode_put
+    from mqcodec.ibmmq.builders import encode_put
     from mqcodec.pcap2parquet import _Direction
 
     msg = synth._app_message(random.Random(1), 1, synth.START_NS, little=True)
@@ -677,7 +677,7 @@ def test_content_detected_stream_reports_stream_offsets_and_frames():
     the first recognised byte, so ``stream_offset`` was 6 too small and
     ``frame`` pointed at the greeting's frame."""
     from mqcodec.capture.writer import TcpConversation
-    from mqcodec.ibmmq.framing import encode_put
+    from mqcodec.ibmmq.builders import encode_put
 
     msg = synth._app_message(random.Random(3), 1, synth.START_NS, little=True)
     unit = encode_put(msg, conversation_id=1, request_id=1)

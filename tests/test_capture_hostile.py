@@ -35,7 +35,7 @@ from mqcodec.capture.tcp import OVERLAP_WINDOW, OverlapConflict, StreamData, TCP
 from mqcodec.capture.writer import PcapngWriter, PcapWriter, TcpConversation, ethernet, ipv4, tcp
 from mqcodec.errors import DecodeError
 from mqcodec.ibmmq import MQMD, MQMessage
-from mqcodec.ibmmq.framing import encode_put
+from mqcodec.ibmmq.builders import encode_put
 from mqcodec.pcap2parquet import ConvertOptions, Converter
 from mqcodec.tables import TableCollector
 
@@ -235,11 +235,11 @@ def test_gzip_damaged_before_the_first_frame_is_one_error(impl, data):
 
 
 def test_gunzip_pieces_are_bounded_and_come_before_the_trailer_check():
-    from mqcodec.capture.reader import _Gunzip
+    from mqcodec.capture.reader import Gunzip
 
     data = bytes(range(256)) * 40000                    # 10 MB
     gz = _crc_bad(gzip.compress(data, mtime=0))
-    g = _Gunzip(1 << 16)
+    g = Gunzip(1 << 16)
     got = []
     with pytest.raises(DecodeError, match="CRC-32"):
         for piece in g.feed(gz):

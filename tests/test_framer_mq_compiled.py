@@ -25,11 +25,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mqcodec.ibmmq.framing import (
-    FramingError, Message, MQStreamFramer, Resynchronised, Segment, build_tsh, default_gmo, default_od, default_pmo,
-    encode_async_message, encode_get_reply, encode_message_data, encode_put, encode_put1, encode_put_reply,
-    encode_segments,
+from mqcodec.ibmmq.builders import (
+    build_tsh, default_gmo, default_od, default_pmo, encode_async_message, encode_get_reply, encode_message_data,
+    encode_put, encode_put1, encode_put_reply, encode_segments,
 )
+from mqcodec.ibmmq.framing import FramingError, Message, MQStreamFramer, Resynchronised, Segment
 
 from conftest import CAPTURES
 

@@ -41,6 +41,7 @@ from mqcodec.msmq import (BaseFlags, BaseHeader, DebugHeader, DirectQueueFormatN
                           TransactionHeader, UserFlags, UserHeader, encode_packet)
 from mqcodec.msmq import Packet as DecodedPacket
 from mqcodec.msmq import constants as C
+from mqcodec.msmq import builders as MB
 from mqcodec.msmq import framing as F
 from mqcodec.msmq.framing import MSMQStreamFramer, Packet
 from mqcodec.msmq.optional_headers import TxSequenceID
@@ -153,7 +154,7 @@ def _header(flags=0, size=16, version=0x10, sig=b"LIOR"):
 @pytest.mark.parametrize("seed", range(0, 40))
 def test_simulated_sessions_stay_on_the_fast_path(seed):
     rnd = random.Random(seed)
-    sess = F.simulate_session(seed, messages=rnd.randrange(1, 7))
+    sess = MB.simulate_session(seed, messages=rnd.randrange(1, 7))
     for stream, packets in ((sess.initiator, sess.initiator_packets), (sess.acceptor, sess.acceptor_packets)):
         for chunks in chunkings(stream, rnd, bytewise=seed % 4 == 0):
             rows, bailed, _ = differential(chunks)
@@ -164,7 +165,7 @@ def test_simulated_sessions_stay_on_the_fast_path(seed):
 
 
 def test_stream_offset_is_carried():
-    sess = F.simulate_session(11, messages=5)
+    sess = MB.simulate_session(11, messages=5)
     for off in (1, 0x1234, (1 << 40) + 7):
         rows, bailed, _ = differential([sess.initiator[:100], sess.initiator[100:]], offset=off)
         assert not bailed
@@ -177,7 +178,7 @@ def test_stream_offset_is_carried():
 
 def test_consumed_bytes_and_pending():
     # the framer keeps exactly the bytes of the packet not yet complete
-    sess = F.simulate_session(5, messages=3)
+    sess = MB.simulate_session(5, messages=3)
     stream = sess.acceptor
     first = len(sess.acceptor_packets[0][1])
     f = FastMSMQFramer(0)
@@ -242,8 +243,8 @@ def test_session_header_outside_packet_size():
     # [MS-MQMQ] 2.2.19.1: a SessionAck of PacketSize 20 is followed by its 16-byte SessionHeader
     ack20 = _ack20()
     assert struct.unpack_from("<I", ack20, 8)[0] == 20 and len(ack20) == 36
-    sess = F.simulate_session(3, messages=2)
-    stream = F.frame_packets([p for _k, p in sess.acceptor_packets] + [ack20, ack20])
+    sess = MB.simulate_session(3, messages=2)
+    stream = MB.frame_packets([p for _k, p in sess.acceptor_packets] + [ack20, ack20])
     rows, bailed, _ = differential([stream[i:i + 7] for i in range(0, len(stream), 7)])
     assert not bailed and [r[1] for r in rows[-2:]] == [ack20, ack20]
 
@@ -260,10 +261,10 @@ def test_unknown_packet_type_is_internal():
 def test_order_and_final_ack_kinds(direct, name):
     # [MS-MQQB] 3.1.5.1.1: BaseHeader.Flags 0, order_queue$, Label "QM Ordering Ack",
     # MessageClass MQMSG_CLASS_ORDER_ACK (0x00FF) -> OrderAck, >= 0x4000 -> FinalAck, else UserMessage
-    sess = F.simulate_session(8, messages=2)
+    sess = MB.simulate_session(8, messages=2)
     lead = [p for _k, p in sess.initiator_packets]
     pks = [_order_ack(v, direct, *([name] if name else [])) for v in (0x00FF, 0x8009, 0x4000, 0x0000, 0x3FFF)]
-    rows, bailed, pure = differential([F.frame_packets(lead + pks + lead)])
+    rows, bailed, pure = differential([MB.frame_packets(lead + pks + lead)])
     assert not bailed
     assert [r[2] for r in rows[len(lead):-len(lead)]] == ["OrderAck", "FinalAck", "FinalAck", "UserMessage",
                                                           "UserMessage"]
@@ -289,7 +290,7 @@ def test_order_queue_name_edge_cases():
 def test_order_ack_outside_the_strict_layout_bails():
     # a non-ASCII character among the name's last 22 (str.upper("ı") is "I"), a TransactionHeader,
     # an AdminQueue: the fast path leaves these to the full decode
-    sess = F.simulate_session(8, messages=1)
+    sess = MB.simulate_session(8, messages=1)
     lead = [p for _k, p in sess.initiator_packets]
     odd = [_order_ack(0xFF, True, "OS:h\\prıvate$\\order_queue$")]
     mp = MessagePropertiesHeader(Label="QM Ordering Ack", MessageClass=0xFF, MessageBody=bytes(36))
@@ -301,26 +302,26 @@ def test_order_ack_outside_the_strict_layout_bails():
                                                MessagePropertiesHeader=mp, **headers)))
     for pk in odd:
         assert F.packet_kind(pk) == "OrderAck"
-        rows, bailed, _ = differential([F.frame_packets(lead + [pk])])
+        rows, bailed, _ = differential([MB.frame_packets(lead + [pk])])
         assert bailed and len(rows) == len(lead)
 
 
 def test_near_order_queue_names_stay_fast():
     # the same layout to other queues (or with BaseHeader.Flags not 0) is an ordinary UserMessage
-    sess = F.simulate_session(8, messages=1)
+    sess = MB.simulate_session(8, messages=1)
     lead = [p for _k, p in sess.initiator_packets]
     pks = [_order_ack(0xFF, True, n) for n in ("OS:h\\private$\\order_queue", "OS:h\\private$\\q",
                                                  "OS:h\\prıvate$\\order_queu$", "OS:order_queue")]
     pk = bytearray(_order_ack(0xFF, False))
     pk[2] = 1                                  # PR 1: no longer a candidate
     pks.append(bytes(pk))
-    rows, bailed, _ = differential([F.frame_packets(lead + pks)])
+    rows, bailed, _ = differential([MB.frame_packets(lead + pks)])
     assert not bailed and [r[2] for r in rows[-len(pks):]] == ["UserMessage"] * len(pks)
 
 
 @pytest.mark.parametrize("size", [0x00400000, 0x00400001, 15, 0xFFFFFFFF, 0])
 def test_giant_and_impossible_packet_size(size):
-    sess = F.simulate_session(4, messages=2)
+    sess = MB.simulate_session(4, messages=2)
     stream = sess.initiator + _header(flags=0, size=size) + b"payload"
     rows, bailed, _ = differential([stream[:50], stream[50:]])
     assert bailed and [r[1] for r in rows] == [p for _k, p in sess.initiator_packets]
@@ -329,7 +330,7 @@ def test_giant_and_impossible_packet_size(size):
 @pytest.mark.parametrize("head", [b"\x11", b"\x10\x00\x00\x00X", b"\x10\x00\x00\x00LIOX",
                                   _header(flags=0x0008, size=19)])
 def test_bad_header_bails_at_once(head):
-    sess = F.simulate_session(4, messages=1)
+    sess = MB.simulate_session(4, messages=1)
     f = FastMSMQFramer(0)
     assert len(f.feed(sess.acceptor)) == len(sess.acceptor_packets)
     assert f.feed(head) == ["BAIL"]
@@ -398,7 +399,7 @@ def internal_packets(draw):
 
 
 def _simulated(draw):
-    sess = F.simulate_session(draw(st.integers(0, 5000)), messages=draw(st.integers(1, 3)))
+    sess = MB.simulate_session(draw(st.integers(0, 5000)), messages=draw(st.integers(1, 3)))
     return [p for _k, p in (sess.initiator_packets if draw(st.booleans()) else sess.acceptor_packets)]
 
 
@@ -407,7 +408,7 @@ def packet_streams(draw):
     pk = _simulated(draw) if draw(st.booleans()) else []
     for extra in draw(st.lists(st.one_of(user_messages(), internal_packets(), st.just(_ack20())), max_size=6)):
         pk.insert(draw(st.integers(0, len(pk))), extra)
-    return F.frame_packets(pk) if pk else b""
+    return MB.frame_packets(pk) if pk else b""
 
 
 @st.composite

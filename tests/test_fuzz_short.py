@@ -18,7 +18,7 @@ from fuzz import harnesses, seeds
 from mqcodec.ibmmq import MQMD, MQRFH2, MQXQH, MQMessage, decode_message, decode_pcf, encode_pcf
 from mqcodec.ibmmq.pcf import PcfMessage, PcfParameter as P
 from mqcodec.msmq import decode_packet
-from mqcodec.msmq.framing import simulate_session
+from mqcodec.msmq.builders import simulate_session
 
 pytestmark = pytest.mark.fuzz
 

@@ -19,7 +19,7 @@ from mqcodec.capture.writer import PcapWriter, TcpConversation
 from mqcodec.errors import EncodeError
 from mqcodec.ibmmq import ENCODING_BIG, ENCODING_LITTLE, MQMD
 from mqcodec.ibmmq import builders as B
-from mqcodec.ibmmq.framing import NEED_DATA, Message, MQStreamFramer, Segment, default_gmo
+from mqcodec.ibmmq.framing import NEED_DATA, Message, MQStreamFramer, Segment
 from mqcodec.ibmmq.tsh import API_HEADER_DECL, API_HEADER_LENGTH, TSH_LENGTH, TSHM_LENGTH
 from mqcodec.layout import parse_at
 
@@ -248,7 +248,7 @@ def test_encoders_read_by_tshark(tmp_path, tshark, order):
                          request_id=4, **api)),
         (1, B.encode_inq_reply(hobj=2, selectors=[31, 2, 2015], int_attrs=[930, 819], char_attrs=b"QM1".ljust(48),
                                request_id=4, **api)),
-        (0, B.encode_get(_md(order), hobj=2, buffer_length=4096, gmo=default_gmo(order, Options=0x4005),
+        (0, B.encode_get(_md(order), hobj=2, buffer_length=4096, gmo=B.default_gmo(order, Options=0x4005),
                          request_id=5, conversation_id=3)),
         (1, B.encode_get_failed(hobj=2, request_id=5, **api)),
         (1, B.encode_heartbeat(request=True, **api)),

@@ -17,10 +17,13 @@ from hypothesis import strategies as st
 
 from mqcodec.errors import DecodeError, EncodeError
 from mqcodec.ibmmq import ENCODING_BIG, ENCODING_LITTLE, MQMD
+from mqcodec.ibmmq.builders import (
+    build_tsh, default_gmo, default_pmo, encode_async_message, encode_get_reply, encode_message_data, encode_put,
+    encode_put1, encode_put_reply, encode_segments,
+)
 from mqcodec.ibmmq.framing import (
     NEED_DATA, FramerStateError, FramingError, Message, MQStreamFramer, Resynchronised, Segment,
-    build_tsh, decode_segment_header, default_gmo, default_pmo, encode_async_message, encode_get_reply,
-    encode_message_data, encode_put, encode_put1, encode_put_reply, encode_segments,
+    decode_segment_header,
 )
 from mqcodec.ibmmq.headers import decode_md
 

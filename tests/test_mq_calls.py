@@ -21,8 +21,9 @@ import pytest
 from mqcodec.capture.writer import TcpConversation, write_pcap
 from mqcodec.ibmmq import calls as C
 from mqcodec.ibmmq.conversation import CallTracker
-from mqcodec.ibmmq.framing import (MQStreamFramer, Unit, _api, default_gmo, default_od, encode_get_reply,
-                                   encode_put, encode_put_reply, encode_segments)
+from mqcodec.ibmmq.builders import (api_header, default_gmo, default_od, encode_get_reply, encode_put,
+                                    encode_put_reply, encode_segments)
+from mqcodec.ibmmq.framing import MQStreamFramer, Unit
 from mqcodec.ibmmq.headers import MQMD
 from mqcodec.ibmmq.message import MQMessage, encode_message
 from mqcodec.pcap2parquet import ConvertOptions, Converter, convert
@@ -260,7 +261,7 @@ _LE = "little"
 
 
 def _api_unit(t, body=b"", *, req, cc=0, rc=0, hobj=0, conv=1):
-    return encode_segments(t, _api(_LE, 36 + 16 + len(body), cc, rc, hobj) + body, byte_order=_LE,
+    return encode_segments(t, api_header(_LE, 36 + 16 + len(body), cc, rc, hobj) + body, byte_order=_LE,
                            conversation_id=conv, request_id=req)
 
 
@@ -390,7 +391,7 @@ def test_a_damaged_unit_keeps_its_header_and_bytes():
 
 def test_units_are_every_segment_type_joined_first_to_last():
     body = default_od(_LE, object_name="SPLIT.Q") + struct.pack("<i", 16)
-    stream = encode_segments(0x83, _api(_LE, 0, 0, 0, 0) + body, byte_order=_LE, max_segment_length=100,
+    stream = encode_segments(0x83, api_header(_LE, 0, 0, 0, 0) + body, byte_order=_LE, max_segment_length=100,
                              conversation_id=3, request_id=9)
     stream += encode_segments(0x09, b"", byte_order=_LE, conversation_id=3)   # a heartbeat
     framer = MQStreamFramer(units=True)
@@ -403,7 +404,7 @@ def test_units_are_every_segment_type_joined_first_to_last():
 
 def test_the_compiled_framer_reports_the_same_units():
     core = pytest.importorskip("mqcodec._ext.capture_core", reason="the compiled capture core is not built")
-    stream = b"".join(bytes(encode_segments(t, _api(_LE, 0, 0, 0, 0) + bytes(range(256)) * 3, byte_order=_LE,
+    stream = b"".join(bytes(encode_segments(t, api_header(_LE, 0, 0, 0, 0) + bytes(range(256)) * 3, byte_order=_LE,
                                             max_segment_length=300, conversation_id=t, request_id=1))
                       for t in (0x83, 0x89, 0x8C, 0x93)) + encode_put(_message(b"x" * 700), byte_order=_LE,
                                                                        max_segment_length=256)
@@ -441,7 +442,7 @@ def test_schema_has_the_brief_columns():
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_channel_message_data_and_async_messages_name_their_queue(tmp_path, engine):
-    from mqcodec.ibmmq.framing import encode_async_message, encode_message_data
+    from mqcodec.ibmmq.builders import encode_async_message, encode_message_data
 
     c = TcpConversation(("10.2.0.1", 42000), ("10.2.0.2", 1414), mss=1400, start_ns=10**18, step_ns=1000)
     pk = c.handshake()

@@ -24,7 +24,9 @@ from mqcodec.msmq import (BaseFlags, BaseHeader, DirectQueueFormatName, Internal
                           encode_packet)
 from mqcodec.msmq import Packet as DecodedPacket
 from mqcodec.msmq import constants as C
+from mqcodec.msmq import builders as MB
 from mqcodec.msmq import framing as F
+from mqcodec.msmq.capture_framer import CaptureFramer
 from mqcodec.msmq.framing import (CLOSED, NEED_DATA, FramingError, Incomplete, MSMQStreamFramer, Packet,
                                   Resynchronised)
 
@@ -222,7 +224,7 @@ def test_user_message_with_piggy_backed_session_header():
     ack20.session_header_counted = False
     ack20 = encode_packet(ack20)
     assert struct.unpack_from("<I", ack20, 8)[0] == 20 and len(ack20) == 36
-    stream = F.frame_packets([um, ack20, um])
+    stream = MB.frame_packets([um, ack20, um])
     events = frame_all([stream])
     assert [(e.offset, e.length, e.kind) for e in events] == [
         (0, len(um), "UserMessage"), (len(um), 36, "SessionAck"), (len(um) + 36, len(um), "UserMessage")]
@@ -323,7 +325,7 @@ def test_malformed_vectors_frame_cleanly(vectors, name):
 
 
 def _packets(seed=7, n=5):
-    s = F.simulate_session(seed, messages=n)
+    s = MB.simulate_session(seed, messages=n)
     return [p for _k, p in s.initiator_packets]
 
 
@@ -333,7 +335,7 @@ def _starts(pk):
 
 def test_gap_inside_a_packet_breaks_only_that_packet():
     pk = _packets()
-    stream = F.frame_packets(pk)
+    stream = MB.frame_packets(pk)
     starts = _starts(pk)
     k = 2
     cut = starts[k] + 100
@@ -350,7 +352,7 @@ def test_gap_inside_a_packet_breaks_only_that_packet():
 
 def test_gap_at_a_packet_boundary():
     pk = _packets()
-    stream = F.frame_packets(pk)
+    stream = MB.frame_packets(pk)
     b = len(pk[0])
     # a gap exactly at a packet boundary: the next packet is found again (skipped = the gap)
     events = frame_all([stream[:b], ("gap", len(pk[1])), stream[b + len(pk[1]):]])
@@ -360,7 +362,7 @@ def test_gap_at_a_packet_boundary():
 
 def test_gap_inside_the_base_header_and_across_packet_end():
     pk = _packets()
-    stream = F.frame_packets(pk)
+    stream = MB.frame_packets(pk)
     st_ = _starts(pk)
     s2, s4 = st_[2], st_[4]
     # 10 header bytes of packet 2, then a gap that also swallows the start of packet 3
@@ -382,7 +384,7 @@ def test_gap_inside_the_base_header_and_across_packet_end():
 
 def test_mid_stream_start():
     pk = _packets()
-    stream = F.frame_packets(pk)
+    stream = MB.frame_packets(pk)
     st_ = _starts(pk)
     cut = st_[2] + 37
     events = frame_all([stream[cut:]], synchronised=False, offset=cut)
@@ -424,7 +426,7 @@ def _extra_packets():
 @st.composite
 def streams(draw):
     seed = draw(st.integers(0, 10_000))
-    sess = F.simulate_session(seed, messages=draw(st.integers(1, 4)))
+    sess = MB.simulate_session(seed, messages=draw(st.integers(1, 4)))
     pk = [p for _k, p in (sess.initiator_packets if draw(st.booleans()) else sess.acceptor_packets)]
     pk = pk[:draw(st.integers(1, len(pk)))]
     for extra in draw(st.lists(st.sampled_from(_EXTRA), max_size=3)):
@@ -469,8 +471,8 @@ def test_random_streams_garbage_and_chunking(case):
 @settings(max_examples=120, deadline=None)
 @given(st.integers(0, 10_000), st.data())
 def test_random_gap_breaks_one_packet(seed, data):
-    pk = [p for _k, p in F.simulate_session(seed, messages=3).initiator_packets]
-    stream = F.frame_packets(pk)
+    pk = [p for _k, p in MB.simulate_session(seed, messages=3).initiator_packets]
+    stream = MB.frame_packets(pk)
     starts = [sum(map(len, pk[:i])) for i in range(len(pk) + 1)]
     k = data.draw(st.integers(0, len(pk) - 2))
     cut = data.draw(st.integers(starts[k] + 16, starts[k + 1] - 1))
@@ -520,7 +522,7 @@ def test_long_garbage_is_reported_in_chunks(monkeypatch):
         f.feed(junk[i:i + 1000])
         events += list(f)
         assert len(f._buf) - f._pos < 4096 + 1000   # garbage is not all buffered
-    f.feed(F.frame_packets(pk))
+    f.feed(MB.frame_packets(pk))
     f.close()
     events += list(f)
     errs = [e for e in events if isinstance(e, FramingError)]
@@ -572,7 +574,7 @@ def test_order_and_final_ack_kinds(direct):
     final = _ack_packet(0x8009, bytes(36), direct)
     other = _ack_packet(0x0000, bytes(36), direct)
     assert [F.packet_kind(p) for p in (order, final, other)] == ["OrderAck", "FinalAck", "UserMessage"]
-    events = frame_all([F.frame_packets([order, final, other])])
+    events = frame_all([MB.frame_packets([order, final, other])])
     assert [e.kind for e in events] == ["OrderAck", "FinalAck", "UserMessage"]
 
 
@@ -587,25 +589,25 @@ def test_unknown_packet_type_is_internal():
 
 def test_frame_packets_validates():
     pk = _packets()
-    assert F.frame_packets(pk) == b"".join(pk)
+    assert MB.frame_packets(pk) == b"".join(pk)
     with pytest.raises(EncodeError):
-        F.frame_packets([pk[0][:-1]])                # PacketSize says more
+        MB.frame_packets([pk[0][:-1]])                # PacketSize says more
     with pytest.raises(EncodeError):
-        F.frame_packets([pk[0] + b"\0"])
+        MB.frame_packets([pk[0] + b"\0"])
     with pytest.raises(EncodeError):
-        F.frame_packets([b"\x10\x00"])
+        MB.frame_packets([b"\x10\x00"])
     with pytest.raises(EncodeError):
-        F.frame_packets([_header(sig=b"ROIL")])
+        MB.frame_packets([_header(sig=b"ROIL")])
     with pytest.raises(EncodeError):
-        F.frame_packets(["text"])
+        MB.frame_packets(["text"])
 
 
 def test_simulated_session_is_deterministic_and_decodes(vectors):
-    a, b = F.simulate_session(3, messages=6), F.simulate_session(3, messages=6)
-    assert a == b and F.simulate_session(4, messages=6) != a
+    a, b = MB.simulate_session(3, messages=6), MB.simulate_session(3, messages=6)
+    assert a == b and MB.simulate_session(4, messages=6) != a
     piggy = 0
     for seed in range(6):
-        s = F.simulate_session(seed, messages=5)
+        s = MB.simulate_session(seed, messages=5)
         for side, stream, packets in (("i", s.initiator, s.initiator_packets), ("a", s.acceptor, s.acceptor_packets)):
             assert stream == b"".join(p for _k, p in packets)
             for kind, p in packets:
@@ -623,8 +625,8 @@ def test_simulated_session_is_deterministic_and_decodes(vectors):
         assert decode_packet(s.acceptor_packets[0][1]).EstablishConnectionHeader.padding_is_server_fill
     assert piggy > 0
     # the spec's own examples have the same setup sizes
-    assert len(F.simulate_session(0).initiator_packets[0][1]) == len(_read(vectors, EC_REQ))
-    assert len(F.simulate_session(0).initiator_packets[1][1]) == len(_read(vectors, CP_REQ))
+    assert len(MB.simulate_session(0).initiator_packets[0][1]) == len(_read(vectors, EC_REQ))
+    assert len(MB.simulate_session(0).initiator_packets[1][1]) == len(_read(vectors, CP_REQ))
 
 
 def test_feed_after_close_is_a_usage_error():
@@ -644,7 +646,7 @@ def _session_pcap(path, seed=5, *, mss=500, drop=None):
     UserMessages, then the acceptor's SessionAcks.  ``drop``: (direction, stream offset)
     of a data segment left out of the capture."""
     from mqcodec.capture import writer as W
-    s = F.simulate_session(seed, messages=4)
+    s = MB.simulate_session(seed, messages=4)
     conv = W.TcpConversation(client=("10.0.0.1", 49759), server=("10.0.0.2", 1801), mss=mss)
     frames = conv.handshake()
     ini, acc = s.initiator_packets, s.acceptor_packets
@@ -690,7 +692,7 @@ def _tshark_segments(tshark, path):
 
 def _captured(path):
     from mqcodec.capture import iter_capture_events
-    cf = F.CaptureFramer()
+    cf = CaptureFramer()
     events = []
     for ev in iter_capture_events(str(path)):
         events += cf.on_event(ev)
@@ -724,7 +726,7 @@ def test_capture_framing_matches_tshark_reassembly(tmp_path, tshark):
 
 def test_capture_with_a_lost_segment(tmp_path, tshark):
     path = tmp_path / "lost.pcap"
-    probe = F.simulate_session(5, messages=4)
+    probe = MB.simulate_session(5, messages=4)
     ini = [p for _k, p in probe.initiator_packets]
     starts = _starts(ini)
     # lose the segment holding byte 300 of the first UserMessage (segments of 200 bytes)

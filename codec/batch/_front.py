@@ -1,8 +1,10 @@
 """The front door every batch decoder shares (msgpack style): which
 implementation runs, and the input forms it accepts.
 
-* :class:`Implementations` picks the compiled module (``mqcodec._ext.X``)
-  unless it is missing or ``MQCODEC_PURE=1``; ``impl="c"``/``"py"`` forces one.
+* :class:`Implementations` holds the compiled module (``mqcodec._ext.X``)
+  and its pure twin; :mod:`mqcodec._impl` decides which runs (the compiled
+  one unless it is missing or ``MQCODEC_PURE=1``; ``impl="c"``/``"py"``
+  forces one).
 * :func:`dispatch` accepts a ``pyarrow`` Binary/LargeBinary (or
   String) array -- its buffers are used directly, ``array.offset`` and nulls
   honoured --, a ChunkedArray of those (decoded chunk by chunk, record numbers
@@ -29,11 +31,12 @@ from __future__ import annotations
 
 import importlib
 import operator
-import os
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import pyarrow as pa
+
+from .. import _impl
 
 __all__ = ["Implementations", "Chunking", "mqlong", "dispatch", "check_offsets", "chunk_bounds"]
 
@@ -81,20 +84,22 @@ _UNLOADED: Any = object()
 
 
 class Implementations:
-    """The compiled module ``mqcodec._ext.<name>`` and its pure twin."""
+    """The compiled module ``mqcodec._ext.<name>`` and its pure twin; which
+    one runs is :mod:`mqcodec._impl`'s decision."""
 
     def __init__(self, name: str, pure, what: str):
         self.name = name
         self._pure = pure  # the pure module, or its name (imported when first picked)
         self.what = what
         # the compiled module, imported when first picked (a command that decodes nothing
-        # of this kind does not pay for it, nor for the modules whose tables it reads)
-        self._compiled: Any = None if os.environ.get("MQCODEC_PURE") == "1" else _UNLOADED
+        # of this kind does not pay for it, nor for the modules whose tables it reads);
+        # whether it runs is mqcodec._impl's decision
+        self._compiled: Any = None if _impl.pure_forced() else _UNLOADED
 
     @property
     def compiled(self):
         if self._compiled is _UNLOADED:
-            self._compiled = self._load()
+            self._compiled = _impl.pick(self.name, None)
         return self._compiled
 
     @property
@@ -102,12 +107,6 @@ class Implementations:
         if isinstance(self._pure, str):
             self._pure = importlib.import_module(self._pure)
         return self._pure
-
-    def _load(self):
-        try:
-            return importlib.import_module("mqcodec._ext." + self.name)
-        except ImportError:
-            return None
 
     @property
     def default(self) -> str:
@@ -125,15 +124,8 @@ class Implementations:
     def pick(self, impl: str | None):
         if impl is None:
             return self.compiled if self.compiled is not None else self.pure
-        if impl == "py":
-            return self.pure
-        if impl == "c":
-            mod = self.compiled if self.compiled is not None else self._load()
-            if mod is None:
-                raise ImportError("the compiled %s batch decoder (mqcodec._ext.%s) is not built"
-                                  % (self.what, self.name))
-            return mod
-        raise ValueError("impl must be None, 'c' or 'py', not %r" % (impl,))
+        mod = _impl.pick(self.name, impl, what="%s batch decoder" % self.what)
+        return self.pure if mod is None else mod
 
 
 def mqlong(name: str, value: Any) -> int | None:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["STRUCTURES", "FIELDS", "REASONS", "NULL_RECORD", "reason_text", "error_columns"]
+__all__ = ["STRUCTURES", "FIELDS", "REASONS", "REASON_TABLE", "REASON_CODES", "NULL_RECORD", "reason_text",
+           "error_columns"]
 
 #: structure names (index = code), as pcf.py names them
 STRUCTURES = [
@@ -53,34 +54,39 @@ FIELDS = (
 )
 
 #: reason sentences (index = code), %-formatted with the error's integer
-#: arguments; the same texts as mqcodec.ibmmq.pcf's DecodeError reasons
-REASONS = [
-    "truncated: %d bytes cannot show the byte order (MQCFH needs 36)",                 # 0
-    "neither byte order gives a plausible MQCFH (Type, StrucLength 36, Version 1-3)",  # 1
-    "truncated: %d bytes needed, %d present",                                          # 2
-    "Version %d is not MQEPH_VERSION_1",                                               # 3
-    "StrucLength %d is smaller than the 68-byte MQEPH",                                # 4
-    "StrucLength %d runs past the end (%d bytes remain)",                              # 5
-    "StrucLength %d is not MQCFH_STRUC_LENGTH (36)",                                   # 6
-    "Version %d is not 1, 2 or 3",                                                     # 7
-    "negative ParameterCount %d",                                                      # 8
-    "%d parameters need at least %d bytes but only %d remain",                         # 9
-    "%d bytes inside StrucLength follow the last parameter",                           # 10
-    "truncated: a parameter structure needs %d bytes, %d present",                     # 11
-    "truncated: StrucLength needs 4 bytes, %d present",                                # 12
-    "unknown PCF structure type %d",                                                   # 13
-    "StrucLength %d is smaller than the %d-byte fixed part",                           # 14
-    "negative Count %d",                                                               # 15
-    "Count %d needs %d bytes of Values but StrucLength leaves %d",                     # 16
-    "negative StringLength %d",                                                        # 17
-    "negative FilterValueLength %d",                                                   # 18
-    "StringLength %d does not fit in StrucLength %d",                                  # 19
-    "FilterValueLength %d does not fit in StrucLength %d",                             # 20
-    "Count %d x StringLength %d does not fit in StrucLength %d",                       # 21
-    "Count %d of empty strings exceeds the input size",                                # 22
-    "groups nested deeper than %d",                                                    # 23
-    "null record",                                                                     # 24
-]
+#: arguments; the same texts as mqcodec.ibmmq.pcf's DecodeError reasons.
+#: (name, sentence): ``_ext/pcf_batch.pyx`` uses the codes as R_<name> and
+#: checks them against REASON_CODES when it is imported.
+REASON_TABLE: tuple[tuple[str, str], ...] = (
+    ("DETECT_TRUNC", "truncated: %d bytes cannot show the byte order (MQCFH needs 36)"),              # 0
+    ("DETECT_NONE", "neither byte order gives a plausible MQCFH (Type, StrucLength 36, Version 1-3)"),  # 1
+    ("FIXED_TRUNC", "truncated: %d bytes needed, %d present"),                                        # 2
+    ("EPH_VERSION", "Version %d is not MQEPH_VERSION_1"),                                             # 3
+    ("EPH_SMALL", "StrucLength %d is smaller than the 68-byte MQEPH"),                                # 4
+    ("PAST_END", "StrucLength %d runs past the end (%d bytes remain)"),                               # 5
+    ("CFH_LEN", "StrucLength %d is not MQCFH_STRUC_LENGTH (36)"),                                     # 6
+    ("CFH_VERSION", "Version %d is not 1, 2 or 3"),                                                   # 7
+    ("NEG_PCOUNT", "negative ParameterCount %d"),                                                     # 8
+    ("PCOUNT_ROOM", "%d parameters need at least %d bytes but only %d remain"),                       # 9
+    ("EPH_SLACK", "%d bytes inside StrucLength follow the last parameter"),                           # 10
+    ("PARAM_TRUNC", "truncated: a parameter structure needs %d bytes, %d present"),                   # 11
+    ("SLEN_TRUNC", "truncated: StrucLength needs 4 bytes, %d present"),                               # 12
+    ("UNKNOWN_TYPE", "unknown PCF structure type %d"),                                                # 13
+    ("TOO_SMALL", "StrucLength %d is smaller than the %d-byte fixed part"),                           # 14
+    ("NEG_COUNT", "negative Count %d"),                                                               # 15
+    ("IL_COUNT", "Count %d needs %d bytes of Values but StrucLength leaves %d"),                      # 16
+    ("NEG_STRINGLENGTH", "negative StringLength %d"),                                                 # 17
+    ("NEG_FVL", "negative FilterValueLength %d"),                                                     # 18
+    ("FIT_STRINGLENGTH", "StringLength %d does not fit in StrucLength %d"),                           # 19
+    ("FIT_FVL", "FilterValueLength %d does not fit in StrucLength %d"),                               # 20
+    ("SL_FIT", "Count %d x StringLength %d does not fit in StrucLength %d"),                          # 21
+    ("SL_EMPTY", "Count %d of empty strings exceeds the input size"),                                 # 22
+    ("TOO_DEEP", "groups nested deeper than %d"),                                                     # 23
+    ("NULL", "null record"),                                                                          # 24
+)
+REASONS = [text for _name, text in REASON_TABLE]
+#: name -> code
+REASON_CODES = {name: code for code, (name, _text) in enumerate(REASON_TABLE)}
 
 #: (structure, field, offset, reason) of a null entry of the input
 NULL_RECORD = ("record", "", 0, "null record")

@@ -32,7 +32,7 @@ from ..msmq.base import PingPacket
 from .schema import MSMQ_PACKETS
 
 __all__ = ["decode_msmq_buffers", "decode_records", "decode_batch", "STRUCTURES", "FIELDS",
-           "REASONS", "reason_text", "arrow_text", "NULL_RECORD"]
+           "REASONS", "REASON_TABLE", "REASON_CODES", "reason_text", "arrow_text", "NULL_RECORD"]
 
 NULL_RECORD = ("record", "", 0, "null record")
 
@@ -78,71 +78,77 @@ FIELDS = [
     "SenderIdSize", "EncryptionKeySize", "SignatureSize", "SenderCertSize", "ProviderInfoSize", "SecurityID",
 ]
 
-#: %-format strings; R_SIGNATURE (2) takes the repr of the 4 signature bytes
-REASONS = [
-    "null record",                                                                      # 0
-    "truncated: %d bytes needed, %d present",                                           # 1
-    "signature %s, MUST be 0x524F494C ('LIOR')",                                        # 2
-    "version 0x%02X, MUST be 0x10",                                                     # 3
-    "PacketSize %d is below the 16-byte BaseHeader",                                    # 4
-    "PacketSize %d above the maximum 0x00400000 (%d)",                                  # 5
-    "PacketSize %d but the input holds %d bytes",                                       # 6
-    "TR (tracing) is set but DH is clear: TR requires a DebugHeader",                   # 7
-    "DH is set in an internal packet: only a UserMessage Packet carries a DebugHeader",  # 8
-    "truncated: 4 bytes needed, %d inside the packet",                                  # 9
-    "PT 0x%X is not a packet type (1, 2 or 3)",                                         # 10
-    "SessionAck Packet without BaseHeader.Flags.SH",                                    # 11
-    "PacketSize %d: a SessionAck Packet is 36 bytes (or 20 when the SessionHeader is not counted)",  # 12
-    "truncated: 16 bytes needed, %d present",                                           # 13
-    "SH announces a SessionHeader, which an EstablishConnection Packet does not have",  # 14
-    "SH announces a SessionHeader, which a ConnectionParameters Packet does not have",  # 15
-    "PacketSize %d: an EstablishConnection Packet is 572 bytes",                        # 16
-    "PacketSize %d: a ConnectionParameters Packet is 32 bytes",                         # 17
-    "truncated: 48 fixed bytes needed, %d inside the packet",                           # 18
-    "TH (TransactionHeader) is set but DM is 0: a transactional message MUST be recoverable",  # 19
-    "MP is clear: a MessagePropertiesHeader MUST always be present",                    # 20
-    "DQ 0x%X is not a valid queue format type for DestinationQueue (valid: 0x0, 0x3, 0x5, 0x7)",  # 21
-    "AQ 0x%X is not a valid queue format type for AdminQueue (valid: 0x0, 0x2, 0x3, 0x5, 0x6, 0x7)",  # 22
-    "PrivateQueueFormatNameId needs 4 bytes, %d remain",                                # 23
-    "PublicQueueFormatName needs 16 bytes, %d remain",                                  # 24
-    "PrivateQueueFormatName needs 20 bytes, %d remain",                                 # 25
-    "DirectQueueFormatName.Count needs 2 bytes, %d remain",                             # 26
-    "DirectQueueFormatName.Count %d runs past the packet (%d bytes remain)",            # 27
-    "DirectQueueFormatName.Count %d is not a whole null-terminated WCHAR string",       # 28
-    "DirectFormatName is not null-terminated",                                          # 29
-    "padding of %d bytes runs past the packet",                                         # 30
-    "Flags.CQ announces a 16-byte ConnectorType but %d bytes remain",                   # 31
-    "UserHeader.Flags.TH announces a TransactionHeader but the packet ends at %d",      # 32
-    "UserHeader.Flags.MP announces a MessagePropertiesHeader but the packet ends at %d",  # 33
-    "BaseHeader.Flags.DH announces a DebugHeader but the packet ends at %d",            # 34
-    "valid range is 0x00000001..0xFFFFFFFF, got 0",                                     # 35
-    "valid range is 0x00000000..0xFFFFFFFE, got 0xFFFFFFFF",                            # 36
-    "Flags.CG announces a ConnectorQMGuid: 16 bytes needed but only %d remain before the packet end",  # 37
-    "truncated: 56 fixed bytes needed, %d inside the packet",                           # 38
-    "AllocationBodySize %d is smaller than MessageSize %d",                             # 39
-    "LabelLength %d above the maximum 250 WCHARs",                                      # 40
-    "Label of %d bytes runs past the packet (%d bytes remain)",                         # 41
-    "Label is not null-terminated",                                                     # 42
-    "ExtensionSize %d runs past the packet: ExtensionData at offset %d has %d bytes",   # 43
-    "MessageSize %d runs past the packet: MessageBody at offset %d has %d bytes",       # 44
-    "padding to a multiple of 4 bytes (%d bytes) runs past the packet",                 # 45
-    "QT must be 0x0 or 0x1, got 0x%x",                                                  # 46
-    "Flags.QT = 1 announces a queue GUID: 16 bytes needed but only %d remain before the packet end",  # 47
-    "%d bytes inside PacketSize follow the last header the flags announce",             # 48
-    "BaseHeader.Flags.SH announces a SessionHeader after PacketSize: truncated: 16 bytes needed, %d present",  # 49
-    "ST must be 0x0, 0x1 or 0x2, got 0x%x",                                             # 50
-    "AU must be 0",                                                                     # 51
-    "AS must be 0, got 0x%x",                                                           # 52
-    "ST = 0 requires SenderIdSize 0, got %d",                                           # 53
-    "ST = 2 (queue manager GUID) requires 16 bytes, got %d",                            # 54
-    "at least one of the five size fields must be nonzero",                             # 55
-    "SecurityID of %d bytes at offset %d runs past the packet end (%d)",                # 56
-    "EncryptionKey of %d bytes at offset %d runs past the packet end (%d)",             # 57
-    "Signature of %d bytes at offset %d runs past the packet end (%d)",                 # 58
-    "ST = 1 but the %d bytes are not one SID ([MS-DTYP] 2.4.2.2)",                      # 59
-    "UserHeader.Flags.SH announces a SecurityHeader but the packet ends at %d",         # 60
-]
-R_SIGNATURE = 2
+#: The reasons of the compiled walker's errors: (name, %-format string),
+#: index = code.  ``_ext/msmq_batch.pyx`` uses the codes as R_<name> and
+#: checks them against REASON_CODES when it is imported.  SIGNATURE takes
+#: the repr of the 4 signature bytes.
+REASON_TABLE: tuple[tuple[str, str], ...] = (
+    ("NULL", "null record"),                                                                # 0
+    ("TRUNC", "truncated: %d bytes needed, %d present"),                                    # 1
+    ("SIGNATURE", "signature %s, MUST be 0x524F494C ('LIOR')"),                             # 2
+    ("VERSION", "version 0x%02X, MUST be 0x10"),                                            # 3
+    ("PS_BELOW", "PacketSize %d is below the 16-byte BaseHeader"),                          # 4
+    ("PS_ABOVE", "PacketSize %d above the maximum 0x00400000 (%d)"),                        # 5
+    ("PS_INPUT", "PacketSize %d but the input holds %d bytes"),                             # 6
+    ("TR_NO_DH", "TR (tracing) is set but DH is clear: TR requires a DebugHeader"),         # 7
+    ("DH_INTERNAL", "DH is set in an internal packet: only a UserMessage Packet carries a DebugHeader"),  # 8
+    ("INTERNAL_TRUNC", "truncated: 4 bytes needed, %d inside the packet"),                  # 9
+    ("PT", "PT 0x%X is not a packet type (1, 2 or 3)"),                                     # 10
+    ("SA_NO_SH", "SessionAck Packet without BaseHeader.Flags.SH"),                          # 11
+    ("SA_SIZE", "PacketSize %d: a SessionAck Packet is 36 bytes (or 20 when the SessionHeader is not counted)"),  # 12
+    ("SH_TRUNC", "truncated: 16 bytes needed, %d present"),                                 # 13
+    ("SH_EC", "SH announces a SessionHeader, which an EstablishConnection Packet does not have"),  # 14
+    ("SH_CP", "SH announces a SessionHeader, which a ConnectionParameters Packet does not have"),  # 15
+    ("EC_SIZE", "PacketSize %d: an EstablishConnection Packet is 572 bytes"),               # 16
+    ("CP_SIZE", "PacketSize %d: a ConnectionParameters Packet is 32 bytes"),                # 17
+    ("UH_TRUNC", "truncated: 48 fixed bytes needed, %d inside the packet"),                 # 18
+    ("TH_DM", "TH (TransactionHeader) is set but DM is 0: a transactional message MUST be recoverable"),  # 19
+    ("MP_CLEAR", "MP is clear: a MessagePropertiesHeader MUST always be present"),          # 20
+    ("DQ_INVALID", "DQ 0x%X is not a valid queue format type for DestinationQueue (valid: 0x0, 0x3, 0x5, 0x7)"),  # 21
+    ("AQ_INVALID", "AQ 0x%X is not a valid queue format type for AdminQueue (valid: 0x0, 0x2, 0x3, 0x5, 0x6, 0x7)"),  # 22
+    ("Q_ID", "PrivateQueueFormatNameId needs 4 bytes, %d remain"),                          # 23
+    ("Q_PUB", "PublicQueueFormatName needs 16 bytes, %d remain"),                           # 24
+    ("Q_PRIV", "PrivateQueueFormatName needs 20 bytes, %d remain"),                         # 25
+    ("Q_DCOUNT", "DirectQueueFormatName.Count needs 2 bytes, %d remain"),                   # 26
+    ("Q_DPAST", "DirectQueueFormatName.Count %d runs past the packet (%d bytes remain)"),   # 27
+    ("Q_DWHOLE", "DirectQueueFormatName.Count %d is not a whole null-terminated WCHAR string"),  # 28
+    ("Q_DNULL", "DirectFormatName is not null-terminated"),                                 # 29
+    ("Q_DPAD", "padding of %d bytes runs past the packet"),                                 # 30
+    ("CQ", "Flags.CQ announces a 16-byte ConnectorType but %d bytes remain"),               # 31
+    ("ANN_TH", "UserHeader.Flags.TH announces a TransactionHeader but the packet ends at %d"),  # 32
+    ("ANN_MP", "UserHeader.Flags.MP announces a MessagePropertiesHeader but the packet ends at %d"),  # 33
+    ("ANN_DH", "BaseHeader.Flags.DH announces a DebugHeader but the packet ends at %d"),    # 34
+    ("XACT_SEQ0", "valid range is 0x00000001..0xFFFFFFFF, got 0"),                          # 35
+    ("XACT_PREV", "valid range is 0x00000000..0xFFFFFFFE, got 0xFFFFFFFF"),                 # 36
+    ("XACT_CG", "Flags.CG announces a ConnectorQMGuid: 16 bytes needed but only %d remain before the packet end"),  # 37
+    ("MP_TRUNC", "truncated: 56 fixed bytes needed, %d inside the packet"),                 # 38
+    ("MP_ALLOC", "AllocationBodySize %d is smaller than MessageSize %d"),                   # 39
+    ("MP_LABELLEN", "LabelLength %d above the maximum 250 WCHARs"),                         # 40
+    ("MP_LABELPAST", "Label of %d bytes runs past the packet (%d bytes remain)"),           # 41
+    ("MP_LABELNULL", "Label is not null-terminated"),                                       # 42
+    ("MP_EXT", "ExtensionSize %d runs past the packet: ExtensionData at offset %d has %d bytes"),  # 43
+    ("MP_BODY", "MessageSize %d runs past the packet: MessageBody at offset %d has %d bytes"),  # 44
+    ("MP_PAD", "padding to a multiple of 4 bytes (%d bytes) runs past the packet"),         # 45
+    ("DBG_QT", "QT must be 0x0 or 0x1, got 0x%x"),                                          # 46
+    ("DBG_QI", "Flags.QT = 1 announces a queue GUID: 16 bytes needed but only %d remain before the packet end"),  # 47
+    ("REST", "%d bytes inside PacketSize follow the last header the flags announce"),       # 48
+    ("USH_TRUNC", "BaseHeader.Flags.SH announces a SessionHeader after PacketSize: truncated: 16 bytes needed, %d present"),  # 49
+    ("SEC_ST", "ST must be 0x0, 0x1 or 0x2, got 0x%x"),                                     # 50
+    ("SEC_AU", "AU must be 0"),                                                             # 51
+    ("SEC_AS", "AS must be 0, got 0x%x"),                                                   # 52
+    ("SEC_ST0", "ST = 0 requires SenderIdSize 0, got %d"),                                  # 53
+    ("SEC_ST2", "ST = 2 (queue manager GUID) requires 16 bytes, got %d"),                   # 54
+    ("SEC_NONE", "at least one of the five size fields must be nonzero"),                   # 55
+    ("SEC_SECURITYID", "SecurityID of %d bytes at offset %d runs past the packet end (%d)"),  # 56
+    ("SEC_ENCRYPTIONKEY", "EncryptionKey of %d bytes at offset %d runs past the packet end (%d)"),  # 57
+    ("SEC_SIGNATURE", "Signature of %d bytes at offset %d runs past the packet end (%d)"),  # 58
+    ("SEC_SID", "ST = 1 but the %d bytes are not one SID ([MS-DTYP] 2.4.2.2)"),             # 59
+    ("ANN_SEC", "UserHeader.Flags.SH announces a SecurityHeader but the packet ends at %d"),  # 60
+)
+REASONS = [text for _name, text in REASON_TABLE]
+#: name -> code
+REASON_CODES = {name: code for code, (name, _text) in enumerate(REASON_TABLE)}
+R_SIGNATURE = REASON_CODES["SIGNATURE"]
 
 
 def reason_text(code: int, args, raw: bytes | None) -> str:

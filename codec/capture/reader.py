@@ -21,7 +21,7 @@ from .frame import Frame, Truncation
 from .pcap import MAX_RECORD_LEN, PcapParser, is_pcap_magic
 from .pcapng import MAX_BLOCK_LEN, PcapngParser, is_pcapng_magic
 
-__all__ = ["CaptureParser", "CaptureReader", "open_capture", "Frame", "Truncation"]
+__all__ = ["CaptureParser", "CaptureReader", "open_capture", "Frame", "Truncation", "Gunzip", "GZIP_MAGIC"]
 
 CHUNK = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
@@ -64,7 +64,7 @@ def _gzip_header_len(h: bytes):
     return p if len(h) >= p else None
 
 
-class _Gunzip:
+class Gunzip:
     """Streaming gzip decoder (RFC 1952; concatenated members and zero padding
     after the last one allowed).
 
@@ -202,7 +202,7 @@ class CaptureParser:
 
     def __init__(self, *, max_record_len: int = MAX_RECORD_LEN, max_block_len: int = MAX_BLOCK_LEN):
         self._head = b""
-        self._gz: _Gunzip | None = None
+        self._gz: Gunzip | None = None
         self.inner: PcapParser | PcapngParser | None = None
         self.format: str | None = None
         self.compressed = False
@@ -244,7 +244,7 @@ class CaptureParser:
             data, self._head = self._head, b""
             if data[:2] == GZIP_MAGIC:
                 self.compressed = True
-                self._gz = _Gunzip()
+                self._gz = Gunzip()
             else:
                 self.inner = self._detect(data)
         if self._gz is not None:

@@ -13,8 +13,9 @@ if TYPE_CHECKING:  # imported on first use at run time (mqcodec._lazy): a comman
     from .headers import MQMD, MQMDE, MQXQH, MQDLH, MQRFH2, MQRFH, decode_md  # noqa: F401
     from .pcf import PcfMessage, PcfParameter, decode_pcf_at  # noqa: F401
     from .traceroute import TraceRouteView, trace_route_view  # noqa: F401
-    from .framing import (MQStreamFramer, FramingError, Resynchronised, encode_put, encode_put_reply,  # noqa: F401
-                          encode_put1, encode_get_reply, encode_message_data, encode_async_message)
+    from .framing import MQStreamFramer, FramingError, Resynchronised  # noqa: F401
+    from .builders import (encode_put, encode_put_reply, encode_put1, encode_get_reply,  # noqa: F401
+                           encode_message_data, encode_async_message)
 
 
 def decode_pcf(data: bytes, *, encoding: int | None = None, ccsid: int | None = None,

@@ -1,10 +1,18 @@
-"""IBM MQ client-conversation units: declarations and encoders.
+"""IBM MQ units built again: segments, the message-bearing units, and the
+units of a client conversation (the traffic simulator and the tests build
+with these; :mod:`mqcodec.ibmmq.framing` only reads).
 
-The units a client connection carries around its messages: channel start
-(INITIAL_DATA both ways, USERID_DATA), MQCONN/MQCONNX, MQOPEN, MQGET (the
-request), MQINQ, MQCLOSE, MQDISC, their replies, and HEARTBEAT.  The
-message-bearing units (MQPUT, MQGET_REPLY, MESSAGE_DATA...) stay in
-:mod:`mqcodec.ibmmq.framing`; this module only builds units, it never frames.
+* Segments: :func:`build_tsh` (one header), :func:`encode_segments` (a body
+  wrapped in one or more segments, FIRST/LAST set as MQ sets them).
+* The message-bearing units: :func:`encode_put`, :func:`encode_put1`,
+  :func:`encode_put_reply`, :func:`encode_get_reply`,
+  :func:`encode_message_data` (channel MESSAGE_DATA) and
+  :func:`encode_async_message`, with the option structures
+  :func:`default_pmo`, :func:`default_gmo`, :func:`default_od`.
+* The units a client connection carries around its messages: channel start
+  (INITIAL_DATA both ways, USERID_DATA), MQCONN/MQCONNX, MQOPEN, MQGET (the
+  request), MQINQ, MQCLOSE, MQDISC, their replies, and HEARTBEAT (table
+  below).
 
 IBM does not publish the FAP.  The layouts are those tshark 4.0 shows for the
 real capture ``captures/ibmmq_jms_client_1414.pcap`` (``tshark -T pdml``
@@ -37,19 +45,27 @@ HEARTBEAT 0x09     the TSH alone
 from __future__ import annotations
 
 import struct as _struct
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import construct as cs
 
 from ..ccsid import encode_text
 from ..errors import EncodeError
 from ..layout import build
-from .framing import _order_arg, build_tsh, default_gmo, encode_segments
+from .constants import ENCODING_BIG, ENCODING_LITTLE
 from .tsh import MQOD_DECL  # noqa: F401 - re-exported: one declaration of the MQOD, in tsh
-from .tsh import (API_HEADER_DECL, API_HEADER_LENGTH, BIG, LITTLE, TCF_CONFIRM_REQUEST, TCF_FIRST, TCF_LAST,
-                  TSH_LENGTH, TSHM_LENGTH)
+from .tsh import (
+    API_HEADER_DECL, API_HEADER_LENGTH, ASYNC_HEADER_FIXED_LENGTH, ASYNC_HEADER_SHORT_LENGTH, BIG,
+    BYTE_ORDER_BIG, BYTE_ORDER_LITTLE, LITTLE, MD_IDS, MQGMO_DECL, MQGMO_LENGTHS, MQMD_LENGTHS,
+    MQOD_PREFIX_DECL, MQPMO_DECL, MQPMO_LENGTHS, MSH_DECL, SEGMENT_TYPE_VALUES, TCF_CONFIRM_REQUEST,
+    TCF_FIRST, TCF_LAST, TSH_DECL, TSH_IDS, TSH_IDS_EBCDIC, TSH_LENGTH, TSHM_DECL, TSHM_LENGTH,
+    XQH_PREFIX_DECL, XQH_PREFIX_LENGTH,
+)
 
 __all__ = [
+    "build_tsh", "encode_segments", "encode_put", "encode_put_reply", "encode_get_reply",
+    "encode_message_data", "encode_async_message", "encode_put1", "default_pmo", "default_gmo", "default_od",
+    "api_header",
     "ID_DECL", "ID_LENGTH", "UID_DECL", "UID_LENGTH", "CONN_DECL", "CONN_LENGTH", "FCNO_DECL", "FCNO_LENGTH",
     "MQOD_DECL", "FOPA_DECL",
     "OPEN_DECL", "CLOSE_DECL", "INQ_DECL", "INQ_REPLY_DECL", "OPTIONS",
@@ -59,6 +75,301 @@ __all__ = [
     "encode_api_unit",
 ]
 
+MQPUT, MQPUT1, MQPUT_REPLY, MQGET_REPLY = (SEGMENT_TYPE_VALUES[n] for n in (
+    "MQPUT", "MQPUT1", "MQPUT_REPLY", "MQGET_REPLY"))
+ASYNC_MESSAGE, MESSAGE_DATA = SEGMENT_TYPE_VALUES["ASYNC_MESSAGE"], SEGMENT_TYPE_VALUES["MESSAGE_DATA"]
+
+
+# ----------------------------------------------------------------------
+# Segments and the message-bearing units
+# ----------------------------------------------------------------------
+def _order_arg(byte_order) -> str:
+    if byte_order in (BIG, BYTE_ORDER_BIG, ENCODING_BIG):
+        return BIG
+    if byte_order in (LITTLE, BYTE_ORDER_LITTLE, ENCODING_LITTLE):
+        return LITTLE
+    raise EncodeError("TSH", "ByteOrder", "unknown byte order %r" % (byte_order,))
+
+
+def build_tsh(segment_type: int | str, length: int, *, structid: str = "TSHM", conversation_id: int = 1,
+              request_id: int = 0, byte_order="little", ctl_flags1: int = TCF_FIRST | TCF_LAST,
+              ctl_flags2: int = 0, luw_id: bytes = b"\x00" * 8, encoding: int | None = None,
+              ccsid: int = 819, reserved: int = 0, ebcdic: bool = False) -> bytes:
+    """The header of one segment whose MQSegmLen is ``length``."""
+    order = _order_arg(byte_order)
+    if isinstance(segment_type, str):
+        if segment_type not in SEGMENT_TYPE_VALUES:
+            raise EncodeError("TSH", "SegmType", "unknown segment type %r" % segment_type)
+        segment_type = SEGMENT_TYPE_VALUES[segment_type]
+    ids = {v: k for k, v in (TSH_IDS_EBCDIC if ebcdic else TSH_IDS).items()}
+    if structid not in ids:
+        raise EncodeError("TSH", "StructID", "structid must be TSH, TSHM or TSHC, not %r" % structid)
+    value = {"StructID": ids[structid], "MQSegmLen": length,
+             "ByteOrder": BYTE_ORDER_LITTLE if order == LITTLE else BYTE_ORDER_BIG,
+             "SegmType": segment_type, "CtlFlag1": ctl_flags1, "CtlFlag2": ctl_flags2,
+             "LUWIdent": bytes(luw_id), "Encoding": (ENCODING_LITTLE if order == LITTLE else ENCODING_BIG)
+             if encoding is None else encoding, "CCSID": ccsid, "Reserved": reserved}
+    if structid == "TSHM":
+        value.update(ConversID=conversation_id, RequestID=request_id)
+        return build(TSHM_DECL[order], value, "TSHM")
+    return build(TSH_DECL[order], value, structid)
+
+
+def encode_segments(segment_type: int | str, body: bytes, *, max_segment_length: int | None = None,
+                    split_points: Sequence[int] | None = None, continuation_prefix=None,
+                    ctl_flags1: int = 0, **tsh: Any) -> bytes:
+    """Wrap ``body`` (everything after the first TSH) in one or more
+    segments.  ``split_points`` are offsets into ``body`` where a new
+    segment starts; or ``max_segment_length`` bounds every segment.  Later
+    segments start with ``continuation_prefix(i)`` bytes (ASYNC_MESSAGE's
+    short header) when given.  FIRST/LAST flags are set as MQ sets them;
+    ``ctl_flags1`` adds other flags to every segment."""
+    structid = tsh.get("structid", "TSHM")
+    hlen = TSHM_LENGTH if structid == "TSHM" else TSH_LENGTH
+    body = bytes(body)
+    if split_points is None:
+        points: list[int] = []
+        if max_segment_length is not None:
+            room = max_segment_length - hlen
+            if room <= 0:
+                raise EncodeError("TSH", "MQSegmLen", "max_segment_length %d leaves no room for data"
+                                  % max_segment_length)
+            p = room
+            while p < len(body):
+                points.append(p)
+                p += room
+    else:
+        points = sorted(set(int(p) for p in split_points if 0 < int(p) < len(body)))
+    bounds = [0] + points + [len(body)]
+    out = bytearray()
+    nseg = len(bounds) - 1
+    for i in range(nseg):
+        chunk = body[bounds[i]:bounds[i + 1]]
+        prefix = continuation_prefix(i) if (i and continuation_prefix is not None) else b""
+        flags = ctl_flags1 & ~(TCF_FIRST | TCF_LAST)
+        if i == 0:
+            flags |= TCF_FIRST
+        if i == nseg - 1:
+            flags |= TCF_LAST
+        length = hlen + len(prefix) + len(chunk)
+        out += build_tsh(segment_type, length, ctl_flags1=flags, **tsh)
+        out += prefix + chunk
+    return bytes(out)
+
+
+def _split_message(message, order: str | None) -> tuple[bytes, bytes, str]:
+    raw = message.encode() if hasattr(message, "encode") and not isinstance(message, (bytes, bytearray)) \
+        else bytes(message)
+    if raw[:4] not in MD_IDS:
+        raise EncodeError("MQMD", "StrucId", "the message does not start with an MQMD")
+    if len(raw) < 8:
+        raise EncodeError("MQMD", "Version", "the message is shorter than an MQMD")
+    big, little = _struct.unpack_from(">i", raw, 4)[0], _struct.unpack_from("<i", raw, 4)[0]
+    md_order = BIG if big in MQMD_LENGTHS else LITTLE if little in MQMD_LENGTHS else None
+    if md_order is None:
+        raise EncodeError("MQMD", "Version", "Version reads neither 1 nor 2")
+    if order is not None and order != md_order:
+        raise EncodeError("TSH", "ByteOrder", "the MQMD is %s-endian but byte_order is %s" % (md_order, order))
+    md_len = MQMD_LENGTHS[big if md_order == BIG else little]
+    if len(raw) < md_len:
+        raise EncodeError("MQMD", "", "the message is shorter than its MQMD (%d bytes)" % md_len)
+    return raw[:md_len], raw[md_len:], md_order
+
+
+def _blank(n: int) -> bytes:
+    return b" " * n
+
+
+def default_pmo(byte_order="little", *, version: int = 2, **fields: Any) -> bytes:
+    """An MQPMO (IBM's MQPMO_DEFAULT values, ``fields`` override)."""
+    order = _order_arg(byte_order)
+    value = {"StrucId": b"PMO ", "Version": version, "Options": 0, "Timeout": -1, "Context": 0,
+             "KnownDestCount": 0, "UnknownDestCount": 0, "InvalidDestCount": 0,
+             "ResolvedQName": _blank(48), "ResolvedQMgrName": _blank(48),
+             "RecsPresent": 0, "PutMsgRecFields": 0, "PutMsgRecOffset": 0, "ResponseRecOffset": 0,
+             "PutMsgRecPtr": 0, "ResponseRecPtr": 0,
+             "OriginalMsgHandle": 0, "NewMsgHandle": 0, "Action": 1, "PubLevel": 9}
+    value.update(fields)
+    if version not in MQPMO_LENGTHS:
+        raise EncodeError("MQPMO", "Version", "version %d is not 1, 2 or 3" % version)
+    return build(MQPMO_DECL[order], value, "MQPMO")
+
+
+def default_gmo(byte_order="little", *, version: int = 2, **fields: Any) -> bytes:
+    """An MQGMO (IBM's MQGMO_DEFAULT values, ``fields`` override)."""
+    order = _order_arg(byte_order)
+    value = {"StrucId": b"GMO ", "Version": version, "Options": 0, "WaitInterval": 0, "Signal1": 0,
+             "Signal2": 0, "ResolvedQName": _blank(48), "MatchOptions": 3, "GroupStatus": b" ",
+             "SegmentStatus": b" ", "Segmentation": b" ", "Reserved1": b" ", "MsgToken": b"\x00" * 16,
+             "ReturnedLength": -1, "Reserved2": 0, "MsgHandle": 0}
+    value.update(fields)
+    if version not in MQGMO_LENGTHS:
+        raise EncodeError("MQGMO", "Version", "version %d is not 1 to 4" % version)
+    return build(MQGMO_DECL[order], value, "MQGMO")
+
+
+def api_header(order: str, reply_length: int, comp_code: int, reason: int, hobj: int) -> bytes:
+    """The 16-byte API header (ReplyLength big-endian, the rest in ``order``)."""
+    return build(API_HEADER_DECL[order], {"ReplyLength": reply_length, "CompCode": comp_code,
+                                          "Reason": reason, "Hobj": hobj}, "API")
+
+
+def _encode_api_message(seg_type: int, message, options: bytes | Callable[[Any], bytes], *,
+                        include_data: bool = True, byte_order=None, hobj: int = 1, comp_code: int = 0,
+                        reason: int = 0, reply_length: int | None = None, data_length: int | None = None,
+                        object_descriptor: bytes = b"", max_segment_length: int | None = None,
+                        split_points: Sequence[int] | None = None, **tsh: Any) -> bytes:
+    order = _order_arg(byte_order) if byte_order is not None else None
+    md, data, order = _split_message(message, order)
+    opts = options(order) if callable(options) else options
+    dl = len(data) if data_length is None else data_length
+    rest = object_descriptor + md + opts + _struct.pack(">i" if order == BIG else "<i", dl) + \
+        (data if include_data else b"")
+    hlen = TSHM_LENGTH if tsh.get("structid", "TSHM") == "TSHM" else TSH_LENGTH
+    if reply_length is None:
+        reply_length = hlen + API_HEADER_LENGTH + len(rest)
+    body = api_header(order, reply_length, comp_code, reason, hobj) + rest
+    return encode_segments(seg_type, body, max_segment_length=max_segment_length, split_points=split_points,
+                           byte_order=order, **tsh)
+
+
+def encode_put(message, *, pmo: bytes | None = None, **kw: Any) -> bytes:
+    """MQPUT segment(s) carrying ``message`` (MQMD + data bytes, or an
+    MQMessage).  Keywords: ``byte_order`` (default: the MQMD's),
+    ``hobj``, ``comp_code``, ``reason``, ``reply_length``, ``data_length``,
+    ``max_segment_length`` / ``split_points``, and the TSH fields of
+    :func:`build_tsh` (``structid``, ``conversation_id``, ``request_id``,
+    ``encoding``, ``ccsid``...)."""
+    return _encode_api_message(MQPUT, message, pmo if pmo is not None else (lambda o: default_pmo(o)), **kw)
+
+
+def default_od(byte_order="little", *, object_name: str = "", object_qmgr_name: str = "", ccsid: int = 819,
+               object_type: int = 1, dynamic_q_name: str = "AMQ.*", alternate_user_id: str = "") -> bytes:
+    """An MQOD version 1 (168 bytes) naming a queue (MQOT_Q = 1)."""
+    order = _order_arg(byte_order)
+
+    def chars(text: str, n: int, name: str) -> bytes:
+        return encode_text(text, ccsid, n, structure="MQOD", field=name)
+
+    return build(MQOD_PREFIX_DECL[order], {
+        "StrucId": b"OD  ", "Version": 1, "ObjectType": object_type,
+        "ObjectName": chars(object_name, 48, "ObjectName"),
+        "ObjectQMgrName": chars(object_qmgr_name, 48, "ObjectQMgrName"),
+        "DynamicQName": chars(dynamic_q_name, 48, "DynamicQName"),
+        "AlternateUserId": chars(alternate_user_id, 12, "AlternateUserId")}, "MQOD")
+
+
+def encode_put1(message, *, od: bytes | None = None, object_name: str = "", object_qmgr_name: str = "",
+                pmo: bytes | None = None, **kw: Any) -> bytes:
+    """MQPUT1 segment(s): API header, MQOD (``od`` bytes, or a version-1
+    MQOD naming ``object_name``), MQMD, MQPMO, DataLength, data."""
+    order = _order_arg(kw["byte_order"]) if kw.get("byte_order") is not None else _split_message(message, None)[2]
+    if od is None:
+        od = default_od(order, object_name=object_name, object_qmgr_name=object_qmgr_name)
+    return _encode_api_message(MQPUT1, message, pmo if pmo is not None else (lambda o: default_pmo(o)),
+                               object_descriptor=bytes(od), **kw)
+
+
+def encode_put_reply(message, *, pmo: bytes | None = None, include_data: bool = False, **kw: Any) -> bytes:
+    """MQPUT_REPLY segment(s): the MQMD as the queue manager completed it,
+    the MQPMO and DataLength; like IBM MQ, the data itself is not sent back
+    unless ``include_data``."""
+    return _encode_api_message(MQPUT_REPLY, message, pmo if pmo is not None else (lambda o: default_pmo(o)),
+                               include_data=include_data, **kw)
+
+
+def encode_get_reply(message, *, gmo: bytes | None = None, **kw: Any) -> bytes:
+    """MQGET_REPLY segment(s): MQMD, MQGMO, DataLength and the data."""
+    return _encode_api_message(MQGET_REPLY, message, gmo if gmo is not None else (lambda o: default_gmo(o)),
+                               **kw)
+
+
+def encode_message_data(message, *, remote_q_name: str = "", remote_qmgr_name: str = "",
+                        qname_ccsid: int = 819, byte_order=None, msh: dict | bool = True,
+                        max_segment_length: int | None = None, split_points: Sequence[int] | None = None,
+                        **tsh: Any) -> bytes:
+    """Channel MESSAGE_DATA segment(s): [MSH,] MQXQH (StrucId, Version 1,
+    RemoteQName, RemoteQMgrName, then the message's MQMD, which must be
+    version 1 as MQXQH.MsgDesc is an MQMD1) and the data.  ``msh``: True
+    (default) puts a message segment header first (SeqNum 1, DataLength and
+    MsgLength = MQXQH + MQMD + data), a dict overrides its fields, False
+    omits it.  Default header: TSH (not TSHM), as channels send."""
+    order = _order_arg(byte_order) if byte_order is not None else None
+    md, data, order = _split_message(message, order)
+    if len(md) != MQMD_LENGTHS[1]:
+        raise EncodeError("MQXQH", "MsgDesc", "the MQMD embedded in an MQXQH is an MQMD version 1")
+    xqh = build(XQH_PREFIX_DECL[order], {
+        "StrucId": b"XQH ", "Version": 1,
+        "RemoteQName": encode_text(remote_q_name, qname_ccsid, 48, structure="MQXQH", field="RemoteQName"),
+        "RemoteQMgrName": encode_text(remote_qmgr_name, qname_ccsid, 48, structure="MQXQH",
+                                      field="RemoteQMgrName")}, "MQXQH")
+    body = xqh + md + data
+    if msh is not False and msh is not None:
+        msh = {} if msh is True else dict(msh)
+        total = XQH_PREFIX_LENGTH + len(md) + len(data)
+        body = build(MSH_DECL[order], {"StructID": b"MSH ", "SeqNum": msh.get("SeqNum", 1),
+                                       "DataLength": msh.get("DataLength", total),
+                                       "Unknown1": msh.get("Unknown1", 0),
+                                       "MsgLength": msh.get("MsgLength", total)}, "MSH") + body
+    tsh.setdefault("structid", "TSH")
+    return encode_segments(MESSAGE_DATA, body, max_segment_length=max_segment_length, split_points=split_points,
+                           byte_order=order, **tsh)
+
+
+def encode_async_message(message, *, hobj: int = 1, msg_index: int = 0, glb_msg_idx: int = 1,
+                         sele_index: int = 0, reason: int = 0, status: int = 0, msg_token: bytes = b"\x00" * 16,
+                         resolved_q_name: str = "", qname_ccsid: int = 819, version: int = 1, byte_order=None,
+                         max_segment_length: int | None = None, split_points: Sequence[int] | None = None,
+                         **tsh: Any) -> bytes:
+    """ASYNC_MESSAGE segment(s) (a message delivered to an MQCB consumer):
+    the long async header (SegmIndex 0; ResolQName padded so the header is a
+    multiple of 4 bytes), the MQMD and the data; every later segment starts
+    with the 24-byte short header (SegmIndex 1, 2...).  TotMsgLen and
+    ActMsgLen are the MQMD + data length; SegLength is each segment's
+    MQSegmLen."""
+    order = _order_arg(byte_order) if byte_order is not None else None
+    md, data, order = _split_message(message, order)
+    qname = encode_text(resolved_q_name, qname_ccsid, structure="ASYNC_MESSAGE", field="ResolQName")
+    if len(qname) > 255:
+        raise EncodeError("ASYNC_MESSAGE", "ResolQName", "longer than 255 bytes")
+    pad = (4 - (3 + len(qname)) % 4) % 4
+    msg_len = len(md) + len(data)
+    hlen = TSHM_LENGTH if tsh.get("structid", "TSHM") == "TSHM" else TSH_LENGTH
+    fmt = ">" if order == BIG else "<"
+
+    def short(seg_len: int, index: int) -> bytes:
+        return _struct.pack(fmt + "iiiiiHH", version, hobj, msg_index, glb_msg_idx, seg_len, index, sele_index)
+
+    rest = md + data
+    body_len = ASYNC_HEADER_FIXED_LENGTH + len(qname) + pad + len(rest)
+    # the segment lengths are needed inside the headers: lay the segments out first
+    if split_points is None:
+        points: list[int] = []
+        if max_segment_length is not None:
+            room = max_segment_length - hlen
+            if room <= ASYNC_HEADER_SHORT_LENGTH:
+                raise EncodeError("TSH", "MQSegmLen", "max_segment_length %d leaves no room for data"
+                                  % max_segment_length)
+            p = room
+            while p < body_len:
+                points.append(p)
+                p += room - ASYNC_HEADER_SHORT_LENGTH
+    else:
+        points = sorted(set(int(p) for p in split_points if 0 < int(p) < body_len))
+    bounds = [0] + points + [body_len]
+    first_len = hlen + bounds[1]
+    head = short(first_len, 0) + _struct.pack(fmt + "iii", reason, msg_len, msg_len) + bytes(msg_token) + \
+        _struct.pack(fmt + "H", status) + bytes([len(qname)]) + qname + b" " * pad
+    body = head + rest
+    lengths = [hlen + (b - a) + (ASYNC_HEADER_SHORT_LENGTH if i else 0)
+               for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+    return encode_segments(ASYNC_MESSAGE, body, split_points=points, byte_order=order,
+                           continuation_prefix=lambda i: short(lengths[i], i), **tsh)
+
+
+# ----------------------------------------------------------------------
+# The units of a client conversation
+# ----------------------------------------------------------------------
 #: MQI option bits and special values the builders use (cmqc.h names and
 #: values; the generated constants module has no MQOO/MQGMO/MQCNO families).
 OPTIONS = {

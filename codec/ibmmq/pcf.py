@@ -59,6 +59,8 @@ __all__ = [
     "MAX_GROUP_DEPTH",
     "DEFAULT_CCSID",
     "PARAMETER_TYPES",
+    "HEADER_TYPES",
+    "MIN_PARAMETER_LENGTH",
     "MQCFH",
     "MQEPH",
 ]
@@ -92,7 +94,7 @@ _ENC_LITTLE = 0x222
 _EPH_ASCII = b"EPH "
 _EPH_EBCDIC = b"\xc5\xd7\xc8\x40"
 #: MQCFH.Type values a PCF message header can carry (cmqcfc.h).
-_HEADER_TYPES = frozenset({1, 2, 7, 8, 10, 12, 16, 17, 18, 19, 21, 22, 26, 27})
+HEADER_TYPES = frozenset({1, 2, 7, 8, 10, 12, 16, 17, 18, 19, 21, 22, 26, 27})
 
 
 # ---------------------------------------------------------------------------
@@ -782,7 +784,7 @@ def _decode_parameter(ctx: _Ctx, pos: int, end: int, depth: int) -> tuple[PcfPar
 def _looks_like_cfh(data: bytes, offset: int, order: str) -> int:
     """Plausibility score of an MQCFH at offset in this byte order."""
     t, sl, ver = _struct.unpack_from(order + "3l", data, offset)
-    return (sl == 36) * 4 + (1 <= ver <= 3) * 2 + (t in _HEADER_TYPES)
+    return (sl == 36) * 4 + (1 <= ver <= 3) * 2 + (t in HEADER_TYPES)
 
 
 def _detect(data: bytes, offset: int, end: int) -> str:

@@ -43,6 +43,7 @@ from . import constants as C
 from .pcf import PcfMessage, PcfParameter
 
 __all__ = [
+    "trace_route_group",
     "ForwardingDecision",
     "forwarding_decision",
     "QueueManagerProfile",
@@ -182,7 +183,9 @@ class TraceRouteState:
                 p.Value = value
 
 
-def _trace_route_group(msg: PcfMessage) -> PcfParameter:
+def trace_route_group(msg: PcfMessage) -> PcfParameter:
+    """The TraceRoute group (MQGACF_TRACE_ROUTE) of a trace-route message;
+    ValueError when it has none."""
     g = msg.find(C.MQGACF_TRACE_ROUTE)
     if g is None:
         raise ValueError("not a trace-route message: no TraceRoute group (MQGACF_TRACE_ROUTE)")
@@ -273,7 +276,7 @@ def apply_activity(message: PcfMessage, activity: PerformedActivity, qm: QueueMa
     its feedback code.
     """
     msg = copy.deepcopy(message)
-    group = _trace_route_group(msg)
+    group = trace_route_group(msg)
     state = TraceRouteState.from_group(group)
     reasons: list[str] = []
     and_reply = state.Accumulate == C.MQROUTE_ACCUMULATE_AND_REPLY
@@ -336,7 +339,7 @@ def record_discontinuity(message: PcfMessage) -> PcfMessage:
     not enabled for trace-route messaging. This value is incremented by the
     queue manager." Returns an updated copy."""
     msg = copy.deepcopy(message)
-    group = _trace_route_group(msg)
+    group = trace_route_group(msg)
     state = TraceRouteState.from_group(group)
     state.DiscontinuityCount += 1
     state.write_into(group)

@@ -28,6 +28,7 @@ import construct as cs
 __all__ = [
     "BIG", "LITTLE", "BYTE_ORDER_BIG", "BYTE_ORDER_LITTLE", "order_of",
     "TSH_IDS", "TSH_IDS_EBCDIC", "TSH_LENGTH", "TSHM_LENGTH",
+    "MD_IDS", "PMO_IDS", "GMO_IDS", "OD_IDS", "XQH_IDS", "MSH_IDS",
     "TSH_DECL", "TSHM_DECL", "API_HEADER_DECL", "API_HEADER_LENGTH",
     "ASYNC_HEADER_DECL", "ASYNC_HEADER_SHORT_LENGTH", "ASYNC_HEADER_FIXED_LENGTH",
     "MSH_DECL", "MSH_LENGTH", "XQH_PREFIX_DECL", "XQH_PREFIX_LENGTH",
@@ -56,6 +57,13 @@ def order_of(byte_order_field: int) -> str:
 #: Eye-catchers: ASCII and EBCDIC (z/OS) spellings.
 TSH_IDS = {b"TSH ": "TSH", b"TSHM": "TSHM", b"TSHC": "TSHC"}
 TSH_IDS_EBCDIC = {b"\xe3\xe2\xc8\x40": "TSH", b"\xe3\xe2\xc8\xd4": "TSHM", b"\xe3\xe2\xc8\xc3": "TSHC"}
+#: StrucIds of the structures inside a unit: (ASCII, EBCDIC) spellings.
+MD_IDS = (b"MD  ", b"\xd4\xc4\x40\x40")
+PMO_IDS = (b"PMO ", b"\xd7\xd4\xd6\x40")
+GMO_IDS = (b"GMO ", b"\xc7\xd4\xd6\x40")
+OD_IDS = (b"OD  ", b"\xd6\xc4\x40\x40")
+XQH_IDS = (b"XQH ", b"\xe7\xd8\xc8\x40")
+MSH_IDS = (b"MSH ", b"\xd4\xe2\xc8\x40")
 
 TSH_LENGTH = 28          # TSH and TSHC
 TSHM_LENGTH = 36         # TSHM: ConversID and RequestID after MQSegmLen

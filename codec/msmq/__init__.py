@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # imported on first use at run time (mqcodec._lazy): a comman
                                    EodAckHeader, EodHeader, ExtendedAddressHeader, ExtensionHeader, FinalAckBody,
                                    OrderAckBody, RemoteReadExtensions, SecurityHeader, SoapHeader,
                                    SRMPEnvelopeHeader, SubqueueHeader, TransactionHeader)
-    from .framing import (MSMQStreamFramer, FramingError, Resynchronised, frame_packets, simulate_session)
+    from .framing import MSMQStreamFramer, FramingError, Resynchronised
+    from .builders import frame_packets, simulate_session
     from .framing import Packet as FramedPacket
 
 #: the public names (what `from mqcodec.msmq import *` gives, and what type checkers

@@ -63,21 +63,18 @@ notes until it sees an EstablishConnection Packet.
 """
 from __future__ import annotations
 
-import random
 import struct
-import uuid
 from collections import deque
 from typing import Iterator, NamedTuple, Union
 
 from ..render import json_ready
-from ..errors import DecodeError, EncodeError
+from ..errors import DecodeError
 from . import constants as C
 
 __all__ = [
     "MSMQStreamFramer", "Packet", "FramingError", "Resynchronised", "Incomplete",
     "NEED_DATA", "CLOSED", "framed_length", "packet_kind", "check_base_header",
-    "decode_ping", "frame_packets", "simulate_session", "SimulatedSession",
-    "STATES", "CaptureFramer", "CapturedEvent", "frame_datagram",
+    "decode_ping", "STATES", "frame_datagram",
 ]
 
 
@@ -607,18 +604,7 @@ def decode_ping(data, *, lenient: bool = False):
         raise DecodeError("PingPacket", "", 0, "undecodable: %s: %s" % (type(exc).__name__, exc)) from None
 
 
-# ====================================================================== capture adapter
-
-
-class CapturedEvent(NamedTuple):
-    """A framing event of one TCP connection direction (or one UDP datagram)."""
-
-    conn: object              # mqcodec.capture ConnKey (the UDPDatagram for a ping)
-    direction: int            # CLIENT_TO_SERVER (0) / SERVER_TO_CLIENT (1)
-    event: object             # Packet, FramingError or Resynchronised
-    first_frame: int | None   # capture frame holding the event's first byte (None: in a gap)
-    last_frame: int | None    # frame holding its last byte
-    ts_ns: int                # time of the frame whose arrival completed the event
+# ====================================================================== UDP datagrams
 
 
 def frame_datagram(payload) -> "Packet | FramingError":
@@ -634,198 +620,3 @@ def frame_datagram(payload) -> "Packet | FramingError":
     return Packet(0, len(data), data, "Ping", "Unknown",
                   "" if len(data) == C.PING_PACKET_SIZE else "%d bytes after the 24-byte Ping Packet"
                   % (len(data) - C.PING_PACKET_SIZE))
-
-
-class CaptureFramer:
-    """Drives one :class:`MSMQStreamFramer` per direction of each TCP
-    connection from the events of ``mqcodec.capture`` (StreamOpened,
-    StreamData, Gap, StreamClosed) and frames UDP datagrams to or from
-    ``udp_ports``.  ``on_event(ev)`` returns a list of :class:`CapturedEvent`.
-    Connections whose server port is not in ``tcp_ports`` are ignored.  A
-    direction whose start (SYN) was not captured is framed unsynchronised."""
-
-    def __init__(self, *, tcp_ports=(C.TCP_PORT,), udp_ports=(C.PING_PORT,)):
-        self.tcp_ports = None if tcp_ports is None else frozenset(tcp_ports)
-        self.udp_ports = None if udp_ports is None else frozenset(udp_ports)
-        self._framers: dict = {}          # (conn, direction) -> (framer, FrameMap)
-        self._synced: dict = {}           # conn -> syn_seen
-
-    def _wanted(self, conn) -> bool:
-        return self.tcp_ports is None or conn.server_port in self.tcp_ports
-
-    def _get(self, conn, d, offset):
-        key = (conn, d)
-        entry = self._framers.get(key)
-        if entry is None:
-            from ..capture.tcp import FrameMap
-            synced = self._synced.get(conn, False) and offset == 0
-            entry = (MSMQStreamFramer(offset=offset, synchronised=synced), FrameMap())
-            self._framers[key] = entry
-        return entry
-
-    def _drain(self, conn, d, framer, fmap, ts_ns, out) -> None:
-        for ev in framer:
-            if isinstance(ev, Resynchronised):
-                first = last = fmap.frame_at(ev.offset)
-            else:
-                n = ev.length if isinstance(ev, Packet) else len(ev.raw)
-                first, last = fmap.frame_at(ev.offset), fmap.frame_at(ev.offset + max(n, 1) - 1)
-            out.append(CapturedEvent(conn, d, ev, first, last, ts_ns))
-        fmap.discard_before(framer.offset)
-
-    def on_event(self, ev) -> list:
-        name = type(ev).__name__
-        out: list = []
-        if name == "UDPDatagram":
-            ports = self.udp_ports
-            if ports is None or ev.dport in ports or ev.sport in ports:
-                d = 0 if ports is None or ev.dport in ports else 1
-                out.append(CapturedEvent(ev, d, frame_datagram(ev.payload), ev.frame_number,
-                                         ev.frame_number, ev.ts_ns))
-            return out
-        conn = getattr(ev, "conn", None)
-        if conn is None or not self._wanted(conn):
-            return out
-        if name == "StreamOpened":
-            self._synced[conn] = bool(ev.syn_seen)
-        elif name == "StreamData":
-            framer, fmap = self._get(conn, ev.direction, ev.offset)
-            end = framer.end
-            data = ev.data
-            if ev.offset > end:                       # defensive: bytes the reassembler skipped
-                framer.gap(ev.offset - end)
-                fmap.add(end, None)
-            elif ev.offset < end:                     # defensive: bytes already fed
-                data = data[end - ev.offset:]
-            if data:
-                fmap.add(max(ev.offset, end), ev.frame_number)
-                framer.feed(data)
-            self._drain(conn, ev.direction, framer, fmap, ev.ts_ns, out)
-        elif name == "Gap":
-            framer, fmap = self._get(conn, ev.direction, ev.offset)
-            fmap.add(ev.offset, None)
-            framer.gap(ev.length)
-            self._drain(conn, ev.direction, framer, fmap, ev.ts_ns, out)
-        elif name == "StreamClosed":
-            entry = self._framers.pop((conn, ev.direction), None)
-            if entry is not None:
-                framer, fmap = entry
-                framer.close()
-                self._drain(conn, ev.direction, framer, fmap, ev.ts_ns, out)
-            if not any(k[0] == conn for k in self._framers):
-                self._synced.pop(conn, None)
-        return out
-
-    def close(self) -> list:
-        """End of the capture: close every direction still open."""
-        out: list = []
-        for (conn, d), (framer, fmap) in list(self._framers.items()):
-            framer.close()
-            self._drain(conn, d, framer, fmap, 0, out)
-        self._framers.clear()
-        self._synced.clear()
-        return out
-
-
-# ====================================================================== encoding
-
-
-def frame_packets(packets) -> bytes:
-    """Concatenate whole encoded packets into a stream, checking that each
-    is exactly one packet (VersionNumber, Signature, PacketSize range, and
-    length = :func:`framed_length`).  Raises :class:`EncodeError`."""
-    out = bytearray()
-    for n, p in enumerate(packets):
-        if not isinstance(p, (bytes, bytearray, memoryview)):
-            raise EncodeError("BaseHeader", "", "packet %d is %s, not bytes" % (n, type(p).__name__))
-        p = bytes(p)
-        if len(p) < _HDR:
-            raise EncodeError("BaseHeader", "", "packet %d has %d bytes, fewer than the 16-byte BaseHeader"
-                              % (n, len(p)))
-        bad = check_base_header(p)
-        if bad is not None:
-            raise EncodeError("BaseHeader", bad[0], "packet %d: %s" % (n, bad[1]))
-        _v, _r, flags, _s, size = _BASE.unpack_from(p)
-        total = framed_length(flags, size)
-        if total != len(p):
-            raise EncodeError("BaseHeader", "PacketSize", "packet %d has %d bytes but its BaseHeader frames %d"
-                              % (n, len(p), total))
-        out += p
-    return bytes(out)
-
-
-class SimulatedSession(NamedTuple):
-    """Both directions of a simulated protocol session."""
-
-    initiator: bytes                 # stream to TCP port 1801
-    acceptor: bytes                  # stream from TCP port 1801
-    initiator_packets: list          # [(kind, bytes)] in stream order
-    acceptor_packets: list
-
-
-def simulate_session(seed: int, *, messages: int = 4) -> SimulatedSession:
-    """A realistic protocol session ([MS-MQQB] 3.1.1.7, 4.1), deterministic
-    from ``seed``: EstablishConnection request / response, ConnectionParameters
-    request / response, ``messages`` UserMessages from the initiator (some
-    recoverable, some with a piggy-backed SessionHeader), and SessionAck
-    Packets from the acceptor; built with the ``mqcodec.msmq`` encoders."""
-    from .base import (BaseFlags, BaseHeader, ConnectionParametersHeader, EstablishConnectionHeader,
-                       InternalHeader)
-    from .packet import Packet as DecodedPacket, encode_packet
-    from .properties import MessagePropertiesHeader
-    from .session import SessionHeader
-    from .user import DirectQueueFormatName, UserFlags, UserHeader
-
-    rnd = random.Random(seed)
-    client = uuid.UUID(int=rnd.getrandbits(128))
-    server = uuid.UUID(int=rnd.getrandbits(128))
-    stamp = rnd.randrange(0x10000000, 0x70000000)
-    host = "10.%d.%d.%d" % (rnd.randrange(256), rnd.randrange(256), rnd.randrange(1, 255))
-    window = rnd.choice((0x40, 0x80, 0x20))
-
-    def internal(pt: int, **headers) -> bytes:
-        flags = BaseFlags(PR=3, IN=1, SH=1 if pt == C.PT_SESSION_ACK else 0)
-        return encode_packet(DecodedPacket(C.PACKET_TYPES[pt], BaseHeader(Flags=flags),
-                                           InternalHeader=InternalHeader(Flags=pt), **headers))
-
-    ini: list = []
-    acc: list = []
-    ini.append(("EstablishConnection", internal(
-        C.PT_ESTABLISH_CONNECTION, EstablishConnectionHeader=EstablishConnectionHeader(
-            ClientGuid=client, ServerGuid=server, TimeStamp=stamp, OperatingSystem=0x10 | 0x300))))
-    acc.append(("EstablishConnection", internal(
-        C.PT_ESTABLISH_CONNECTION, EstablishConnectionHeader=EstablishConnectionHeader(
-            ClientGuid=client, ServerGuid=server, TimeStamp=stamp, OperatingSystem=0x10 | 0x300))))
-    params = dict(RecoverableAckTimeout=rnd.choice((0x5D8, 0x1F4, 0x2710)), AckTimeout=0x1D4C0, WindowSize=window)
-    ini.append(("ConnectionParameters", internal(
-        C.PT_CONNECTION_PARAMETERS, ConnectionParametersHeader=ConnectionParametersHeader(**params))))
-    acc.append(("ConnectionParameters", internal(
-        C.PT_CONNECTION_PARAMETERS, ConnectionParametersHeader=ConnectionParametersHeader(**params))))
-    recoverable = 0
-    for n in range(1, messages + 1):
-        dm = rnd.randrange(2)                      # express (0) or recoverable (1)
-        recoverable += dm
-        queue = "TCP:%s\\PRIVATE$\\%s" % (host, rnd.choice(("orders", "audit", "q%d" % rnd.randrange(100))))
-        uh = UserHeader(SourceQueueManager=client, QueueManagerAddress=server, SentTime=stamp + n,
-                        MessageID=n, Flags=UserFlags(DM=dm, DQ=7, MP=1),
-                        DestinationQueue=DirectQueueFormatName(queue))
-        body = bytes(rnd.getrandbits(8) for _ in range(rnd.randrange(0, 300)))
-        mp = MessagePropertiesHeader(Label="msg %d" % n, BodyType=0x11, MessageBody=body)
-        bflags = BaseFlags(PR=rnd.randrange(8))
-        piggy = None
-        if rnd.random() < 0.4:
-            # a piggy-backed session acknowledgment: the acceptor sent no UserMessage, so
-            # AckSequenceNumber is 0; it carries this direction's sequence numbers and window
-            bflags.set("SH", 1)
-            piggy = SessionHeader(AckSequenceNumber=0, UserMsgSequenceNumber=n,
-                                  RecoverableMsgSeqNumber=recoverable, WindowSize=window)
-        ini.append(("UserMessage", encode_packet(DecodedPacket(
-            "UserMessage", BaseHeader(Flags=bflags, TimeToReachQueue=rnd.choice((C.INFINITE, 3600, 0x7FFFFFFF))),
-            UserHeader=uh, MessagePropertiesHeader=mp, SessionHeader=piggy))))
-        if rnd.random() < 0.6 or n == messages:
-            # AckSequenceNumber: UserMessages received so far; recoverable ones acknowledged by bit 0
-            acc.append(("SessionAck", internal(C.PT_SESSION_ACK, SessionHeader=SessionHeader(
-                AckSequenceNumber=n, RecoverableMsgAckSeqNumber=recoverable,
-                RecoverableMsgAckFlags=1 if dm else 0, UserMsgSequenceNumber=0,
-                RecoverableMsgSeqNumber=0, WindowSize=window))))
-    return SimulatedSession(frame_packets(p for _k, p in ini), frame_packets(p for _k, p in acc), ini, acc)

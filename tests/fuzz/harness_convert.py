@@ -96,9 +96,9 @@ def _content_length(data: bytes) -> int:
     than the compressed input's length, never more than what decompresses."""
     if data[:2] != b"\x1f\x8b":
         return len(data)
-    from mqcodec.capture.reader import _Gunzip
+    from mqcodec.capture.reader import Gunzip
 
-    g, n = _Gunzip(), 0
+    g, n = Gunzip(), 0
     try:
         for piece in g.feed(data):
             n += len(piece)
@@ -178,9 +178,9 @@ def _claims_capture(port: int, header: bytes, conns: int = 6, segments: int = 5,
 
 
 def budget_seeds() -> list:
-    from mqcodec.ibmmq import framing
+    from mqcodec.ibmmq import builders, framing
 
-    tshm = bytearray(framing.encode_segments("MQPUT", bytes(64))[:36])
+    tshm = bytearray(builders.encode_segments("MQPUT", bytes(64))[:36])
     struct.pack_into("!I", tshm, 4, framing.DEFAULT_MAX_SEGMENT_LENGTH)
     lior = struct.pack("<BBH4sII", 0x10, 0, 0, b"LIOR", 0x00400000, 0xFFFFFFFF)
     return [_claims_capture(1414, bytes(tshm)), _claims_capture(1801, lior)]

@@ -452,7 +452,7 @@ def fuzz_frames(data: bytes) -> None:
     events = _drain_capture(pcap_of(frames, linktype), strict=True)
     # feed the TCP payloads to both stream framers (they must cope with anything)
     from mqcodec.capture.tcp import StreamData
-    from mqcodec.msmq.framing import CaptureFramer, CapturedEvent
+    from mqcodec.msmq.capture_framer import CaptureFramer, CapturedEvent
     for e in events:
         if isinstance(e, StreamData) and e.data:
             run_mq_framer(bytes(e.data), 0, decode=False)

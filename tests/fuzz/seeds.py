@@ -53,7 +53,7 @@ def mq_seeds():
 
 
 def msmq_seeds():
-    from mqcodec.msmq.framing import simulate_session
+    from mqcodec.msmq.builders import simulate_session
 
     out = []
     for p in sorted((VECTORS / "msmq").rglob("*.bin")):
@@ -106,7 +106,7 @@ def ping_seeds():
 
 def mq_stream_seeds():
     from mqcodec.ibmmq import MQMD, MQMessage
-    from mqcodec.ibmmq.framing import encode_async_message, encode_put
+    from mqcodec.ibmmq.builders import encode_async_message, encode_put
 
     out = []
     msg = MQMessage(MQMD(Format="MQSTR", CodedCharSetId=819), [], b"hello world" * 20).encode()
@@ -116,7 +116,7 @@ def mq_stream_seeds():
 
 
 def msmq_stream_seeds():
-    from mqcodec.msmq.framing import simulate_session
+    from mqcodec.msmq.builders import simulate_session
 
     s = simulate_session(2, messages=4)
     return [s.initiator, s.acceptor]
@@ -515,7 +515,7 @@ def offsets_seeds():
     u32 each) then a buffer holding an MQ message / PCF body / TSH segment
     at that offset."""
     from mqcodec.ibmmq import MQMD, MQMessage
-    from mqcodec.ibmmq.framing import encode_put
+    from mqcodec.ibmmq.builders import encode_put
 
     out = []
     pads = (0, 3, 17)
@@ -538,7 +538,7 @@ def capture_deep_seeds():
 
     from mqcodec.capture import writer as W
     from mqcodec.ibmmq import MQMD, MQMessage
-    from mqcodec.ibmmq.framing import encode_put
+    from mqcodec.ibmmq.builders import encode_put
 
     mq = encode_put(MQMessage(MQMD(Format="MQSTR", CodedCharSetId=819), [], b"hello").encode())
     ms = msmq_stream_seeds()[0][:600]
@@ -609,7 +609,7 @@ def hostile_seeds():
 
     from mqcodec.capture import writer as W
     from mqcodec.ibmmq import MQMD, MQMessage
-    from mqcodec.ibmmq.framing import encode_put
+    from mqcodec.ibmmq.builders import encode_put
 
     mq = b"".join(encode_put(MQMessage(MQMD(Format="MQSTR", CodedCharSetId=819), [], m).encode())
                   for m in (b"hello" * 20, b"world" * 60))
@@ -694,7 +694,7 @@ def seeds(target: str) -> list:
     if target == "batch_msmq":
         return _batch(msmq_seeds()) + _batch(msmq_seeds_deep(), options=9)
     if target == "mq_framer":
-        from mqcodec.ibmmq.framing import encode_put
+        from mqcodec.ibmmq.builders import encode_put
         return mq_stream_seeds() + [b"".join(encode_put(m) for m in mq_deep_seeds()[i:i + 3]) for i in (0, 3, 15)]
     if target == "msmq_framer":
         deep = msmq_deep_seeds()
