@@ -1812,7 +1812,7 @@ cdef inline bint ng_stop(Core* c, Py_ssize_t pos) noexcept nogil:
 cdef int64_t TS_UNKNOWN = -INT64_MAX - 1
 
 cdef bint ng_ts(Core* c, Iface* f, uint64_t ticks, int64_t* out) noexcept nogil:
-    """_Interface.ts_ns; False when the result does not fit in int64 (out = TS_UNKNOWN)."""
+    """Interface.ts_ns; False when the result does not fit in int64 (out = TS_UNKNOWN)."""
     cdef i128 v, div
     cdef int e = f.exp, i
     if f.pow2:

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 
 from mqcodec import DecodeError, synth
-from mqcodec.batch.schema import TCP_SEGMENTS
+from mqcodec.capture.segments import TCP_SEGMENTS
 from mqcodec.capture import decode_frame, open_capture
 from mqcodec.capture import ranges as R
 from mqcodec.capture.ipfrag import IPv4Fragment

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-__all__ = ["PCF_HEADERS", "PCF_PARAMETERS", "ERROR_FIELDS", "MQ_MESSAGES", "TCP_SEGMENTS"]
+__all__ = ["PCF_HEADERS", "PCF_PARAMETERS", "ERROR_FIELDS", "MQ_MESSAGES"]
 
 ERROR_FIELDS = [
     pa.field("error_structure", pa.string()),
@@ -320,45 +320,3 @@ MSMQ_PACKETS = pa.schema(
 __all__.append("MSMQ_PACKETS")
 
 
-# ---------------------------------------------------------------------------
-# Stage 1 of a split capture: TCP segments, UDP datagrams and IPv4 fragments
-# (capture/segments.py; docs/capture.md "Splittable captures")
-# ---------------------------------------------------------------------------
-#: One row per TCP segment (``kind`` "tcp"), UDP datagram ("udp": seq, ack,
-#: flags and window null) or IPv4 fragment ("ipv4_fragment": ports and
-#: conn_key null) of a byte range, in frame order.  ``conn_key`` is the
-#: connection in a direction-independent form (IP version, then the lower and
-#: the higher (address, port) endpoint, addresses packed); ``direction`` is 0
-#: when the segment travels from the lower endpoint to the higher, 1 otherwise.
-#: ``pair_key`` (IP version, lower address, higher address) is set on both
-#: kinds: grouping by it brings a connection's fragments to its segments.
-#: ``frag_key`` (source, destination, protocol, Identification) groups the
-#: fragments of one datagram.  ``ts`` is null for a frame whose time does not
-#: fit (TS_UNKNOWN).
-TCP_SEGMENTS = pa.schema(
-    [
-        pa.field("frame_number", pa.int64(), nullable=False),
-        pa.field("ts", pa.timestamp("ns", tz="UTC")),
-        pa.field("kind", pa.string(), nullable=False),
-        pa.field("ip_version", pa.int8(), nullable=False),
-        pa.field("src", pa.string(), nullable=False),
-        pa.field("dst", pa.string(), nullable=False),
-        pa.field("pair_key", pa.binary(), nullable=False),
-        pa.field("conn_key", pa.binary()),
-        pa.field("direction", pa.int8(), nullable=False),
-        pa.field("sport", pa.int32()),
-        pa.field("dport", pa.int32()),
-        pa.field("seq", pa.int64()),
-        pa.field("ack", pa.int64()),
-        pa.field("flags", pa.int16()),
-        pa.field("window", pa.int32()),
-        pa.field("missing", pa.int32(), nullable=False),
-        pa.field("vlans", pa.list_(pa.int32())),
-        pa.field("ip_proto", pa.int16()),
-        pa.field("ip_id", pa.int32()),
-        pa.field("frag_offset", pa.int32()),
-        pa.field("more_fragments", pa.bool_()),
-        pa.field("frag_key", pa.binary()),
-        pa.field("payload", pa.binary(), nullable=False),
-    ]
-)

@@ -94,7 +94,7 @@ def is_pcapng_magic(head: bytes) -> bool:
     return bytes(head[:4]) == b"\x0a\x0d\x0d\x0a"
 
 
-class _Interface:
+class Interface:
     __slots__ = ("linktype", "snaplen", "units_per_s", "pow2", "exp", "offset_ns")
 
     def __init__(self, linktype: int, snaplen: int):
@@ -126,7 +126,7 @@ class PcapngParser:
         self._max = max_block_len
         # None until the first Section Header Block (set together by _section)
         self.byte_order: str | None = None
-        self.interfaces: list[_Interface] = []
+        self.interfaces: list[Interface] = []
         self.sections = 0
         self.skipped_blocks: Counter = Counter()
         #: frames whose time does not fit in int64 ns (their ts_ns is TS_UNKNOWN)
@@ -282,7 +282,7 @@ class PcapngParser:
             if len(self.interfaces) >= MAX_INTERFACES:
                 raise DecodeError("pcapng IDB", "Block Type", abs_pos, "too many interfaces")
             linktype, _res, snaplen = struct.unpack_from(order + "HHI", buf, pos + 8)
-            iface = _Interface(linktype, snaplen)
+            iface = Interface(linktype, snaplen)
             self._idb_options(iface, order, buf, pos + 16, pos + blen - 4)
             self.interfaces.append(iface)
         else:
@@ -307,7 +307,7 @@ class PcapngParser:
         self.sections += 1
 
     @staticmethod
-    def _idb_options(iface: _Interface, order: str, buf, pos: int, end: int) -> None:
+    def _idb_options(iface: Interface, order: str, buf, pos: int, end: int) -> None:
         # options are best effort: a malformed option list ends the walk
         while pos + 4 <= end:
             code, length = struct.unpack_from(order + "HH", buf, pos)

@@ -77,7 +77,7 @@ from .pcapng import (
     SHB_TYPE,
     SPB_TYPE,
     PcapngParser,
-    _Interface,
+    Interface,
     is_pcapng_magic,
 )
 from .reader import CHUNK, GZIP_MAGIC, CaptureReader
@@ -382,7 +382,7 @@ def _compact_idb(order: str, raw: bytes) -> bytes:
     """An IDB with the same link type, snap length, ``if_tsresol`` and ``if_tsoffset``
     as ``raw`` (read by the whole-file parser's own option walk) and no other option."""
     linktype, _res, snaplen = struct.unpack_from(order + "HHI", raw, 8)
-    iface = _Interface(linktype, snaplen)
+    iface = Interface(linktype, snaplen)
     PcapngParser._idb_options(iface, order, raw, 16, len(raw) - 4)
     opts = struct.pack(order + "HHB3x", OPT_IF_TSRESOL, 1, (0x80 if iface.pow2 else 0) | iface.exp)
     if iface.offset_ns:

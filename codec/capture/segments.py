@@ -4,7 +4,7 @@ byte range.
 :class:`SegmentBatches` reads one range (:mod:`mqcodec.capture.ranges`),
 decodes link, IP and TCP headers with the pure capture decoding
 (:func:`~mqcodec.capture.packet.decode_frame`) and yields Arrow record
-batches of :data:`mqcodec.batch.schema.TCP_SEGMENTS`, at most ``batch_rows``
+batches of :data:`TCP_SEGMENTS`, at most ``batch_rows``
 rows each, as they fill: memory is bounded by one batch (plus the range
 reader's chunk), never by the range or the capture.
 
@@ -28,7 +28,6 @@ from collections import Counter
 
 import pyarrow as pa
 
-from ..batch.schema import TCP_SEGMENTS
 from ..errors import DecodeError
 from .frame import TS_UNKNOWN
 from .ipfrag import IPv4Fragment
@@ -79,6 +78,49 @@ def frag_key(frag: IPv4Fragment) -> bytes:
     """The fragment's datagram: source, destination, protocol, Identification."""
     return _packed(frag.src) + _packed(frag.dst) + struct.pack("!BH", frag.proto, frag.ident)
 
+
+# ---------------------------------------------------------------------------
+# Stage 1 of a split capture: TCP segments, UDP datagrams and IPv4 fragments
+# (capture/segments.py; docs/capture.md "Splittable captures")
+# ---------------------------------------------------------------------------
+#: One row per TCP segment (``kind`` "tcp"), UDP datagram ("udp": seq, ack,
+#: flags and window null) or IPv4 fragment ("ipv4_fragment": ports and
+#: conn_key null) of a byte range, in frame order.  ``conn_key`` is the
+#: connection in a direction-independent form (IP version, then the lower and
+#: the higher (address, port) endpoint, addresses packed); ``direction`` is 0
+#: when the segment travels from the lower endpoint to the higher, 1 otherwise.
+#: ``pair_key`` (IP version, lower address, higher address) is set on both
+#: kinds: grouping by it brings a connection's fragments to its segments.
+#: ``frag_key`` (source, destination, protocol, Identification) groups the
+#: fragments of one datagram.  ``ts`` is null for a frame whose time does not
+#: fit (TS_UNKNOWN).
+TCP_SEGMENTS = pa.schema(
+    [
+        pa.field("frame_number", pa.int64(), nullable=False),
+        pa.field("ts", pa.timestamp("ns", tz="UTC")),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("ip_version", pa.int8(), nullable=False),
+        pa.field("src", pa.string(), nullable=False),
+        pa.field("dst", pa.string(), nullable=False),
+        pa.field("pair_key", pa.binary(), nullable=False),
+        pa.field("conn_key", pa.binary()),
+        pa.field("direction", pa.int8(), nullable=False),
+        pa.field("sport", pa.int32()),
+        pa.field("dport", pa.int32()),
+        pa.field("seq", pa.int64()),
+        pa.field("ack", pa.int64()),
+        pa.field("flags", pa.int16()),
+        pa.field("window", pa.int32()),
+        pa.field("missing", pa.int32(), nullable=False),
+        pa.field("vlans", pa.list_(pa.int32())),
+        pa.field("ip_proto", pa.int16()),
+        pa.field("ip_id", pa.int32()),
+        pa.field("frag_offset", pa.int32()),
+        pa.field("more_fragments", pa.bool_()),
+        pa.field("frag_key", pa.binary()),
+        pa.field("payload", pa.binary(), nullable=False),
+    ]
+)
 
 _NAMES = TCP_SEGMENTS.names
 

@@ -351,7 +351,7 @@ def _need(unit, pos: int, n: int, structure: str, fld: str = "") -> None:
                           % (n, max(0, len(unit) - pos)))
 
 
-def _text(raw: bytes, ccsid: int) -> str | None:
+def name_text(raw: bytes, ccsid: int) -> str | None:
     """A blank- or NUL-padded MQ character field, trimmed; None when empty."""
     s = decode_text(bytes(raw).rstrip(b"\x00"), ccsid).rstrip(" \x00")
     return s or None
@@ -434,12 +434,12 @@ def _od(unit, pos: int, order: str, ccsid: int, out: dict) -> int:
     _need(unit, pos, size, "MQOD")
     od = parse_at(MQOD_DECL[order], unit, pos, "MQOD")
     out["od_object_type"] = od.ObjectType
-    out["od_object_name"] = _text(od.ObjectName, ccsid)
-    out["od_object_q_mgr_name"] = _text(od.ObjectQMgrName, ccsid)
-    out["od_dynamic_q_name"] = _text(od.DynamicQName, ccsid)
+    out["od_object_name"] = name_text(od.ObjectName, ccsid)
+    out["od_object_q_mgr_name"] = name_text(od.ObjectQMgrName, ccsid)
+    out["od_dynamic_q_name"] = name_text(od.DynamicQName, ccsid)
     if version >= 3:
-        out["od_resolved_q_name"] = _text(od.ResolvedQName, ccsid)
-        out["od_resolved_q_mgr_name"] = _text(od.ResolvedQMgrName, ccsid)
+        out["od_resolved_q_name"] = name_text(od.ResolvedQName, ccsid)
+        out["od_resolved_q_mgr_name"] = name_text(od.ResolvedQMgrName, ccsid)
     if version >= 2:
         recs = od.RecsPresent
         if recs > 0:
@@ -473,8 +473,8 @@ def _options(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> None:
             raise DecodeError("MQPMO", "Version", pos + 4, "version %d is not 1, 2 or 3" % version)
         _need(unit, pos, MQPMO_LENGTHS[version], "MQPMO")
         out["pmo_options"] = _i32(unit, pos + 8, order) & 0xFFFFFFFF
-        out["resolved_q_name"] = _text(unit[pos + 32:pos + 80], ccsid)
-        out["resolved_q_mgr_name"] = _text(unit[pos + 80:pos + 128], ccsid)
+        out["resolved_q_name"] = name_text(unit[pos + 32:pos + 80], ccsid)
+        out["resolved_q_mgr_name"] = name_text(unit[pos + 80:pos + 128], ccsid)
         size = MQPMO_LENGTHS[version]
         if version >= 2:
             recs = _i32(unit, pos + 128, order)
@@ -493,7 +493,7 @@ def _options(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> None:
         _need(unit, pos, MQGMO_LENGTHS[version], "MQGMO")
         out["gmo_options"] = _i32(unit, pos + 8, order) & 0xFFFFFFFF
         out["gmo_wait_interval"] = _i32(unit, pos + 12, order)
-        out["resolved_q_name"] = _text(unit[pos + 24:pos + 72], ccsid)
+        out["resolved_q_name"] = name_text(unit[pos + 24:pos + 72], ccsid)
         pos += MQGMO_LENGTHS[version]
     else:
         return
@@ -508,7 +508,7 @@ def _decode_api(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> No
             full = len(unit) - pos >= CONN_LENGTH
             c = parse_at(CONN_DECL[order], unit[:pos + CONN_SHORT_LENGTH] + b"\x00" * 8 if not full else unit,
                          pos, "MQCONN")
-            out.update(conn_q_mgr_name=_text(c.QMgrName, ccsid), conn_appl_name=_text(c.ApplName, ccsid),
+            out.update(conn_q_mgr_name=name_text(c.QMgrName, ccsid), conn_appl_name=name_text(c.ApplName, ccsid),
                        conn_appl_type=c.ApplType)
             if full:
                 out.update(conn_options=c.Options & 0xFFFFFFFF, conn_x_options=c.XOptions & 0xFFFFFFFF)
@@ -565,27 +565,27 @@ def _decode_other(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> 
             d = parse_at(ID_DECL[order], present.ljust(ID_LENGTH, b"\x00"), 0, "ID")
             out.update(id_fap_level=d.FapLevel, id_cap_flags1=d.CapFlag1, id_ini_err_flags1=d.IniErrFlg1,
                        id_max_msg_batch=d.MaxMsgBtch, id_max_tr_size=d.MaxTrSize, id_max_msg_size=d.MaxMsgSize,
-                       id_seq_wrap_value=d.SeqWrapVal, id_channel_name=_text(d.ChannelName, ccsid))
+                       id_seq_wrap_value=d.SeqWrapVal, id_channel_name=name_text(d.ChannelName, ccsid))
             if rest >= ID_V4_LENGTH:
-                out.update(id_cap_flags2=d.CapFlag2, id_ccsid=d.CCSID, id_q_mgr_name=_text(d.QMgrName, ccsid),
+                out.update(id_cap_flags2=d.CapFlag2, id_ccsid=d.CCSID, id_q_mgr_name=name_text(d.QMgrName, ccsid),
                            id_hb_interval=d.HBInterval)
             if rest >= ID_EXT_LENGTH:
                 out.update(id_cap_flags3=d.CapFlag3, id_conv_by_socket=d.ConvBySkt,
-                           id_prod_id=_text(d.ProdId, ccsid))
+                           id_prod_id=name_text(d.ProdId, ccsid))
     elif t == USERID_DATA:
         if rest >= 4 and unit[pos:pos + 4] in _UID_IDS:
             _need(unit, pos, UID_LENGTH, "UID")
             d = parse_at(UID_DECL[order], unit[pos:pos + UID_FULL_LENGTH].ljust(UID_FULL_LENGTH, b"\x00"), 0, "UID")
-            out["uid_user_id"] = _text(d.UserId, ccsid)
+            out["uid_user_id"] = name_text(d.UserId, ccsid)
             if rest >= UID_LONG_LENGTH:
-                out["uid_long_user_id"] = _text(d.LongUserId, ccsid)
+                out["uid_long_user_id"] = name_text(d.LongUserId, ccsid)
     elif t == CONAUTH_INFO:
         if rest >= 4 and unit[pos:pos + 4] in _CAUT_IDS:
             _need(unit, pos, CAUT_LENGTH, "CAUT")
             c = parse_at(CAUT_DECL[order], unit, pos, "CAUT")
             out["caut_auth_type"] = c.AuthType
             if c.UsrLength <= rest - CAUT_LENGTH:
-                out["caut_user_id"] = _text(unit[pos + CAUT_LENGTH:pos + CAUT_LENGTH + c.UsrLength], ccsid)
+                out["caut_user_id"] = name_text(unit[pos + CAUT_LENGTH:pos + CAUT_LENGTH + c.UsrLength], ccsid)
     elif t == STATUS_DATA:
         if rest >= STATUS_LENGTH:
             s = parse_at(STATUS_DECL[order], unit, pos, "STATUS")
@@ -623,12 +623,12 @@ def _decode_other(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> 
                 qlen = ah.ResolQNLn
                 _need(unit, pos + ASYNC_HEADER_FIXED_LENGTH, qlen, "ASYNC_MESSAGE", "ResolQName")
                 q = pos + ASYNC_HEADER_FIXED_LENGTH
-                out["resolved_q_name"] = _text(unit[q:q + qlen], ccsid)
+                out["resolved_q_name"] = name_text(unit[q:q + qlen], ccsid)
     elif t == MESSAGE_DATA:
         if unit[pos:pos + 4] in _MSH_IDS:
             _need(unit, pos, MSH_LENGTH, "MSH")
             pos += MSH_LENGTH
         if unit[pos:pos + 4] in _XQH_IDS:
             _need(unit, pos, XQH_PREFIX_LENGTH, "MQXQH")
-            out["remote_q_name"] = _text(unit[pos + 8:pos + 56], ccsid)
-            out["remote_q_mgr_name"] = _text(unit[pos + 56:pos + 104], ccsid)
+            out["remote_q_name"] = name_text(unit[pos + 8:pos + 56], ccsid)
+            out["remote_q_mgr_name"] = name_text(unit[pos + 56:pos + 104], ccsid)

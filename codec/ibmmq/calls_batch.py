@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..ccsid import is_known
-from .calls import CALL_COLUMNS, _text, decode_unit
+from .calls import CALL_COLUMNS, name_text, decode_unit
 from .tsh import MQGMO_LENGTHS, MQMD_LENGTHS, MQPMO_LENGTHS, MSH_LENGTH, XQH_PREFIX_LENGTH, segment_type_name
 
 __all__ = ["decode_units", "DECODED_SCHEMA"]
@@ -85,7 +85,7 @@ class _Reader:
 
     def texts(self, rows, pos, width, ccsid) -> pa.Array:
         """The character field of ``width`` bytes at ``pos`` of units ``rows``
-        (decode_unit's ``_text``: NUL/blank trimmed, None when empty), as a
+        (decode_unit's ``name_text``: NUL/blank trimmed, None when empty), as a
         dictionary array; each distinct (bytes, CCSID) decoded once."""
         if len(rows) == 0:
             return pa.array([], _DICT)
@@ -100,7 +100,7 @@ class _Reader:
         values, nulls = [], []
         for u in uniq:
             b = bytes(u)
-            s = _text(b[:width], (b[width] << 8) | b[width + 1])
+            s = name_text(b[:width], (b[width] << 8) | b[width + 1])
             values.append(s or "")
             nulls.append(s is None)
         indices = np.asarray(inverse, dtype=np.int32).ravel()

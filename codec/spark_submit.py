@@ -1,7 +1,7 @@
 """``mqcodec pcap2parquet`` under spark-submit (which runs a file, not a module):
 
     spark-submit --master spark://host:7077 [--conf ...] \\
-        "$(python -c 'import mqcodec.spark.submit as s; print(s.__file__)')" \\
+        "$(python -c 'import mqcodec.spark_submit as s; print(s.__file__)')" \\
         pcap2parquet 'file:///shared/caps/*.pcap' -o file:///shared/out
 
 The command line is the CLI's; ``--engine spark`` and ``--master ''`` (the
@@ -30,8 +30,9 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    # run as a file: this folder is sys.path[0]; its modules (session, schema...) must not
-    # shadow top-level ones
+    # run as a file: this folder is sys.path[0]; its modules (tables, errors...) must not
+    # shadow top-level ones (it lives beside the CLI, not in mqcodec.spark, which the CLI
+    # imports: no import cycle between the two)
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
     sys.exit(main())
