@@ -16,8 +16,8 @@ from mqcodec import synth
 from mqcodec.capture.writer import TcpConversation, write_pcap
 from mqcodec.ibmmq.calls import decode_unit
 from mqcodec.ibmmq.calls_batch import DECODED_SCHEMA, decode_units
-from mqcodec.ibmmq.framing import (
-    _api, default_gmo, default_pmo, encode_get_reply, encode_message_data, encode_put, encode_put_reply,
+from mqcodec.ibmmq.builders import (
+    api_header, default_gmo, default_pmo, encode_get_reply, encode_message_data, encode_put, encode_put_reply,
     encode_segments,
 )
 from mqcodec.ibmmq.headers import MQMD
@@ -102,10 +102,10 @@ def _samples() -> list:
         f = "<" if order == _LE else ">"
         md = encode_message(_message(b"", order))
         gmo = default_gmo(order, version=2)
-        out.append(encode_segments(0x85, _api(order, 0, 0, 0, 7) + md + gmo + struct.pack(f + "i", 4096),
+        out.append(encode_segments(0x85, api_header(order, 0, 0, 0, 7) + md + gmo + struct.pack(f + "i", 4096),
                                    byte_order=order, conversation_id=1, request_id=9))
-        out.append(encode_segments(0x85, _api(order, 0, 0, 0, 7) + md, byte_order=order))   # no MQGMO
-        out.append(encode_segments(0x86, _api(order, 0, 0, 0, 7) + b"junk" * 20, byte_order=order))  # no MQMD
+        out.append(encode_segments(0x85, api_header(order, 0, 0, 0, 7) + md, byte_order=order))   # no MQGMO
+        out.append(encode_segments(0x86, api_header(order, 0, 0, 0, 7) + b"junk" * 20, byte_order=order))  # no MQMD
         out.append(encode_message_data(msg, remote_q_name="REMOTE.Q", remote_qmgr_name="QM2", byte_order=order))
         out.append(encode_message_data(msg, remote_q_name="REMOTE.Q", msh=False, byte_order=order))
         out.append(encode_segments(0x09, b"", byte_order=order, conversation_id=3))         # HEARTBEAT
@@ -181,11 +181,11 @@ def _damaged_pcap(path) -> None:
     md = encode_message(_message(b""))
     pk += c.send(0, encode_put(msg, hobj=5, conversation_id=1, request_id=1, byte_order=_LE))
     pk += c.send(1, encode_put_reply(msg, hobj=5, conversation_id=1, request_id=1, byte_order=_LE))
-    pk += c.send(0, encode_segments(0x86, _api(_LE, 0, 0, 0, 5) + md[:100], byte_order=_LE,
+    pk += c.send(0, encode_segments(0x86, api_header(_LE, 0, 0, 0, 5) + md[:100], byte_order=_LE,
                                     conversation_id=1, request_id=2))        # an MQMD cut short
-    pk += c.send(1, encode_segments(0x96, _api(_LE, 0, 0, 0, 5) + md[:4] + struct.pack("<i", 9) + md[8:],
+    pk += c.send(1, encode_segments(0x96, api_header(_LE, 0, 0, 0, 5) + md[:4] + struct.pack("<i", 9) + md[8:],
                                     byte_order=_LE, conversation_id=1, request_id=2))   # MQMD version 9
-    pk += c.send(0, encode_segments(0x85, _api(_LE, 0, 0, 0, 5) + md + b"GMO " + struct.pack("<i", 1),
+    pk += c.send(0, encode_segments(0x85, api_header(_LE, 0, 0, 0, 5) + md + b"GMO " + struct.pack("<i", 1),
                                     byte_order=_LE, conversation_id=1, request_id=3))   # an MQGMO cut short
     with open(path, "wb") as f:
         write_pcap(f, pk)
