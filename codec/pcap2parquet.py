@@ -1008,6 +1008,7 @@ def _calls_table(rows: list, batches: Optional[dict] = None) -> pa.Table:
         if "_batch" in r:
             by_batch.setdefault(id(r["_batch"]), (r["_batch"], []))[1].append(r)
     for token, refs in by_batch.values():
+        assert batches is not None, "mq_calls rows refer to unit batches: pass them"
         part = batches[token].take(pa.array([r["_i"] for r in refs], pa.int64()))
         replied = pa.array([r.get("replied") for r in refs], pa.bool_())
         reply = pa.array([r.get("reply_call_key") for r in refs], pa.int64())

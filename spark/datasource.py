@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from typing import Any, Iterator
 
 import pyarrow as pa
 
@@ -103,7 +104,7 @@ class _Stopped(Exception):
 _DONE = object()
 
 
-def convert_capture(index: int, uri: str, options, tables) -> "Iterator[tuple[str, object]]":
+def convert_capture(index: int, uri: str, options, tables) -> Iterator[tuple[str, Any]]:
     """Convert one capture, yielding ``(table, pa.Table)`` for every chunk of
     rows of a table in ``tables`` as the converter produces it, then
     ``("captures", report)`` (the capture's report, all failure reasons).

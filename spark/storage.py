@@ -23,9 +23,10 @@ local engine does with a missing input).
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import os
 import re
-from typing import Iterable, Union
+from typing import Any, Iterable, Union
 from urllib.parse import urlsplit
 
 __all__ = ["is_uri", "resolve", "expand", "filesystem", "open_input", "display_name", "GLOB_CHARS"]
@@ -71,7 +72,8 @@ def filesystem(uri: str):
         return pafs.FileSystem.from_uri(target)
     except Exception as first:  # pyarrow does not know the scheme (or lacks its support): fsspec
         try:
-            import fsspec
+            # optional: only for schemes pyarrow.fs does not know (no stubs needed for an Any)
+            fsspec: Any = importlib.import_module("fsspec")
             from pyarrow.fs import FSSpecHandler, PyFileSystem
 
             fs, path = fsspec.core.url_to_fs(uri)

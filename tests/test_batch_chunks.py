@@ -38,7 +38,7 @@ def _pcf_records(vectors):
 
 
 def _msmq_records():
-    from mqcodec.msmq.framing import simulate_session
+    from mqcodec.msmq.builders import simulate_session
 
     out = []
     for seed in range(3):
