@@ -10,7 +10,7 @@ Rows measured once (group "msmq", compared with every "msmq@..." group):
   construct compiled   - a plain construct BaseHeader declaration (16 bytes), .compile()d
   construct            - the same declaration, interpreted
 
-Data: the packets of simulated MSMQ sessions (mqcodec.msmq.framing.simulate_session:
+Data: the packets of simulated MSMQ sessions (mqcodec.msmq.builders.simulate_session:
 EstablishConnection, ConnectionParameters, UserMessages with and without
 SessionHeader, SessionAcks), tiled to the largest of MQCODEC_BENCH_SIZES (default "1000,10000,100000,1000000")
 packets per call (smaller calls decode the first packets); the pure and construct rows

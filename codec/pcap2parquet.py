@@ -319,7 +319,7 @@ class Converter:
 
     def _end_capture(self, report: dict, reader, file_error: list) -> None:
         # damage in the file structure after the first frame ends the capture, not the job
-        # (docs/ROBUSTNESS-captures.md): the frames before it are converted and it is counted
+        # (docs/ROBUSTNESS.md): the frames before it are converted and it is counted
         if file_error:
             self.summary["captures ended by a file error"] += 1
             report["file_error"] = str(file_error[0])
@@ -1117,7 +1117,7 @@ def _release_memory() -> None:
     """Give the heap's free pages back after a row group: a chunk's copies
     (rows, Arrow columns, Parquet pages) are freed by then, and on captures of
     many damaged connections glibc otherwise keeps the fragmented heap
-    (docs/ROBUSTNESS-captures.md: 890 -> 615 MiB peak on 200 MB of garbage,
+    (docs/ROBUSTNESS.md: 890 -> 615 MiB peak on 200 MB of garbage,
     with 16 MiB chunks)."""
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)

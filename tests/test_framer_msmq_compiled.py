@@ -17,7 +17,7 @@ have and may bail on any other).  Conversely it MUST bail when the pure framer
 reports anything but Packets, and must NOT bail when it reports only Packets
 that are not candidates.
 
-Streams: simulated sessions (framing.simulate_session), the [MS-MQQB] 4.1
+Streams: simulated sessions (msmq.builders.simulate_session), the [MS-MQQB] 4.1
 example frames and the malformed vectors of /work/shared/vectors, hypothesis
 sequences of encoded UserMessages (optional headers, piggy-backed
 SessionHeaders, order_queue$ destinations) and internal packets, mutated and
