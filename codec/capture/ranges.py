@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import io
 import itertools
-import os
 import struct
 from typing import NamedTuple
 
@@ -80,7 +79,7 @@ from .pcapng import (
     Interface,
     is_pcapng_magic,
 )
-from .reader import CHUNK, GZIP_MAGIC, CaptureReader
+from .reader import CHUNK, GZIP_MAGIC, CaptureReader, open_binary
 
 __all__ = [
     "DEFAULT_SPLIT_SIZE", "CONFIRM_RECORDS", "ByteRange", "RangeScan", "plan_ranges", "frame_number_bases",
@@ -130,12 +129,7 @@ class _Source:
     def __init__(self, source):
         if isinstance(source, (bytes, bytearray, memoryview)):
             source = io.BytesIO(bytes(source))
-        if isinstance(source, (str, os.PathLike)):
-            self.f = open(source, "rb")
-            self.own = True
-        else:
-            self.f = source
-            self.own = False
+        self.f, self.own = open_binary(source)
         self.f.seek(0, io.SEEK_END)
         self.size = self.f.tell()
         self._off = 0
@@ -617,18 +611,10 @@ class RangeReader:
         parser.resume_at(first)
         pos = first
         try:
-            # the records that start before the range end: whole chunks up to it ...
-            while pos < rng.end:
-                data = src.read(pos, min(self.chunk_size, rng.end - pos))
-                if not data:
-                    break
-                pos += len(data)
-                for frame in parser.feed(data):
-                    self.frames += 1
-                    yield frame
-            # ... then exactly the rest of the record that crosses it
+            # the records that start before the range end: whole chunks up to it, then
+            # exactly the rest of the record that crosses it
             while True:
-                need = parser.pending_need()
+                need = rng.end - pos if pos < rng.end else parser.pending_need()
                 if need <= 0:
                     break
                 data = src.read(pos, min(need, self.chunk_size))

@@ -280,6 +280,14 @@ class CaptureParser:
         return None if self.inner is None else self.inner.linktype
 
 
+def open_binary(source):
+    """``(file, own)``: a path opened for binary reading (``own``: the caller
+    closes it), or an already open binary file as it is."""
+    if isinstance(source, (str, os.PathLike)):
+        return open(source, "rb"), True
+    return source, False
+
+
 class CaptureReader:
     """Iterate the frames of a capture file, reading it in chunks.
 
@@ -289,12 +297,7 @@ class CaptureReader:
     """
 
     def __init__(self, source, *, chunk_size: int = CHUNK, strict: bool = False, **limits):
-        if isinstance(source, (str, os.PathLike)):
-            self._f = open(source, "rb")
-            self._own = True
-        else:
-            self._f = source
-            self._own = False
+        self._f, self._own = open_binary(source)
         self.chunk_size = chunk_size
         self.strict = strict
         self.parser = CaptureParser(**limits)

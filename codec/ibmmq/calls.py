@@ -28,6 +28,7 @@ from ..ccsid import decode_text, is_known
 from ..errors import DecodeError
 from ..layout import parse_at
 from .tsh import (
+    CAUT_IDS, GMO_IDS, ID_IDS, MD_IDS, MSH_IDS, OD_IDS, PMO_IDS, UID_IDS, XQH_IDS,
     API_HEADER_DECL, API_HEADER_LENGTH, ASYNC_HEADER_DECL, ASYNC_HEADER_FIXED_LENGTH,
     ASYNC_HEADER_SHORT_LENGTH, BIG, LITTLE, MQGMO_LENGTHS, MQMD_LENGTHS, MQOD_LENGTHS, MQPMO_LENGTHS,
     MSH_LENGTH, SEGMENT_TYPES, TSH_IDS, TSH_IDS_EBCDIC, TSH_LENGTH, TSHM_LENGTH, XQH_PREFIX_LENGTH,
@@ -322,15 +323,6 @@ def request_type_of(t: int) -> int:
 
 _IDS = dict(TSH_IDS)
 _IDS.update(TSH_IDS_EBCDIC)
-_OD_IDS = (b"OD  ", b"\xd6\xc4\x40\x40")
-_MD_IDS = (b"MD  ", b"\xd4\xc4\x40\x40")
-_PMO_IDS = (b"PMO ", b"\xd7\xd4\xd6\x40")
-_GMO_IDS = (b"GMO ", b"\xc7\xd4\xd6\x40")
-_MSH_IDS = (b"MSH ", b"\xd4\xe2\xc8\x40")
-_XQH_IDS = (b"XQH ", b"\xe7\xd8\xc8\x40")
-_ID_IDS = (b"ID  ", b"\xc9\xc4\x40\x40")
-_UID_IDS = (b"UID ", b"\xe4\xc9\xc4\x40")
-_CAUT_IDS = (b"CAUT", b"\xc3\xc1\xe4\xe3")
 
 
 _API_BE = _struct.Struct(">Iiii")
@@ -462,11 +454,11 @@ def _md(unit, pos: int, order: str) -> int:
 
 def _options(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> None:
     """MQMD, then MQPMO/MQGMO and DataLength (MQPUT, MQPUT1, MQGET and replies)."""
-    if unit[pos:pos + 4] not in _MD_IDS:
+    if unit[pos:pos + 4] not in MD_IDS:
         return
     pos += _md(unit, pos, order)
     base = t & ~_REPLY_BIT
-    if base in (MQPUT, MQPUT1) and unit[pos:pos + 4] in _PMO_IDS:
+    if base in (MQPUT, MQPUT1) and unit[pos:pos + 4] in PMO_IDS:
         _need(unit, pos, 8, "MQPMO", "Version")
         version = _i32(unit, pos + 4, order)
         if version not in MQPMO_LENGTHS:
@@ -485,7 +477,7 @@ def _options(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> None:
                 per = (pmr if _i32(unit, pos + 136, order) else 0) + (8 if _i32(unit, pos + 140, order) else 0)
                 size += recs * per
         pos += size
-    elif base == MQGET and unit[pos:pos + 4] in _GMO_IDS:
+    elif base == MQGET and unit[pos:pos + 4] in GMO_IDS:
         _need(unit, pos, 8, "MQGMO", "Version")
         version = _i32(unit, pos + 4, order)
         if version not in MQGMO_LENGTHS:
@@ -513,7 +505,7 @@ def _decode_api(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> No
             if full:
                 out.update(conn_options=c.Options & 0xFFFFFFFF, conn_x_options=c.XOptions & 0xFFFFFFFF)
     elif base in (MQOPEN, MQPUT1):
-        if unit[pos:pos + 4] in _OD_IDS:
+        if unit[pos:pos + 4] in OD_IDS:
             pos += _od(unit, pos, order, ccsid, out)
             if base == MQOPEN:
                 if len(unit) - pos >= 4:
@@ -550,7 +542,7 @@ def _decode_api(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> No
             p = pos + SPI_LENGTH
             end = min(len(unit), pos + 2048)
             while p + 8 <= end:
-                if unit[p:p + 4] in _OD_IDS and _i32(unit, p + 4, order) in MQOD_LENGTHS:
+                if unit[p:p + 4] in OD_IDS and _i32(unit, p + 4, order) in MQOD_LENGTHS:
                     _od(unit, p, order, ccsid, out)
                     break
                 p += 4
@@ -559,7 +551,7 @@ def _decode_api(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> No
 def _decode_other(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> None:
     rest = len(unit) - pos
     if t == INITIAL_DATA:
-        if rest >= 5 and unit[pos:pos + 4] in _ID_IDS:
+        if rest >= 5 and unit[pos:pos + 4] in ID_IDS:
             _need(unit, pos, ID_SHORT_LENGTH, "ID")
             present = unit[pos:pos + ID_LENGTH]
             d = parse_at(ID_DECL[order], present.ljust(ID_LENGTH, b"\x00"), 0, "ID")
@@ -573,14 +565,14 @@ def _decode_other(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> 
                 out.update(id_cap_flags3=d.CapFlag3, id_conv_by_socket=d.ConvBySkt,
                            id_prod_id=name_text(d.ProdId, ccsid))
     elif t == USERID_DATA:
-        if rest >= 4 and unit[pos:pos + 4] in _UID_IDS:
+        if rest >= 4 and unit[pos:pos + 4] in UID_IDS:
             _need(unit, pos, UID_LENGTH, "UID")
             d = parse_at(UID_DECL[order], unit[pos:pos + UID_FULL_LENGTH].ljust(UID_FULL_LENGTH, b"\x00"), 0, "UID")
             out["uid_user_id"] = name_text(d.UserId, ccsid)
             if rest >= UID_LONG_LENGTH:
                 out["uid_long_user_id"] = name_text(d.LongUserId, ccsid)
     elif t == CONAUTH_INFO:
-        if rest >= 4 and unit[pos:pos + 4] in _CAUT_IDS:
+        if rest >= 4 and unit[pos:pos + 4] in CAUT_IDS:
             _need(unit, pos, CAUT_LENGTH, "CAUT")
             c = parse_at(CAUT_DECL[order], unit, pos, "CAUT")
             out["caut_auth_type"] = c.AuthType
@@ -625,10 +617,10 @@ def _decode_other(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> 
                 q = pos + ASYNC_HEADER_FIXED_LENGTH
                 out["resolved_q_name"] = name_text(unit[q:q + qlen], ccsid)
     elif t == MESSAGE_DATA:
-        if unit[pos:pos + 4] in _MSH_IDS:
+        if unit[pos:pos + 4] in MSH_IDS:
             _need(unit, pos, MSH_LENGTH, "MSH")
             pos += MSH_LENGTH
-        if unit[pos:pos + 4] in _XQH_IDS:
+        if unit[pos:pos + 4] in XQH_IDS:
             _need(unit, pos, XQH_PREFIX_LENGTH, "MQXQH")
             out["remote_q_name"] = name_text(unit[pos + 8:pos + 56], ccsid)
             out["remote_q_mgr_name"] = name_text(unit[pos + 56:pos + 104], ccsid)

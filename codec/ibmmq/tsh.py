@@ -28,7 +28,7 @@ import construct as cs
 __all__ = [
     "BIG", "LITTLE", "BYTE_ORDER_BIG", "BYTE_ORDER_LITTLE", "order_of",
     "TSH_IDS", "TSH_IDS_EBCDIC", "TSH_LENGTH", "TSHM_LENGTH",
-    "MD_IDS", "PMO_IDS", "GMO_IDS", "OD_IDS", "XQH_IDS", "MSH_IDS",
+    "MD_IDS", "PMO_IDS", "GMO_IDS", "OD_IDS", "XQH_IDS", "MSH_IDS", "ID_IDS", "UID_IDS", "CAUT_IDS",
     "TSH_DECL", "TSHM_DECL", "API_HEADER_DECL", "API_HEADER_LENGTH",
     "ASYNC_HEADER_DECL", "ASYNC_HEADER_SHORT_LENGTH", "ASYNC_HEADER_FIXED_LENGTH",
     "MSH_DECL", "MSH_LENGTH", "XQH_PREFIX_DECL", "XQH_PREFIX_LENGTH",
@@ -64,6 +64,9 @@ GMO_IDS = (b"GMO ", b"\xc7\xd4\xd6\x40")
 OD_IDS = (b"OD  ", b"\xd6\xc4\x40\x40")
 XQH_IDS = (b"XQH ", b"\xe7\xd8\xc8\x40")
 MSH_IDS = (b"MSH ", b"\xd4\xe2\xc8\x40")
+ID_IDS = (b"ID  ", b"\xc9\xc4\x40\x40")
+UID_IDS = (b"UID ", b"\xe4\xc9\xc4\x40")
+CAUT_IDS = (b"CAUT", b"\xc3\xc1\xe4\xe3")
 
 TSH_LENGTH = 28          # TSH and TSHC
 TSHM_LENGTH = 36         # TSHM: ConversID and RequestID after MQSegmLen
