@@ -173,9 +173,16 @@ def single_byte_table(ccsid: int) -> Optional[list[str]]:
     """The character of each byte 0x00..0xFF of a single-byte ``ccsid``
     (what :func:`decode_text` gives for it, substitution included); None for
     other CCSIDs.  The compiled batch decoders build their tables from it."""
-    if not is_single_byte(ccsid):
-        return None
-    return [decode_text(bytes([b]), ccsid, trim=False) for b in range(256)]
+    table = _SINGLE_BYTE_TABLES.get(ccsid)
+    if table is None:
+        if not is_single_byte(ccsid):
+            return None
+        table = _SINGLE_BYTE_TABLES[ccsid] = tuple(decode_text(bytes([b]), ccsid, trim=False) for b in range(256))
+    return list(table)
+
+
+#: single_byte_table's results, built once per CCSID (the converters do not change)
+_SINGLE_BYTE_TABLES: dict[int, tuple] = {}
 
 
 def codec_for(ccsid: int) -> str:

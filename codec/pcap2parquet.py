@@ -23,7 +23,7 @@ import dataclasses
 import os
 import sys
 import time
-from collections import Counter, OrderedDict
+from collections import Counter, deque
 from typing import Any, Iterable, Optional
 
 import pyarrow as pa
@@ -202,14 +202,13 @@ class Converter:
         self._msmq_ports = frozenset(self.options.msmq_ports)
         # mq_calls: rows ready to write, requests held until their reply (or the end of
         # the capture), the conversation state machine, and call_key ranks per direction
-        self._calls: list[dict] = []
-        self._held: dict[int, dict] = {}
-        # rows of _unit_batch: the table of each batch of units, by its token; its rows in
-        # _calls/_held are references {"_batch": token, "_i": row, "call_key": ...}
-        self._call_batches: dict = {}
+        # (_calls: rows of _unit, dicts, or of _unit_batch: (batch table, row indices,
+        # replied, reply_call_key); _held: call_key -> a dict or (batch table, row index))
+        self._calls: list = []
+        self._held: dict[int, Any] = {}
         self._tracker: Any = None  # the capture's ibmmq.conversation.CallTracker
         self._ranks: dict = {}
-        self._core_links: Any = {}  # (tcp_stream, direction) -> {stream offset: link}, see core_link
+        self._core_links: Any = deque()  # _LinkBatch of the compiled core's recent units, see core_link
         self.calls_by_type: Counter = Counter()
         self.failed_by_reason: Counter = Counter()
 
@@ -228,7 +227,7 @@ class Converter:
 
         self._tracker = CallTracker()
         self._ranks = {}
-        self._core_links = OrderedDict()
+        self._core_links = deque()
         core = _core_module(self.options.capture_impl or self.options.impl)
         if core is not None and _rereadable(source):
             from . import pcap2parquet_compiled
@@ -237,25 +236,29 @@ class Converter:
                 return
         self._add_capture_pure(source, name, progress)
 
-    #: unit links the compiled core made that a replay may need again, per direction
-    CORE_LINKS_PER_DIRECTION = 1024
+    #: units whose links the compiled core made that a replay may need again (the most recent)
+    CORE_LINK_UNITS = 1 << 18
 
-    def core_link(self, stream: int, direction: int, offset: int, link: dict) -> None:
-        """Remember the mq_messages link columns of a unit the compiled core
-        wrote (the last :data:`CORE_LINKS_PER_DIRECTION` of each direction,
-        and of at most ``2 * max_connections`` directions): when the
-        connection is handed to the pure replay, the messages it re-creates
-        link to the same mq_calls rows."""
-        links = self._core_links.get((stream, direction))
-        if links is None:
-            links = self._core_links[(stream, direction)] = OrderedDict()
-            if len(self._core_links) > 2 * self.options.max_connections:
-                self._core_links.popitem(last=False)
-        else:
-            self._core_links.move_to_end((stream, direction))
-        links[offset] = link
-        if len(links) > self.CORE_LINKS_PER_DIRECTION:
-            links.popitem(last=False)
+    def core_links(self, stream, direction, offset, table: pa.Table) -> None:
+        """Remember the mq_messages link columns (``table``, one row per unit)
+        of units the compiled core wrote, their (tcp_stream, direction, stream
+        offset) as arrays, the last :data:`CORE_LINK_UNITS` of the capture:
+        when a connection is handed to the pure replay, the messages it
+        re-creates link to the same mq_calls rows (:meth:`core_link`)."""
+        links = self._core_links
+        links.append(_LinkBatch(stream, direction, offset, table))
+        kept = sum(len(b.offset) for b in links)
+        while len(links) > 1 and kept - len(links[0].offset) >= self.CORE_LINK_UNITS:
+            kept -= len(links.popleft().offset)
+
+    def core_link(self, stream: int, direction: int, offset: int) -> Optional[dict]:
+        """The link columns of the unit the compiled core wrote at ``offset``
+        of (``stream``, ``direction``), if still remembered."""
+        for b in reversed(self._core_links):
+            i = b.find(stream, direction, offset)
+            if i is not None:
+                return b.table.slice(i, 1).to_pylist()[0]
+        return None
 
     def not_read(self, source, exc: BaseException, *, index: Optional[int] = None) -> None:
         """Record that ``source`` could not be read as a capture (missing,
@@ -471,7 +474,7 @@ class Converter:
                     d.skip_units -= 1  # a replayed direction: the compiled core already wrote this unit
                     # ... and its message may come again (held messages are dropped on replay,
                     # docs/ROBUSTNESS.md): it links to the unit's row as the core's did
-                    link = self._core_links.get((d.stream, d.direction), {}).get(ev.offset)
+                    link = self.core_link(d.stream, d.direction, ev.offset)
                     d.last_unit = (ev.offset, link["call_key"], link) if link is not None else None
                     continue
                 frame, ts = d.locate(ev.offset)
@@ -560,13 +563,11 @@ class Converter:
         if att.request_call_key is not None:
             req = self._held.pop(att.request_call_key, None)
             if req is not None:
-                req.update(replied=True, reply_call_key=call_key)
-                self._calls.append(req)
+                self._calls.append(_replied(req, True, call_key))
         for gone in att.given_up:
             req = self._held.pop(gone, None)
             if req is not None:
-                req["replied"] = False
-                self._calls.append(req)
+                self._calls.append(_replied(req, False, None))
         if att.waiting:
             self._held[call_key] = row
         else:
@@ -575,81 +576,53 @@ class Converter:
                 "remote_q_name": cols.get("remote_q_name"), "remote_q_mgr_name": cols.get("remote_q_mgr_name")}
         return call_key, link
 
-    #: the decode_units columns the conversation state machine reads
-    _TRACKED = ("segment_type", "conversation_id", "request_id", "hobj", "completion_code", "id_q_mgr_name",
-                "remote_q_name", "remote_q_mgr_name", "od_object_name", "od_object_q_mgr_name",
-                "od_resolved_q_name", "od_resolved_q_mgr_name", "resolved_q_name", "spi_verb")
-
     def _unit_batch(self, capture, data, starts, lens, full, conn, direction, conns, stream, offset, frame,
-                    ts) -> list:
+                    ts) -> pa.Table:
         """Many IBM MQ units (the compiled core's unit records of one batch,
         in event order) -> mq_calls rows, as :meth:`_unit` makes them one at a
         time: decoded at once (:func:`mqcodec.ibmmq.calls_batch.decode_units`),
-        their columns kept as one table; the rows written or held are small
-        references into it.  ``frame`` and ``ts`` are -1 where unknown (``ts``:
-        any negative).  Returns each unit's mq_messages link columns
+        paired and attributed at once (:meth:`CallTracker.units`), their
+        columns kept as one table; the rows written or held are indices into
+        it.  ``frame`` and ``ts`` are -1 where unknown (``ts``: any negative).
+        Returns each unit's mq_messages link columns
         (:data:`mqcodec.tables.MQ_LINK`, strings) as a table."""
         import numpy as np
 
         from .ibmmq.calls_batch import decode_units
+        from .ibmmq.conversation import TRACKED
 
         n = len(starts)
         decoded = decode_units(data, starts, lens, full)
-        tracked = {k: _pylist(decoded.column(k)) for k in self._TRACKED}
-        names = list(tracked)
-        per_unit = list(zip(*tracked.values()))
-        stream_l, dir_l, frame_l, ts_l = stream.tolist(), direction.tolist(), frame.tolist(), ts.tolist()
-        offset_l = offset.tolist()
+        stream_l, dir_l, frame_l = stream.tolist(), direction.tolist(), frame.tolist()
+        # call_key: the capture, the unit's first frame and its rank among the units of
+        # its direction starting in that frame (the last 16 frames of each direction)
         shift_c = self._capture_index << _tables.CALL_CAPTURE_SHIFT
         shift_f = _tables.CALL_FRAME_SHIFT
-        tracker, held, calls = self._tracker, self._held, self._calls
-        batch = object()
-        keys, qn, qm, rck, lat = [], [], [], [], []
-        remote_qn, remote_qmn = tracked["remote_q_name"], tracked["remote_q_mgr_name"]
-        for i in range(n):
-            s, d, fr = stream_l[i], dir_l[i], frame_l[i]
-            ranks = self._ranks.get((s, d))
+        all_ranks = self._ranks
+        keys = []
+        for s, d, fr in zip(stream_l, dir_l, frame_l):
+            ranks = all_ranks.get((s, d))
             if ranks is None:
-                ranks = self._ranks[(s, d)] = {}
+                ranks = all_ranks[(s, d)] = {}
             fkey = fr if fr >= 0 else None
             k = ranks.get(fkey, 0)
             ranks[fkey] = k + 1
             if len(ranks) > 16:
                 del ranks[next(iter(ranks))]
-            call_key = shift_c | ((fr if fr > 0 else 0) << shift_f) | k
-            t = ts_l[i]
-            att = tracker.unit(call_key, s, t if t >= 0 else None, dict(zip(names, per_unit[i])))
-            keys.append(call_key)
-            qn.append(att.queue_name)
-            qm.append(att.queue_manager)
-            rck.append(att.request_call_key)
-            lat.append(None if att.latency_ns is None else att.latency_ns // 1000)
-            row = {"_batch": batch, "_i": i, "call_key": call_key}
-            if att.request_call_key is not None:
-                req = held.pop(att.request_call_key, None)
-                if req is not None:
-                    req.update(replied=True, reply_call_key=call_key)
-                    calls.append(req)
-            for gone in att.given_up:
-                req = held.pop(gone, None)
-                if req is not None:
-                    req["replied"] = False
-                    calls.append(req)
-            if att.waiting:
-                held[call_key] = row
-            else:
-                calls.append(row)
-            link = {"call_key": call_key, "queue_name": att.queue_name, "queue_manager": att.queue_manager,
-                    "remote_q_name": remote_qn[i], "remote_q_mgr_name": remote_qmn[i]}
-            self.core_link(s, d, offset_l[i], link)
-        # where each unit was seen, as columns
-        info = [conns[c] for c in conn.tolist()]
-        c2s = direction == 0
-        cip = np.array([x[0] for x in info], dtype=object)
-        sip = np.array([x[2] for x in info], dtype=object)
-        cport = np.array([x[1] for x in info], dtype=np.int64)
-        sport = np.array([x[3] for x in info], dtype=np.int64)
+            keys.append(shift_c | ((fr if fr > 0 else 0) << shift_f) | k)
         known_ts = ts >= 0
+        ts_l = ts.tolist() if known_ts.all() else [t if t >= 0 else None for t in ts.tolist()]
+        att = self._tracker.units(keys, stream_l, ts_l, {k: _pylist(decoded.column(k)) for k in TRACKED})
+        qn, qm, rck = att.queue_name, att.queue_manager, att.request_call_key
+        lat = [None if x is None else x // 1000 for x in att.latency_ns]
+        # where each unit was seen, as columns
+        seen, at = np.unique(conn, return_inverse=True)
+        info = [conns[c] for c in seen.tolist()]
+        c2s = direction == 0
+        cip = np.array([x[0] for x in info], dtype=object)[at]
+        sip = np.array([x[2] for x in info], dtype=object)[at]
+        cport = np.array([x[1] for x in info], dtype=np.int64)[at]
+        sport = np.array([x[3] for x in info], dtype=np.int64)[at]
         error = decoded.column("error")
         raw_rows = np.ones(n, dtype=bool) if self.options.raw else error.is_valid().to_numpy(zero_copy_only=False)
         if raw_rows.any():
@@ -687,20 +660,36 @@ class Converter:
             if a is None:
                 a = decoded.column(f.name) if f.name in decoded.schema.names else pa.nulls(n, f.type)
             arrays.append(a if a.type == f.type else a.cast(f.type))
-        self._call_batches[batch] = pa.Table.from_arrays(
+        table = pa.Table.from_arrays(
             arrays, schema=pa.schema([f for f in plain if f.name not in ("replied", "reply_call_key")]))
-        return pa.table({"call_key": extra["call_key"], "queue_name": extra["queue_name"],
-                         "queue_manager": extra["queue_manager"],
-                         "remote_q_name": decoded.column("remote_q_name").cast(pa.string()),
-                         "remote_q_mgr_name": decoded.column("remote_q_mgr_name").cast(pa.string())})
+        # rows complete now are written at the next flush; requests wait for their reply
+        waits = np.array(att.waiting, dtype=bool)
+        held, calls = self._held, self._calls
+        if not waits.all():
+            calls.append((table, np.flatnonzero(~waits), None, None))
+        for i in np.flatnonzero(waits).tolist():
+            held[keys[i]] = (table, i)
+        for i in np.flatnonzero(pa.array(rck, pa.int64()).is_valid().to_numpy(zero_copy_only=False)).tolist():
+            req = held.pop(rck[i], None)
+            if req is not None:
+                calls.append((req[0], req[1], True, keys[i]) if type(req) is tuple
+                             else _replied(req, True, keys[i]))
+        for gone in att.given_up:
+            req = held.pop(gone, None)
+            if req is not None:
+                calls.append(_replied(req, False, None))
+        links = pa.table({"call_key": extra["call_key"], "queue_name": extra["queue_name"],
+                          "queue_manager": extra["queue_manager"],
+                          "remote_q_name": decoded.column("remote_q_name").cast(pa.string()),
+                          "remote_q_mgr_name": decoded.column("remote_q_mgr_name").cast(pa.string())})
+        self.core_links(stream, direction, offset, links)
+        return links
 
     def _end_calls(self) -> None:
         """End of a capture: requests still waiting were never replied."""
         if self._tracker is not None:
             self._tracker.close()
-        for row in self._held.values():
-            row["replied"] = False
-            self._calls.append(row)
+        self._calls.extend(_replied(req, False, None) for req in self._held.values())
         self._held.clear()
         self._ranks = {}
 
@@ -708,10 +697,7 @@ class Converter:
         rows, self._calls = self._calls, []
         if not rows:
             return
-        table = _calls_table(rows, self._call_batches)
-        if self._call_batches:
-            still = {id(r["_batch"]) for r in self._held.values() if "_batch" in r}
-            self._call_batches = {k: v for k, v in self._call_batches.items() if id(k) in still}
+        table = _calls_table(rows)
         import pyarrow.compute as pc
 
         names = pc.value_counts(table.column("segment_type_name").cast(pa.string()))
@@ -993,29 +979,85 @@ def _calls_plain_schema() -> pa.Schema:
     return pa.schema([f for f in schema if f.name not in named])
 
 
-def _calls_table(rows: list, batches: Optional[dict] = None) -> pa.Table:
-    """mq_calls rows (dicts: decode_unit columns plus where, pairing, queue;
-    or references into ``batches``, the tables of Converter._unit_batch) as a
-    table of the mq_calls schema, in call_key order; ``ts`` arrives in
-    nanoseconds and is split as in the other tables."""
+class _LinkBatch:
+    """The mq_messages link columns of a batch of units the compiled core
+    wrote, found by (tcp_stream, direction, stream offset)."""
+
+    __slots__ = ("stream", "direction", "offset", "table", "_index")
+
+    def __init__(self, stream, direction, offset, table: pa.Table):
+        self.stream, self.direction, self.offset, self.table = stream, direction, offset, table
+        self._index: Optional[dict] = None
+
+    def find(self, stream: int, direction: int, offset: int) -> Optional[int]:
+        if self._index is None:   # built on the first look-up: only replays look
+            self._index = {k: i for i, k in enumerate(zip(self.stream.tolist(), self.direction.tolist(),
+                                                          self.offset.tolist()))}
+        return self._index.get((stream, direction, offset))
+
+
+def _replied(req, replied: bool, reply_call_key: Optional[int]):
+    """A held request (a row dict, or (batch table, row index)) as a row
+    ready to write, with its ``replied`` and ``reply_call_key``."""
+    if type(req) is dict:
+        req.update(replied=replied, reply_call_key=reply_call_key)
+        return req
+    return (req[0], req[1], replied, reply_call_key)
+
+
+def _calls_table(rows: list) -> pa.Table:
+    """mq_calls rows as a table of the mq_calls schema, in call_key order.
+    Each row is a dict (:meth:`Converter._unit`: decode_unit columns plus
+    where, pairing, queue; ``ts`` in nanoseconds, split as in the other
+    tables) or rows of a unit batch (:meth:`Converter._unit_batch`): (its
+    table, row indices, replied, reply_call_key), see :func:`_replied`."""
+    import numpy as np
+
     schema = _tables.table_schema(_tables.MQ_CALLS)
     named = {name: (column, how) for column, (name, how) in _tables.NAMED.items() if name in schema.names}
     plain = _calls_plain_schema()
-    dicts = [r for r in rows if "_batch" not in r]
+    dicts = [r for r in rows if type(r) is dict]
     parts = [pa.Table.from_pylist(dicts, schema=plain)] if dicts else []
-    by_batch: dict = {}
+    # the rows of unit batches: each batch's table once, the rows picked by one take
+    # over all of them in call_key order
+    tables: dict = {}
+    single_table, single_index, single_replied, single_reply = [], [], [], []
+    runs = []
     for r in rows:
-        if "_batch" in r:
-            by_batch.setdefault(id(r["_batch"]), (r["_batch"], []))[1].append(r)
-    for token, refs in by_batch.values():
-        assert batches is not None, "mq_calls rows refer to unit batches: pass them"
-        part = batches[token].take(pa.array([r["_i"] for r in refs], pa.int64()))
-        replied = pa.array([r.get("replied") for r in refs], pa.bool_())
-        reply = pa.array([r.get("reply_call_key") for r in refs], pa.int64())
-        parts.append(pa.Table.from_arrays([replied if f.name == "replied" else reply if f.name == "reply_call_key"
-                                           else part.column(f.name) for f in plain], schema=plain))
-    table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
-    table = table.sort_by("call_key")
+        if type(r) is dict:
+            continue
+        table, index, replied, reply = r
+        if id(table) not in tables:
+            tables[id(table)] = (len(tables), table)
+        if type(index) is int:
+            single_table.append(tables[id(table)][0])
+            single_index.append(index)
+            single_replied.append(replied)
+            single_reply.append(reply)
+        else:
+            runs.append((tables[id(table)][0], index, replied, reply))
+    if tables:
+        batch_tables = [t for _, t in tables.values()]
+        base = np.zeros(len(batch_tables) + 1, dtype=np.int64)
+        np.cumsum([t.num_rows for t in batch_tables], out=base[1:])
+        index = [base[np.array(single_table, dtype=np.int64)] + np.array(single_index, dtype=np.int64)]
+        replied = [pa.array(single_replied, pa.bool_())]
+        reply = [pa.array(single_reply, pa.int64())]
+        for t, idx, rep, key in runs:
+            index.append(base[t] + idx)
+            replied.append(pa.nulls(len(idx), pa.bool_()) if rep is None else pa.array(np.full(len(idx), rep)))
+            reply.append(pa.nulls(len(idx), pa.int64()) if key is None else pa.array(np.full(len(idx), key)))
+        all_rows = pa.concat_tables(batch_tables)
+        where = np.concatenate(index)
+        keys = all_rows.column("call_key").take(pa.array(where)).to_numpy()
+        order = np.argsort(keys, kind="stable")
+        part = all_rows.take(pa.array(where[order]))
+        order_a = pa.array(order)
+        extra = {"replied": pa.concat_arrays(replied).take(order_a),
+                 "reply_call_key": pa.concat_arrays(reply).take(order_a)}
+        parts.append(pa.Table.from_arrays([extra[f.name] if f.name in extra else part.column(f.name)
+                                           for f in plain], schema=plain))
+    table = parts[-1] if len(parts) == 1 and not dicts else pa.concat_tables(parts).sort_by("call_key")
     arrays = []
     for f in schema:
         if f.name in named:

@@ -89,21 +89,22 @@ class _Reader:
         dictionary array; each distinct (bytes, CCSID) decoded once."""
         if len(rows) == 0:
             return pa.array([], _DICT)
-        idx = (self.starts[rows] + pos[rows])[:, None] + np.arange(width)
+        at = self.starts[rows] + pos[rows]
         raw = np.empty((len(rows), width + 2), dtype=np.uint8)
-        raw[:, :width] = self.buf[idx]
+        # each row's field copied whole: a view of every width-byte window of the buffer
+        raw[:, :width] = np.lib.stride_tricks.sliding_window_view(self.buf, width)[at]
         cc = ccsid[rows].astype(np.uint16)
         raw[:, width] = cc >> 8
         raw[:, width + 1] = cc & 0xFF
-        keys = np.ascontiguousarray(raw).view(np.dtype((np.void, width + 2))).ravel()
-        uniq, inverse = np.unique(keys, return_inverse=True)
+        # distinct (bytes, CCSID) keys by Arrow's hash table (a sort of wide keys costs more)
+        keys = pa.FixedSizeBinaryArray.from_buffers(pa.binary(width + 2), len(rows),
+                                                    [None, pa.py_buffer(raw)]).dictionary_encode()
         values, nulls = [], []
-        for u in uniq:
-            b = bytes(u)
+        for b in keys.dictionary.to_pylist():
             s = name_text(b[:width], (b[width] << 8) | b[width + 1])
             values.append(s or "")
             nulls.append(s is None)
-        indices = np.asarray(inverse, dtype=np.int32).ravel()
+        indices = keys.indices.to_numpy()
         mask = np.asarray(nulls, dtype=bool)[indices]
         return pa.DictionaryArray.from_arrays(pa.array(indices, mask=mask), pa.array(values, pa.string()))
 

@@ -3,8 +3,11 @@ attribution, as an I/O-free state machine in the style of h11.
 
 Feed :meth:`CallTracker.unit` the decoded units (:func:`mqcodec.ibmmq.calls.
 decode_unit` dicts plus where they were seen) in capture order; each call
-returns a :class:`Attribution` for that unit.  :meth:`CallTracker.close`
-ends the capture and names the requests that never got a reply.
+returns a :class:`Attribution` for that unit.  :meth:`CallTracker.units`
+takes many units as columns (:func:`mqcodec.ibmmq.calls_batch.decode_units`)
+and returns :class:`Attributions`, one list per field: the same rules in one
+loop, with no object per unit.  :meth:`CallTracker.close` ends the capture
+and names the requests that never got a reply.
 
 The rules, all per TCP connection (``stream``) and TSHM ConversID (``conv``;
 -1 for TSH/TSHC units), which together name one MQ conversation:
@@ -43,11 +46,11 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
-from .calls import MQCLOSE, MQOPEN, MQPUT1, SPI, is_reply, is_request, request_type_of
+from .calls import MQCLOSE, MQOPEN, MQPUT1, SPI, is_reply, is_request
 
-__all__ = ["CallTracker", "Attribution", "MQCC_FAILED"]
+__all__ = ["CallTracker", "Attribution", "Attributions", "MQCC_FAILED", "TRACKED"]
 
 MQCC_FAILED = 2
 MESSAGE_DATA = 0x04
@@ -57,6 +60,14 @@ _REPLY = 0x10
 _SPI_OPEN = 12
 #: types whose Hobj names an object opened before
 _USES_HANDLE = frozenset({0x84, 0x85, 0x86, 0x88, 0x89, 0x0D, 0x0E, 0x0F})
+ASYNC_MESSAGE = 0x0D
+_REQUESTS = frozenset(t for t in range(256) if is_request(t))
+_REPLIES = frozenset(t for t in range(256) if is_reply(t))
+
+#: the decode_unit columns the rules read
+TRACKED = ("segment_type", "conversation_id", "request_id", "hobj", "completion_code", "id_q_mgr_name",
+           "remote_q_name", "remote_q_mgr_name", "od_object_name", "od_object_q_mgr_name",
+           "od_resolved_q_name", "od_resolved_q_mgr_name", "resolved_q_name", "spi_verb")
 
 
 @dataclass
@@ -72,6 +83,19 @@ class Attribution:
     waiting: bool = False
     #: requests given up to keep memory bounded (call_keys), never replied
     given_up: list = field(default_factory=list)
+
+
+class Attributions(NamedTuple):
+    """What the conversation says about many units (:meth:`CallTracker.units`):
+    one list per :class:`Attribution` field, one value per unit, and the
+    requests given up while they were fed (call_keys, oldest first)."""
+
+    queue_name: list
+    queue_manager: list
+    request_call_key: list
+    latency_ns: list
+    waiting: list
+    given_up: list
 
 
 @dataclass
@@ -102,106 +126,134 @@ class CallTracker:
 
     def unit(self, call_key: int, stream: Any, ts_ns: Optional[int], cols: dict) -> Attribution:
         """One unit, in capture order: ``cols`` are its decode_unit columns."""
-        t = cols.get("segment_type")
-        conv = cols.get("conversation_id")
-        conv = -1 if conv is None else conv
-        ckey = (stream, conv)
-        hobj = cols.get("hobj")
-        out = Attribution()
-        if t is None:
-            return out
-        default_qm = self._qmgr.get(stream)
-        if t == INITIAL_DATA:
-            qm = cols.get("id_q_mgr_name")
-            if qm and qm != "*":
-                self._qmgr[stream] = qm
-            return out
-        if t == MESSAGE_DATA:
-            out.queue_name = cols.get("remote_q_name")
-            out.queue_manager = cols.get("remote_q_mgr_name")
-            return out
-        base = request_type_of(t) if is_reply(t) else t
-        # the object this unit names
-        if base == MQPUT1 or (base == MQOPEN and not is_reply(t)):
-            out.queue_name = cols.get("od_object_name")
-            out.queue_manager = cols.get("od_object_q_mgr_name")
-        elif t in _USES_HANDLE and hobj is not None:
-            known = self._handles.get(ckey, {}).get(hobj)
-            if known is not None:
-                out.queue_name, out.queue_manager = known
-        if t == 0x0D and out.queue_name is None:
-            out.queue_name = cols.get("resolved_q_name")
-        if is_request(t):
-            self._wait(call_key, (stream, conv, cols.get("request_id"), t), ts_ns, out, cols)
-            out.waiting = True
-            self._bound(out)
-        elif is_reply(t):
-            req = self._pair((stream, conv, cols.get("request_id"), base))
-            if req is not None:
-                out.request_call_key = req.call_key
-                if ts_ns is not None and req.ts_ns is not None:
-                    out.latency_ns = ts_ns - req.ts_ns
-                if out.queue_name is None:
-                    out.queue_name, out.queue_manager = req.queue_name, req.queue_manager
-            if out.queue_name is None and base in _USES_HANDLE and hobj is not None:
-                # a reply whose request the capture does not hold: its own Hobj
-                known = self._handles.get(ckey, {}).get(hobj)
-                if known is not None:
-                    out.queue_name, out.queue_manager = known
-            failed = cols.get("completion_code") == MQCC_FAILED
-            if base == MQOPEN or (base == SPI and cols.get("spi_verb") == _SPI_OPEN):
-                name = qm = None
-                if req is not None and base == MQOPEN:
-                    name, qm = req.od_name, req.od_qmgr
-                if name is None:
-                    name, qm = cols.get("od_object_name"), cols.get("od_object_q_mgr_name")
-                if name is None and base == MQOPEN:
-                    name = cols.get("od_resolved_q_name")
-                qm = qm or cols.get("od_resolved_q_mgr_name")
-                out.queue_name, out.queue_manager = name, qm
-                if not failed and hobj is not None and name is not None:
-                    handles = self._handles.setdefault(ckey, OrderedDict())
-                    handles[hobj] = (name, qm)
-                    if len(handles) > self.max_handles:
-                        handles.popitem(last=False)
-            elif base == MQCLOSE and not failed and req is not None:
-                open_handles = self._handles.get(ckey)
-                if open_handles is not None:
-                    open_handles.pop(req.hobj, None)
-            elif base == MQDISC:
-                self._handles.pop(ckey, None)
-        if out.queue_manager is None and out.queue_name is not None:
-            out.queue_manager = default_qm
-        return out
+        got = self.units([call_key], [stream], [ts_ns], {k: [cols.get(k)] for k in TRACKED})
+        return Attribution(got.queue_name[0], got.queue_manager[0], got.request_call_key[0],
+                           got.latency_ns[0], got.waiting[0], got.given_up)
 
-    def _wait(self, call_key, key, ts_ns, out: Attribution, cols: dict) -> None:
-        w = _Waiting(call_key, ts_ns, out.queue_name, out.queue_manager,
-                     cols.get("od_object_name"), cols.get("od_object_q_mgr_name"), cols.get("hobj"))
-        self._waiting.setdefault(key, deque()).append(w)
-        self._order[call_key] = key
+    def units(self, call_keys: Sequence[int], streams: Sequence, ts_ns: Sequence[Optional[int]],
+              cols: Mapping[str, Sequence]) -> Attributions:
+        """Many units, in capture order, as columns (the same rules as
+        :meth:`unit`, without an object per unit): ``cols`` maps the names
+        in :data:`TRACKED` to one value per unit (a missing name: all None)."""
+        n = len(call_keys)
+        nothing = [None] * n
+        col = lambda name: cols.get(name) or nothing  # noqa: E731
+        types, convs, request_ids, hobjs = col("segment_type"), col("conversation_id"), col("request_id"), col("hobj")
+        ccs, qmgr_names, spi_verbs = col("completion_code"), col("id_q_mgr_name"), col("spi_verb")
+        remote_q, remote_qm = col("remote_q_name"), col("remote_q_mgr_name")
+        od_name, od_qm = col("od_object_name"), col("od_object_q_mgr_name")
+        od_resolved, od_resolved_qm = col("od_resolved_q_name"), col("od_resolved_q_mgr_name")
+        resolved_q = col("resolved_q_name")
+        qn: list[Optional[str]] = [None] * n
+        qm: list[Optional[str]] = [None] * n
+        rck: list[Optional[int]] = [None] * n
+        lat: list[Optional[int]] = [None] * n
+        waits = [False] * n
+        given_up: list = []
+        waiting, order, all_handles, qmgr = self._waiting, self._order, self._handles, self._qmgr
+        max_waiting, max_handles = self.max_waiting, self.max_handles
+        for i in range(n):
+            t = types[i]
+            if t is None:
+                continue
+            stream = streams[i]
+            if t == INITIAL_DATA:
+                name = qmgr_names[i]
+                if name and name != "*":
+                    qmgr[stream] = name
+                continue
+            if t == MESSAGE_DATA:
+                qn[i], qm[i] = remote_q[i], remote_qm[i]
+                continue
+            conv = convs[i]
+            ckey = (stream, -1 if conv is None else conv)
+            hobj = hobjs[i]
+            reply = t in _REPLIES
+            base = t & ~_REPLY if reply else t
+            name = manager = None
+            # the object this unit names
+            if base == MQPUT1 or (base == MQOPEN and not reply):
+                name, manager = od_name[i], od_qm[i]
+            elif t in _USES_HANDLE and hobj is not None:
+                handles = all_handles.get(ckey)
+                if handles is not None:
+                    known = handles.get(hobj)
+                    if known is not None:
+                        name, manager = known
+            if t == ASYNC_MESSAGE and name is None:
+                name = resolved_q[i]
+            if t in _REQUESTS:
+                key = (ckey[0], ckey[1], request_ids[i], t)
+                w = _Waiting(call_keys[i], ts_ns[i], name, manager, od_name[i], od_qm[i], hobj)
+                q = waiting.get(key)
+                if q is None:
+                    waiting[key] = deque((w,))
+                else:
+                    q.append(w)
+                order[w.call_key] = key
+                waits[i] = True
+                while len(order) > max_waiting:
+                    self._give_up(given_up)
+            elif reply:
+                req = None
+                q = waiting.get((ckey[0], ckey[1], request_ids[i], base))
+                if q:
+                    req = q.popleft()
+                    if not q:
+                        del waiting[(ckey[0], ckey[1], request_ids[i], base)]
+                    order.pop(req.call_key, None)
+                    rck[i] = req.call_key
+                    ts = ts_ns[i]
+                    if ts is not None and req.ts_ns is not None:
+                        lat[i] = ts - req.ts_ns
+                    if name is None:
+                        name, manager = req.queue_name, req.queue_manager
+                if name is None and base in _USES_HANDLE and hobj is not None:
+                    # a reply whose request the capture does not hold: its own Hobj
+                    known = all_handles.get(ckey, {}).get(hobj)
+                    if known is not None:
+                        name, manager = known
+                if base == MQOPEN or (base == SPI and spi_verbs[i] == _SPI_OPEN):
+                    name = manager = None
+                    if req is not None and base == MQOPEN:
+                        name, manager = req.od_name, req.od_qmgr
+                    if name is None:
+                        name, manager = od_name[i], od_qm[i]
+                    if name is None and base == MQOPEN:
+                        name = od_resolved[i]
+                    manager = manager or od_resolved_qm[i]
+                    if ccs[i] != MQCC_FAILED and hobj is not None and name is not None:
+                        handles = all_handles.get(ckey)
+                        if handles is None:
+                            handles = all_handles[ckey] = OrderedDict()
+                        handles[hobj] = (name, manager)
+                        if len(handles) > max_handles:
+                            handles.popitem(last=False)
+                elif base == MQCLOSE and req is not None and ccs[i] != MQCC_FAILED:
+                    handles = all_handles.get(ckey)
+                    if handles is not None:
+                        handles.pop(req.hobj, None)
+                elif base == MQDISC:
+                    all_handles.pop(ckey, None)
+            if name is not None:
+                qn[i] = name
+                qm[i] = qmgr.get(stream) if manager is None else manager
+            elif manager is not None:
+                qm[i] = manager
+        return Attributions(qn, qm, rck, lat, waits, given_up)
 
-    def _pair(self, key) -> Optional[_Waiting]:
+    def _give_up(self, given_up: list) -> None:
+        """Forget the oldest waiting request (memory bound)."""
+        call_key, key = self._order.popitem(last=False)
         q = self._waiting.get(key)
-        if not q:
-            return None
-        w = q.popleft()
-        if not q:
-            del self._waiting[key]
-        self._order.pop(w.call_key, None)
-        return w
-
-    def _bound(self, out: Attribution) -> None:
-        while len(self._order) > self.max_waiting:
-            call_key, key = self._order.popitem(last=False)
-            q = self._waiting.get(key)
-            if q:
-                for i, w in enumerate(q):
-                    if w.call_key == call_key:
-                        del q[i]
-                        break
-                if not q:
-                    del self._waiting[key]
-            out.given_up.append(call_key)
+        if q:
+            for i, w in enumerate(q):
+                if w.call_key == call_key:
+                    del q[i]
+                    break
+            if not q:
+                del self._waiting[key]
+        given_up.append(call_key)
 
     def close(self) -> list[int]:
         """End of the capture: the call_keys of the requests still waiting
