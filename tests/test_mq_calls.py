@@ -623,3 +623,34 @@ def test_value_names_are_tsharks():
     assert C.SPI_VERBS == theirs["mq.spi.verb"]
     assert C.STATUS_CODES == theirs["mq.status.code"]
     assert C.NOTIFICATION_CODES == theirs["mq.notif.code"]
+
+
+@pytest.mark.parametrize("size", [1, 7, 1000])
+def test_tracker_units_in_batches_equal_one_at_a_time(tmp_path, size):
+    """CallTracker.units over batches of any size (its state carried from
+    batch to batch) attributes the simulator's units as unit() does one at a
+    time, and what it finds is not empty: pairs, latencies, queues, give-ups."""
+    from mqcodec import synth
+    from mqcodec.ibmmq.conversation import TRACKED
+
+    path = tmp_path / "synth.pcap"
+    with open(path, "wb") as f:
+        write_pcap(f, [(p.ts_ns, p.frame) for p in synth.generate(3, 30)])
+    rows = sorted(_convert(path, "py")[0].table("mq_calls").to_pylist(), key=lambda r: r["call_key"])
+    ts = [r["ts"].timestamp() * 1_000_000_000 // 1 + r["ts_nanos"] if r["ts"] else None for r in rows]
+    one = CallTracker(max_waiting=1)
+    expected = [one.unit(r["call_key"], r["tcp_stream"], t, r) for r, t in zip(rows, ts)]
+    batched = CallTracker(max_waiting=1)
+    got: list = []
+    given_up: list = []
+    for i in range(0, len(rows), size):
+        part = rows[i:i + size]
+        att = batched.units([r["call_key"] for r in part], [r["tcp_stream"] for r in part], ts[i:i + size],
+                            {k: [r.get(k) for r in part] for k in TRACKED})
+        got += list(zip(att.queue_name, att.queue_manager, att.request_call_key, att.latency_ns, att.waiting))
+        given_up += att.given_up
+    assert got == [(a.queue_name, a.queue_manager, a.request_call_key, a.latency_ns, a.waiting) for a in expected]
+    assert given_up == [k for a in expected for k in a.given_up]
+    assert batched.close() == one.close()
+    assert sum(g[2] is not None for g in got) > 20 and sum(g[0] is not None for g in got) > 20
+    assert any(g[3] for g in got) and given_up
