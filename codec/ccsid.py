@@ -177,7 +177,12 @@ def single_byte_table(ccsid: int) -> Optional[list[str]]:
     if table is None:
         if not is_single_byte(ccsid):
             return None
-        table = _SINGLE_BYTE_TABLES[ccsid] = tuple(decode_text(bytes([b]), ccsid, trim=False) for b in range(256))
+        # one conversion of the 256 bytes (a single-byte converter maps each byte on its
+        # own: 256 characters); byte by byte where it does not give 256
+        whole = decode_text(bytes(range(256)), ccsid, trim=False)
+        table = tuple(whole) if len(whole) == 256 else \
+            tuple(decode_text(bytes([b]), ccsid, trim=False) for b in range(256))
+        _SINGLE_BYTE_TABLES[ccsid] = table
     return list(table)
 
 

@@ -139,6 +139,20 @@ def test_icu_single_byte_tables_are_whole():
             assert table is None
 
 
+def test_single_byte_tables_are_each_bytes_own_decoding():
+    """single_byte_table converts the 256 bytes at once: the same characters
+    as decoding every byte alone, for every single-byte CCSID known (Python
+    codecs and ICU), and the table is a fresh list each time."""
+    known = sorted(c for c in set(ccsid.CCSID_CODECS) | set(ccsid.ICU_CONVERTERS) if ccsid.is_known(c))
+    single = [cs for cs in known if ccsid.is_single_byte(cs)]
+    assert len(single) > 40 and {37, 500, 819, 850, 1047, 1208} & set(single) == {37, 500, 819, 850, 1047}
+    for cs in single:
+        table = ccsid.single_byte_table(cs)
+        assert table == [ccsid.decode_text(bytes([b]), cs, trim=False) for b in range(256)], cs
+        table[0] = "changed"
+        assert ccsid.single_byte_table(cs)[0] != "changed"
+
+
 def test_unknown_ccsid_is_never_guessed():
     for cs in (0, -1, 4242, 65535):
         assert not ccsid.is_known(cs)
