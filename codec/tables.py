@@ -296,17 +296,21 @@ def name_column(how: str, values, context=None) -> pa.Array:
                       pc.bit_wise_and(second.cast(pa.int64()), 0xFFFFFFFF))
     else:
         keys = values
-    uniq = pc.unique(keys)
+    # each distinct key once (a null key: a null index, hence a null name)
+    encoded = keys.dictionary_encode()
+    where = encoded.indices
     fn = _namer(how)
     names: list = []
-    for v in uniq.to_pylist():
-        if v is None:
-            names.append(None)
-        else:
-            names.append(fn((v >> 32, v & 0xFFFFFFFF) if context is not None else v))
-    where = pc.index_in(keys, value_set=uniq)
+    for v in encoded.dictionary.to_pylist():
+        names.append(fn((v >> 32, v & 0xFFFFFFFF) if context is not None else v))
     t = _NAME_TYPES[how]
     if pa.types.is_dictionary(t):
+        named = [n for n in names if n is not None]
+        if len(set(named)) == len(named):
+            # the distinct names are the dictionary; a value without a name is null
+            slot = {n: i for i, n in enumerate(named)}
+            to_slot = pa.array([None if n is None else slot[n] for n in names], pa.int32())
+            return pa.DictionaryArray.from_arrays(to_slot.take(where), pa.array(named, pa.string()))
         return pa.array(names, pa.string()).take(where).dictionary_encode()
     return pa.array(names, t).take(where)
 
