@@ -51,6 +51,9 @@ class _Reader:
     def __init__(self, buf: np.ndarray, starts: np.ndarray, lens: np.ndarray):
         self.buf, self.starts, self.lens = buf, starts, lens
         self.last = max(len(buf) - 1, 0)
+        # every 4-byte window of the buffer (zeros past its end): a 32-bit field in one gather
+        padded = np.concatenate([buf, np.zeros(4, dtype=np.uint8)])
+        self.windows = np.lib.stride_tricks.sliding_window_view(padded, 4)
 
     def has(self, pos, n) -> np.ndarray:
         return pos + n <= self.lens
@@ -60,18 +63,19 @@ class _Reader:
             return np.zeros(len(self.starts), dtype=np.int64)
         return self.buf[np.minimum(self.starts + pos, self.last)].astype(np.int64)
 
+    def _word(self, pos) -> np.ndarray:
+        """The four bytes at ``pos`` of every unit, contiguous (n x 4)."""
+        return np.ascontiguousarray(self.windows[np.minimum(self.starts + pos, self.last)])
+
     def be32(self, pos) -> np.ndarray:
-        """Four bytes as an unsigned big-endian integer (0 where absent)."""
-        v = np.zeros(len(self.starts), dtype=np.int64)
-        ok = self.has(pos, 4)
-        for k in range(4):
-            v = (v << 8) | self.u8(pos + k)
-        return np.where(ok, v, -1)
+        """Four bytes as an unsigned big-endian integer (-1 where absent)."""
+        v = self._word(pos).view(">u4").ravel().astype(np.int64)
+        return np.where(self.has(pos, 4), v, -1)
 
     def u32(self, pos, little) -> np.ndarray:
-        b = [self.u8(pos + k) for k in range(4)]
-        be = (b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]
-        le = (b[3] << 24) | (b[2] << 16) | (b[1] << 8) | b[0]
+        w = self._word(pos)
+        be = w.view(">u4").ravel().astype(np.int64)
+        le = w.view("<u4").ravel().astype(np.int64)
         return np.where(little, le, be)
 
     def i32(self, pos, little) -> np.ndarray:
