@@ -207,6 +207,8 @@ class Converter:
         self._calls: list = []
         self._held: dict[int, Any] = {}
         self._tracker: Any = None  # the capture's ibmmq.conversation.CallTracker
+        self._capture_index = -1
+        self._opened: Optional[list] = None  # add_frames: the frames that opened connections
         self._ranks: dict = {}
         self._core_links: Any = deque()  # _LinkBatch of the compiled core's recent units, see core_link
         self.calls_by_type: Counter = Counter()
@@ -221,13 +223,7 @@ class Converter:
         ``options.impl`` is not ``"py"`` (and the source can be read twice:
         a path, bytes or a seekable file); otherwise the pure pipeline."""
         name = name or (os.path.basename(source) if isinstance(source, (str, os.PathLike)) else "capture")
-        self._capture_index = len(self.capture_reports) if index is None else int(index)
-        self._key = self._capture_index << KEY_SHIFT
-        from .ibmmq.conversation import CallTracker
-
-        self._tracker = CallTracker()
-        self._ranks = {}
-        self._core_links = deque()
+        self._start_capture(len(self.capture_reports) if index is None else int(index))
         core = _core_module(self.options.capture_impl or self.options.impl)
         if core is not None and _rereadable(source):
             from . import pcap2parquet_compiled
@@ -270,6 +266,47 @@ class Converter:
             report["index"] = index
         self.capture_reports.append(report)
 
+    def _start_capture(self, index: int, *, same_keys: bool = False) -> None:
+        """The per-capture state, for capture ``index`` (``same_keys``: go on
+        numbering message_key where the last call for this index left it)."""
+        from .ibmmq.conversation import CallTracker
+
+        if not (same_keys and self._capture_index == index):
+            self._key = index << KEY_SHIFT
+        self._capture_index = index
+        self._tracker = CallTracker()
+        self._ranks = {}
+        self._core_links = deque()
+
+    def add_frames(self, frames, name: str, *, index: int = 0) -> list[int]:
+        """Convert frames of a capture that are not the whole capture -- one
+        connection's, or the frames of several connections (:func:`mqcodec.
+        capture.connections.split_by_connection`) -- with the pure pipeline,
+        as part of capture ``index`` named ``name``: the rows are those the
+        whole capture gives for these connections, except that ``tcp_stream``
+        is the number of the frame that opened the connection.  Returns those
+        frame numbers (one per connection opened), from which
+        :func:`mqcodec.capture.connections.stream_indices` makes the
+        capture-wide ``tcp_stream``.  No global byte budget applies across
+        calls."""
+        self._start_capture(index, same_keys=True)
+        opened: list[int] = []
+        self._opened = opened
+        try:
+            proc = self._pure_pipeline(frames, name, streams_by_frame=True)
+        finally:
+            self._opened = None
+        report = proc.report()
+        report["capture"] = name
+        self._report_conflicts(report)
+        self.capture_reports.append(report)
+        self.summary["frames"] += report["stats"].get("frames", 0)
+        self.summary["frames skipped"] += report["stats"].get("skipped", 0)
+        self.summary["frames malformed"] += report["stats"].get("malformed", 0)
+        self._end_calls()
+        self.flush()
+        return opened
+
     def _add_capture_pure(self, source, name: str, progress=None) -> None:
         from .capture import open_capture
 
@@ -282,7 +319,7 @@ class Converter:
         report["capture"] = name
         self._end_capture(report, reader, file_error)
 
-    def _pure_pipeline(self, frames, name: str, progress=None):
+    def _pure_pipeline(self, frames, name: str, progress=None, *, streams_by_frame: bool = False):
         """Frames -> CaptureProcessor -> framers -> pending rows, under the
         global byte budget, flushing by rows and bytes; returns the processor
         (its report).  The pure capture and the compiled engine's replay both
@@ -290,7 +327,7 @@ class Converter:
         from .capture import CaptureProcessor, StreamClosed
         from .capture.budget import DEFAULT_LIMIT, ByteBudget
 
-        proc = CaptureProcessor(max_connections=self.options.max_connections)
+        proc = CaptureProcessor(max_connections=self.options.max_connections, streams_by_frame=streams_by_frame)
         if self._replay is not None and hasattr(self._replay, "processor"):
             proc = self._replay.processor(proc)  # a replay: drops the connections it does not replay
         dirs: dict = {}
@@ -326,11 +363,7 @@ class Converter:
         if file_error:
             self.summary["captures ended by a file error"] += 1
             report["file_error"] = str(file_error[0])
-        if self._conflict_streams:
-            report["conflicting overlaps by tcp_stream"] = dict(sorted(self._conflict_streams.items(),
-                                                                      key=lambda kv: (kv[0] is None, kv[0] or 0)))
-            self.summary["connections with conflicting overlaps"] += len(self._conflict_streams)
-            self._conflict_streams = Counter()
+        self._report_conflicts(report)
         if reader.truncation is not None:
             self.summary["captures cut short"] += 1
             report["truncation"] = reader.truncation._asdict()
@@ -348,10 +381,17 @@ class Converter:
         self._end_calls()
         self.flush()
 
+    def _report_conflicts(self, report: dict) -> None:
+        if self._conflict_streams:
+            report["conflicting overlaps by tcp_stream"] = dict(sorted(self._conflict_streams.items(),
+                                                                      key=lambda kv: (kv[0] is None, kv[0] or 0)))
+            self.summary["connections with conflicting overlaps"] += len(self._conflict_streams)
+            self._conflict_streams = Counter()
+
     def _on_events(self, events, name: str, dirs: dict, *, gaps_only: bool = False) -> None:
         """The pure pipeline's transport events -> framers -> pending rows."""
         from .capture import Gap, StreamClosed, StreamData, UDPDatagram
-        from .capture.tcp import OverlapConflict
+        from .capture.tcp import OverlapConflict, StreamOpened
 
         mq_ports = self._mq_ports
         msmq_ports = self._msmq_ports
@@ -364,7 +404,10 @@ class Converter:
                 elif t is OverlapConflict:
                     self._conflict(dirs.get((ev.conn, ev.direction)), ev)
                 continue
-            if t is StreamData:
+            if t is StreamOpened:
+                if self._opened is not None:
+                    self._opened.append(ev.frame_number)
+            elif t is StreamData:
                 d = self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports)
                 d.end = ev.offset + len(ev.data)
                 if d.protocol is None:

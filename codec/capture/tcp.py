@@ -223,7 +223,13 @@ class TCPReassembler:
 
     def __init__(self, *, max_buffer_bytes: int = 4 << 20, max_buffer_segments: int = 4096,
                  server_ports=DEFAULT_SERVER_PORTS, max_closed: int = 65536, ack_gaps: bool = True,
-                 max_connections: int = 1_000_000):
+                 max_connections: int = 1_000_000, streams_by_frame: bool = False):
+        """``streams_by_frame``: a connection's ``ConnKey.stream`` is the number
+        of the frame that opened it instead of its index in order of opening
+        (a frame opens at most one connection): what a reassembler fed one
+        connection's frames at a time gives, for the caller to turn into the
+        capture-wide index (:func:`mqcodec.capture.connections.stream_indices`)."""
+        self.streams_by_frame = streams_by_frame
         self.ack_gaps = ack_gaps
         self.max_connections = max_connections
         self.open_connections = 0
@@ -269,7 +275,8 @@ class TCPReassembler:
             else:
                 client = a
             server = b if client == a else a
-            key = ConnKey(self.next_stream, client[0], client[1], server[0], server[1])
+            key = ConnKey(frame_number if self.streams_by_frame else self.next_stream,
+                          client[0], client[1], server[0], server[1])
             self.next_stream += 1
             conn = _Conn(key, client)
             d = 0 if client == a else 1

@@ -1,0 +1,171 @@
+"""A capture converted a group of connections at a time gives the whole
+capture's rows (mqcodec.capture.connections, Converter.add_frames): what the
+cluster engine relies on when it shuffles one capture's frames by connection.
+
+Every capture is converted whole by the pure engine (the reference) and again
+group by group -- each group's frames alone, in capture order, through
+``Converter.add_frames``, in an order unlike the capture's (largest group
+first) -- with ``tcp_stream`` turned from the opening frame into the index
+by :func:`stream_indices`.  Rows of every table are compared whole, but for
+``message_key`` (numbered in production order; PCF parameters are compared
+through their message's identity instead); ``call_key`` is compared, as it
+derives from the input.  Captures: the real IBM MQ capture, the simulator's
+clean and damaged (dropped, duplicated, reordered segments; IPv4 fragments,
+some swapped; a cut file), pcapng.
+"""
+from __future__ import annotations
+
+import io
+import random
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from mqcodec import synth
+from mqcodec.capture import open_capture
+from mqcodec.capture.connections import group_key, keys_of, split_by_connection, stream_indices
+from mqcodec.capture.writer import PcapngWriter, PcapWriter, ethernet, fragment_ipv4
+from mqcodec.pcap2parquet import ConvertOptions, Converter
+from mqcodec.tables import MQ_CALLS, MQ_MESSAGES, MSMQ_PACKETS, TableCollector
+
+REAL = Path(__file__).resolve().parents[2] / "shared" / "captures" / "ibmmq_jms_client_1414.pcap"
+IDENTITY = ("capture", "tcp_stream", "stream_offset", "frame", "kind")
+#: summary counters of the whole capture that a group's conversion counts alike
+SUMMED = ("frames", "frames skipped", "frames malformed", "messages", "errors", "gaps", "gap bytes", "calls",
+          "framing errors", "resynchronisations", "bytes in streams of no known protocol")
+
+
+def _pcap(packets, *, ng=False) -> bytes:
+    f = io.BytesIO()
+    if ng:
+        w = PcapngWriter(f)
+        iface = w.add_interface(1, 262144)
+        for ts, data in packets:
+            w.write(iface, ts, data, len(data))
+    else:
+        w = PcapWriter(f, nanosecond=True)
+        for ts, data in packets:
+            w.write(ts, data)
+    return f.getvalue()
+
+
+def _packets(seed, messages):
+    return [(p.ts_ns, p.frame) for p in synth.generate(seed, messages)]
+
+
+def _rows(tables: TableCollector, renumber=None):
+    if renumber is not None:
+        for name in (MQ_MESSAGES, MSMQ_PACKETS, MQ_CALLS):
+            parts = []
+            for t in tables.parts.get(name, []):
+                i = t.schema.get_field_index("tcp_stream")
+                col = t.column(i).combine_chunks()
+                valid = col.is_valid().to_numpy(zero_copy_only=False)
+                values = col.fill_null(0).to_numpy()
+                fixed = values.copy()
+                fixed[valid] = renumber(values[valid])
+                parts.append(t.set_column(i, t.schema.field(i), pa.array(fixed, col.type, mask=~valid)))
+            tables.parts[name] = parts
+    messages = tables.rows()
+    by_key = {r["message_key"]: tuple(r[k] for k in IDENTITY) for r in messages}
+    assert len(by_key) == len(messages), "message_key is not unique"
+    rows = sorted(repr(sorted((k, v) for k, v in r.items() if k != "message_key")) for r in messages)
+    params = sorted(repr((by_key[p["message_key"]], sorted((k, v) for k, v in p.items() if k != "message_key")))
+                    for p in tables.table("pcf_parameters").to_pylist())
+    calls = tables.table(MQ_CALLS).to_pylist()
+    assert len({c["call_key"] for c in calls}) == len(calls), "call_key is not unique"
+    return rows, params, sorted(repr(sorted(c.items())) for c in calls)
+
+
+def _same_by_connection(data: bytes) -> dict:
+    whole = TableCollector()
+    ref = Converter(whole, ConvertOptions(capture_impl="py"))
+    ref.add_capture(data, name="c")
+    groups = split_by_connection(open_capture(io.BytesIO(data)))
+    assert sum(len(g) for g in groups) == ref.report()["summary"]["frames"]
+    split = TableCollector()
+    conv = Converter(split, ConvertOptions(capture_impl="py"))
+    opened: list = []
+    for g in sorted(groups, key=len, reverse=True):
+        opened += conv.add_frames(g, "c", index=0)
+    expected, got = _rows(whole), _rows(split, stream_indices(opened))
+    for part, what in zip(range(3), ("messages", "PCF parameters", "mq_calls rows")):
+        assert len(got[part]) == len(expected[part]), what
+        assert got[part] == expected[part], what
+    want, have = ref.report(), conv.report()
+    for k in SUMMED:
+        assert have["summary"].get(k, 0) == want["summary"].get(k, 0), k
+    assert have["calls_by_type"] == want["calls_by_type"]
+    assert have["failed_calls_by_reason"] == want["failed_calls_by_reason"]
+    tcp = Counter()
+    for r in have["captures"]:
+        tcp.update({k: v for k, v in r["stats"].items() if isinstance(v, int)})
+    assert tcp["frames"] == want["captures"][0]["stats"]["frames"]
+    return {"groups": len(groups), "summary": want["summary"]}
+
+
+def test_real_capture():
+    out = _same_by_connection(REAL.read_bytes())
+    assert out["groups"] > 1 and out["summary"]["messages"] > 0
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_simulator_captures(seed):
+    out = _same_by_connection(_pcap(_packets(seed, 40)))
+    assert out["groups"] > 3 and out["summary"]["calls"] > 100
+
+
+def test_pcapng():
+    _same_by_connection(_pcap(_packets(6, 20), ng=True))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dropped_duplicated_reordered_segments(seed):
+    pk = _packets(4, 30)
+    rnd = random.Random(seed)
+    order = [i for i in range(len(pk)) if rnd.random() > 0.01]
+    for i in range(len(order)):
+        if rnd.random() < 0.03:
+            order.insert(i, order[i])
+    for _ in range(10):
+        j = rnd.randrange(len(order) - 3)
+        k = j + rnd.randrange(1, 3)
+        order[j], order[k] = order[k], order[j]
+    out = _same_by_connection(_pcap(pk[i] for i in order))
+    assert out["summary"].get("gaps", 0) + out["summary"].get("retransmitted segments", 0) >= 0
+
+
+def test_cut_file():
+    data = _pcap(_packets(6, 15))
+    _same_by_connection(data[:len(data) * 2 // 3])
+
+
+@pytest.mark.parametrize("mtu", [68, 300])
+def test_ipv4_fragments_keep_their_address_pair_together(mtu):
+    rnd = random.Random(mtu)
+    out = []
+    for ts, frame in _packets(10, 25):
+        if rnd.random() < 0.5:
+            frags = fragment_ipv4(frame[14:14 + int.from_bytes(frame[16:18], "big")], mtu)
+            if rnd.random() < 0.3:
+                rnd.shuffle(frags)
+            out += [(ts + k, ethernet(f)) for k, f in enumerate(frags)]
+        else:
+            out.append((ts, frame))
+    data = _pcap(out)
+    frames = list(open_capture(io.BytesIO(data)))
+    keys = [keys_of(f) for f in frames]
+    fragmented = {pair for _, pair, frag in keys if frag}
+    assert fragmented
+    # every frame between addresses that exchanged fragments is grouped by the pair
+    assert all(group_key(c, p, fragmented).startswith(b"p") for c, p, _ in keys if p in fragmented)
+    _same_by_connection(data)
+
+
+def test_stream_indices_rank_the_opening_frames():
+    index = stream_indices([40, 7, 19, 3])
+    assert index([3, 7, 19, 40, 19]).tolist() == [0, 1, 2, 3, 2]
+    with pytest.raises(ValueError, match="name no opening frame"):
+        index([8])
