@@ -222,6 +222,9 @@ def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
 
     from .progress import enabled
 
+    if args.split_size is not None and args.engine == "local":
+        _err("pcap2parquet: --split-size is for --engine spark (the local engine reads each capture in one pass)")
+        return EXIT_BAD_INPUT
     if args.engine != "local":
         if args.threads is not None:  # as spark.pipeline.convert rejects it, before starting a JVM
             _err("pcap2parquet: --threads is for --engine local; the Spark engine runs as many tasks at once as "
@@ -239,7 +242,7 @@ def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
             report = spark_pipeline.convert(args.inputs, args.output, master=master, raw=args.raw,
                                             mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port),
                                             partition_by=args.partition_by, chunk_messages=args.chunk,
-                                            spark=spark)
+                                            spark=spark, split_size=args.split_size)
         except spark_pipeline.SparkJobFailed as exc:
             _err("the Spark job failed, nothing was written: %s" % exc)
             return EXIT_SPARK
@@ -477,6 +480,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Spark master URL (--engine spark only; '' keeps spark-submit's master)")
     c.add_argument("--conf", action="append", type=_conf_pair, metavar="KEY=VALUE",
                    help="a Spark setting for the session (--engine spark only; repeatable; default: none)")
+    c.add_argument("--split-size", type=positive, default=None, metavar="BYTES",
+                   help="--engine spark: cut every capture into byte ranges of BYTES, read by separate tasks, "
+                        "and convert each TCP connection where a shuffle by connection brings its frames "
+                        "(default: one task per capture)")
     c.add_argument("--raw", action="store_true", help="keep every message's bytes (error rows always keep them)")
     _ports(c)
     c.add_argument("--chunk", type=positive, default=20000, metavar="N",

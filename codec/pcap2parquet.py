@@ -298,6 +298,7 @@ class Converter:
             self._opened = None
         report = proc.report()
         report["capture"] = name
+        report["index"] = index
         self._report_conflicts(report)
         self.capture_reports.append(report)
         self.summary["frames"] += report["stats"].get("frames", 0)

@@ -46,7 +46,8 @@ from mqcodec.tables import TABLES as _DATA_TABLES
 
 from .storage import display_name, expand, open_input
 
-__all__ = ["MQCodecDataSource", "register", "expand_paths", "TABLES", "ALL", "wide_schema", "convert_capture"]
+__all__ = ["MQCodecDataSource", "register", "expand_paths", "TABLES", "ALL", "wide_schema", "wide_batches",
+           "convert_capture"]
 
 #: the tables of the main job, and the per-capture reports
 TABLES = _DATA_TABLES + ("captures",)
@@ -199,14 +200,14 @@ class _CaptureReader(DataSourceReader):
                     [{"index": index, "capture": display_name(uri),
                       "report": json.dumps(part, sort_keys=True, default=str)}], schema=CAPTURES_SCHEMA)
             if table == ALL:
-                for b in _wide_batches(name, part, target):
+                for b in wide_batches(name, part, target):
                     yield b
             else:
                 for b in part.cast(target, safe=False).to_batches():
                     yield b
 
 
-def _wide_batches(name: str, part: pa.Table, target: pa.Schema):
+def wide_batches(name: str, part: pa.Table, target: pa.Schema):
     """``part`` (rows of table ``name``) as record batches of the ``all`` rows."""
     own = target.field(name).type
     part = part.cast(pa.schema(list(own)), safe=False)

@@ -21,6 +21,7 @@ one line: the error the executor raised.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import uuid
@@ -133,8 +134,14 @@ class _Output:
 
 def convert(inputs: Iterable[str], outdir: str, *, master: Optional[str] = "local[*]", raw: bool = False,
             mq_ports=(1414,), msmq_ports=(1801,), partition_by: Optional[str] = None,
-            chunk_messages: Optional[int] = None, spark: Any = None, threads: Optional[int] = None) -> dict:
-    """``threads`` (the local engine's :attr:`ConvertOptions.threads
+            chunk_messages: Optional[int] = None, spark: Any = None, threads: Optional[int] = None,
+            split_size: Optional[int] = None, partitions: Optional[int] = None) -> dict:
+    """``split_size``: cut every capture into byte ranges of that many bytes,
+    shuffle its frames by connection and convert each connection where its
+    frames land (:mod:`mqcodec.spark.split`; ``partitions``: the shuffle's
+    partitions, default the session's parallelism); None: a task per capture.
+
+    ``threads`` (the local engine's :attr:`ConvertOptions.threads
     <mqcodec.pcap2parquet.ConvertOptions.threads>`) must be None: Spark runs
     as many tasks at once as its master gives (``local[N]``, or the cluster's
     executor cores), and its JVM writes the Parquet files."""
@@ -142,6 +149,8 @@ def convert(inputs: Iterable[str], outdir: str, *, master: Optional[str] = "loca
         raise ValueError("threads=%r: the Spark engine runs as many tasks at once as its master gives "
                          "(master='local[N]', or the cluster's executor cores); threads is for the local engine"
                          % (threads,))
+    if split_size is not None and int(split_size) < 1:
+        raise ValueError("split_size must be a positive number of bytes, not %r" % (split_size,))
     if partition_by not in (None, "date"):
         raise ValueError("partition_by must be None or 'date', not %r" % (partition_by,))
     from .datasource import expand_paths
@@ -154,14 +163,16 @@ def convert(inputs: Iterable[str], outdir: str, *, master: Optional[str] = "loca
     spark = spark or get_session(master=master, app_name="mqcodec pcap2parquet")
     try:
         return _run(spark, files, outdir, raw=raw, mq_ports=mq_ports, msmq_ports=msmq_ports,
-                    partition_by=partition_by, chunk_messages=chunk_messages)
+                    partition_by=partition_by, chunk_messages=chunk_messages, split_size=split_size,
+                    partitions=partitions)
     except Exception as exc:
         if _spark_failure(exc):
             raise SparkJobFailed(one_line(exc)) from exc
         raise
 
 
-def _run(spark, files, outdir, *, raw, mq_ports, msmq_ports, partition_by, chunk_messages) -> dict:
+def _run(spark, files, outdir, *, raw, mq_ports, msmq_ports, partition_by, chunk_messages, split_size=None,
+         partitions=None) -> dict:
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -178,10 +189,28 @@ def _run(spark, files, outdir, *, raw, mq_ports, msmq_ports, partition_by, chunk
     if chunk_messages:
         reader = reader.option("chunk", str(int(chunk_messages)))
     out = _Output(spark, outdir)
-    rows = reader.load(files).persist(StorageLevel.MEMORY_AND_DISK)
+    figures: dict = {}
+    if split_size:
+        from mqcodec.pcap2parquet import ConvertOptions
+
+        from .split import split_rows
+
+        options = ConvertOptions(mq_ports=tuple(mq_ports), msmq_ports=tuple(msmq_ports), raw=raw)
+        if chunk_messages:
+            options = dataclasses.replace(options, chunk_messages=int(chunk_messages))
+        rows, figures = split_rows(spark, files, options, split_size=int(split_size), partitions=partitions)
+    else:
+        rows = reader.load(files)
+    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         # the first action: every capture converted once, every table's rows cached
         reports = [r.asDict() for r in rows.where(F.col(TAG) == "captures").select("captures.*").collect()]
+        numbering = None
+        if split_size:
+            from .split import finish_reports, stream_numbering
+
+            numbering = stream_numbering(rows)
+            reports = finish_reports(reports, files, rows, figures)
         if all(json.loads(r["report"])["summary"].get("captures not read") for r in reports):
             from mqcodec.pcap2parquet import NoCaptureRead
 
@@ -189,6 +218,8 @@ def _run(spark, files, outdir, *, raw, mq_ports, msmq_ports, partition_by, chunk
                 "%s: %s" % (c["capture"], c.get("error")) for r in reports for c in json.loads(r["report"])["captures"]))
         for table in TABLES:
             df = rows.where(F.col(TAG) == table).select("%s.*" % table)
+            if numbering is not None:
+                df = numbering(df, table)
             writer = df.write
             if partition_by == "date" and table != PCF_PARAMETERS:  # as the local engine (tables.DatasetSink)
                 writer = df.withColumn("date", utc_date("ts")).write.partitionBy("date")
@@ -204,7 +235,10 @@ def _run(spark, files, outdir, *, raw, mq_ports, msmq_ports, partition_by, chunk
                 spark.conf.unset(k)
             else:
                 spark.conf.set(k, v)
-    return _merge(sorted(reports, key=lambda r: r["index"]), (MQ_MESSAGES, MSMQ_PACKETS))
+    merged = _merge(sorted(reports, key=lambda r: r["index"]), (MQ_MESSAGES, MSMQ_PACKETS))
+    if split_size:
+        merged["summary"].update(figures)
+    return merged
 
 
 def _merge(rows: list, tables) -> dict:

@@ -1,0 +1,277 @@
+"""One capture over many Spark tasks: byte ranges, a shuffle by connection,
+each connection converted where its frames land.
+
+``mqcodec pcap2parquet --engine spark --split-size N`` (:func:`split_rows`,
+called by :mod:`mqcodec.spark.pipeline`):
+
+1. **Plan** (driver): each capture cut into byte ranges of ``split_size``
+   (:func:`mqcodec.capture.ranges.plan_ranges`); gzip and unknown files are
+   one range.
+2. **Scan** (a task per capture): where each range's first record starts and
+   how many frames it holds (:func:`~mqcodec.capture.ranges.scan_ranges`,
+   checked and repaired by ``check_plan``/``reconcile_plan``); the driver
+   numbers the frames (:func:`~mqcodec.capture.ranges.frame_number_bases`).
+3. **Frames** (a task per range): the range's frames with their connection
+   and address-pair keys (:func:`mqcodec.capture.connections.keys_of`).
+4. **Shuffle**: address pairs that exchanged IPv4 fragments are found
+   (a small distinct set, broadcast); every frame gets its group
+   (:func:`~mqcodec.capture.connections.group_key`); the frames are
+   repartitioned by (capture, group) and sorted by frame number within.
+5. **Convert** (a task per shuffle partition): each group's frames through
+   the pure pipeline (:meth:`mqcodec.pcap2parquet.Converter.add_frames`),
+   the rows of every table, each group's connection-opening frames and one
+   report per task, as the data source's ``all`` rows.
+6. **tcp_stream** (driver + join): the opening frames ranked per capture
+   give each connection its index (:func:`~mqcodec.capture.connections.
+   stream_indices`), joined onto the rows that carry a ``tcp_stream``.
+
+The rows equal the local engine's (``tests/test_spark_split.py``), but for
+what acts across connections: the global byte budget and connection limit
+(each group has its own).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+import pyarrow as pa
+
+__all__ = ["split_rows", "FRAMES_SCHEMA", "STREAMS"]
+
+#: stage 3's rows: one per frame
+FRAMES_SCHEMA = pa.schema([
+    pa.field("capture_index", pa.int64(), nullable=False),
+    pa.field("number", pa.int64(), nullable=False),
+    pa.field("ts_ns", pa.int64(), nullable=False),
+    pa.field("linktype", pa.int32(), nullable=False),
+    pa.field("caplen", pa.int64(), nullable=False),
+    pa.field("origlen", pa.int64(), nullable=False),
+    pa.field("interface_id", pa.int32(), nullable=False),
+    pa.field("data", pa.binary(), nullable=False),
+    pa.field("conn", pa.binary(), nullable=False),
+    pa.field("pair", pa.binary(), nullable=False),
+    pa.field("fragment", pa.bool_(), nullable=False),
+])
+#: the tag of the rows naming the frames that opened connections
+STREAMS = "streams"
+_STREAMS_SCHEMA = pa.schema([pa.field("capture_index", pa.int64(), nullable=False),
+                             pa.field("opened", pa.int64(), nullable=False)])
+_BATCH_FRAMES = 4096
+
+
+def _scan(task) -> list:
+    """Stage 2: (capture index, uri, [(start, end), ...]) -> [(index, range, scan)]."""
+    from mqcodec.capture.ranges import ByteRange, check_plan, reconcile_plan, scan_ranges
+
+    from .storage import open_input
+
+    index, uri, plan = task
+    ranges = [ByteRange(*r) for r in plan]
+    source = open_input(uri)
+    try:
+        scans = scan_ranges(source, ranges)
+        if check_plan(scans):
+            scans = reconcile_plan(source, ranges, scans)
+    finally:
+        if source is not uri and hasattr(source, "close"):
+            source.close()
+    return [(index, tuple(r), s) for r, s in zip(ranges, scans)]
+
+
+def _frames(rows, names: dict):
+    """Stage 3, a mapInArrow function: each input row a range -> its frames."""
+    import pickle
+
+    from mqcodec.capture.connections import keys_of
+    from mqcodec.capture.ranges import ByteRange, RangeReader
+
+    from .storage import open_input
+
+    for batch in rows:
+        for task in batch.to_pylist():
+            index, uri = task["capture_index"], names[task["capture_index"]][1]
+            rng = ByteRange(task["part"], task["start"], task["end"])
+            scan = pickle.loads(task["scan"])
+            source = open_input(uri)
+            cols: dict = {f.name: [] for f in FRAMES_SCHEMA}
+            try:
+                for frame in RangeReader(source, rng, first_number=task["first_number"], scan=scan):
+                    conn, pair, frag = keys_of(frame)
+                    for name, v in zip(("capture_index", "number", "ts_ns", "linktype", "caplen", "origlen",
+                                        "interface_id", "data", "conn", "pair", "fragment"),
+                                       (index, frame.number, frame.ts_ns, frame.linktype, frame.caplen,
+                                        frame.origlen, frame.interface_id, frame.data, conn, pair, frag)):
+                        cols[name].append(v)
+                    if len(cols["number"]) >= _BATCH_FRAMES:
+                        yield pa.RecordBatch.from_pydict(cols, schema=FRAMES_SCHEMA)
+                        cols = {f.name: [] for f in FRAMES_SCHEMA}
+            finally:
+                if source is not uri and hasattr(source, "close"):
+                    source.close()
+            if cols["number"]:
+                yield pa.RecordBatch.from_pydict(cols, schema=FRAMES_SCHEMA)
+
+
+def _convert(batches, names: dict, options, target: pa.Schema):
+    """Stage 5, a mapInArrow function: frames sorted by (capture, group,
+    number) -> the ``all`` rows of each group's conversion, its opening
+    frames (tag :data:`STREAMS`) and the task's report (tag ``captures``)."""
+    from mqcodec.capture.frame import Frame
+    from mqcodec.pcap2parquet import Converter
+
+    from .datasource import CAPTURES_SCHEMA, wide_batches
+
+    out: list = []
+    conv = Converter(lambda name, table: out.append((name, table)), options)
+
+    def frames():
+        for b in batches:
+            cols = b.to_pydict()
+            for i in range(b.num_rows):
+                yield (cols["capture_index"][i], cols["group"][i],
+                       Frame(cols["number"][i], cols["ts_ns"][i], cols["linktype"][i], cols["caplen"][i],
+                             cols["origlen"][i], cols["data"][i], cols["interface_id"][i]))
+
+    for (index, _group), group in itertools.groupby(frames(), key=lambda t: (t[0], t[1])):
+        opened = conv.add_frames((f for _, _, f in group), names[index][0], index=index)
+        for name, table in out:
+            yield from wide_batches(name, table, target)
+        out.clear()
+        if opened:
+            streams = pa.table({"capture_index": [index] * len(opened), "opened": opened}, schema=_STREAMS_SCHEMA)
+            yield from wide_batches(STREAMS, streams, target)
+    report = conv.report(top=None)
+    report["index"] = -1
+    yield from wide_batches("captures", pa.table({"index": [-1], "capture": ["(split)"], "report": [
+        json.dumps(report, sort_keys=True, default=str)]}, schema=CAPTURES_SCHEMA), target)
+
+
+def wide_schema_with_streams() -> pa.Schema:
+    from .datasource import wide_schema
+
+    base = wide_schema()
+    return base.append(pa.field(STREAMS, pa.struct(list(_STREAMS_SCHEMA))))
+
+
+def split_rows(spark, files: list, options, *, split_size: int, partitions: int | None = None) -> tuple[Any, dict]:
+    """Stages 1-5 for ``files`` (the job's inputs, in order): the ``all`` rows
+    (plus :data:`STREAMS` rows) as a DataFrame, and the plan's figures
+    (``ranges``, ``tasks``; :func:`finish_reports` adds ``shuffled_bytes``)."""
+    import pickle
+
+    from pyspark.sql import functions as F
+
+    from mqcodec.capture.ranges import frame_number_bases, plan_ranges
+    from mqcodec.capture.segments import pair_key  # noqa: F401  (the keys' module, imported for executors)
+
+    from .schema import spark_arrow_schema, to_spark_schema
+    from .storage import display_name, open_input
+
+    names = {i: (display_name(uri), uri) for i, uri in enumerate(files)}
+    plans = []
+    for i, uri in enumerate(files):
+        source = open_input(uri)
+        try:
+            plans.append((i, uri, [tuple(r) for r in plan_ranges(source, split_size)]))
+        finally:
+            if source is not uri and hasattr(source, "close"):
+                source.close()
+    sc = spark.sparkContext
+    scanned = sc.parallelize(plans, max(1, len(plans))).map(_scan).collect()
+    tasks = []
+    for per_file in scanned:
+        bases = frame_number_bases([s.numbers for _, _, s in per_file])
+        for (index, rng, scan), first in zip(per_file, bases):
+            tasks.append((index, rng[0], rng[1], rng[2], first, pickle.dumps(scan)))
+    ranges_df = spark.createDataFrame(tasks, "capture_index long, part long, start long, end long, "
+                                             "first_number long, scan binary").repartition(max(1, len(tasks)))
+    from pyspark import StorageLevel
+
+    # read once: the fragment pairs and the shuffle both need the frames
+    frames = ranges_df.mapInArrow(lambda it: _frames(it, names), to_spark_schema(FRAMES_SCHEMA)) \
+        .persist(StorageLevel.MEMORY_AND_DISK)
+    fragmented = frames.where("fragment").select("capture_index", "pair").distinct()
+    marked = frames.join(F.broadcast(fragmented.withColumn("_frag", F.lit(True))), ["capture_index", "pair"], "left")
+    group = (F.when(F.col("_frag").isNotNull(), F.concat(F.lit(b"p"), F.col("pair")))
+             .when(F.length("conn") > 0, F.concat(F.lit(b"c"), F.col("conn")))
+             .otherwise(F.lit(b"")))
+    grouped = (marked.withColumn("group", group).drop("_frag", "conn", "pair", "fragment")
+               .repartition(partitions or max(1, sc.defaultParallelism), "capture_index", "group")
+               .sortWithinPartitions("capture_index", "group", "number"))
+    schema = wide_schema_with_streams()
+    spark_schema = to_spark_schema(schema)
+    target = spark_arrow_schema(spark_schema)
+    rows = grouped.mapInArrow(lambda it: _convert(it, names, options, target), spark_schema)
+    figures = {"ranges": len(tasks), "tasks": {"scan": len(plans), "frames": len(tasks),
+                                               "convert": grouped.rdd.getNumPartitions()}}
+    figures["_frames"] = frames
+    return rows, figures
+
+
+def stream_numbering(rows):
+    """The opening frames of the :data:`STREAMS` rows ranked per capture ->
+    a function (DataFrame of a table, its name) -> the same rows with
+    ``tcp_stream`` the connection's index in the capture."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from mqcodec.pcap2parquet import KEY_SHIFT
+    from mqcodec.tables import CALL_CAPTURE_SHIFT, MQ_CALLS
+
+    from .datasource import TAG
+
+    opened = rows.where(F.col(TAG) == STREAMS).select("%s.*" % STREAMS)
+    ranks = opened.withColumn("_index", F.row_number().over(
+        Window.partitionBy("capture_index").orderBy("opened")) - F.lit(1))
+
+    def number(df, table: str):
+        if "tcp_stream" not in df.columns:
+            return df
+        key, shift = ("call_key", CALL_CAPTURE_SHIFT) if table == MQ_CALLS else ("message_key", KEY_SHIFT)
+        cols = df.columns
+        joined = df.withColumn("_capture", F.shiftright(F.col(key), shift)).join(
+            F.broadcast(ranks), (F.col("_capture") == F.col("capture_index")) & (F.col("tcp_stream") == F.col("opened")),
+            "left")
+        return joined.select([F.col("_index").cast(df.schema["tcp_stream"].dataType).alias("tcp_stream")
+                              if c == "tcp_stream" else F.col(c) for c in cols])
+
+    return number
+
+
+def finish_reports(reports: list, files: list, rows, figures: dict) -> list:
+    """The tasks' reports (one per convert task, every group's capture report
+    in it) -> one report per capture, as the local engine's; ``figures``
+    gets ``shuffled_bytes`` (the frames' bytes through the shuffle)."""
+    from collections import Counter
+
+    from pyspark.sql import functions as F
+
+    from .storage import display_name
+
+    frames = figures.pop("_frames")
+    figures["shuffled_bytes"] = int(frames.agg(F.sum(F.length("data"))).collect()[0][0] or 0)
+    frames.unpersist()
+    merged: dict = {}
+    summary: Counter = Counter()
+    kinds: Counter = Counter()
+    calls: Counter = Counter()
+    failed: Counter = Counter()
+    for row in reports:
+        report = json.loads(row["report"])
+        summary.update(report["summary"])
+        kinds.update(report["messages_by_protocol_and_kind"])
+        calls.update(report.get("calls_by_type", {}))
+        failed.update(report.get("failed_calls_by_reason", {}))
+        for c in report["captures"]:
+            m = merged.setdefault(c.get("index", 0), {"capture": c["capture"], "stats": Counter(),
+                                                       "groups": 0})
+            m["groups"] += 1
+            m["stats"].update({k: v for k, v in c.get("stats", {}).items() if isinstance(v, int)})
+    captures = []
+    for i, uri in enumerate(files):
+        m = merged.get(i, {"capture": display_name(uri), "stats": Counter(), "groups": 0})
+        captures.append({"index": i, "capture": m["capture"], "stats": dict(m["stats"]), "groups": m["groups"]})
+    total = {"summary": dict(summary), "messages_by_protocol_and_kind": dict(kinds), "calls_by_type": dict(calls),
+             "failed_calls_by_reason": dict(failed), "captures": captures}
+    return [{"index": 0, "capture": "(all)", "report": json.dumps(total, sort_keys=True, default=str)}]
