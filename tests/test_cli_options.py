@@ -137,6 +137,14 @@ def test_pcap2parquet_takes_edge_values(tmp_path, impl, engines_available):
     assert report["messages_by_protocol_and_kind"]["mq/MQPUT"] == 8
 
 
+def test_split_size_is_for_the_spark_engine(tmp_path):
+    r = run("pcap2parquet", JMS, "-o", tmp_path / "out", "--split-size", "65536")
+    one_line_error(r, 2)
+    assert b"--split-size is for --engine spark" in r.stderr
+    assert not (tmp_path / "out").exists()
+    one_line_error(run("pcap2parquet", JMS, "-o", tmp_path / "out", "--engine", "spark", "--split-size", "0"), 2)
+
+
 @pytest.mark.parametrize("args, says", [
     (["decode", "--protocol", "pcf", "--ccsid", "99999999999", "x"], "not a CCSID (1-65535)"),
     (["decode", "--protocol", "pcf", "--ccsid", "0", "x"], "not a CCSID"),
