@@ -116,14 +116,31 @@ def _frames(rows, names: dict):
 def _convert(batches, names: dict, options, target: pa.Schema):
     """Stage 5, a mapInArrow function: frames sorted by (capture, group,
     number) -> the ``all`` rows of each group's conversion, its opening
-    frames (tag :data:`STREAMS`) and the task's report (tag ``captures``)."""
+    frames (tag :data:`STREAMS`) and the task's report (tag ``captures``).
+    The conversion runs in a thread handing each chunk of rows over a queue of
+    :data:`~mqcodec.spark.datasource.QUEUE_CHUNKS`, so that a task holds a few
+    chunks, never a connection's output (``Converter.add_frames`` flushes
+    every ``chunk_messages`` rows)."""
+    import queue
+    import threading
+
     from mqcodec.capture.frame import Frame
     from mqcodec.pcap2parquet import Converter
 
-    from .datasource import CAPTURES_SCHEMA, wide_batches
+    from .datasource import CAPTURES_SCHEMA, QUEUE_CHUNKS, wide_batches
 
-    out: list = []
-    conv = Converter(lambda name, table: out.append((name, table)), options)
+    q: queue.Queue = queue.Queue(maxsize=QUEUE_CHUNKS)
+    stop = threading.Event()
+    done = object()
+
+    def put(item) -> None:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.2)
+                return
+            except queue.Full:
+                continue
+        raise _Stopped()
 
     def frames():
         for b in batches:
@@ -133,18 +150,43 @@ def _convert(batches, names: dict, options, target: pa.Schema):
                        Frame(cols["number"][i], cols["ts_ns"][i], cols["linktype"][i], cols["caplen"][i],
                              cols["origlen"][i], cols["data"][i], cols["interface_id"][i]))
 
-    for (index, _group), group in itertools.groupby(frames(), key=lambda t: (t[0], t[1])):
-        opened = conv.add_frames((f for _, _, f in group), names[index][0], index=index)
-        for name, table in out:
-            yield from wide_batches(name, table, target)
-        out.clear()
-        if opened:
-            streams = pa.table({"capture_index": [index] * len(opened), "opened": opened}, schema=_STREAMS_SCHEMA)
-            yield from wide_batches(STREAMS, streams, target)
-    report = conv.report(top=None)
-    report["index"] = -1
-    yield from wide_batches("captures", pa.table({"index": [-1], "capture": ["(split)"], "report": [
-        json.dumps(report, sort_keys=True, default=str)]}, schema=CAPTURES_SCHEMA), target)
+    def run() -> None:
+        try:
+            conv = Converter(lambda name, table: put((name, table)), options)
+            for (index, _group), group in itertools.groupby(frames(), key=lambda t: (t[0], t[1])):
+                opened = conv.add_frames((f for _, _, f in group), names[index][0], index=index)
+                if opened:
+                    put((STREAMS, pa.table({"capture_index": [index] * len(opened), "opened": opened},
+                                           schema=_STREAMS_SCHEMA)))
+            report = conv.report(top=None)
+            put(("captures", pa.table({"index": [-1], "capture": ["(split)"], "report": [
+                json.dumps(report, sort_keys=True, default=str)]}, schema=CAPTURES_SCHEMA)))
+            put(done)
+        except _Stopped:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
+            try:
+                put(exc)
+            except _Stopped:
+                pass
+
+    worker = threading.Thread(target=run, name="mqcodec-split-convert", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = q.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield from wide_batches(item[0], item[1], target)
+    finally:
+        stop.set()
+        worker.join()
+
+
+class _Stopped(Exception):
+    """The consumer went away: the converting thread ends."""
 
 
 def wide_schema_with_streams() -> pa.Schema:
