@@ -60,9 +60,10 @@ class ClusterError(RuntimeError):
 
 
 class StandaloneCluster:
-    def __init__(self, workdir, *, workers: int = WORKERS, timeout: float = 120.0):
+    def __init__(self, workdir, *, workers: int = WORKERS, timeout: float = 120.0, cores: int = WORKER_CORES):
         self.workdir = Path(workdir)
         self.workers = workers
+        self.cores = cores
         self.timeout = timeout
         self.port = free_port()
         self.webui = free_port()
@@ -102,7 +103,7 @@ class StandaloneCluster:
                 work = self.workdir / ("worker%d" % i)
                 work.mkdir(exist_ok=True)
                 self._spawn("worker%d" % i, ["org.apache.spark.deploy.worker.Worker", self.url,
-                                             "--host", "127.0.0.1", "--cores", str(WORKER_CORES),
+                                             "--host", "127.0.0.1", "--cores", str(self.cores),
                                              "--memory", WORKER_MEMORY, "--webui-port", str(free_port()),
                                              "--work-dir", str(work)])
             self._wait(lambda s: s.get("aliveworkers", 0) >= self.workers, "%d registered workers" % self.workers)

@@ -1,0 +1,88 @@
+"""One big capture over a Spark standalone cluster (``--split-size``): 2 workers
+of 1 core against 1 worker of 1 core, both runs in one sitting (issue 17's
+target: >= 1.7x).
+
+    MQCODEC_SPLIT_BENCH_MB=2048 .venv/bin/python -m pytest -q benchmarks/bench_spark_split.py --benchmark-only
+
+The capture is the simulator's (``mqcodec.synth.write_capture``, seed 1) of about
+``MQCODEC_SPLIT_BENCH_MB`` MiB (default 2048), written once under
+``$MQCODEC_BENCH_DIR`` (default /tmp/mqcodec-bench); the cluster is
+tests/spark_cluster.py's, started for each row with the row's workers (one core
+each, 1 GiB), the application taking every core; ranges of 128 MiB
+(``MQCODEC_SPLIT_BENCH_RANGE_MB``). Each row is one round: the whole job, Parquet
+written to a temporary folder. The summary prints each row's seconds and the
+2-worker speed-up; ``extra_info`` holds the job's summary (ranges, tasks,
+shuffled bytes).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+MB = int(os.environ.get("MQCODEC_SPLIT_BENCH_MB", "2048"))
+RANGE_MB = int(os.environ.get("MQCODEC_SPLIT_BENCH_RANGE_MB", "128"))
+#: simulator bytes per message (whole conversations, both protocols), measured on seed 1
+BYTES_PER_MESSAGE = 2930
+TIMES: dict = {}
+
+
+@pytest.fixture(scope="module")
+def capture():
+    from mqcodec import synth
+
+    root = Path(os.environ.get("MQCODEC_BENCH_DIR", "/tmp/mqcodec-bench"))
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / ("split-%dmb.pcap" % MB)
+    if not path.exists():
+        tmp = path.with_suffix(".tmp")
+        synth.write_capture(str(tmp), seed=1, messages=MB * 1024 * 1024 // BYTES_PER_MESSAGE)
+        tmp.rename(path)
+    return str(path)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_split_capture_on_the_cluster(benchmark, capture, workers, tmp_path):
+    from spark_cluster import StandaloneCluster
+
+    from mqcodec.spark import pipeline
+    from mqcodec.spark.session import get_session
+
+    with StandaloneCluster(tmp_path / "cluster", workers=workers, cores=1) as cluster:
+        conf = dict(cluster.app_conf)
+        conf.update({"spark.cores.max": str(workers), "spark.executor.memory": "768m",
+                     "spark.sql.shuffle.partitions": str(4 * workers), "spark.default.parallelism": str(4 * workers),
+                     "spark.task.maxFailures": "4"})
+        spark = get_session(master=cluster.url, app_name="mqcodec-bench-split", conf=conf)
+        spark.sparkContext.setLogLevel("ERROR")
+        out = tempfile.mkdtemp(prefix="split-out-", dir=str(tmp_path))
+        summary: dict = {}
+
+        def job():
+            shutil.rmtree(out, ignore_errors=True)
+            t = time.perf_counter()
+            report = pipeline.convert([capture], out, spark=spark, split_size=RANGE_MB << 20)
+            TIMES[workers] = time.perf_counter() - t
+            summary.update(report["summary"])
+
+        try:
+            benchmark.pedantic(job, rounds=1, iterations=1)
+        finally:
+            spark.stop()
+        benchmark.extra_info.update({k: summary.get(k) for k in ("ranges", "tasks", "shuffled_bytes", "frames",
+                                                                 "messages", "calls")})
+        benchmark.extra_info["capture_bytes"] = os.path.getsize(capture)
+
+
+def teardown_module(module):
+    if 1 in TIMES and 2 in TIMES:
+        print("\nsplit capture of %d MiB: 1 worker %.1f s, 2 workers %.1f s: x%.2f"
+              % (MB, TIMES[1], TIMES[2], TIMES[1] / TIMES[2]))
