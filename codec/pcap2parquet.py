@@ -208,7 +208,7 @@ class Converter:
         self._held: dict[int, Any] = {}
         self._tracker: Any = None  # the capture's ibmmq.conversation.CallTracker
         self._capture_index = -1
-        self._opened: Optional[list] = None  # add_frames: the frames that opened connections
+        self._opening_frames: Optional[list] = None  # add_frames: the frames that opened connections
         self._ranks: dict = {}
         self._core_links: Any = deque()  # _LinkBatch of the compiled core's recent units, see core_link
         self.calls_by_type: Counter = Counter()
@@ -291,11 +291,11 @@ class Converter:
         calls."""
         self._start_capture(index, same_keys=True)
         opened: list[int] = []
-        self._opened = opened
+        self._opening_frames = opened
         try:
             proc = self._pure_pipeline(frames, name, streams_by_frame=True)
         finally:
-            self._opened = None
+            self._opening_frames = None
         report = proc.report()
         report["capture"] = name
         report["index"] = index
@@ -406,8 +406,8 @@ class Converter:
                     self._conflict(dirs.get((ev.conn, ev.direction)), ev)
                 continue
             if t is StreamOpened:
-                if self._opened is not None:
-                    self._opened.append(ev.frame_number)
+                if self._opening_frames is not None:
+                    self._opening_frames.append(ev.frame_number)
             elif t is StreamData:
                 d = self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports)
                 d.end = ev.offset + len(ev.data)
