@@ -36,7 +36,6 @@ from .errors import NoCaptureRead
 
 __all__ = ["Converter", "ConvertOptions", "convert", "NoCaptureRead", "available_cores"]
 
-KEY_SHIFT = 40
 DEFAULT_MQ_PORTS = (1414,)
 DEFAULT_MSMQ_PORTS = (1801,)
 MSMQ_PING_PORT = 3527
@@ -91,14 +90,14 @@ def writer_threads(threads: Optional[int]) -> int:
 # ---------------------------------------------------------------------------
 class _Direction:
     __slots__ = ("protocol", "framer", "marks", "src", "sport", "dst", "dport", "stream", "undetected", "skip",
-                 "end", "held", "conflicts", "skip_units", "direction", "last_unit")
+                 "end", "held", "conflicts", "skip_units", "direction", "last_unit", "opened")
 
     def __init__(self, conn, direction):
         from .capture import CLIENT_TO_SERVER
 
         self.protocol: Optional[str] = None
         self.framer: Any = None  # the direction's stream framer, once its protocol is known
-        self.marks: list = []          # (stream offset, frame number, ts_ns), ascending
+        self.marks: list = []          # (stream offset, frame number, ts_ns, bytes captured), ascending
         if direction == CLIENT_TO_SERVER:
             self.src, self.sport, self.dst, self.dport = conn.client, conn.client_port, conn.server, conn.server_port
         else:
@@ -115,13 +114,17 @@ class _Direction:
         self.conflicts: list = []      # [start, end) ranges with a differing copy
         self.skip_units = 0  # likewise IBM MQ units
         self.last_unit = None  # (stream offset, call_key, attribution) of the last MQ unit: its Message's
+        self.opened: Optional[int] = None  # the frame that opened the connection (message_key, see MessageKeys)
 
-    def mark(self, offset: int, frame: int, ts: int) -> None:
-        self.marks.append((offset, frame, ts))
+    def mark(self, offset: int, frame: int, ts: int, captured: bool = True) -> None:
+        """Stream bytes from ``offset`` on came in ``frame`` (``captured`` False:
+        a gap, whose missing bytes ``frame`` revealed)."""
+        self.marks.append((offset, frame, ts, captured))
 
-    def locate(self, offset: int) -> tuple[Optional[int], Optional[int]]:
-        """(frame, ts) of the frame holding stream byte ``offset``; forgets
-        marks before it (the framers never look back)."""
+    def locate(self, offset: int) -> tuple[Optional[int], Optional[int], bool]:
+        """(frame, ts, captured) of the frame holding stream byte ``offset``
+        (``captured`` False: the byte is in a gap, ``frame`` revealed it);
+        forgets marks before it (the framers never look back)."""
         marks = self.marks
         lo, hi = 0, len(marks)
         while lo < hi:
@@ -132,11 +135,11 @@ class _Direction:
                 hi = mid
         i = lo - 1
         if i < 0:
-            return None, None
-        _, frame, ts = marks[i]
+            return None, None, False
+        _, frame, ts, captured = marks[i]
         if i > 64:
             del marks[: i - 1]
-        return frame, ts
+        return frame, ts, captured
 
 
 def _detect(data: bytes) -> Optional[str]:
@@ -190,7 +193,10 @@ class Converter:
         self.summary: Counter = Counter()
         self.by_kind: Counter = Counter()
         self.capture_reports: list[dict] = []
-        self._key = 0
+        self._keys: Any = None  # the capture's tables.MessageKeys
+        self._made = 0          # message rows made (keyed), all captures
+        self._opened: dict = {}  # ConnKey -> the frame that opened it, while a direction is open
+        self._closes: Counter = Counter()  # ConnKey -> its directions closed
         self._pending: list[dict] = []    # rows of the pure pipeline, one dict each
         self._blocks: list[pa.Table] = []  # rows of the compiled core, a table per batch (BLOCK_SCHEMA)
         self._block_rows = 0
@@ -217,7 +223,7 @@ class Converter:
     # -------------------------------------------------------------- input
     def add_capture(self, source, name: Optional[str] = None, progress=None, *, index: Optional[int] = None) -> None:
         """Convert one capture. ``index``: its position in the job's input
-        list (the high bits of ``message_key``); default: the next one.
+        list (the high bits of ``message_key`` and ``call_key``); default: the next one.
 
         The compiled capture core converts it when it is built and
         ``options.impl`` is not ``"py"`` (and the source can be read twice:
@@ -267,12 +273,12 @@ class Converter:
         self.capture_reports.append(report)
 
     def _start_capture(self, index: int, *, same_keys: bool = False) -> None:
-        """The per-capture state, for capture ``index`` (``same_keys``: go on
-        numbering message_key where the last call for this index left it)."""
+        """The per-capture state, for capture ``index`` (``same_keys``: keep
+        the message_key rank state of the last call for this index)."""
         from .ibmmq.conversation import CallTracker
 
         if not (same_keys and self._capture_index == index):
-            self._key = index << KEY_SHIFT
+            self._keys = _tables.MessageKeys(index)
         self._capture_index = index
         self._tracker = CallTracker()
         self._ranks = {}
@@ -332,6 +338,7 @@ class Converter:
         if self._replay is not None and hasattr(self._replay, "processor"):
             proc = self._replay.processor(proc)  # a replay: drops the connections it does not replay
         dirs: dict = {}
+        self._opened, self._closes = {}, Counter()
         budget = ByteBudget(self.options.buffer_budget or DEFAULT_LIMIT)
         limit_rows, limit_bytes = self.options.chunk_messages, self.options.chunk_bytes
         for frame in frames:
@@ -406,6 +413,7 @@ class Converter:
                     self._conflict(dirs.get((ev.conn, ev.direction)), ev)
                 continue
             if t is StreamOpened:
+                self._opened[ev.conn] = ev.frame_number   # message_key of rows before any captured byte
                 if self._opening_frames is not None:
                     self._opening_frames.append(ev.frame_number)
             elif t is StreamData:
@@ -424,7 +432,7 @@ class Converter:
                 self.summary["gaps"] += 1
                 self.summary["gap bytes"] += ev.length
                 if d.framer is not None:
-                    d.mark(ev.offset, ev.frame_number, ev.ts_ns)
+                    d.mark(ev.offset, ev.frame_number, ev.ts_ns, False)
                     d.framer.gap(ev.length)
                     self._drain(name, d)
             elif t is StreamClosed:
@@ -440,6 +448,11 @@ class Converter:
                     self._drain(name, d)
                 if d is not None:
                     self._release(d, everything=True)
+                    self._keys.forget(d.stream, d.direction)
+                self._closes[ev.conn] += 1
+                if self._closes[ev.conn] == 2:   # both directions closed
+                    del self._closes[ev.conn]
+                    self._opened.pop(ev.conn, None)
             elif t is OverlapConflict:
                 self._conflict(self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports), ev)
             elif t is UDPDatagram:
@@ -465,7 +478,7 @@ class Converter:
 
     def _release(self, d: _Direction, everything: bool = False) -> None:
         """Held rows whose bytes end before the overlap window (or all of them) become
-        pending rows; message keys follow this order."""
+        pending rows."""
         held = d.held
         if not held:
             return
@@ -475,8 +488,6 @@ class Converter:
         i = 0
         while i < len(held) and (everything or _row_end(held[i]) <= limit):
             row = held[i]
-            self._key += 1
-            row["message_key"] = self._key
             self._pending.append(row)
             self._pending_bytes += len(row["_data"])
             i += 1
@@ -488,6 +499,7 @@ class Converter:
         d = dirs.get(key)
         if d is None:
             d = dirs[key] = _Direction(conn, direction)
+            d.opened = self._opened.get(conn)
             if self._replay is not None:  # a connection the compiled core handed back
                 self._replay.assign(d, conn, direction)
             proto = port_protocol(conn, mq_ports, msmq_ports)
@@ -521,7 +533,7 @@ class Converter:
                     link = self.core_link(d.stream, d.direction, ev.offset)
                     d.last_unit = (ev.offset, link["call_key"], link) if link is not None else None
                     continue
-                frame, ts = d.locate(ev.offset)
+                frame, ts, _ = d.locate(ev.offset)
                 d.last_unit = (ev.offset,) + self._unit(capture, d.stream, d.direction, d.src, d.sport, d.dst,
                                                         d.dport, ev.offset, frame, ts, ev.data, ev.length)
                 continue
@@ -558,11 +570,13 @@ class Converter:
         self._release(d)
 
     def _add(self, capture, d, offset, protocol, kind, data) -> dict:
-        """A row for the direction's next message; held until the overlap window
-        has passed its bytes (_release gives it its key)."""
-        frame, ts = d.locate(offset if offset is not None else 0)
+        """A row for the direction's next message, with its key (rows come in
+        the direction's stream order); held until the overlap window has
+        passed its bytes (_release)."""
+        frame, ts, captured = d.locate(offset if offset is not None else 0)
+        self._made += 1
         row = {
-            "message_key": None, "capture": capture, "frame": frame, "ts": ts,
+            "message_key": self._keys.tcp(d.stream, d.direction, frame, captured, d.opened), "capture": capture, "frame": frame, "ts": ts,
             "src_ip": d.src, "src_port": d.sport, "dst_ip": d.dst, "dst_port": d.dport,
             "tcp_stream": d.stream, "stream_offset": offset, "protocol": protocol,
             "kind": str(kind) if kind is not None else None, "error": None, "error_structure": None,
@@ -590,7 +604,7 @@ class Converter:
         ranks[frame] = k + 1
         if len(ranks) > 16:
             del ranks[next(iter(ranks))]
-        call_key = (self._capture_index << _tables.CALL_CAPTURE_SHIFT) | ((frame or 0) << _tables.CALL_FRAME_SHIFT) | k
+        call_key = _tables.make_key(self._keys.base, frame, k)
         cols = decode_unit(data, length)
         att = self._tracker.unit(call_key, stream, ts, cols)
         row = cols
@@ -640,10 +654,8 @@ class Converter:
         stream_l, dir_l, frame_l = stream.tolist(), direction.tolist(), frame.tolist()
         # call_key: the capture, the unit's first frame and its rank among the units of
         # its direction starting in that frame (the last 16 frames of each direction)
-        shift_c = self._capture_index << _tables.CALL_CAPTURE_SHIFT
-        shift_f = _tables.CALL_FRAME_SHIFT
         all_ranks = self._ranks
-        keys = []
+        rank_l = []
         for s, d, fr in zip(stream_l, dir_l, frame_l):
             ranks = all_ranks.get((s, d))
             if ranks is None:
@@ -653,7 +665,8 @@ class Converter:
             ranks[fkey] = k + 1
             if len(ranks) > 16:
                 del ranks[next(iter(ranks))]
-            keys.append(shift_c | ((fr if fr > 0 else 0) << shift_f) | k)
+            rank_l.append(k)
+        keys = _tables.make_keys(self._keys.base, frame, rank_l).tolist()
         known_ts = ts >= 0
         ts_l = ts.tolist() if known_ts.all() else [t if t >= 0 else None for t in ts.tolist()]
         att = self._tracker.units(keys, stream_l, ts_l, {k: _pylist(decoded.column(k)) for k in TRACKED})
@@ -759,9 +772,9 @@ class Converter:
     def _ping(self, capture, ev) -> None:
         if self._replay is not None and self._replay.skip_ping():
             return  # resuming after the compiled core, which produced this one
-        self._key += 1
+        self._made += 1
         self._pending.append({
-            "message_key": self._key, "capture": capture, "frame": ev.frame_number, "ts": ev.ts_ns,
+            "message_key": self._keys.udp(ev.frame_number), "capture": capture, "frame": ev.frame_number, "ts": ev.ts_ns,
             "src_ip": ev.src, "src_port": ev.sport, "dst_ip": ev.dst, "dst_port": ev.dport,
             "tcp_stream": None, "stream_offset": None, "protocol": "msmq", "kind": "Ping",
             "error": None, "error_structure": None, "error_field": None, "error_offset": None,

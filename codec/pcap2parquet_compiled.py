@@ -17,9 +17,10 @@ goes through the pure pipeline, so that the tables are the pure engine's:
   core's construction, the first messages of the pure framer for that
   direction).
 
-Rows keep the pure engine's values; ``message_key`` numbers them in the order
-they are produced (core messages as they complete, then replayed ones), so the
-numbering -- unique either way -- differs from the pure engine's.
+Rows keep the pure engine's values, ``message_key`` included: it comes from the
+input only (:class:`mqcodec.tables.MessageKeys`: capture, frame, rank in the
+frame), not from the order rows are produced (core messages as they complete,
+then replayed ones).
 """
 from __future__ import annotations
 
@@ -285,8 +286,12 @@ class _Held:
                                   axis=1, return_counts=True)
         for (stream, direction), count in zip(pairs.T.tolist(), counts.tolist()):
             produced[(stream, direction)] += count
-        keys = conv._key + 1 + np.arange(n, dtype=np.int64)
-        conv._key += n
+        # keys from the input (tables.MessageKeys): each direction's rows come in stream order
+        keys = conv._keys.tcp_batch(out.column("tcp_stream").to_numpy(), out.column("_dir").to_numpy(),
+                                    out.column("frame").fill_null(-1).to_numpy())
+        conv._made += n
+        for k in uniq[state == -1].tolist():   # closed directions make no more rows
+            conv._keys.forget(int(k) >> 1, int(k) & 1)
         out = out.set_column(out.schema.get_field_index("message_key"), "message_key", pa.array(keys))
         out = out.select([f.name for f in _p.BLOCK_SCHEMA]).cast(_p.BLOCK_SCHEMA)
         conv._blocks.append(out)
@@ -497,7 +502,7 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     kinds = (list(mod.MQ_KIND_NAMES), list(mod.MSMQ_KIND_NAMES))
     conns: dict = {}
     produced: Counter = Counter()  # (tcp_stream, direction) -> messages the core produced; "ping" -> pings
-    key0 = conv._key
+    made0 = conv._made
     frames_seen = 0
     held = _Held()
     gzip_error: list = []   # damaged gzip: the capture ends there, as in the pure reader
@@ -505,7 +510,7 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     for chunk in _chunks(source, gzip_error, where):
         core.feed(chunk)
         if not core.supported:
-            return _give_up(conv, core, source, name, progress, produced, key0)
+            return _give_up(conv, core, source, name, progress, produced, made0)
         _take(conv, core, mod, side, name, conns, kinds, produced, held)
         if progress is not None and hasattr(progress, "advance"):
             frames = core.stats.get("frames", 0)
@@ -519,10 +524,10 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     if core.format is None or (gzip_error and not core.stats["frames"] and core.stop is None):
         # empty, too short to hold a file header, or damaged gzip before the first frame
         # (the pure reader raises: not a readable capture): the pure reader says which
-        return _give_up(conv, core, source, name, progress, produced, key0)
+        return _give_up(conv, core, source, name, progress, produced, made0)
     core.finish()
     if not core.supported:
-        return _give_up(conv, core, source, name, progress, produced, key0)
+        return _give_up(conv, core, source, name, progress, produced, made0)
     _take(conv, core, mod, side, name, conns, kinds, produced, held, final=True)
     _side_events(conv, side.close(), name, produced)
     stats = dict(core.stats)
@@ -592,7 +597,7 @@ class _Resume:
         return False
 
 
-def _give_up(conv, core, source, name: str, progress, produced: Counter, key0: int) -> bool:
+def _give_up(conv, core, source, name: str, progress, produced: Counter, made0: int) -> bool:
     """The core declined the capture (``core.supported`` is False: a file
     header it does not take, or -- rarely, mid-capture -- a connection whose
     creation it cannot predict).  Nothing produced: the caller's pure
@@ -600,7 +605,7 @@ def _give_up(conv, core, source, name: str, progress, produced: Counter, key0: i
     capture, skipping what the core produced; its report replaces the
     core's."""
     units = sum(v for k, v in produced.items() if isinstance(k, tuple) and k[0] == "unit")
-    if conv._key == key0 and not units:
+    if conv._made == made0 and not units:
         return False
     conv.summary["captures resumed by the pure pipeline"] += 1
     conv._replay = _Resume(produced)

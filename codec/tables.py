@@ -32,7 +32,8 @@ from .batch import schema as _schema
 __all__ = [
     "TABLES", "MQ_MESSAGES", "MSMQ_PACKETS", "PCF_PARAMETERS", "MQ_CALLS", "COMMON", "MQ_LINK", "DICTIONARY",
     "table_schema", "widen_unsigned", "DatasetSink", "BackgroundSink", "TableCollector", "Sink", "NAMED",
-    "name_column",
+    "name_column", "KeyOverflow", "key_base", "make_key", "make_keys", "key_capture", "key_frame", "key_rank",
+    "MessageKeys",
 ]
 
 MQ_MESSAGES = "mq_messages"
@@ -42,13 +43,219 @@ MQ_CALLS = "mq_calls"
 #: every table of the main job, in the order they are listed to users
 TABLES = (MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS, MQ_CALLS)
 
-#: call_key = capture << CALL_CAPTURE_SHIFT | frame << CALL_FRAME_SHIFT | k, k the unit's rank
-#: among the units of its TCP direction that start in that frame (docs/tables.md)
-CALL_CAPTURE_SHIFT = 49
-CALL_FRAME_SHIFT = 16
+#: message_key and call_key: ``capture << KEY_CAPTURE_SHIFT | frame << KEY_FRAME_SHIFT | rank``,
+#: from the input only (docs/tables.md "Keys"): the capture's index in the job, the frame
+#: holding the row's first byte, the row's rank among the rows of that frame (in stream order)
+KEY_CAPTURE_SHIFT = 49
+KEY_FRAME_SHIFT = 16
+#: the largest capture index, frame number and rank a key holds (int64, never negative)
+KEY_MAX_CAPTURE = (1 << (63 - KEY_CAPTURE_SHIFT)) - 1
+KEY_MAX_FRAME = (1 << (KEY_CAPTURE_SHIFT - KEY_FRAME_SHIFT)) - 1
+KEY_MAX_RANK = (1 << KEY_FRAME_SHIFT) - 1
+#: message_key ranks from here up are the rows keyed by their connection's first frame
+#: (a row whose first byte was not captured, before any captured byte of its direction:
+#: :class:`MessageKeys`); bit 14 of the rank is the direction
+KEY_FALLBACK_RANK = 1 << 15
+#: frames per TCP direction whose rank counts are remembered (rows of one frame are
+#: consecutive in their direction's stream order: a frame is one TCP segment)
+KEY_RANK_FRAMES = 16
+#: call_key's (the same layout as message_key)
+CALL_CAPTURE_SHIFT = KEY_CAPTURE_SHIFT
+CALL_FRAME_SHIFT = KEY_FRAME_SHIFT
 
 #: a sink takes (table name, rows of that table's schema)
 Sink = Callable[[str, pa.Table], None]
+
+
+# ---------------------------------------------------------------------------
+# keys: message_key and call_key, from the input only
+# ---------------------------------------------------------------------------
+class KeyOverflow(ValueError):
+    """A part of a message_key or call_key does not fit its bits (docs/tables.md "Keys")."""
+
+
+def key_base(capture_index: int) -> int:
+    """The high bits of every key of the capture at ``capture_index`` in the job."""
+    capture_index = int(capture_index)
+    if not 0 <= capture_index <= KEY_MAX_CAPTURE:
+        raise KeyOverflow("capture index %d does not fit in message_key/call_key: a job takes at most %d "
+                          "captures (indices 0..%d)" % (capture_index, KEY_MAX_CAPTURE + 1, KEY_MAX_CAPTURE))
+    return capture_index << KEY_CAPTURE_SHIFT
+
+
+def make_key(base: int, frame: Optional[int], rank: int) -> int:
+    """``base`` (:func:`key_base`) | frame << KEY_FRAME_SHIFT | rank; ``frame`` None is 0
+    (frame numbers start at 1)."""
+    frame = frame or 0
+    if not 0 <= frame <= KEY_MAX_FRAME:
+        raise KeyOverflow("frame number %d does not fit in message_key/call_key (at most %d)" % (frame, KEY_MAX_FRAME))
+    if not 0 <= rank <= KEY_MAX_RANK:
+        raise KeyOverflow("rank %d of a row in frame %d does not fit in message_key/call_key (at most %d rows "
+                          "per frame)" % (rank, frame, KEY_MAX_RANK + 1))
+    return base | (frame << KEY_FRAME_SHIFT) | rank
+
+
+def make_keys(base: int, frames, ranks):
+    """:func:`make_key` over numpy int64 arrays (``frames`` <= 0: no frame)."""
+    import numpy as np
+
+    frames = np.maximum(np.asarray(frames, dtype=np.int64), 0)
+    ranks = np.asarray(ranks, dtype=np.int64)
+    if len(frames) and (int(frames.max()) > KEY_MAX_FRAME or int(ranks.max()) > KEY_MAX_RANK):
+        bad = int(np.flatnonzero((frames > KEY_MAX_FRAME) | (ranks > KEY_MAX_RANK))[0])
+        make_key(base, int(frames[bad]), int(ranks[bad]))   # raises, naming the part
+    return base | (frames << KEY_FRAME_SHIFT) | ranks
+
+
+def key_capture(key: int) -> int:
+    """The capture index a key holds."""
+    return key >> KEY_CAPTURE_SHIFT
+
+
+def key_frame(key: int) -> int:
+    """The frame number a key holds (0: none)."""
+    return (key >> KEY_FRAME_SHIFT) & KEY_MAX_FRAME
+
+
+def key_rank(key: int) -> int:
+    """The rank a key holds."""
+    return key & KEY_MAX_RANK
+
+
+class _DirectionKeys:
+    __slots__ = ("counts", "last", "fallback")
+
+    def __init__(self):
+        self.counts: dict = {}     # frame -> rows of this direction seen in it (the last KEY_RANK_FRAMES frames)
+        self.last: Optional[int] = None   # frame of the direction's latest row whose first byte was captured
+        self.fallback = 0          # rows keyed by the connection's first frame
+
+
+class MessageKeys:
+    """The message_key of each row of one capture, from the input only
+    (docs/tables.md "Keys"): ``capture << 49 | frame << 16 | rank``.
+
+    * TCP rows: ``frame`` holds the row's first byte; ``rank`` counts the
+      rows of its direction that start in that frame, in stream order (a
+      frame is one TCP segment: one direction, rows in stream order whichever
+      engine frames them).  Both engines call :meth:`tcp` in each
+      direction's stream order (per direction, not across directions).
+    * A TCP row whose first byte was not captured (it starts in a gap) takes
+      the frame of its direction's previous row that had a captured first
+      byte, and the next rank of that frame; before any such row of its
+      direction, the frame that opened its connection and a rank from
+      :data:`KEY_FALLBACK_RANK` up (bit 14: the direction).  Without that
+      frame either (not expected: a connection always opens at a frame),
+      frame 0 and a rank from :data:`KEY_FALLBACK_RANK` counted per capture.
+    * UDP rows (the MSMQ ping): the datagram's frame, rank 0 (a frame is
+      one datagram).
+
+    Every part is checked (:class:`KeyOverflow`)."""
+
+    def __init__(self, capture_index: int):
+        self.base = key_base(capture_index)
+        self._dirs: dict = {}
+        self._orphans = 0
+        self._udp_frame: Optional[int] = None
+        self._udp_rank = 0
+
+    def _state(self, stream, direction) -> _DirectionKeys:
+        st = self._dirs.get((stream, direction))
+        if st is None:
+            st = self._dirs[(stream, direction)] = _DirectionKeys()
+        return st
+
+    @staticmethod
+    def _count(st: _DirectionKeys, frame: int, n: int = 1) -> int:
+        counts = st.counts
+        k = counts.get(frame, 0)
+        counts[frame] = k + n
+        if len(counts) > KEY_RANK_FRAMES:
+            del counts[next(iter(counts))]
+        return k
+
+    def tcp(self, stream, direction: int, frame: Optional[int], captured: bool, opened: Optional[int] = None) -> int:
+        """The key of the next row of TCP direction (``stream``, ``direction``):
+        ``frame`` holds its first byte when ``captured``; ``opened``: the
+        frame that opened its connection."""
+        st = self._state(stream, direction)
+        if captured and frame is not None:
+            st.last = frame
+            rank = self._count(st, frame)
+            if rank >= KEY_FALLBACK_RANK:
+                raise KeyOverflow("more than %d rows start in frame %d of one TCP direction: their rank does "
+                                  "not fit in message_key" % (KEY_FALLBACK_RANK, frame))
+            return make_key(self.base, frame, rank)
+        if st.last is not None:
+            return make_key(self.base, st.last, self._count(st, st.last))
+        n = st.fallback
+        st.fallback += 1
+        if opened is None:
+            n = self._orphans
+            self._orphans += 1
+            if n >= KEY_FALLBACK_RANK:
+                raise KeyOverflow("more than %d rows with no captured frame: their rank does not fit in "
+                                  "message_key" % KEY_FALLBACK_RANK)
+            return make_key(self.base, 0, KEY_FALLBACK_RANK | n)
+        if n >= 1 << 14:
+            raise KeyOverflow("more than %d rows of one TCP direction before its first captured byte: their rank "
+                              "does not fit in message_key" % (1 << 14))
+        return make_key(self.base, opened, KEY_FALLBACK_RANK | (int(direction) & 1) << 14 | n)
+
+    def tcp_batch(self, stream, direction, frame):
+        """:meth:`tcp` of rows whose first bytes were all captured (the
+        compiled core's; ``frame`` -1: none, as :meth:`tcp` with ``captured``
+        False and no ``opened``), numpy arrays in each direction's stream
+        order (directions may interleave); returns the keys (int64 array)."""
+        import numpy as np
+
+        stream = np.asarray(stream, dtype=np.int64)
+        direction = np.asarray(direction, dtype=np.int64)
+        frame = np.asarray(frame, dtype=np.int64)
+        n = len(frame)
+        keys = np.zeros(n, dtype=np.int64)
+        if n == 0:
+            return keys
+        group = stream * 2 + direction
+        order = np.lexsort((np.arange(n), group))
+        g, f = group[order], frame[order]
+        # runs of one direction and one frame, in stream order
+        cut = np.flatnonzero((g[1:] != g[:-1]) | (f[1:] != f[:-1])) + 1
+        starts = np.concatenate(([0], cut))
+        ends = np.concatenate((cut, [n]))
+        ranks = np.zeros(n, dtype=np.int64)
+        frames = f.copy()
+        dirs = self._dirs
+        for a, b, gk, fr in zip(starts.tolist(), ends.tolist(), g[starts].tolist(), f[starts].tolist()):
+            s_, d_ = gk >> 1, gk & 1
+            if fr < 0:   # no frame: one at a time, as tcp() does
+                for i in range(a, b):
+                    k = self.tcp(s_, d_, None, False)
+                    frames[i], ranks[i] = key_frame(k), key_rank(k)
+                continue
+            st = dirs.get((s_, d_))
+            if st is None:
+                st = dirs[(s_, d_)] = _DirectionKeys()
+            st.last = fr
+            k0 = self._count(st, fr, b - a)
+            if k0 + (b - a) > KEY_FALLBACK_RANK:
+                raise KeyOverflow("more than %d rows start in frame %d of one TCP direction: their rank does "
+                                  "not fit in message_key" % (KEY_FALLBACK_RANK, fr))
+            ranks[a:b] = k0 + np.arange(b - a)
+        keys[order] = make_keys(self.base, frames, ranks)
+        return keys
+
+    def udp(self, frame: int) -> int:
+        """The key of a UDP row (the datagram of ``frame``)."""
+        if frame == self._udp_frame:
+            self._udp_rank += 1
+        else:
+            self._udp_frame, self._udp_rank = frame, 0
+        return make_key(self.base, frame, self._udp_rank)
+
+    def forget(self, stream, direction: int) -> None:
+        """A direction that makes no more rows (closed)."""
+        self._dirs.pop((stream, direction), None)
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
 
@@ -65,8 +272,8 @@ _ERROR_AND_BYTES = [
 
 #: columns every message table (mq_messages, msmq_packets) starts with
 COMMON = [
-    # (capture index << 40) | n: unique in one job across all tables, the same
-    # whichever engine converts; the join key of pcf_parameters
+    # capture index << 49 | frame << 16 | rank (KEY_*, MessageKeys): unique in one job
+    # across the message tables, from the input only; the join key of pcf_parameters
     pa.field("message_key", pa.int64(), nullable=False),
     pa.field("capture", _DICT, nullable=False),
     pa.field("frame", pa.int64()),          # 1-based, as tshark's frame.number: the frame of the first byte

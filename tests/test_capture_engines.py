@@ -5,11 +5,10 @@
 and both framers in C) when it is built, and hands whatever the core does not
 follow (out-of-order segments, gaps, damaged units, frames it does not decode)
 to the pure pipeline.  Whatever the mix, the tables must be the pure
-engine's: every row equal but for ``message_key`` (numbered in production
-order, unique either way), every PCF parameter equal and joined to the same
-message, every IBM MQ unit of ``mq_calls`` equal *with* its ``call_key``
-(derived from the input, not from production order) and its pairing and
-queue, the summary counters equal.  Captures: the real IBM MQ capture, the
+engine's: every row equal *with* its ``message_key`` (derived from the
+input -- capture, frame, rank in the frame -- not from production order),
+every PCF parameter equal and joined to the same message, every IBM MQ unit
+of ``mq_calls`` equal with its ``call_key`` and its pairing and queue, the summary counters equal.  Captures: the real IBM MQ capture, the
 simulator's, and the simulator's damaged (dropped, duplicated, reordered,
 retransmitted-with-overlap segments, cut files, snap length, corrupted
 headers), plain, gzip and pcapng.
@@ -27,7 +26,7 @@ import pytest
 from mqcodec import synth
 from mqcodec.capture.writer import PcapngWriter, PcapWriter
 from mqcodec.pcap2parquet import ConvertOptions, Converter
-from mqcodec.tables import TableCollector
+from mqcodec.tables import TableCollector, key_capture, key_frame
 
 capture_core = pytest.importorskip("mqcodec._ext.capture_core", reason="the compiled capture core is not built")
 
@@ -58,15 +57,26 @@ def _convert(data, capture_impl, **opts):
     params = tables.table("pcf_parameters").to_pylist()
     by_key = {r["message_key"]: tuple(r[k] for k in IDENTITY) for r in messages}
     assert len(by_key) == len(messages), "message_key is not unique"
-    rows = sorted(repr(sorted((k, v) for k, v in r.items() if k != "message_key")) for r in messages)
-    prow = sorted(repr((by_key[p["message_key"]], sorted((k, v) for k, v in p.items() if k != "message_key")))
-                  for p in params)
+    check_keys(messages, 0)
+    rows = sorted(repr(sorted(r.items())) for r in messages)
+    prow = sorted(repr((by_key[p["message_key"]], sorted(p.items()))) for p in params)
     summary = dict(report["summary"])
     summary.pop("connections replayed by the pure pipeline", None)
     calls = tables.table("mq_calls").to_pylist()
     assert len({c["call_key"] for c in calls}) == len(calls), "call_key is not unique"
     crow = sorted(repr(sorted(c.items())) for c in calls)
     return rows, prow, summary, report, crow
+
+
+def check_keys(messages, index):
+    """Every message_key holds the capture index, and the row's frame where
+    the row's first byte was captured (every decoded row: an error row may
+    start in a gap, docs/tables.md "Keys")."""
+    for r in messages:
+        assert key_capture(r["message_key"]) == index, r
+        if r["error"] is None:
+            assert r["frame"] is not None, r
+            assert key_frame(r["message_key"]) == r["frame"], r
 
 
 def _same(data, **opts):

@@ -340,7 +340,7 @@ def test_a_conversation(conversation_pcap, engine):
         assert rows[i + 1]["latency_us"] > 0
     assert rows[14]["replied"] is False and rows[14]["reply_call_key"] is None
     assert report["failed_calls_by_reason"] == {"MQRC_UNKNOWN_OBJECT_NAME": 1, "MQRC_NO_MSG_AVAILABLE": 1}
-    # in capture order (message_key follows the order rows leave the overlap window, docs/ROBUSTNESS.md)
+    # in capture order (by frame, then stream offset)
     msgs = sorted(tables.table("mq_messages").to_pylist(), key=lambda m: (m["frame"], m["stream_offset"]))
     assert [(m["kind"], m["queue_name"]) for m in msgs] == [
         ("MQPUT", "APP.Q1"), ("MQPUT_REPLY", "APP.Q1"), ("MQGET", "APP.Q1"), ("MQGET_REPLY", "APP.Q1"),
