@@ -788,7 +788,7 @@ class Converter:
         Rows are assembled column by column: the common columns of every
         pending row, then, for each protocol, the batch decoder's Arrow
         columns for its rows (nulls for the other protocol's), concatenated
-        and put back in ``message_key`` order."""
+        and put back in the order the rows were made."""
         rows, self._pending = self._pending, []
         blocks, self._blocks = self._blocks, []
         self._flushes += 1
@@ -806,7 +806,7 @@ class Converter:
 
     def _write_block(self, block: pa.Table) -> None:
         """Decode a block of pending rows and hand each protocol's rows to the
-        sink as its own table (in ``message_key`` order within the table)."""
+        sink as its own table (in the block's order)."""
         import pyarrow.compute as pc
 
         n = block.num_rows
@@ -817,17 +817,19 @@ class Converter:
                                                   ("msmq", _tables.MSMQ_PACKETS, pc.invert(is_mq))):
             if not pc.any(in_protocol).as_py():
                 continue
-            parts = []
+            parts, where = [], []
             good = pc.and_(in_protocol, decodable)
             if pc.any(good).as_py():
                 part = block.filter(good)
                 parts.append(self._mq_part(part) if protocol == "mq" else self._msmq_part(part))
+                where.append(pc.indices_nonzero(good))
             bad = pc.and_(in_protocol, undecoded)
             if pc.any(bad).as_py():
                 parts.append(self._output(table_name, block.filter(bad), {}))
+                where.append(pc.indices_nonzero(bad))
             table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
-            if len(parts) > 1:
-                table = table.take(pc.sort_indices(table.column("message_key")))
+            if len(parts) > 1:   # back in the block's order
+                table = table.take(pc.sort_indices(pa.concat_arrays(where)))
             self._count(protocol, table)
             self.sink(table_name, table)
         self.summary["messages"] += n

@@ -28,8 +28,8 @@ naming its table and one struct column per table (``mq_messages``,
 writes each table from it: ``df.where(df.table == t).select(t + ".*")``);
 ``mq_ports`` / ``msmq_ports`` (comma-separated), ``raw`` (``true`` keeps every
 message's bytes), ``chunk`` (messages per Arrow batch). ``message_key`` is
-``(file index << 40) | n`` with files in the order given (each glob sorted), exactly as the
-local engine numbers the same inputs.
+``file index << 49 | frame << 16 | rank`` (docs/tables.md "Keys") with files in the order
+given (each glob sorted), exactly as the local engine keys the same inputs.
 """
 from __future__ import annotations
 

@@ -1,0 +1,279 @@
+"""``message_key`` depends on the input only (docs/tables.md "Keys").
+
+``capture index << 49 | frame << 16 | rank``: the same key for the same row
+whichever capture engine converts it (the compiled core, its replay of
+connections, the pure pipeline), however the job is chunked (rows and bytes
+per chunk, byte budget, writer threads), and at whatever position of the job
+its capture comes (only the capture bits change).  The key holds the frame of
+the row's first byte; ``pcf_parameters`` joins ``mq_messages`` on it.  Checked
+on the shared real capture, simulator captures and a simulator capture with
+lost, duplicated and reordered segments (gaps: error rows whose first byte was
+never captured).
+"""
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+
+from mqcodec import synth
+from mqcodec.capture.writer import PcapWriter
+from mqcodec.pcap2parquet import ConvertOptions, Converter, convert
+from mqcodec.tables import (KEY_CAPTURE_SHIFT, KEY_FALLBACK_RANK, KEY_MAX_CAPTURE, KEY_MAX_FRAME, KeyOverflow,
+                            MessageKeys, TableCollector, key_base, key_capture, key_frame, key_rank, make_key,
+                            make_keys, read_table)
+
+from conftest import CAPTURES
+
+pytest.importorskip("mqcodec._ext.capture_core", reason="the compiled capture core is not built")
+
+REAL = CAPTURES / "ibmmq_jms_client_1414.pcap"
+LOW = (1 << KEY_CAPTURE_SHIFT) - 1
+WHERE = ("capture", "tcp_stream", "src_ip", "src_port", "stream_offset", "frame", "kind", "error", "length")
+
+
+def _pcap(packets) -> bytes:
+    f = io.BytesIO()
+    w = PcapWriter(f, nanosecond=True)
+    for ts, data in packets:
+        w.write(ts, data)
+    return f.getvalue()
+
+
+def _damaged(seed: int) -> bytes:
+    """A simulator capture with segments lost, duplicated and swapped."""
+    pk = [(p.ts_ns, p.frame) for p in synth.generate(4, 40)]
+    rnd = random.Random(seed)
+    order = [i for i in range(len(pk)) if rnd.random() > 0.03]
+    for i in range(len(order)):
+        r = rnd.random()
+        if r < 0.05 and i + 1 < len(order):
+            order[i], order[i + 1] = order[i + 1], order[i]
+        elif r < 0.08:
+            order.insert(i, order[i])
+    return _pcap([pk[i] for i in order])
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("keys")
+    paths = {"real": REAL}
+    for name, data in (("sim", _pcap([(p.ts_ns, p.frame) for p in synth.generate(2, 60)])),
+                       ("damaged", _damaged(3))):
+        paths[name] = d / (name + ".pcap")
+        paths[name].write_bytes(data)
+    return paths
+
+
+def _rows(out) -> list:
+    rows = []
+    for table in ("mq_messages", "msmq_packets"):
+        rows += read_table(str(out), table, columns=("message_key",) + WHERE).to_pylist()
+    return rows
+
+
+def _keys(rows) -> dict:
+    """message_key -> where the row was seen; asserts the keys are unique."""
+    keys = {r["message_key"]: tuple(r[k] for k in WHERE) for r in rows}
+    assert len(keys) == len(rows), "message_key is not unique"
+    return keys
+
+
+def _job(tmp_path, paths, name="out", **opts):
+    out = tmp_path / name
+    report = convert([str(p) for p in paths], str(out), ConvertOptions(**opts))
+    return _rows(out), report
+
+
+@pytest.fixture(scope="module")
+def reference(inputs, tmp_path_factory):
+    """The pure pipeline's keys, one writer thread, default chunking."""
+    rows, report = _job(tmp_path_factory.mktemp("ref"), inputs.values(), capture_impl="py", impl="py", threads=1)
+    assert report["summary"].get("gaps", 0) > 0, "the damaged capture has no gap"
+    return _keys(rows)
+
+
+@pytest.mark.parametrize("opts", [
+    {},
+    {"chunk_messages": 7},
+    {"chunk_bytes": 1 << 10},
+    {"buffer_budget": 32 << 20},
+    {"threads": 1},
+    {"threads": 3},
+], ids=["default", "chunk-messages-7", "chunk-bytes-1k", "budget-32M", "threads-1", "threads-3"])
+def test_keys_equal_under_engines_and_chunking(impl, inputs, reference, tmp_path, opts):
+    # impl "c": the compiled capture core (+ replay) and compiled decoders; "py": the pure pipeline
+    capture_impl = None if impl == "c" else "py"
+    rows, report = _job(tmp_path, inputs.values(), impl=impl, capture_impl=capture_impl, **opts)
+    assert not report["summary"].get("budget cuts"), "a budget that cuts changes the rows, not only the keys"
+    if impl == "c":
+        assert report["summary"].get("connections replayed by the pure pipeline", 0) > 0
+    assert _keys(rows) == reference
+
+
+def test_job_position_changes_only_the_capture_bits(inputs, reference, tmp_path):
+    order = [inputs["damaged"], inputs["real"], inputs["sim"], inputs["real"]]
+    rows, _ = _job(tmp_path, order)
+    by_capture: dict = {}
+    for r in rows:
+        by_capture.setdefault(key_capture(r["message_key"]), []).append(r)
+    assert sorted(by_capture) == [0, 1, 2, 3]
+    ref_index = {"real.pcap": 0, "ibmmq_jms_client_1414.pcap": 0, "sim.pcap": 1, "damaged.pcap": 2}
+    ref = {}
+    for key, where in reference.items():
+        ref.setdefault(key_capture(key), {})[key & LOW] = where
+    for index, path in enumerate(order):
+        got = {r["message_key"] & LOW: tuple(r[k] for k in WHERE) for r in by_capture[index]}
+        assert got == ref[ref_index[path.name]], path.name
+    # the same capture twice in one job: the same low bits, other capture bits
+    twice = [{r["message_key"] & LOW for r in by_capture[i]} for i in (1, 3)]
+    assert twice[0] == twice[1] and twice[0]
+
+
+def test_key_holds_the_frame_of_the_first_byte(reference):
+    decoded = fallback = previous = 0
+    rows = [dict(zip(WHERE, w), message_key=k) for k, w in reference.items()]
+    for r in rows:
+        k = r["message_key"]
+        if r["error"] is None:   # a decoded row: its first byte was captured
+            assert r["frame"] is not None and key_frame(k) == r["frame"], r
+            assert key_rank(k) < KEY_FALLBACK_RANK
+            decoded += 1
+    assert decoded > 100
+    # error rows starting in a gap: their direction's previous row with a captured
+    # first byte gives the frame (and the next rank of it), else the connection's first frame
+    direction: dict = {}
+    for r in rows:
+        direction.setdefault((r["capture"], r["tcp_stream"], r["src_ip"], r["src_port"]), []).append(r)
+    for rs in direction.values():
+        rs.sort(key=lambda r: (r["stream_offset"] or 0, r["message_key"]))
+        for i, r in enumerate(rs):
+            k = r["message_key"]
+            if r["frame"] is not None and key_frame(k) == r["frame"]:
+                continue
+            assert r["error"] is not None, r
+            if key_rank(k) >= KEY_FALLBACK_RANK:
+                assert all(key_rank(x["message_key"]) >= KEY_FALLBACK_RANK for x in rs[:i]), r
+                assert key_frame(k) <= min(x["frame"] for x in rs if x["frame"] is not None)
+                fallback += 1
+            else:
+                before = [x for x in rs[:i] if key_frame(x["message_key"]) == key_frame(k)]
+                assert before and key_rank(k) > max(key_rank(x["message_key"]) for x in before), r
+                previous += 1
+    # the framers start every row at a captured byte (an error row for bytes after a gap
+    # starts at the first byte after it), so these rules are a safeguard that the damaged
+    # capture does not reach: test_message_keys_rules and test_locate_* check them
+    assert previous + fallback == 0
+
+
+def test_pings_and_clean_captures_key_every_row_by_its_frame(inputs, tmp_path):
+    rows, report = _job(tmp_path, [inputs["real"], inputs["sim"]])
+    assert report["messages_by_protocol_and_kind"].get("msmq/Ping", 0) > 0
+    for r in rows:
+        assert key_frame(r["message_key"]) == r["frame"], r
+    pings = [r for r in rows if r["kind"] == "Ping"]
+    assert pings and all(key_rank(r["message_key"]) == 0 for r in pings)
+
+
+def test_pcf_parameters_join_mq_messages_on_message_key(impl, inputs, tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    out = tmp_path / "out"
+    convert([str(inputs["real"]), str(inputs["sim"]), str(inputs["damaged"])], str(out),
+            ConvertOptions(impl=impl, capture_impl=None if impl == "c" else "py"))
+    m = "read_parquet('%s/mq_messages/**/*.parquet')" % out
+    p = "read_parquet('%s/pcf_parameters/**/*.parquet')" % out
+    con = duckdb.connect()
+    assert con.sql("SELECT count(*) FROM %s" % p).fetchall()[0][0] > 0
+    # every parameter finds its one message, a decoded PCF message
+    orphans, ambiguous, not_pcf = con.sql(
+        "SELECT count(*) FILTER (WHERE n IS NULL), count(*) FILTER (WHERE n > 1), "
+        "count(*) FILTER (WHERE pcf_type IS NULL OR error IS NOT NULL) FROM %s q LEFT JOIN "
+        "(SELECT message_key, any_value(pcf_type) AS pcf_type, any_value(error) AS error, count(*) AS n "
+        " FROM %s GROUP BY message_key) USING (message_key)" % (p, m)).fetchall()[0]
+    assert (orphans, ambiguous, not_pcf) == (0, 0, 0)
+    # and each decoded PCF message has as many top-level parameters as its MQCFH ParameterCount
+    wrong = con.sql(
+        "SELECT m.message_key, m.pcf_parameter_count, count(q.message_key) AS top FROM %s m "
+        "LEFT JOIN %s q ON q.message_key = m.message_key AND q.parent = -1 "
+        "WHERE m.pcf_type IS NOT NULL AND m.error IS NULL "
+        "GROUP BY m.message_key, m.pcf_parameter_count HAVING top != m.pcf_parameter_count" % (m, p)).fetchall()
+    assert wrong == []
+    # pandas finds the same pairs
+    import pandas as pd
+
+    msgs = read_table(str(out), "mq_messages", columns=["message_key", "pcf_type"]).to_pandas()
+    params = read_table(str(out), "pcf_parameters", columns=["message_key"]).to_pandas()
+    joined = params.merge(msgs, on="message_key", how="left", validate="many_to_one")
+    assert len(joined) == len(params) and not pd.isna(joined["pcf_type"]).any()
+
+
+def test_a_capture_index_that_does_not_fit_is_a_clear_error():
+    data = REAL.read_bytes()
+    tables = TableCollector()
+    conv = Converter(tables, ConvertOptions())
+    conv.add_capture(data, name="last", index=KEY_MAX_CAPTURE)
+    keys = tables.table("mq_messages").column("message_key").to_pylist()
+    assert keys and all(k > 0 and key_capture(k) == KEY_MAX_CAPTURE for k in keys)
+    with pytest.raises(KeyOverflow, match="capture index 16384 does not fit"):
+        conv.add_capture(data, name="one too many", index=KEY_MAX_CAPTURE + 1)
+    with pytest.raises(KeyOverflow, match="capture index -1"):
+        key_base(-1)
+
+
+def test_parts_that_do_not_fit_are_clear_errors():
+    base = key_base(5)
+    assert make_key(base, KEY_MAX_FRAME, 0xFFFF) == (5 << 49) | (KEY_MAX_FRAME << 16) | 0xFFFF
+    with pytest.raises(KeyOverflow, match="frame number"):
+        make_key(base, KEY_MAX_FRAME + 1, 0)
+    with pytest.raises(KeyOverflow, match="rank 65536 of a row in frame 7"):
+        make_key(base, 7, 1 << 16)
+    with pytest.raises(KeyOverflow, match="frame number"):
+        make_keys(base, [1, KEY_MAX_FRAME + 1], [0, 0])
+    # more rows in one frame of one direction than ranks below the fallback range
+    keys = MessageKeys(0)
+    got = {keys.tcp(0, 0, 9, True) for _ in range(KEY_FALLBACK_RANK)}
+    assert len(got) == KEY_FALLBACK_RANK
+    with pytest.raises(KeyOverflow, match="more than 32768 rows start in frame 9"):
+        keys.tcp(0, 0, 9, True)
+    batch = MessageKeys(0)
+    with pytest.raises(KeyOverflow, match="more than 32768 rows start in frame 9"):
+        batch.tcp_batch([0] * (KEY_FALLBACK_RANK + 1), [1] * (KEY_FALLBACK_RANK + 1), [9] * (KEY_FALLBACK_RANK + 1))
+
+
+def test_locate_tells_gap_bytes_from_captured_ones():
+    from mqcodec.capture.tcp import ConnKey
+    from mqcodec.pcap2parquet import _Direction
+
+    d = _Direction(ConnKey(0, "10.0.0.1", 40000, "10.0.0.2", 1414), 0)
+    d.mark(0, 4, 400)
+    d.mark(100, 9, 900, False)   # a gap of bytes 100.. revealed by frame 9
+    d.mark(150, 9, 900)
+    assert d.locate(99) == (4, 400, True)
+    assert d.locate(120) == (9, 900, False)
+    assert d.locate(150) == (9, 900, True)
+
+
+def test_message_keys_rules():
+    keys = MessageKeys(2)
+    # rows before any captured byte of their direction: the connection's first frame,
+    # ranks from KEY_FALLBACK_RANK, bit 14 the direction
+    a = keys.tcp(0, 1, 40, False, opened=3)
+    b = keys.tcp(0, 0, 40, False, opened=3)
+    assert (key_capture(a), key_frame(a), key_rank(a)) == (2, 3, KEY_FALLBACK_RANK | 1 << 14)
+    assert (key_frame(b), key_rank(b)) == (3, KEY_FALLBACK_RANK)
+    # captured rows: their frame, ranked in stream order per frame
+    assert [key_rank(keys.tcp(0, 0, f, True)) for f in (5, 5, 6, 5)] == [0, 1, 0, 2]
+    # a row starting in a gap: the previous captured row's frame, its next rank
+    c = keys.tcp(0, 0, 99, False, opened=3)
+    assert (key_frame(c), key_rank(c)) == (5, 3)
+    # the batch form gives what one at a time gives, directions interleaved
+    one, many = MessageKeys(1), MessageKeys(1)
+    stream = [0, 1, 0, 0, 1, 1, 0]
+    direction = [0, 1, 0, 0, 1, 1, 1]
+    frame = [4, 6, 4, 8, 6, 6, 9]
+    expect = [one.tcp(s, d, f, True) for s, d, f in zip(stream, direction, frame)]
+    assert many.tcp_batch(stream, direction, frame).tolist() == expect
+    assert len(set(expect)) == len(expect)
+    # UDP: the datagram's frame
+    assert key_frame(keys.udp(77)) == 77 and key_rank(keys.udp(77)) == 1 and key_rank(keys.udp(78)) == 0
