@@ -19,7 +19,7 @@ import argparse
 import sys
 
 from . import __version__
-from .errors import DecodeError, EncodeError, NoCaptureRead
+from .errors import DecodeError, EncodeError, KeyOverflow, NoCaptureRead
 from .render import to_json, to_text
 
 EXIT_OK = 0
@@ -529,6 +529,9 @@ def main(argv: list[str] | None = None) -> int:
     except DecodeError as exc:
         _err("decode error: %s" % exc)
         return EXIT_DECODE_ERROR
+    except KeyOverflow as exc:   # more inputs than keys have capture indices for
+        _err(str(exc))
+        return EXIT_BAD_INPUT
     except NoCaptureRead as exc:
         print("mqcodec: %s" % exc, file=sys.stderr)
         # no input could be opened: a file error; some were not captures: bad input

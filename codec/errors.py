@@ -21,6 +21,7 @@ __all__ = [
     "EncodeError",
     "DecodeWarning",
     "NoCaptureRead",
+    "KeyOverflow",
     "check_available",
     "check_length",
 ]
@@ -95,6 +96,12 @@ class NoCaptureRead(MQCodecError, ValueError):
     def __init__(self, message: str, *, file_errors_only: bool = False):
         super().__init__(message)
         self.file_errors_only = file_errors_only
+
+
+class KeyOverflow(MQCodecError, ValueError):
+    """A part of a ``message_key`` or ``call_key`` does not fit its bits
+    (docs/tables.md "Keys"): too many captures in one job, a frame number or
+    a rank within a frame too large."""
 
 
 @dataclass(frozen=True)

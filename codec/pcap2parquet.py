@@ -1302,6 +1302,8 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
     from .errors import DecodeError
 
     options = options or ConvertOptions()
+    inputs = list(inputs)
+    _tables.check_job_size(len(inputs))   # before anything is written
     sink: Any = _tables.DatasetSink(outdir, partition_by=partition_by)
     writers = writer_threads(options.threads)
     if writers:

@@ -28,11 +28,12 @@ from typing import Callable, Iterable, Optional
 import pyarrow as pa
 
 from .batch import schema as _schema
+from .errors import KeyOverflow
 
 __all__ = [
     "TABLES", "MQ_MESSAGES", "MSMQ_PACKETS", "PCF_PARAMETERS", "MQ_CALLS", "COMMON", "MQ_LINK", "DICTIONARY",
     "table_schema", "widen_unsigned", "DatasetSink", "BackgroundSink", "TableCollector", "Sink", "NAMED",
-    "name_column", "KeyOverflow", "key_base", "make_key", "make_keys", "key_capture", "key_frame", "key_rank",
+    "name_column", "KeyOverflow", "key_base", "check_job_size", "make_key", "make_keys", "key_capture", "key_frame", "key_rank",
     "MessageKeys",
 ]
 
@@ -70,10 +71,6 @@ Sink = Callable[[str, pa.Table], None]
 # ---------------------------------------------------------------------------
 # keys: message_key and call_key, from the input only
 # ---------------------------------------------------------------------------
-class KeyOverflow(ValueError):
-    """A part of a message_key or call_key does not fit its bits (docs/tables.md "Keys")."""
-
-
 def key_base(capture_index: int) -> int:
     """The high bits of every key of the capture at ``capture_index`` in the job."""
     capture_index = int(capture_index)
@@ -81,6 +78,13 @@ def key_base(capture_index: int) -> int:
         raise KeyOverflow("capture index %d does not fit in message_key/call_key: a job takes at most %d "
                           "captures (indices 0..%d)" % (capture_index, KEY_MAX_CAPTURE + 1, KEY_MAX_CAPTURE))
     return capture_index << KEY_CAPTURE_SHIFT
+
+
+def check_job_size(captures: int) -> None:
+    """Before a job starts: its ``captures`` inputs all fit in the keys' capture bits."""
+    if captures > KEY_MAX_CAPTURE + 1:
+        raise KeyOverflow("%d inputs: a job takes at most %d captures (the capture index of message_key/"
+                          "call_key); convert them in several jobs" % (captures, KEY_MAX_CAPTURE + 1))
 
 
 def make_key(base: int, frame: Optional[int], rank: int) -> int:

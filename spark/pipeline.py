@@ -158,6 +158,9 @@ def convert(inputs: Iterable[str], outdir: str, *, master: Optional[str] = "loca
     files = expand_paths(list(inputs))
     if not files:
         raise FileNotFoundError("no capture file among %r" % (list(inputs),))
+    from ..tables import check_job_size
+
+    check_job_size(len(files))   # each file's index is the high bits of its keys
     from .session import get_session
 
     spark = spark or get_session(master=master, app_name="mqcodec pcap2parquet")

@@ -277,3 +277,14 @@ def test_message_keys_rules():
     assert len(set(expect)) == len(expect)
     # UDP: the datagram's frame
     assert key_frame(keys.udp(77)) == 77 and key_rank(keys.udp(77)) == 1 and key_rank(keys.udp(78)) == 0
+
+
+def test_a_job_of_too_many_inputs_is_refused_before_writing(tmp_path):
+    from mqcodec.cli import main
+
+    paths = [str(tmp_path / ("missing-%d.pcap" % i)) for i in range(KEY_MAX_CAPTURE + 2)]
+    with pytest.raises(KeyOverflow, match="16385 inputs: a job takes at most 16384 captures"):
+        convert(paths, str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
+    assert main(["pcap2parquet", "-o", str(tmp_path / "cli")] + paths) == 2
+    assert not (tmp_path / "cli").exists()
