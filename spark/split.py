@@ -258,8 +258,7 @@ def stream_numbering(rows):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from mqcodec.pcap2parquet import KEY_SHIFT
-    from mqcodec.tables import CALL_CAPTURE_SHIFT, MQ_CALLS
+    from mqcodec.tables import KEY_CAPTURE_SHIFT, MQ_CALLS
 
     from .datasource import TAG
 
@@ -270,9 +269,10 @@ def stream_numbering(rows):
     def number(df, table: str):
         if "tcp_stream" not in df.columns:
             return df
-        key, shift = ("call_key", CALL_CAPTURE_SHIFT) if table == MQ_CALLS else ("message_key", KEY_SHIFT)
+        # the capture index: the high bits of the row's key (message_key and call_key alike)
+        key = "call_key" if table == MQ_CALLS else "message_key"
         cols = df.columns
-        joined = df.withColumn("_capture", F.shiftright(F.col(key), shift)).join(
+        joined = df.withColumn("_capture", F.shiftright(F.col(key), KEY_CAPTURE_SHIFT)).join(
             F.broadcast(ranks), (F.col("_capture") == F.col("capture_index")) & (F.col("tcp_stream") == F.col("opened")),
             "left")
         return joined.select([F.col("_index").cast(df.schema["tcp_stream"].dataType).alias("tcp_stream")

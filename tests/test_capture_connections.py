@@ -6,10 +6,9 @@ Every capture is converted whole by the pure engine (the reference) and again
 group by group -- each group's frames alone, in capture order, through
 ``Converter.add_frames``, in an order unlike the capture's (largest group
 first) -- with ``tcp_stream`` turned from the opening frame into the index
-by :func:`stream_indices`.  Rows of every table are compared whole, but for
-``message_key`` (numbered in production order; PCF parameters are compared
-through their message's identity instead); ``call_key`` is compared, as it
-derives from the input.  Captures: the real IBM MQ capture, the simulator's
+by :func:`stream_indices`.  Rows of every table are compared whole, with
+``message_key`` and ``call_key``: both derive from the input only (capture,
+frame, rank in the frame; docs/tables.md "Keys").  Captures: the real IBM MQ capture, the simulator's
 clean and damaged (dropped, duplicated, reordered segments; IPv4 fragments,
 some swapped; a cut file), pcapng.
 """
@@ -71,8 +70,8 @@ def _rows(tables: TableCollector, renumber=None):
     messages = tables.rows()
     by_key = {r["message_key"]: tuple(r[k] for k in IDENTITY) for r in messages}
     assert len(by_key) == len(messages), "message_key is not unique"
-    rows = sorted(repr(sorted((k, v) for k, v in r.items() if k != "message_key")) for r in messages)
-    params = sorted(repr((by_key[p["message_key"]], sorted((k, v) for k, v in p.items() if k != "message_key")))
+    rows = sorted(repr(sorted(r.items())) for r in messages)
+    params = sorted(repr((by_key[p["message_key"]], sorted(p.items())))
                     for p in tables.table("pcf_parameters").to_pylist())
     calls = tables.table(MQ_CALLS).to_pylist()
     assert len({c["call_key"] for c in calls}) == len(calls), "call_key is not unique"
