@@ -195,7 +195,7 @@ class Converter:
         self.capture_reports: list[dict] = []
         self._keys: Any = None  # the capture's tables.MessageKeys
         self._made = 0          # message rows made (keyed), all captures
-        self._opened: dict = {}  # ConnKey -> the frame that opened it, while a direction is open
+        self._conn_opened: dict = {}  # ConnKey -> the frame that opened it, while a direction is open
         self._closes: Counter = Counter()  # ConnKey -> its directions closed
         self._pending: list[dict] = []    # rows of the pure pipeline, one dict each
         self._blocks: list[pa.Table] = []  # rows of the compiled core, a table per batch (BLOCK_SCHEMA)
@@ -338,7 +338,7 @@ class Converter:
         if self._replay is not None and hasattr(self._replay, "processor"):
             proc = self._replay.processor(proc)  # a replay: drops the connections it does not replay
         dirs: dict = {}
-        self._opened, self._closes = {}, Counter()
+        self._conn_opened, self._closes = {}, Counter()
         budget = ByteBudget(self.options.buffer_budget or DEFAULT_LIMIT)
         limit_rows, limit_bytes = self.options.chunk_messages, self.options.chunk_bytes
         for frame in frames:
@@ -413,7 +413,7 @@ class Converter:
                     self._conflict(dirs.get((ev.conn, ev.direction)), ev)
                 continue
             if t is StreamOpened:
-                self._opened[ev.conn] = ev.frame_number   # message_key of rows before any captured byte
+                self._conn_opened[ev.conn] = ev.frame_number   # message_key of rows before any captured byte
                 if self._opening_frames is not None:
                     self._opening_frames.append(ev.frame_number)
             elif t is StreamData:
@@ -452,7 +452,7 @@ class Converter:
                 self._closes[ev.conn] += 1
                 if self._closes[ev.conn] == 2:   # both directions closed
                     del self._closes[ev.conn]
-                    self._opened.pop(ev.conn, None)
+                    self._conn_opened.pop(ev.conn, None)
             elif t is OverlapConflict:
                 self._conflict(self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports), ev)
             elif t is UDPDatagram:
@@ -499,7 +499,7 @@ class Converter:
         d = dirs.get(key)
         if d is None:
             d = dirs[key] = _Direction(conn, direction)
-            d.opened = self._opened.get(conn)
+            d.opened = self._conn_opened.get(conn)
             if self._replay is not None:  # a connection the compiled core handed back
                 self._replay.assign(d, conn, direction)
             proto = port_protocol(conn, mq_ports, msmq_ports)
@@ -576,7 +576,8 @@ class Converter:
         frame, ts, captured = d.locate(offset if offset is not None else 0)
         self._made += 1
         row = {
-            "message_key": self._keys.tcp(d.stream, d.direction, frame, captured, d.opened), "capture": capture, "frame": frame, "ts": ts,
+            "message_key": self._keys.tcp(d.stream, d.direction, frame, captured, d.opened),
+            "capture": capture, "frame": frame, "ts": ts,
             "src_ip": d.src, "src_port": d.sport, "dst_ip": d.dst, "dst_port": d.dport,
             "tcp_stream": d.stream, "stream_offset": offset, "protocol": protocol,
             "kind": str(kind) if kind is not None else None, "error": None, "error_structure": None,
@@ -774,7 +775,8 @@ class Converter:
             return  # resuming after the compiled core, which produced this one
         self._made += 1
         self._pending.append({
-            "message_key": self._keys.udp(ev.frame_number), "capture": capture, "frame": ev.frame_number, "ts": ev.ts_ns,
+            "message_key": self._keys.udp(ev.frame_number),
+            "capture": capture, "frame": ev.frame_number, "ts": ev.ts_ns,
             "src_ip": ev.src, "src_port": ev.sport, "dst_ip": ev.dst, "dst_port": ev.dport,
             "tcp_stream": None, "stream_offset": None, "protocol": "msmq", "kind": "Ping",
             "error": None, "error_structure": None, "error_field": None, "error_offset": None,

@@ -33,7 +33,8 @@ from .errors import KeyOverflow
 __all__ = [
     "TABLES", "MQ_MESSAGES", "MSMQ_PACKETS", "PCF_PARAMETERS", "MQ_CALLS", "COMMON", "MQ_LINK", "DICTIONARY",
     "table_schema", "widen_unsigned", "DatasetSink", "BackgroundSink", "TableCollector", "Sink", "NAMED",
-    "name_column", "KeyOverflow", "key_base", "check_job_size", "make_key", "make_keys", "key_capture", "key_frame", "key_rank",
+    "name_column", "KeyOverflow", "key_base", "check_job_size", "make_key", "make_keys", "key_capture",
+    "key_frame", "key_rank",
     "MessageKeys",
 ]
 
