@@ -391,6 +391,7 @@ def explode_children(df, column: str, kind: "str | Decoder", *, keep: list[str] 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             _, kids = decode_rows(batch.column(column), dec, **options)
+            assert kids is not None         # dec.child_schema() above refused a decoder without children
             for part in kids.to_batches():        # the decoder's pieces, each handed on as it is
                 part, rec = _in_record_order(part, None)
                 if len(rec) and (rec[0] < 0 or rec[-1] >= batch.num_rows):
