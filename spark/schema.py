@@ -5,7 +5,8 @@ Nothing here spells a field a second time: the per-record Arrow schema of a
 decoder (:func:`row_schema`) is the batch schema without its ``record``
 column (in Spark the row *is* the record); a decoder's child table (PCF
 parameters) is a table of its own, its batch schema without ``record``
-(never nested as a list column: Spark converts list elements one by one).  The Spark ``StructType`` is then produced by pyspark's own Arrow
+(never nested as a list column: Spark converts list elements one by
+one).  The Spark ``StructType`` is then produced by pyspark's own Arrow
 conversion (``pyspark.sql.pandas.types.from_arrow_schema``), and the Arrow
 types Spark expects back from a Python worker by its inverse
 (``to_arrow_schema``), so both sides always agree with pyspark's mapping

@@ -23,9 +23,10 @@ written yet costs nothing until it is asked for).  Adding a decoder is one
 The outputs are flat on purpose: Spark converts every element of an array
 column one at a time when it turns a Python worker's Arrow batch into rows,
 so a list of 49 parameter structs per record cost ~85 % of a
-``decode_column`` job; a struct of scalars per record and a separate long
-table of scalars per parameter cost almost nothing beyond the transfer
-(BENCHMARKS.md, "Spark").
+``decode_column`` job; Spark converts a struct of scalars per record at
+the cost of its few fields, and the parameters come as a separate long table
+of scalars (BENCHMARKS.md, "Spark UDFs against the identity of their
+mechanism").
 
 Decode errors never fail a task: the batch decoders turn a bad record into
 a row with the ``error_*`` columns and ``raw`` set (docs/spark.md).
