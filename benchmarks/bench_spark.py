@@ -1,17 +1,26 @@
-"""The Spark paths side by side on the same Arrow data (PCF bodies), and
-the capture conversion through --engine spark vs --engine local.
+"""The Spark paths side by side on the same rows (PCF trace-route bodies), each
+against the identity of its mechanism, and the capture conversion through
+--engine spark vs --engine local.
 
-Rows (group "spark"; records = PCF messages):
-  batch direct         - mqcodec.batch.decode_pcf_batch on the same Arrow array, in this process
-  mapInArrow           - mqcodec.spark.decode_column (the adapter's default fast path)
-  arrow_udf            - mqcodec.spark.arrow_decoder
-  pandas_udf           - mqcodec.spark.pandas_decoder
+Rows (records = PCF messages; every Spark row is a job over the same cached
+DataFrame, ``local[2]``, two partitions, written to the ``noop`` sink so every
+output value is converted by the JVM):
+  spark-arrow:identity      - ``mapInArrow`` handing every batch back unchanged
+  spark-arrow:decode_column - mqcodec.spark.decode_column (same rows + the decoded struct)
+  spark-arrow:explode       - mqcodec.spark.explode_pcf_parameters (one row per parameter,
+                              49 per trace-route message; no identity of its own)
+  spark-pandas:identity     - a ``pandas_udf`` returning its Series of bytes unchanged
+  spark-pandas:pandas_decoder - mqcodec.spark.pandas_decoder
+  spark-direct:batch direct - mqcodec.batch.decode_pcf_batch in this process, 4,096 records
+                              a call (Spark's maxRecordsPerBatch)
+The summary's "x identity" column is each row's rate over its group's identity row.
 Rows (group "engine"; records = frames): pcap2parquet local, pcap2parquet spark.
 
-Run:  .venv/bin/python -m pytest benchmarks/bench_spark.py --benchmark-only
-Each Spark row runs a job that decodes every row and counts the results
-(noop sink), so it includes the JVM<->Python Arrow transfer; the difference
-to "batch direct" is the transfer and task overhead.
+Run:  .venv/bin/python -m pytest -q benchmarks/bench_spark.py --benchmark-only -k "not engine"
+or, the Spark rows interleaved round by round (what BENCHMARKS.md records: on a shared
+machine the load changes between rows run one after the other):
+      .venv/bin/python benchmarks/bench_spark.py
+(MQCODEC_BENCH_SPARK_N records, default 200,000; MQCODEC_BENCH_SPARK_ROUNDS, default 3).
 """
 import os
 import shutil
@@ -22,66 +31,97 @@ import pytest
 import datasets
 from conftest import record
 
-N = int(os.environ.get("MQCODEC_BENCH_SPARK_N", "100000"))
+N = int(os.environ.get("MQCODEC_BENCH_SPARK_N", "200000"))
+ROUNDS = int(os.environ.get("MQCODEC_BENCH_SPARK_ROUNDS", "3"))
+BATCH = 4096
+WARMUP = int(os.environ.get("MQCODEC_BENCH_SPARK_WARMUP", "1"))
 
 
-@pytest.fixture(scope="module")
-def spark():
-    pytest.importorskip("pyspark")
+def make_session():
     from mqcodec.spark.session import get_session
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    s = get_session("local[1]", app_name="mqcodec-bench")
+    s = get_session("local[2]", app_name="mqcodec-bench", conf={"spark.driver.memory": "2g"})
     s.sparkContext.setLogLevel("ERROR")
-    yield s
-    s.stop()
+    return s
 
 
-@pytest.fixture(scope="module")
-def data(spark):
+def make_data(spark, n: int = N):
+    """(Arrow array, cached DataFrame (id long, payload binary) in two partitions, bytes)."""
     import pyarrow as pa
 
-    buf, offs = datasets.tiled(N)
-    arr = pa.Array.from_buffers(pa.large_binary(), N, [None, pa.py_buffer(offs), pa.py_buffer(buf)])
-    df = spark.createDataFrame(pa.table({"payload": arr}).to_pandas()).repartition(1).cache()
+    buf, offs = datasets.tiled(n)
+    arr = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offs), pa.py_buffer(buf)])
+    table = pa.table({"id": pa.array(range(n), pa.int64()), "payload": arr})
+    df = spark.createDataFrame(table).repartition(2).cache()
     df.count()
     return arr, df, buf.nbytes
+
+
+def _identity_batches(batches):
+    yield from batches
+
+
+def jobs(df) -> dict:
+    """row name -> the DataFrame its job writes (to the noop sink)."""
+    import pandas as pd
+    from pyspark.sql.functions import pandas_udf
+
+    from mqcodec.spark import decode_column, explode_pcf_parameters, pandas_decoder
+
+    def same(s: pd.Series) -> pd.Series:
+        return s
+
+    same_udf = pandas_udf(same, "binary")  # type: ignore[call-overload]
+    return {
+        "spark-arrow:identity": df.mapInArrow(_identity_batches, df.schema),
+        "spark-arrow:decode_column": decode_column(df, "payload", "pcf"),
+        "spark-arrow:explode": explode_pcf_parameters(df, "payload", keep=["id"]),
+        "spark-pandas:identity": df.select("id", same_udf("payload").alias("p")),
+        "spark-pandas:pandas_decoder": df.select("id", pandas_decoder("pcf")("payload").alias("p")),
+    }
 
 
 def _run(df):
     df.write.format("noop").mode("overwrite").save()
 
 
+@pytest.fixture(scope="module")
+def spark():
+    pytest.importorskip("pyspark")
+    s = make_session()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def data(spark):
+    return make_data(spark)
+
+
+@pytest.fixture(scope="module")
+def spark_jobs(data):
+    return jobs(data[1])
+
+
 def test_direct(benchmark, data):
     from mqcodec import batch
 
     arr, _, nbytes = data
-    benchmark.pedantic(batch.decode_pcf_batch, args=(arr,), rounds=3)
-    record(benchmark, "spark:batch direct", N, nbytes)
+
+    def run():
+        for i in range(0, len(arr), BATCH):
+            batch.decode_pcf_batch(arr.slice(i, BATCH))
+
+    benchmark.pedantic(run, rounds=ROUNDS, warmup_rounds=WARMUP)
+    record(benchmark, "spark-direct:batch direct", N, nbytes)
 
 
-def test_map_in_arrow(benchmark, data):
-    from mqcodec.spark import decode_column
-
-    _, df, nbytes = data
-    benchmark.pedantic(_run, args=(decode_column(df, "payload", "pcf"),), rounds=2)
-    record(benchmark, "spark:mapInArrow", N, nbytes)
-
-
-def test_arrow_udf(benchmark, data):
-    from mqcodec.spark import arrow_decoder
-
-    _, df, nbytes = data
-    benchmark.pedantic(_run, args=(df.select(arrow_decoder("pcf")("payload")),), rounds=2)
-    record(benchmark, "spark:arrow_udf", N, nbytes)
-
-
-def test_pandas_udf(benchmark, data):
-    from mqcodec.spark import pandas_decoder
-
-    _, df, nbytes = data
-    benchmark.pedantic(_run, args=(df.select(pandas_decoder("pcf")("payload")),), rounds=2)
-    record(benchmark, "spark:pandas_udf", N, nbytes)
+@pytest.mark.parametrize("row", ["spark-arrow:identity", "spark-arrow:decode_column", "spark-arrow:explode",
+                                 "spark-pandas:identity", "spark-pandas:pandas_decoder"])
+def test_spark_row(benchmark, data, spark_jobs, row):
+    benchmark.pedantic(_run, args=(spark_jobs[row],), rounds=ROUNDS, warmup_rounds=WARMUP)
+    record(benchmark, row, N, data[2])
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +153,37 @@ def test_engine_spark(benchmark, capture, tmp_path, spark):
 
     benchmark.pedantic(run, rounds=2)
     record(benchmark, "engine:pcap2parquet spark", frames, size)
+
+
+def main() -> None:
+    """The Spark rows interleaved (one round of every row, then the next round),
+    so a change in the machine's load hits every row alike; prints the table of
+    BENCHMARKS.md.  ``python benchmarks/bench_spark.py`` (N and ROUNDS as above)."""
+    import statistics
+    import time
+
+    spark = make_session()
+    _, df, nbytes = make_data(spark)
+    todo = jobs(df)
+    times: dict = {name: [] for name in todo}
+    for name, job in todo.items():          # warm-up: worker start, imports
+        _run(job)
+    for _ in range(ROUNDS):
+        for name, job in todo.items():
+            t = time.perf_counter()
+            _run(job)
+            times[name].append(time.perf_counter() - t)
+    spark.stop()
+    print("%d records, %.1f MB, %d interleaved rounds (seconds per round: %s)" % (
+        N, nbytes / 1e6, ROUNDS, "; ".join("%s %s" % (k, " ".join("%.2f" % x for x in v)) for k, v in times.items())))
+    print("| row | median s | records/s | x identity (medians) | x identity (best rounds) |")
+    print("|---|---:|---:|---:|---:|")
+    for name, ts in times.items():
+        base = times[name.split(":")[0] + ":identity"]
+        med = statistics.median(ts)
+        print("| %s | %.2f | %.0f | %.2f | %.2f |" % (name, med, N / med, statistics.median(base) / med,
+                                                       min(base) / min(ts)))
+
+
+if __name__ == "__main__":
+    main()

@@ -31,17 +31,18 @@ def pytest_terminal_summary(terminalreporter):
     tr = terminalreporter
     tr.section("mqcodec throughput (median of rounds, one process, one core)")
     base = {k: v for k, v in rates.items()}
-    tr.write_line("%-34s %14s %10s %12s %10s %10s" % ("row", "records/s", "MB/s", "x construct", "% memcpy",
-                                                     "x tshark"))
+    tr.write_line("%-34s %14s %10s %12s %10s %10s %10s" % ("row", "records/s", "MB/s", "x construct", "% memcpy",
+                                                          "x tshark", "x identity"))
     for name, rps, mb in rows:
         group = name.split(":")[0]
         family = group.split("@")[0]      # "pcf@100k" compares with "pcf"'s once-measured rows
         c = base.get(group + ":construct compiled", base.get(family + ":construct compiled"))
         m = mbs.get(group + ":memory copy")
         t = base.get(group + ":tshark fields", base.get(family + ":tshark fields"))
-        tr.write_line("%-34s %14.0f %10.1f %12s %10s %10s" % (
+        i = base.get(group + ":identity")      # the Spark rows: the same mechanism doing nothing
+        tr.write_line("%-34s %14.0f %10.1f %12s %10s %10s %10s" % (
             name, rps, mb, "%.1f" % (rps / c) if c else "-", "%.1f" % (100 * mb / m) if m else "-",
-            "%.2f" % (rps / t) if t else "-"))
+            "%.2f" % (rps / t) if t else "-", "%.2f" % (rps / i) if i else "-"))
 
 
 # The rows every decoder group measures the same way (so their ratios compare like with like).

@@ -3,9 +3,10 @@ ONE Arrow definition (:mod:`mqcodec.batch.schema`).
 
 Nothing here spells a field a second time: the per-record Arrow schema of a
 decoder (:func:`row_schema`) is the batch schema without its ``record``
-column (in Spark the row *is* the record), plus, for a decoder with a child
-table (PCF parameters), that table without ``record`` as a list-of-structs
-column.  The Spark ``StructType`` is then produced by pyspark's own Arrow
+column (in Spark the row *is* the record); a decoder's child table (PCF
+parameters) is a table of its own, its batch schema without ``record``
+(never nested as a list column: Spark converts list elements one by
+one).  The Spark ``StructType`` is then produced by pyspark's own Arrow
 conversion (``pyspark.sql.pandas.types.from_arrow_schema``), and the Arrow
 types Spark expects back from a Python worker by its inverse
 (``to_arrow_schema``), so both sides always agree with pyspark's mapping
@@ -24,7 +25,7 @@ import pyarrow as pa
 __all__ = [
     "RECORD",
     "without_record",
-    "nested_row_schema",
+    "row_schema",
     "spark_compatible",
     "to_spark_schema",
     "to_spark_type",
@@ -43,16 +44,11 @@ def without_record(schema: pa.Schema) -> pa.Schema:
     return schema if i < 0 else schema.remove(i)
 
 
-def nested_row_schema(rows: pa.Schema, children: tuple[str, pa.Schema] | None = None) -> pa.Schema:
-    """The per-record Arrow schema: ``rows`` without ``record``, plus the
-    child table (``(column name, child schema)``) as a non-null list of
-    non-null structs without ``record``."""
-    out = without_record(rows)
-    if children is not None:
-        name, child = children
-        item = pa.field("item", pa.struct(list(without_record(child))), nullable=False)
-        out = out.append(pa.field(name, pa.list_(item), nullable=False))
-    return out
+def row_schema(rows: pa.Schema) -> pa.Schema:
+    """The per-record Arrow schema of a decoder: its row table without
+    ``record`` (in Spark the row is the record; the batch-relative number
+    would depend on ``maxRecordsPerBatch``)."""
+    return without_record(rows)
 
 
 def spark_compatible(t: "pa.DataType | pa.Schema") -> "pa.DataType | pa.Schema":

@@ -1,21 +1,32 @@
 """Spark UDFs and DataFrame helpers over the batch decoders.
 
 A THIN adapter: every byte is decoded by :mod:`mqcodec.batch`; this module
-only moves Arrow arrays between Spark and the batch functions and reshapes
-their output into one struct per input row.
+only moves Arrow arrays between Spark and the batch functions.
 
 The registry (:data:`DECODERS`) names each batch decoder, its function and
 its Arrow schema (both as ``"module:attribute"`` so a decoder that is not
 written yet costs nothing until it is asked for).  Adding a decoder is one
 :func:`register` line.  For each registered ``kind``:
 
-* :func:`arrow_decoder` (``arrow_udf``): Arrow array in, struct array out;
-* :func:`pandas_decoder` (``pandas_udf``): Series of bytes in, struct
-  column (a pandas DataFrame) out, for code written against pandas UDFs;
 * :func:`decode_column` (``mapInArrow``): the fast path -- the column's
   Arrow buffers go straight to the batch decoder, no Python object per row;
-* :func:`explode_children` / :func:`explode_pcf_parameters`: the long form
-  (one row per child, e.g. per PCF parameter) via ``mapInArrow``.
+  one struct of scalars per input row (the decoder's row table);
+* :func:`arrow_decoder` (``arrow_udf``): Arrow array in, the same struct
+  array out;
+* :func:`pandas_decoder` (``pandas_udf``): Series of bytes in, the same
+  struct column (a pandas DataFrame of scalar columns) out, for code
+  written against pandas UDFs;
+* :func:`explode_children` / :func:`explode_pcf_parameters`: the decoder's
+  child table (for PCF: one row per parameter) as flat rows via
+  ``mapInArrow``.
+
+The outputs are flat on purpose: Spark converts every element of an array
+column one at a time when it turns a Python worker's Arrow batch into rows,
+so a list of 49 parameter structs per record cost ~85 % of a
+``decode_column`` job; Spark converts a struct of scalars per record at
+the cost of its few fields, and the parameters come as a separate long table
+of scalars (BENCHMARKS.md, "Spark UDFs against the identity of their
+mechanism").
 
 Decode errors never fail a task: the batch decoders turn a bad record into
 a row with the ``error_*`` columns and ``raw`` set (docs/spark.md).
@@ -31,7 +42,7 @@ import pyarrow as pa
 
 from .schema import (
     RECORD,
-    nested_row_schema,
+    row_schema,
     spark_arrow_schema,
     spark_arrow_type,
     to_spark_schema,
@@ -72,9 +83,10 @@ class Decoder:
     ``function``: ``records -> pa.RecordBatch`` (one row per record, a
     ``record`` column numbering them from 0), or ``records -> (rows,
     children)`` when ``children`` is given.  ``schema``: the Arrow schema of
-    ``rows``.  ``children``: ``(column name, schema of the child table)``;
-    the child table carries ``record`` and is nested as a list column.
-    Each may be the object itself or ``"module:attribute"``.
+    ``rows``.  ``children``: ``(name, schema of the child table)``; the child
+    table carries ``record`` and is what :func:`explode_children` returns
+    (``name`` names it, e.g. ``"parameters"``).  Each may be the object
+    itself or ``"module:attribute"``.
     """
 
     name: str
@@ -86,9 +98,9 @@ class Decoder:
         return _resolve(self.function)
 
     def arrow_schema(self) -> pa.Schema:
-        """The per-record Arrow schema (what one decoded struct holds)."""
-        kids = None if self.children is None else (self.children[0], _resolve(self.children[1]))
-        return nested_row_schema(_resolve(self.schema), kids)
+        """The per-record Arrow schema (what one decoded struct holds): the
+        row table's columns without ``record``, all scalars."""
+        return row_schema(_resolve(self.schema))
 
     def child_schema(self) -> pa.Schema:
         """The Arrow schema of one long-form child row (``record`` removed)."""
@@ -101,8 +113,7 @@ class Decoder:
 
         Its direct fields are all nullable: a ``pandas_udf`` cannot hand back
         a non-nullable struct field (pyspark rebuilds the struct from pandas
-        columns), and every UDF of a kind must have the same type.  Nested
-        nullability (e.g. inside PCF parameters) is the batch schema's."""
+        columns), and every UDF of a kind must have the same type."""
         from pyspark.sql.types import StructField, StructType
 
         st = to_spark_schema(self.arrow_schema())
@@ -191,9 +202,11 @@ def _columns(table: pa.RecordBatch, schema: pa.Schema) -> list[pa.Array]:
     return [table.column(f.name) for f in schema]
 
 
-def decode_rows(records: Any, kind: "str | Decoder", **options) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+def decode_rows(records: Any, kind: "str | Decoder", **options) -> tuple[pa.RecordBatch, pa.Table | None]:
     """Run the batch decoder ``kind``: ``(rows, children)`` with the
-    ``record`` column kept, rows in record order (``children`` is None for
+    ``record`` column kept, rows in record order as one record batch, the
+    child table as the decoder made it (a ``pa.Table``, possibly of several
+    batches: nothing is copied for a caller that does not read it; None for
     a decoder without a child table)."""
     dec = get(kind)
     arr = _binary(records)
@@ -203,7 +216,9 @@ def decode_rows(records: Any, kind: "str | Decoder", **options) -> tuple[pa.Reco
     else:
         rows, kids = out[0], out[1]
     rows, _ = _in_record_order(_as_batch(rows), len(arr))
-    return rows, (None if kids is None else _as_batch(kids))
+    if isinstance(kids, pa.RecordBatch):
+        kids = pa.Table.from_batches([kids])
+    return rows, kids
 
 
 def _as_batch(table: "pa.RecordBatch | pa.Table") -> pa.RecordBatch:
@@ -214,35 +229,22 @@ def _as_batch(table: "pa.RecordBatch | pa.Table") -> pa.RecordBatch:
 
 
 def decode_arrow(records: Any, kind: "str | Decoder", *, target: pa.DataType | None = None, **options) -> pa.StructArray:
-    """Decode a binary array with the batch decoder ``kind``: one struct per
-    record, typed by ``Decoder.arrow_schema()`` (or cast to ``target``, the
-    Arrow type Spark expects).  ``options`` go to the batch function (e.g.
-    ``encoding=546`` for PCF)."""
+    """Decode a binary array with the batch decoder ``kind``: one struct of
+    scalars per record, typed by ``Decoder.arrow_schema()`` (or cast to
+    ``target``, the Arrow type Spark expects).  A child table (PCF
+    parameters) is not part of it: :func:`decode_rows` gives both tables,
+    :func:`explode_children` the child rows in Spark.  ``options`` go to the
+    batch function (e.g. ``encoding=546`` for PCF)."""
     dec = get(kind)
-    arr = _binary(records)
-    n = len(arr)
-    rows, kids = decode_rows(arr, dec, **options)
-    schema = dec.arrow_schema()
-    cols = _columns(rows, without_record(_resolve(dec.schema)))
-    if kids is not None and dec.children is not None:
-        cols.append(_nest(kids, n, schema.field(dec.children[0]).type))
-    out = pa.StructArray.from_arrays(cols, fields=list(schema))
+    rows, _ = decode_rows(records, dec, **options)
+    return _struct(rows, dec.arrow_schema(), target)
+
+
+def _struct(rows: pa.RecordBatch, schema: pa.Schema, target: pa.DataType | None) -> pa.StructArray:
+    out = pa.StructArray.from_arrays(_columns(rows, schema), fields=list(schema))
     if target is not None and out.type != target:
         out = out.cast(target)
     return out
-
-
-def _nest(kids: pa.RecordBatch, n: int, list_type: pa.ListType) -> pa.ListArray:
-    """Child rows (with ``record``) -> one list per record (no per-row Python)."""
-    kids, rec = _in_record_order(kids, None)
-    if len(rec) and (rec[0] < 0 or rec[-1] >= n):
-        raise RuntimeError("the batch decoder returned a child row for a record that does not exist")
-    counts = np.bincount(rec, minlength=n) if len(rec) else np.zeros(n, np.int64)
-    offsets = np.zeros(n + 1, np.int32)
-    np.cumsum(counts, out=offsets[1:])
-    item = list_type.value_type
-    values = pa.StructArray.from_arrays([kids.column(f.name) for f in item], fields=list(item))
-    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values, type=list_type)
 
 
 # ---------------------------------------------------------------------------
@@ -273,7 +275,11 @@ def arrow_decoder(kind: "str | Decoder", **options):
 def pandas_decoder(kind: "str | Decoder", **options):
     """A ``pandas_udf`` (Series of bytes -> DataFrame = struct column), the
     same decoded values as :func:`arrow_decoder` for callers on pandas UDFs.
-    Slower: Spark converts every row to a Python object and back."""
+
+    The Series goes to the batch decoder as one Arrow array (one C loop over
+    its ``bytes`` objects) and the result comes back as one pandas column
+    per field: nullable integer/boolean dtypes, ``object`` for strings and
+    bytes -- no Python object per row beyond what pandas needs for those."""
     import pandas as pd
     from pyspark.sql.functions import pandas_udf
 
@@ -283,10 +289,9 @@ def pandas_decoder(kind: "str | Decoder", **options):
     target = dec.spark_arrow_type()
 
     def decode(records: pd.Series) -> pd.DataFrame:
-        arr = pa.array([None if x is None else bytes(x) for x in records], type=pa.large_binary())
+        arr = pa.array(records, type=pa.large_binary(), from_pandas=True)
         out = decode_arrow(arr, dec, target=target, **options)
-        table = pa.Table.from_struct_array(out)
-        return table.to_pandas(types_mapper=_pandas_types, integer_object_nulls=True)
+        return pa.Table.from_struct_array(out).to_pandas(types_mapper=_pandas_types)
 
     decode.__name__ = "mqcodec_%s_pandas" % dec.name
     # real classes, not the strings of ``from __future__ import annotations``:
@@ -387,11 +392,15 @@ def explode_children(df, column: str, kind: "str | Decoder", *, keep: list[str] 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             _, kids = decode_rows(batch.column(column), dec, **options)
-            kids, rec = _in_record_order(kids, None)
-            idx = pa.array(rec, pa.int64())
-            arrays = [batch.column(c).take(idx) for c in keep]
-            arrays += [kids.column(f.name) for f in child]
-            yield _batch(arrays, target)
+            assert kids is not None         # dec.child_schema() above refused a decoder without children
+            for part in kids.to_batches():        # the decoder's pieces, each handed on as it is
+                part, rec = _in_record_order(part, None)
+                if len(rec) and (rec[0] < 0 or rec[-1] >= batch.num_rows):
+                    raise RuntimeError("the batch decoder returned a child row for a record that does not exist")
+                idx = pa.array(rec, pa.int64())
+                arrays = [batch.column(c).take(idx) for c in keep]
+                arrays += [part.column(f.name) for f in child]
+                yield _batch(arrays, target)
 
     return df.mapInArrow(run, out_schema)
 

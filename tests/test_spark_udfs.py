@@ -4,7 +4,9 @@ Every path -- the mapInArrow helper ``decode_column``, the ``arrow_udf``
 and the ``pandas_udf`` -- must give, row for row, exactly what the batch
 decoder gives when called directly on the same column (compared as Python
 lists of the Arrow values), malformed rows included: their error columns
-are set, ``raw`` keeps their bytes and the task does not fail.  Values are
+are set, ``raw`` keeps their bytes and the task does not fail.  The long
+form (``explode_pcf_parameters``) must give exactly the batch decoder's
+parameter table.  Values are
 also checked against outside facts: the PCF parameters each generated
 record was BUILT from, the Type/Command the vectors README states, and the
 MSMQ packet sizes of [MS-MQQB] 4.1.
@@ -31,6 +33,7 @@ from mqcodec.ibmmq.headers import MQMD
 from mqcodec.ibmmq.message import MQMessage, encode_message
 from mqcodec.ibmmq.pcf import PcfMessage, PcfParameter, encode_pcf
 from mqcodec.spark import udfs
+from mqcodec.spark.schema import to_spark_schema
 
 # --- outside facts --------------------------------------------------------
 # IBM MQ cmqcfc.h: PCF structure types and header types
@@ -173,21 +176,23 @@ def _drop_record(d: dict) -> dict:
     return {k: v for k, v in d.items() if k != "record"}
 
 
-def expected_rows(kind: str, records) -> list[dict]:
-    """One dict per record from the batch decoder itself; for PCF the
-    parameter rows are grouped under "parameters" here, independently of
-    the adapter's nesting code."""
+def expected_rows(kind: str, records, **options) -> list[dict]:
+    """One dict per record from the batch decoder itself (its row table;
+    for PCF the headers)."""
     arr = records if isinstance(records, (pa.Array, pa.ChunkedArray)) else pa.array(records, pa.large_binary())
     fn = udfs.get(kind).batch_function()
     if kind == "pcf":
-        headers, params = fn(arr)
-        rows = [_drop_record(h) for h in headers.to_pylist()]
-        for r in rows:
-            r["parameters"] = []
-        for p in params.to_pylist():
-            rows[p["record"]]["parameters"].append(_drop_record(p))
-        return rows
-    return [_drop_record(r) for r in fn(arr).to_pylist()]
+        return [_drop_record(h) for h in fn(arr, **options).headers.to_pylist()]
+    return [_drop_record(r) for r in fn(arr, **options).to_pylist()]
+
+
+def parameters_by_id(table: pa.Table, n: int) -> list[list[dict]]:
+    """The long form's rows (with an ``id`` column) grouped per record, in
+    parameter order, without ``id``."""
+    out: list[list[dict]] = [[] for _ in range(n)]
+    for row in table.sort_by([("id", "ascending"), ("param_index", "ascending")]).to_pylist():
+        out[row.pop("id")].append(row)
+    return out
 
 
 def test_all_three_batch_decoders_are_registered_and_available():
@@ -261,22 +266,52 @@ def test_udf_equals_batch_decoder_row_for_row(spark_decoded, inputs, kind, path)
     assert not bad, "rows %s differ, first:\n%r\n%r" % (bad[:10], got[bad[0]], want[bad[0]])
 
 
+@pytest.fixture(scope="module")
+def exploded(spark, inputs):
+    """The long form of every input (Spark job), as an Arrow table."""
+    records, _ = inputs
+    return udfs.explode_pcf_parameters(_frame(spark, records), "payload").toArrow()      # keeps id, ts, note
+
+
 @pytest.mark.spark
-def test_pcf_values_are_the_ones_built(spark_decoded, inputs):
-    _, meta = inputs
+def test_decoded_columns_are_flat():
+    """Every decoded struct holds scalars (at most a short list of scalars,
+    MQ's ``header_formats``), never a nested struct or a list of structs:
+    Spark converts nested elements one at a time, which is what made the
+    PCF parameters nested per record cost ~85 % of a job (BENCHMARKS.md);
+    the parameters are the long form's rows, which are flat too."""
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    def flat(t) -> bool:
+        if isinstance(t, ArrayType):
+            return not isinstance(t.elementType, (ArrayType, MapType, StructType))
+        return not isinstance(t, (MapType, StructType))
+
+    for kind in KINDS:
+        for f in udfs.get(kind).spark_type().fields:
+            assert flat(f.dataType), (kind, f)
+    for f in to_spark_schema(udfs.get("pcf").child_schema()).fields:
+        assert flat(f.dataType), f
+
+
+@pytest.mark.spark
+def test_pcf_values_are_the_ones_built(spark_decoded, inputs, exploded):
+    records, meta = inputs
     rows = spark_decoded["pcf", "map"]
+    all_params = parameters_by_id(exploded.select(["id"] + [f.name for f in udfs.get("pcf").child_schema()]),
+                                  len(records))
     checked = 0
-    for row, (origin, facts) in zip(rows, meta):
+    for row, params, (origin, facts) in zip(rows, all_params, meta):
         if origin == "pcf_vector":
             assert (row["Type"], row["Command"]) == VECTOR_FACTS[facts]
-            assert row["error_reason"] is None and row["parameters"]
+            assert row["error_reason"] is None and params
+            assert row["ParameterCount"] == sum(p["depth"] == 0 for p in params)
         if origin != "pcf":
             continue
         assert row["error_reason"] is None, row["error_reason"]
         assert (row["Type"], row["Command"], row["ParameterCount"]) == \
             (facts["Type"], facts["Command"], facts["ParameterCount"])
         assert row["encoding"] == facts["encoding"]
-        params = row["parameters"]
         top = [p for p in params if p["depth"] == 0]
         assert len(top) == len(facts["params"])
         for p, want in zip(top, facts["params"]):
@@ -331,10 +366,9 @@ def test_malformed_rows_are_error_rows_with_raw_kept(spark_decoded, inputs, kind
 # --- the long form ----------------------------------------------------------
 
 @pytest.mark.spark
-def test_explode_pcf_parameters_is_the_parameter_table(spark, inputs):
+def test_explode_pcf_parameters_is_the_parameter_table(exploded, inputs):
     records, _ = inputs
-    df = _frame(spark, records)
-    got = udfs.explode_pcf_parameters(df, "payload").toArrow()      # keeps id, ts, note
+    got = exploded
     assert got.schema.names == ["id", "ts", "note"] + [f.name for f in PCF_PARAMETERS if f.name != "record"]
     got = got.sort_by([("id", "ascending"), ("param_index", "ascending")]).to_pylist()
     _, params = decode_pcf_batch(pa.array(records, pa.large_binary()))
@@ -361,19 +395,23 @@ def test_small_var_types_and_options(spark, inputs):
     try:
         df = _frame(spark, sample)
         out = udfs.decode_column(df, "payload", "pcf", encoding=MQENC_LITTLE)
-        out = out.select("id", "pcf", udfs.arrow_decoder("pcf", encoding=MQENC_LITTLE)("payload").alias("a"))
+        out = out.select("id", "pcf", udfs.arrow_decoder("pcf", encoding=MQENC_LITTLE)("payload").alias("a"),
+                         udfs.pandas_decoder("pcf", encoding=MQENC_LITTLE)("payload").alias("p"))
         table = out.toArrow().sort_by("id")
+        long = udfs.explode_pcf_parameters(df, "payload", keep=["id"], encoding=MQENC_LITTLE).toArrow()
         seen = df.mapInArrow(payload_type, "t string").distinct().collect()
     finally:
         spark.conf.set(key, old)
-    headers, params = decode_pcf_batch(pa.array(sample, pa.binary()), encoding=MQENC_LITTLE)
-    want = [_drop_record(h) for h in headers.to_pylist()]
-    for r in want:
-        r["parameters"] = []
-    for p in params.to_pylist():
-        want[p["record"]]["parameters"].append(_drop_record(p))
+    want = expected_rows("pcf", pa.array(sample, pa.binary()), encoding=MQENC_LITTLE)
     assert table.column("pcf").to_pylist() == want
     assert table.column("a").to_pylist() == want
+    assert table.column("p").to_pylist() == want
+    _, params = decode_pcf_batch(pa.array(sample, pa.binary()), encoding=MQENC_LITTLE)
+    want_params: list[list[dict]] = [[] for _ in sample]
+    for p in params.to_pylist():
+        want_params[p.pop("record")].append(p)
+    assert parameters_by_id(long, len(sample)) == want_params
+    assert sum(map(len, want_params)) > 40
     assert [r.t for r in seen] == ["binary"]            # the setting really was off
     # forcing little-endian makes the big-endian records of the sample fail
     assert any(r["error_reason"] for r in want[:40])
@@ -386,8 +424,8 @@ def test_spark_types_follow_the_core_arrow_schemas():
     from pyspark.sql.types import BinaryType, IntegerType, LongType, ShortType, StructType
 
     pcf = udfs.get("pcf").spark_type()
-    assert pcf.names == [f.name for f in PCF_HEADERS if f.name != "record"] + ["parameters"]
-    elem = pcf["parameters"].dataType.elementType
+    assert pcf.names == [f.name for f in PCF_HEADERS if f.name != "record"]
+    elem = to_spark_schema(udfs.get("pcf").child_schema())      # the long form's columns
     assert isinstance(elem, StructType)
     assert elem.names == [f.name for f in PCF_PARAMETERS if f.name != "record"]
     assert not elem["param_index"].nullable and elem["string_value"].nullable
