@@ -228,25 +228,43 @@ class MessageKeys:
         cut = np.flatnonzero((g[1:] != g[:-1]) | (f[1:] != f[:-1])) + 1
         starts = np.concatenate(([0], cut))
         ends = np.concatenate((cut, [n]))
-        ranks = np.zeros(n, dtype=np.int64)
+        lengths = ends - starts
+        first = np.zeros(len(starts), dtype=np.int64)   # each run's first rank
         frames = f.copy()
         dirs = self._dirs
+        limit = KEY_RANK_FRAMES
+        st: Optional[_DirectionKeys] = None
+        current = None
+        run = 0
+        unframed: list = []   # (row in sorted order, frame, rank) of rows without a frame
         for a, b, gk, fr in zip(starts.tolist(), ends.tolist(), g[starts].tolist(), f[starts].tolist()):
-            s_, d_ = gk >> 1, gk & 1
-            if fr < 0:   # no frame: one at a time, as tcp() does
+            if fr < 0:   # no frame: one at a time, as tcp() does (their ranks set after the loop)
                 for i in range(a, b):
-                    k = self.tcp(s_, d_, None, False)
-                    frames[i], ranks[i] = key_frame(k), key_rank(k)
+                    k = self.tcp(gk >> 1, gk & 1, None, False)
+                    unframed.append((i, key_frame(k), key_rank(k)))
+                run += 1
                 continue
-            st = dirs.get((s_, d_))
-            if st is None:
-                st = dirs[(s_, d_)] = _DirectionKeys()
+            if gk != current:
+                current = gk
+                st = dirs.get((gk >> 1, gk & 1))
+                if st is None:
+                    st = dirs[(gk >> 1, gk & 1)] = _DirectionKeys()
+            assert st is not None
             st.last = fr
-            k0 = self._count(st, fr, b - a)
+            counts = st.counts
+            k0 = counts.get(fr, 0)
+            counts[fr] = k0 + (b - a)
+            if len(counts) > limit:
+                del counts[next(iter(counts))]
             if k0 + (b - a) > KEY_FALLBACK_RANK:
                 raise KeyOverflow("more than %d rows start in frame %d of one TCP direction: their rank does "
                                   "not fit in message_key" % (KEY_FALLBACK_RANK, fr))
-            ranks[a:b] = k0 + np.arange(b - a)
+            first[run] = k0
+            run += 1
+        # rank = the run's first rank + the row's place in its run
+        ranks = np.repeat(first - starts, lengths) + np.arange(n)
+        for i, fr_, rank in unframed:
+            frames[i], ranks[i] = fr_, rank
         keys[order] = make_keys(self.base, frames, ranks)
         return keys
 

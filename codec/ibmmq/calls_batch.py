@@ -51,9 +51,12 @@ class _Reader:
     def __init__(self, buf: np.ndarray, starts: np.ndarray, lens: np.ndarray):
         self.buf, self.starts, self.lens = buf, starts, lens
         self.last = max(len(buf) - 1, 0)
-        # every 4-byte window of the buffer (zeros past its end): a 32-bit field in one gather
-        padded = np.concatenate([buf, np.zeros(4, dtype=np.uint8)])
-        self.windows = np.lib.stride_tricks.sliding_window_view(padded, 4)
+        # every 4-byte window of the buffer: a 32-bit field in one gather (a field past the
+        # buffer's end reads its last window: such a field is outside its unit, never used)
+        if len(buf) < 4:
+            buf = np.concatenate([buf, np.zeros(4, dtype=np.uint8)])
+        self.windows = np.lib.stride_tricks.sliding_window_view(buf, 4)
+        self.last_window = len(self.windows) - 1
 
     def has(self, pos, n) -> np.ndarray:
         return pos + n <= self.lens
@@ -65,7 +68,7 @@ class _Reader:
 
     def _word(self, pos) -> np.ndarray:
         """The four bytes at ``pos`` of every unit, contiguous (n x 4)."""
-        return np.ascontiguousarray(self.windows[np.minimum(self.starts + pos, self.last)])
+        return np.ascontiguousarray(self.windows[np.minimum(self.starts + pos, self.last_window)])
 
     def be32(self, pos) -> np.ndarray:
         """Four bytes as an unsigned big-endian integer (-1 where absent)."""
