@@ -214,7 +214,8 @@ def _run(spark, files, outdir, *, raw, mq_ports, msmq_ports, partition_by, chunk
 
             numbering = stream_numbering(rows)
             reports = finish_reports(reports, files, rows, figures)
-        if all(json.loads(r["report"])["summary"].get("captures not read") for r in reports):
+        unread = sum(json.loads(r["report"])["summary"].get("captures not read", 0) for r in reports)
+        if unread >= len(files):
             from mqcodec.pcap2parquet import NoCaptureRead
 
             raise NoCaptureRead("no input could be read as a capture: " + "; ".join(

@@ -61,22 +61,55 @@ _BATCH_FRAMES = 4096
 
 
 def _scan(task) -> list:
-    """Stage 2: (capture index, uri, [(start, end), ...]) -> [(index, range, scan)]."""
+    """Stage 2: (capture index, uri, [(part, start, end), ...]) -> [(index,
+    range, scan)], or [(index, None, error)] for an input that is not a
+    readable capture (it cannot be opened, or its file header is not a
+    capture's: what the local engine reports as not read).  Damage after the
+    first frame fails the job (the local engine converts the frames before it)."""
+    from mqcodec.capture import open_capture
     from mqcodec.capture.ranges import ByteRange, check_plan, reconcile_plan, scan_ranges
+    from mqcodec.errors import DecodeError
 
     from .storage import open_input
 
     index, uri, plan = task
     ranges = [ByteRange(*r) for r in plan]
-    source = open_input(uri)
     try:
-        scans = scan_ranges(source, ranges)
-        if check_plan(scans):
-            scans = reconcile_plan(source, ranges, scans)
+        source = open_input(uri)
+    except OSError as exc:
+        return [(index, None, str(exc))]
+    try:
+        try:
+            scans = scan_ranges(source, ranges)
+            if check_plan(scans):
+                scans = reconcile_plan(source, ranges, scans)
+        except DecodeError as exc:
+            if _has_a_frame(open_capture, uri):
+                raise
+            return [(index, None, str(exc))]
+        except OSError as exc:
+            return [(index, None, str(exc))]
     finally:
         if source is not uri and hasattr(source, "close"):
             source.close()
     return [(index, tuple(r), s) for r, s in zip(ranges, scans)]
+
+
+def _has_a_frame(open_capture, uri) -> bool:
+    """Whether the whole-file reader gets a frame out of ``uri`` before an error."""
+    from mqcodec.errors import DecodeError
+
+    from .storage import open_input
+
+    source = open_input(uri)
+    try:
+        next(iter(open_capture(source)))
+        return True
+    except (DecodeError, StopIteration):
+        return False
+    finally:
+        if source is not uri and hasattr(source, "close"):
+            source.close()
 
 
 def _frames(rows, names: dict):
@@ -211,18 +244,25 @@ def split_rows(spark, files: list, options, *, split_size: int, partitions: int 
     from .storage import display_name, open_input
 
     names = {i: (display_name(uri), uri) for i, uri in enumerate(files)}
-    plans = []
+    plans: list = []
+    not_read: list = []
     for i, uri in enumerate(files):
-        source = open_input(uri)
+        source = None
         try:
+            source = open_input(uri)
             plans.append((i, uri, [tuple(r) for r in plan_ranges(source, split_size)]))
+        except OSError:   # perhaps visible to the executors: the scan task says
+            plans.append((i, uri, [(0, 0, 1)]))
         finally:
-            if source is not uri and hasattr(source, "close"):
+            if source is not None and source is not uri and hasattr(source, "close"):
                 source.close()
     sc = spark.sparkContext
     scanned = sc.parallelize(plans, max(1, len(plans))).map(_scan).collect()
     tasks = []
     for per_file in scanned:
+        if per_file and per_file[0][1] is None:
+            not_read.append((per_file[0][0], per_file[0][2]))
+            continue
         bases = frame_number_bases([s.numbers for _, _, s in per_file])
         for (index, rng, scan), first in zip(per_file, bases):
             tasks.append((index, rng[0], rng[1], rng[2], first, pickle.dumps(scan)))
@@ -248,6 +288,7 @@ def split_rows(spark, files: list, options, *, split_size: int, partitions: int 
     figures = {"ranges": len(tasks), "tasks": {"scan": len(plans), "frames": len(tasks),
                                                "convert": grouped.rdd.getNumPartitions()}}
     figures["_frames"] = frames
+    figures["_not_read"] = not_read
     return rows, figures
 
 
@@ -292,6 +333,7 @@ def finish_reports(reports: list, files: list, rows, figures: dict) -> list:
     from .storage import display_name
 
     frames = figures.pop("_frames")
+    not_read = dict(figures.pop("_not_read"))
     figures["shuffled_bytes"] = int(frames.agg(F.sum(F.length("data"))).collect()[0][0] or 0)
     frames.unpersist()
     merged: dict = {}
@@ -310,8 +352,12 @@ def finish_reports(reports: list, files: list, rows, figures: dict) -> list:
                                                        "groups": 0})
             m["groups"] += 1
             m["stats"].update({k: v for k, v in c.get("stats", {}).items() if isinstance(v, int)})
-    captures = []
+    captures: list = []
     for i, uri in enumerate(files):
+        if i in not_read:   # as the local engine reports an input it cannot read
+            summary["captures not read"] += 1
+            captures.append({"index": i, "capture": display_name(uri), "error": not_read[i], "stats": {}})
+            continue
         m = merged.get(i, {"capture": display_name(uri), "stats": Counter(), "groups": 0})
         captures.append({"index": i, "capture": m["capture"], "stats": dict(m["stats"]), "groups": m["groups"]})
     total = {"summary": dict(summary), "messages_by_protocol_and_kind": dict(kinds), "calls_by_type": dict(calls),

@@ -91,3 +91,26 @@ def test_ranges_of_64_kib_give_the_local_engines_rows(spark, spark_cluster, inpu
     for k in ("frames", "messages", "calls", "gaps"):
         assert summary.get(k, 0) == local["summary"].get(k, 0), k
     assert summary["calls"] > 100 and summary["gaps"] > 0
+
+
+def test_inputs_that_are_not_captures_are_reported_as_the_local_engine_does(spark, inputs, tmp_path):
+    """In local mode: a file that is not a capture and a missing one are
+    reported as not read, the job goes on with the others; all unreadable is
+    NoCaptureRead, as in the local engine."""
+    from mqcodec.pcap2parquet import NoCaptureRead
+    from mqcodec.spark import pipeline
+
+    bad = tmp_path / "notes.txt"
+    bad.write_text("not a capture at all, just words\n" * 10)
+    missing = tmp_path / "gone.pcap"
+    good = inputs[3]
+    mixed = [str(bad), good, str(missing)]
+    report = pipeline.convert(mixed, str(tmp_path / "split"), spark=spark, split_size=16 * 1024)
+    local = convert(mixed, str(tmp_path / "local"), ConvertOptions())
+    assert report["summary"]["captures not read"] == local["summary"]["captures not read"] == 2
+    errors = {c["capture"]: c.get("error") for c in report["captures"]}
+    assert "magic" in errors["notes.txt"] and errors["gone.pcap"]
+    for table in TABLES:
+        assert _rows(tmp_path / "split", table) == _rows(tmp_path / "local", table), table
+    with pytest.raises(NoCaptureRead):
+        pipeline.convert([str(bad)], str(tmp_path / "none"), spark=spark, split_size=16 * 1024)
