@@ -306,12 +306,7 @@ class Converter:
         report["capture"] = name
         report["index"] = index
         self._report_conflicts(report)
-        self.capture_reports.append(report)
-        self.summary["frames"] += report["stats"].get("frames", 0)
-        self.summary["frames skipped"] += report["stats"].get("skipped", 0)
-        self.summary["frames malformed"] += report["stats"].get("malformed", 0)
-        self._end_calls()
-        self.flush()
+        self._capture_done(report)
         return opened
 
     def _add_capture_pure(self, source, name: str, progress=None) -> None:
@@ -382,6 +377,11 @@ class Converter:
         impossible = getattr(inner, "impossible_timestamps", 0)
         if impossible:
             self.summary["frames with impossible timestamps"] += impossible
+        self._capture_done(report)
+
+    def _capture_done(self, report: dict) -> None:
+        """A capture (or add_frames' part of one) ends: its report and frame
+        counters kept, its waiting requests written, its rows flushed."""
         self.capture_reports.append(report)
         self.summary["frames"] += report["stats"].get("frames", 0)
         self.summary["frames skipped"] += report["stats"].get("skipped", 0)
