@@ -47,7 +47,7 @@ from mqcodec.tables import TABLES as _DATA_TABLES
 from .storage import display_name, expand, open_input
 
 __all__ = ["MQCodecDataSource", "register", "expand_paths", "TABLES", "ALL", "wide_schema", "wide_batches",
-           "convert_capture"]
+           "convert_capture", "produced_in_thread"]
 
 #: the tables of the main job, and the per-capture reports
 TABLES = _DATA_TABLES + ("captures",)
@@ -99,29 +99,21 @@ def _convert_options(opts: dict):
 
 
 class _Stopped(Exception):
-    """The consumer went away: the converting thread ends."""
+    """The consumer went away: the producing thread ends."""
 
 
 _DONE = object()
 
 
-def convert_capture(index: int, uri: str, options, tables) -> Iterator[tuple[str, Any]]:
-    """Convert one capture, yielding ``(table, pa.Table)`` for every chunk of
-    rows of a table in ``tables`` as the converter produces it, then
-    ``("captures", report)`` (the capture's report, all failure reasons).
-
-    The converter runs in a thread; at most :data:`QUEUE_CHUNKS` chunks wait
-    for the consumer.  An error of the converter (other than the capture not
-    being readable, which is reported as the local engine reports it) is
-    raised here; closing the generator stops the thread."""
-    from mqcodec.errors import DecodeError
-    from mqcodec.pcap2parquet import Converter
-
+def produced_in_thread(produce, name: str) -> Iterator[Any]:
+    """Run ``produce(put)`` in a thread and yield what it puts, in order; at
+    most :data:`QUEUE_CHUNKS` items wait for the consumer (so memory holds a
+    few chunks, never a capture's output).  An error of ``produce`` is raised
+    here; closing the generator stops the thread (its next ``put`` raises)."""
     q: queue.Queue = queue.Queue(maxsize=QUEUE_CHUNKS)
     stop = threading.Event()
-    wanted = frozenset(tables)
 
-    def put(item):
+    def put(item) -> None:
         while True:
             if stop.is_set():
                 raise _Stopped()
@@ -131,24 +123,9 @@ def convert_capture(index: int, uri: str, options, tables) -> Iterator[tuple[str
             except queue.Full:
                 continue
 
-    def sink(name, table):
-        if name in wanted:
-            put((name, table))
-
-    def run():
+    def run() -> None:
         try:
-            conv = Converter(sink, options)
-            name = display_name(uri)
-            source = None
-            try:
-                source = open_input(uri)
-                conv.add_capture(source, name=name, index=index)
-            except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
-                conv.not_read(name, exc, index=index)
-            finally:
-                if source is not None and source is not uri:
-                    source.close()
-            put(("captures", conv.report(top=None)))
+            produce(put)
             put(_DONE)
         except _Stopped:
             pass
@@ -158,7 +135,7 @@ def convert_capture(index: int, uri: str, options, tables) -> Iterator[tuple[str
             except _Stopped:
                 pass
 
-    worker = threading.Thread(target=run, name="mqcodec-convert-%d" % index, daemon=True)
+    worker = threading.Thread(target=run, name=name, daemon=True)
     worker.start()
     try:
         while True:
@@ -171,6 +148,37 @@ def convert_capture(index: int, uri: str, options, tables) -> Iterator[tuple[str
     finally:
         stop.set()
         worker.join()
+
+
+def convert_capture(index: int, uri: str, options, tables) -> Iterator[tuple[str, Any]]:
+    """Convert one capture, yielding ``(table, pa.Table)`` for every chunk of
+    rows of a table in ``tables`` as the converter produces it, then
+    ``("captures", report)`` (the capture's report, all failure reasons).
+
+    The converter runs in a thread (:func:`produced_in_thread`).  An error of
+    the converter (other than the capture not being readable, which is
+    reported as the local engine reports it) is raised here; closing the
+    generator stops the thread."""
+    from mqcodec.errors import DecodeError
+    from mqcodec.pcap2parquet import Converter
+
+    wanted = frozenset(tables)
+
+    def produce(put) -> None:
+        conv = Converter(lambda name, table: put((name, table)) if name in wanted else None, options)
+        name = display_name(uri)
+        source = None
+        try:
+            source = open_input(uri)
+            conv.add_capture(source, name=name, index=index)
+        except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
+            conv.not_read(name, exc, index=index)
+        finally:
+            if source is not None and source is not uri:
+                source.close()
+        put(("captures", conv.report(top=None)))
+
+    return produced_in_thread(produce, "mqcodec-convert-%d" % index)
 
 
 class _CaptureReader(DataSourceReader):

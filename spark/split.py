@@ -154,26 +154,10 @@ def _convert(batches, names: dict, options, target: pa.Schema):
     :data:`~mqcodec.spark.datasource.QUEUE_CHUNKS`, so that a task holds a few
     chunks, never a connection's output (``Converter.add_frames`` flushes
     every ``chunk_messages`` rows)."""
-    import queue
-    import threading
-
     from mqcodec.capture.frame import Frame
     from mqcodec.pcap2parquet import Converter
 
-    from .datasource import CAPTURES_SCHEMA, QUEUE_CHUNKS, wide_batches
-
-    q: queue.Queue = queue.Queue(maxsize=QUEUE_CHUNKS)
-    stop = threading.Event()
-    done = object()
-
-    def put(item) -> None:
-        while not stop.is_set():
-            try:
-                q.put(item, timeout=0.2)
-                return
-            except queue.Full:
-                continue
-        raise _Stopped()
+    from .datasource import CAPTURES_SCHEMA, produced_in_thread, wide_batches
 
     def frames():
         for b in batches:
@@ -183,43 +167,19 @@ def _convert(batches, names: dict, options, target: pa.Schema):
                        Frame(cols["number"][i], cols["ts_ns"][i], cols["linktype"][i], cols["caplen"][i],
                              cols["origlen"][i], cols["data"][i], cols["interface_id"][i]))
 
-    def run() -> None:
-        try:
-            conv = Converter(lambda name, table: put((name, table)), options)
-            for (index, _group), group in itertools.groupby(frames(), key=lambda t: (t[0], t[1])):
-                opened = conv.add_frames((f for _, _, f in group), names[index][0], index=index)
-                if opened:
-                    put((STREAMS, pa.table({"capture_index": [index] * len(opened), "opened": opened},
-                                           schema=_STREAMS_SCHEMA)))
-            report = conv.report(top=None)
-            put(("captures", pa.table({"index": [-1], "capture": ["(split)"], "report": [
-                json.dumps(report, sort_keys=True, default=str)]}, schema=CAPTURES_SCHEMA)))
-            put(done)
-        except _Stopped:
-            pass
-        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
-            try:
-                put(exc)
-            except _Stopped:
-                pass
+    def produce(put) -> None:
+        conv = Converter(lambda name, table: put((name, table)), options)
+        for (index, _group), group in itertools.groupby(frames(), key=lambda t: (t[0], t[1])):
+            opened = conv.add_frames((f for _, _, f in group), names[index][0], index=index)
+            if opened:
+                put((STREAMS, pa.table({"capture_index": [index] * len(opened), "opened": opened},
+                                       schema=_STREAMS_SCHEMA)))
+        report = conv.report(top=None)
+        put(("captures", pa.table({"index": [-1], "capture": ["(split)"], "report": [
+            json.dumps(report, sort_keys=True, default=str)]}, schema=CAPTURES_SCHEMA)))
 
-    worker = threading.Thread(target=run, name="mqcodec-split-convert", daemon=True)
-    worker.start()
-    try:
-        while True:
-            item = q.get()
-            if item is done:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield from wide_batches(item[0], item[1], target)
-    finally:
-        stop.set()
-        worker.join()
-
-
-class _Stopped(Exception):
-    """The consumer went away: the converting thread ends."""
+    for name, table in produced_in_thread(produce, "mqcodec-split-convert"):
+        yield from wide_batches(name, table, target)
 
 
 def wide_schema_with_streams() -> pa.Schema:
@@ -314,7 +274,8 @@ def stream_numbering(rows):
         key = "call_key" if table == MQ_CALLS else "message_key"
         cols = df.columns
         joined = df.withColumn("_capture", F.shiftright(F.col(key), KEY_CAPTURE_SHIFT)).join(
-            F.broadcast(ranks), (F.col("_capture") == F.col("capture_index")) & (F.col("tcp_stream") == F.col("opened")),
+            F.broadcast(ranks),
+            (F.col("_capture") == F.col("capture_index")) & (F.col("tcp_stream") == F.col("opened")),
             "left")
         return joined.select([F.col("_index").cast(df.schema["tcp_stream"].dataType).alias("tcp_stream")
                               if c == "tcp_stream" else F.col(c) for c in cols])
@@ -324,8 +285,11 @@ def stream_numbering(rows):
 
 def finish_reports(reports: list, files: list, rows, figures: dict) -> list:
     """The tasks' reports (one per convert task, every group's capture report
-    in it) -> one report per capture, as the local engine's; ``figures``
-    gets ``shuffled_bytes`` (the frames' bytes through the shuffle)."""
+    in it) -> report rows for :func:`mqcodec.spark.pipeline._merge`: the
+    tasks' own (their counters, which it sums) without their group reports,
+    and one row with a report per capture, as the local engine lists them
+    (the groups' counters summed; inputs not read with their error).
+    ``figures`` gets ``shuffled_bytes`` (the frames' bytes through the shuffle)."""
     from collections import Counter
 
     from pyspark.sql import functions as F
@@ -337,29 +301,23 @@ def finish_reports(reports: list, files: list, rows, figures: dict) -> list:
     figures["shuffled_bytes"] = int(frames.agg(F.sum(F.length("data"))).collect()[0][0] or 0)
     frames.unpersist()
     merged: dict = {}
-    summary: Counter = Counter()
-    kinds: Counter = Counter()
-    calls: Counter = Counter()
-    failed: Counter = Counter()
+    out = []
     for row in reports:
         report = json.loads(row["report"])
-        summary.update(report["summary"])
-        kinds.update(report["messages_by_protocol_and_kind"])
-        calls.update(report.get("calls_by_type", {}))
-        failed.update(report.get("failed_calls_by_reason", {}))
         for c in report["captures"]:
-            m = merged.setdefault(c.get("index", 0), {"capture": c["capture"], "stats": Counter(),
-                                                       "groups": 0})
+            m = merged.setdefault(c.get("index", 0), {"capture": c["capture"], "stats": Counter(), "groups": 0})
             m["groups"] += 1
             m["stats"].update({k: v for k, v in c.get("stats", {}).items() if isinstance(v, int)})
+        report["captures"] = []
+        out.append({"index": -1, "capture": row["capture"], "report": json.dumps(report, default=str)})
     captures: list = []
     for i, uri in enumerate(files):
         if i in not_read:   # as the local engine reports an input it cannot read
-            summary["captures not read"] += 1
             captures.append({"index": i, "capture": display_name(uri), "error": not_read[i], "stats": {}})
             continue
         m = merged.get(i, {"capture": display_name(uri), "stats": Counter(), "groups": 0})
         captures.append({"index": i, "capture": m["capture"], "stats": dict(m["stats"]), "groups": m["groups"]})
-    total = {"summary": dict(summary), "messages_by_protocol_and_kind": dict(kinds), "calls_by_type": dict(calls),
-             "failed_calls_by_reason": dict(failed), "captures": captures}
-    return [{"index": 0, "capture": "(all)", "report": json.dumps(total, sort_keys=True, default=str)}]
+    unread = {"captures not read": len(not_read)} if not_read else {}
+    per_capture = {"summary": unread, "messages_by_protocol_and_kind": {}, "captures": captures}
+    out.append({"index": len(files), "capture": "(captures)", "report": json.dumps(per_capture, default=str)})
+    return out
