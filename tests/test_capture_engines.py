@@ -16,36 +16,22 @@ headers), plain, gzip and pcapng.
 from __future__ import annotations
 
 import gzip
-import io
 import random
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
-from mqcodec import synth
-from mqcodec.capture.writer import PcapngWriter, PcapWriter
 from mqcodec.pcap2parquet import ConvertOptions, Converter
 from mqcodec.tables import TableCollector, key_capture, key_frame
+
+from capture_inputs import fragmented, reordered
+from capture_inputs import pcap_bytes as _pcap
+from capture_inputs import simulator_packets as _packets
 
 capture_core = pytest.importorskip("mqcodec._ext.capture_core", reason="the compiled capture core is not built")
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "captures" / "ibmmq_jms_client_1414.pcap"
 IDENTITY = ("capture", "tcp_stream", "stream_offset", "protocol", "frame", "src_ip", "src_port", "kind")
-
-
-def _pcap(packets, *, snaplen=262144, ng=False) -> bytes:
-    f = io.BytesIO()
-    if ng:
-        w = PcapngWriter(f)
-        iface = w.add_interface(1, snaplen)  # LINKTYPE_ETHERNET
-        for ts, data in packets:
-            w.write(iface, ts, data[:snaplen], len(data))
-        return f.getvalue()
-    w = PcapWriter(f, nanosecond=True, snaplen=snaplen)
-    for ts, data in packets:
-        w.write(ts, data[:snaplen])
-    return f.getvalue()
 
 
 def _convert(data, capture_impl, **opts):
@@ -95,10 +81,6 @@ def _same(data, **opts):
     return ours[3]
 
 
-def _packets(seed, messages):
-    return [(p.ts_ns, p.frame) for p in synth.generate(seed, messages)]
-
-
 def test_real_capture():
     report = _same(REAL.read_bytes())
     assert report["summary"]["messages"] > 0
@@ -124,17 +106,7 @@ def test_gzip_and_pcapng():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_dropped_duplicated_reordered_segments(seed):
-    pk = _packets(4, 30)
-    rnd = random.Random(seed)
-    order = [i for i in range(len(pk)) if rnd.random() > 0.01]
-    for i in range(len(order)):
-        if rnd.random() < 0.03:
-            order.insert(i, order[i])
-    for _ in range(10):
-        j = rnd.randrange(len(order) - 3)
-        k = j + rnd.randrange(1, 3)
-        order[j], order[k] = order[k], order[j]
-    report = _same(_pcap(pk[i] for i in order))
+    report = _same(_pcap(reordered(_packets(4, 30), seed)))
     # a gap can only come from the pure reassembler: its connection was replayed
     if report["summary"].get("gaps"):
         assert report["summary"].get("connections replayed by the pure pipeline", 0) >= 1
@@ -205,18 +177,7 @@ def test_ipv4_fragments_stay_with_the_core(mtu):
     """TCP (SYNs, MQ and MSMQ data, FINs) and UDP pings in IPv4 fragments,
     some fragments swapped: the core reassembles them itself (no give-up, no
     replay for them) and the tables equal the pure engine's."""
-    from mqcodec.capture.writer import ethernet, fragment_ipv4
-
-    rnd = random.Random(mtu)
-    out = []
-    for ts, frame in _packets(10, 25):
-        if rnd.random() < 0.5:
-            frags = fragment_ipv4(frame[14:14 + int.from_bytes(frame[16:18], "big")], mtu)
-            if rnd.random() < 0.3:
-                rnd.shuffle(frags)
-            out += [(ts + k, ethernet(f)) for k, f in enumerate(frags)]
-        else:
-            out.append((ts, frame))
+    out = fragmented(_packets(10, 25), mtu, mtu)
     for data in (_pcap(out), _pcap(out, ng=True)):
         report = _same(data)
         assert report["summary"].get("connections replayed by the pure pipeline", 0) == 0

@@ -8,65 +8,29 @@ with dropped, duplicated and reordered segments, one with IPv4 fragments
 (some swapped), and a pcapng one."""
 from __future__ import annotations
 
-import io
-import random
 from pathlib import Path
 
 import pytest
 
-from mqcodec import synth
-from mqcodec.capture.writer import PcapngWriter, PcapWriter, ethernet, fragment_ipv4
 from mqcodec.pcap2parquet import ConvertOptions, convert
 from mqcodec.tables import TABLES, read_table
+
+from capture_inputs import fragmented, pcap_bytes, reordered, simulator_packets
 
 pytestmark = pytest.mark.spark
 ON_CLUSTER = pytest.mark.parametrize("spark", ["cluster"], indirect=True)
 REAL = Path(__file__).resolve().parents[2] / "shared" / "captures" / "ibmmq_jms_client_1414.pcap"
 
 
-def _write(path, packets, *, ng=False):
-    f = io.BytesIO()
-    if ng:
-        w = PcapngWriter(f)
-        iface = w.add_interface(1, 262144)
-        for ts, data in packets:
-            w.write(iface, ts, data, len(data))
-    else:
-        w = PcapWriter(f, nanosecond=True)
-        for ts, data in packets:
-            w.write(ts, data)
-    path.write_bytes(f.getvalue())
-    return str(path)
-
-
-def _packets(seed, messages):
-    return [(p.ts_ns, p.frame) for p in synth.generate(seed, messages)]
-
-
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
     root = tmp_path_factory.mktemp("split")
-    rnd = random.Random(7)
-    pk = _packets(4, 60)
-    order = [i for i in range(len(pk)) if rnd.random() > 0.01]
-    for i in range(len(order)):
-        if rnd.random() < 0.03:
-            order.insert(i, order[i])
-    for _ in range(20):
-        j = rnd.randrange(len(order) - 3)
-        k = j + rnd.randrange(1, 3)
-        order[j], order[k] = order[k], order[j]
-    fragmented = []
-    for ts, frame in _packets(10, 40):
-        if rnd.random() < 0.5:
-            frags = fragment_ipv4(frame[14:14 + int.from_bytes(frame[16:18], "big")], 300)
-            if rnd.random() < 0.3:
-                rnd.shuffle(frags)
-            fragmented += [(ts + k, ethernet(f)) for k, f in enumerate(frags)]
-        else:
-            fragmented.append((ts, frame))
-    return [str(REAL), _write(root / "damaged.pcap", [pk[i] for i in order]),
-            _write(root / "fragments.pcap", fragmented), _write(root / "ng.pcapng", _packets(6, 40), ng=True)]
+    captures = {"damaged.pcap": pcap_bytes(reordered(simulator_packets(4, 60), 7, swaps=20)),
+                "fragments.pcap": pcap_bytes(fragmented(simulator_packets(10, 40), 300, 7)),
+                "ng.pcapng": pcap_bytes(simulator_packets(6, 40), ng=True)}
+    for name, data in captures.items():
+        (root / name).write_bytes(data)
+    return [str(REAL)] + [str(root / name) for name in captures]
 
 
 def _rows(folder, table):
