@@ -51,12 +51,14 @@ class _Reader:
     def __init__(self, buf: np.ndarray, starts: np.ndarray, lens: np.ndarray):
         self.buf, self.starts, self.lens = buf, starts, lens
         self.last = max(len(buf) - 1, 0)
-        # every 4-byte window of the buffer: a 32-bit field in one gather (a field past the
-        # buffer's end reads its last window: such a field is outside its unit, never used)
+        # every 4-byte window of the buffer as one unaligned 32-bit integer (stride 1 byte): a
+        # 32-bit field in one 1-D gather (a field past the buffer's end reads its last window:
+        # such a field is outside its unit, never used)
         if len(buf) < 4:
             buf = np.concatenate([buf, np.zeros(4, dtype=np.uint8)])
-        self.windows = np.lib.stride_tricks.sliding_window_view(buf, 4)
-        self.last_window = len(self.windows) - 1
+        self.le32 = np.ndarray((len(buf) - 3,), dtype="<u4", buffer=buf, strides=(1,))
+        self.be32_ = np.ndarray((len(buf) - 3,), dtype=">u4", buffer=buf, strides=(1,))
+        self.last_window = len(buf) - 4
 
     def has(self, pos, n) -> np.ndarray:
         return pos + n <= self.lens
@@ -66,20 +68,17 @@ class _Reader:
             return np.zeros(len(self.starts), dtype=np.int64)
         return self.buf[np.minimum(self.starts + pos, self.last)].astype(np.int64)
 
-    def _word(self, pos) -> np.ndarray:
-        """The four bytes at ``pos`` of every unit, contiguous (n x 4)."""
-        return np.ascontiguousarray(self.windows[np.minimum(self.starts + pos, self.last_window)])
+    def _at(self, pos) -> np.ndarray:
+        return np.minimum(self.starts + pos, self.last_window)
 
     def be32(self, pos) -> np.ndarray:
         """Four bytes as an unsigned big-endian integer (-1 where absent)."""
-        v = self._word(pos).view(">u4").ravel().astype(np.int64)
+        v = self.be32_[self._at(pos)].astype(np.int64)
         return np.where(self.has(pos, 4), v, -1)
 
     def u32(self, pos, little) -> np.ndarray:
-        w = self._word(pos)
-        be = w.view(">u4").ravel().astype(np.int64)
-        le = w.view("<u4").ravel().astype(np.int64)
-        return np.where(little, le, be)
+        at = self._at(pos)
+        return np.where(little, self.le32[at], self.be32_[at]).astype(np.int64)
 
     def i32(self, pos, little) -> np.ndarray:
         v = self.u32(pos, little)
