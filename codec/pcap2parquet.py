@@ -652,21 +652,26 @@ class Converter:
 
         n = len(starts)
         decoded = decode_units(data, starts, lens, full)
-        stream_l, dir_l, frame_l = stream.tolist(), direction.tolist(), frame.tolist()
+        stream_l = stream.tolist()
         # call_key: the capture, the unit's first frame and its rank among the units of
-        # its direction starting in that frame (the last 16 frames of each direction)
+        # its direction starting in that frame (the last 16 frames of each direction; a unit
+        # with no frame (-1) counts under None, as _unit does)
         all_ranks = self._ranks
-        rank_l = []
-        for s, d, fr in zip(stream_l, dir_l, frame_l):
-            ranks = all_ranks.get((s, d))
-            if ranks is None:
-                ranks = all_ranks[(s, d)] = {}
+        order, run_starts, run_ends, groups, run_frames = _tables.direction_runs(stream, direction, frame)
+        run_lens = run_ends - run_starts
+        counts_of = lambda g: all_ranks.setdefault((g >> 1, g & 1), {})  # noqa: E731
+        first, done = _tables.count_new_frames(counts_of, groups, run_frames, run_lens)
+        for run in np.flatnonzero(~done).tolist():   # directions out of frame order: run by run
+            ranks = counts_of(int(groups[run]))
+            fr = int(run_frames[run])
             fkey = fr if fr >= 0 else None
             k = ranks.get(fkey, 0)
-            ranks[fkey] = k + 1
+            ranks[fkey] = k + int(run_lens[run])
             if len(ranks) > 16:
                 del ranks[next(iter(ranks))]
-            rank_l.append(k)
+            first[run] = k
+        rank_l = np.empty(n, dtype=np.int64)
+        rank_l[order] = np.repeat(first - run_starts, run_lens) + np.arange(n)
         keys = _tables.make_keys(self._keys.base, frame, rank_l).tolist()
         known_ts = ts >= 0
         ts_l = ts.tolist() if known_ts.all() else [t if t >= 0 else None for t in ts.tolist()]

@@ -127,6 +127,70 @@ def key_rank(key: int) -> int:
     return key & KEY_MAX_RANK
 
 
+def direction_runs(stream, direction, frame):
+    """Rows (numpy arrays, in each direction's stream order; directions may
+    interleave) as runs of one direction and one frame: ``(order, starts,
+    ends, groups, frames)``: ``order`` sorts the rows by direction, stably;
+    each run is ``order[starts[j]:ends[j]]``, of direction ``groups[j]``
+    (stream * 2 + direction) and frame ``frames[j]``."""
+    import numpy as np
+
+    group = np.asarray(stream, dtype=np.int64) * 2 + np.asarray(direction, dtype=np.int64)
+    frame = np.asarray(frame, dtype=np.int64)
+    n = len(group)
+    order = np.argsort(group, kind="stable")
+    g, f = group[order], frame[order]
+    cut = np.flatnonzero((g[1:] != g[:-1]) | (f[1:] != f[:-1])) + 1
+    starts = np.concatenate(([0], cut)).astype(np.int64)
+    ends = np.concatenate((cut, [n])).astype(np.int64)
+    return order, starts, ends, g[starts], f[starts]
+
+
+def count_new_frames(counts_of, groups, frames, lengths, limit: int = KEY_RANK_FRAMES):
+    """The rank rule of :meth:`MessageKeys.tcp` (a frame's rows counted per
+    direction, the last ``limit`` frames remembered) for whole runs at once
+    (:func:`direction_runs`), where it needs no per-run step: a direction
+    whose runs' frames are all >= 0 and increase, the first no lower than any
+    frame it remembers (a capture in order).  ``counts_of(group)`` gives the
+    direction's counts (frame -> rows, oldest first), updated here as the
+    one-run-at-a-time rule leaves them.  Returns ``(first, done)``: each
+    run's first rank, and which runs this counted (the others: per run)."""
+    import numpy as np
+
+    m = len(groups)
+    first = np.zeros(m, dtype=np.int64)
+    done = np.zeros(m, dtype=bool)
+    if m == 0:
+        return first, done
+    gcut = np.flatnonzero(groups[1:] != groups[:-1]) + 1
+    gstarts = np.concatenate(([0], gcut))
+    gends = np.concatenate((gcut, [m]))
+    bad = frames < 0
+    bad[1:] |= frames[1:] <= frames[:-1]
+    bad[gstarts] = frames[gstarts] < 0
+    bad_group = np.add.reduceat(bad.astype(np.int64), gstarts) > 0
+    for a, b, g, skip in zip(gstarts.tolist(), gends.tolist(), groups[gstarts].tolist(), bad_group.tolist()):
+        if skip:
+            continue
+        counts = counts_of(g)
+        f0 = int(frames[a])
+        if counts and (None in counts or max(counts) > f0):
+            continue
+        k0 = counts.get(f0, 0)
+        first[a] = k0
+        counts[f0] = k0 + int(lengths[a])
+        done[a:b] = True
+        if b - a > limit:   # the later runs push out every frame remembered before them
+            counts.clear()
+            rest = b - limit
+        else:
+            rest = a + 1
+        counts.update(zip(frames[rest:b].tolist(), lengths[rest:b].tolist()))
+        while len(counts) > limit:
+            del counts[next(iter(counts))]
+    return first, done
+
+
 class _DirectionKeys:
     __slots__ = ("counts", "last", "fallback")
 
@@ -214,41 +278,46 @@ class MessageKeys:
         order (directions may interleave); returns the keys (int64 array)."""
         import numpy as np
 
-        stream = np.asarray(stream, dtype=np.int64)
-        direction = np.asarray(direction, dtype=np.int64)
         frame = np.asarray(frame, dtype=np.int64)
         n = len(frame)
         keys = np.zeros(n, dtype=np.int64)
         if n == 0:
             return keys
-        group = stream * 2 + direction
-        order = np.lexsort((np.arange(n), group))
-        g, f = group[order], frame[order]
-        # runs of one direction and one frame, in stream order
-        cut = np.flatnonzero((g[1:] != g[:-1]) | (f[1:] != f[:-1])) + 1
-        starts = np.concatenate(([0], cut))
-        ends = np.concatenate((cut, [n]))
+        order, starts, ends, groups, run_frames = direction_runs(stream, direction, frame)
         lengths = ends - starts
-        first = np.zeros(len(starts), dtype=np.int64)   # each run's first rank
-        frames = f.copy()
+        frames = frame[order]
         dirs = self._dirs
-        limit = KEY_RANK_FRAMES
+
+        def state(gk: int) -> _DirectionKeys:
+            st = dirs.get((gk >> 1, gk & 1))
+            if st is None:
+                st = dirs[(gk >> 1, gk & 1)] = _DirectionKeys()
+            return st
+
+        # directions in frame order at once; the others one run at a time
+        first, done = count_new_frames(lambda gk: state(gk).counts, groups, run_frames, lengths)
+        if done.any():
+            last = np.flatnonzero(done & np.append(groups[1:] != groups[:-1], True))
+            for gk, fr in zip(groups[last].tolist(), run_frames[last].tolist()):
+                state(gk).last = fr
+            over = np.flatnonzero(done & (first + lengths > KEY_FALLBACK_RANK))
+            if len(over):
+                raise KeyOverflow("more than %d rows start in frame %d of one TCP direction: their rank does "
+                                  "not fit in message_key" % (KEY_FALLBACK_RANK, int(run_frames[over[0]])))
+        unframed: list = []   # (row in sorted order, frame, rank) of rows without a frame
         st: Optional[_DirectionKeys] = None
         current = None
-        run = 0
-        unframed: list = []   # (row in sorted order, frame, rank) of rows without a frame
-        for a, b, gk, fr in zip(starts.tolist(), ends.tolist(), g[starts].tolist(), f[starts].tolist()):
+        limit = KEY_RANK_FRAMES
+        for run in np.flatnonzero(~done).tolist():
+            a, b, gk, fr = int(starts[run]), int(ends[run]), int(groups[run]), int(run_frames[run])
             if fr < 0:   # no frame: one at a time, as tcp() does (their ranks set after the loop)
                 for i in range(a, b):
                     k = self.tcp(gk >> 1, gk & 1, None, False)
                     unframed.append((i, key_frame(k), key_rank(k)))
-                run += 1
                 continue
             if gk != current:
                 current = gk
-                st = dirs.get((gk >> 1, gk & 1))
-                if st is None:
-                    st = dirs[(gk >> 1, gk & 1)] = _DirectionKeys()
+                st = state(gk)
             assert st is not None
             st.last = fr
             counts = st.counts
@@ -260,7 +329,6 @@ class MessageKeys:
                 raise KeyOverflow("more than %d rows start in frame %d of one TCP direction: their rank does "
                                   "not fit in message_key" % (KEY_FALLBACK_RANK, fr))
             first[run] = k0
-            run += 1
         # rank = the run's first rank + the row's place in its run
         ranks = np.repeat(first - starts, lengths) + np.arange(n)
         for i, fr_, rank in unframed:
