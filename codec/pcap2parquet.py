@@ -211,6 +211,7 @@ class Converter:
         # (_calls: rows of _unit, dicts, or of _unit_batch: (batch table, row indices,
         # replied, reply_call_key); _held: call_key -> a dict or (batch table, row index))
         self._calls: list = []
+        self._call_rows = 0   # rows in _calls (an entry of a unit batch holds many)
         self._held: dict[int, Any] = {}
         self._tracker: Any = None  # the capture's ibmmq.conversation.CallTracker
         self._capture_index = -1
@@ -344,7 +345,7 @@ class Converter:
                 for d in budget.enforce(proc.tcp, dirs, lambda evs: self._on_events(evs, name, dirs),
                                         frame_number=frame.number, ts_ns=frame.ts_ns):
                     self._drain(name, d)
-            if len(self._pending) + self._block_rows + len(self._calls) >= limit_rows \
+            if len(self._pending) + self._block_rows + self._call_rows >= limit_rows \
                     or self._pending_bytes >= limit_bytes:
                 self.flush()
         for ev in proc.close():
@@ -623,14 +624,17 @@ class Converter:
             req = self._held.pop(att.request_call_key, None)
             if req is not None:
                 self._calls.append(_replied(req, True, call_key))
+                self._call_rows += 1
         for gone in att.given_up:
             req = self._held.pop(gone, None)
             if req is not None:
                 self._calls.append(_replied(req, False, None))
+                self._call_rows += 1
         if att.waiting:
             self._held[call_key] = row
         else:
             self._calls.append(row)
+            self._call_rows += 1
         link = {"call_key": call_key, "queue_name": att.queue_name, "queue_manager": att.queue_manager,
                 "remote_q_name": cols.get("remote_q_name"), "remote_q_mgr_name": cols.get("remote_q_mgr_name")}
         return call_key, link
@@ -725,22 +729,41 @@ class Converter:
             arrays.append(a if a.type == f.type else a.cast(f.type))
         table = pa.Table.from_arrays(
             arrays, schema=pa.schema([f for f in plain if f.name not in ("replied", "reply_call_key")]))
-        # rows complete now are written at the next flush; requests wait for their reply
+        # rows complete now are written at the next flush, requests replied in this batch
+        # with their reply's key; the others wait for their reply (held, one by one)
         waits = np.array(att.waiting, dtype=bool)
+        keys_a = extra["call_key"].to_numpy()
+        rck_a = extra["request_call_key"].fill_null(-1).to_numpy()
+        replied = np.zeros(n, dtype=np.int8)            # 0: not a request; 1: replied; 2: waiting; 3: given up
+        reply_key = np.full(n, -1, dtype=np.int64)
+        replied[waits] = 2
+        by_key = np.argsort(keys_a, kind="stable")
+        replies = np.flatnonzero(rck_a >= 0)
+        at = by_key[np.minimum(np.searchsorted(keys_a, rck_a[replies], sorter=by_key), max(n - 1, 0))]
+        here = keys_a[at] == rck_a[replies]             # the request is a row of this batch
+        replied[at[here]] = 1
+        reply_key[at[here]] = keys_a[replies[here]]
+        gone_here = np.isin(keys_a, np.asarray(att.given_up, dtype=np.int64)) & waits if att.given_up else None
+        if gone_here is not None:
+            replied[gone_here] = 3
         held, calls = self._held, self._calls
-        if not waits.all():
-            calls.append((table, np.flatnonzero(~waits), None, None))
-        for i in np.flatnonzero(waits).tolist():
+        done = np.flatnonzero(replied != 2)
+        if len(done):
+            calls.append((table, done, pa.array(replied[done] == 1, mask=replied[done] == 0),
+                          pa.array(reply_key[done], mask=reply_key[done] < 0)))
+            self._call_rows += len(done)
+        for i in np.flatnonzero(replied == 2).tolist():
             held[keys[i]] = (table, i)
-        for i in np.flatnonzero(pa.array(rck, pa.int64()).is_valid().to_numpy(zero_copy_only=False)).tolist():
+        for i in replies[~here].tolist():               # requests of earlier batches
             req = held.pop(rck[i], None)
             if req is not None:
-                calls.append((req[0], req[1], True, keys[i]) if type(req) is tuple
-                             else _replied(req, True, keys[i]))
+                calls.append(_replied(req, True, keys[i]))
+                self._call_rows += 1
         for gone in att.given_up:
             req = held.pop(gone, None)
             if req is not None:
                 calls.append(_replied(req, False, None))
+                self._call_rows += 1
         links = pa.table({"call_key": extra["call_key"], "queue_name": extra["queue_name"],
                           "queue_manager": extra["queue_manager"],
                           "remote_q_name": decoded.column("remote_q_name").cast(pa.string()),
@@ -753,11 +776,13 @@ class Converter:
         if self._tracker is not None:
             self._tracker.close()
         self._calls.extend(_replied(req, False, None) for req in self._held.values())
+        self._call_rows += len(self._held)
         self._held.clear()
         self._ranks = {}
 
     def _write_calls(self) -> None:
         rows, self._calls = self._calls, []
+        self._call_rows = 0
         if not rows:
             return
         table = _calls_table(rows)
@@ -1076,7 +1101,9 @@ def _calls_table(rows: list) -> pa.Table:
     Each row is a dict (:meth:`Converter._unit`: decode_unit columns plus
     where, pairing, queue; ``ts`` in nanoseconds, split as in the other
     tables) or rows of a unit batch (:meth:`Converter._unit_batch`): (its
-    table, row indices, replied, reply_call_key), see :func:`_replied`."""
+    table, a row index, replied, reply_call_key), see :func:`_replied`, or
+    (its table, row indices, replied and reply_call_key as Arrow arrays,
+    one value per row, or None: all null)."""
     import numpy as np
 
     schema = _tables.table_schema(_tables.MQ_CALLS)
@@ -1109,10 +1136,10 @@ def _calls_table(rows: list) -> pa.Table:
         index = [base[np.array(single_table, dtype=np.int64)] + np.array(single_index, dtype=np.int64)]
         replied = [pa.array(single_replied, pa.bool_())]
         reply = [pa.array(single_reply, pa.int64())]
-        for t, idx, rep, key in runs:
+        for t, idx, rep, key in runs:   # replied, reply_call_key: None (null), or an array per row
             index.append(base[t] + idx)
-            replied.append(pa.nulls(len(idx), pa.bool_()) if rep is None else pa.array(np.full(len(idx), rep)))
-            reply.append(pa.nulls(len(idx), pa.int64()) if key is None else pa.array(np.full(len(idx), key)))
+            replied.append(pa.nulls(len(idx), pa.bool_()) if rep is None else rep)
+            reply.append(pa.nulls(len(idx), pa.int64()) if key is None else key)
         all_rows = pa.concat_tables(batch_tables)
         where = np.concatenate(index)
         keys = all_rows.column("call_key").take(pa.array(where)).to_numpy()

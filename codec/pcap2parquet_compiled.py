@@ -281,11 +281,10 @@ class _Held:
         if n == 0:
             return 0
         out = t.filter(pa.array(write))
-        pairs, counts = np.unique(np.stack([out.column("tcp_stream").to_numpy(),
-                                            out.column("_dir").to_numpy().astype(np.int64)]),
-                                  axis=1, return_counts=True)
-        for (stream, direction), count in zip(pairs.T.tolist(), counts.tolist()):
-            produced[(stream, direction)] += count
+        pairs, counts = np.unique(out.column("tcp_stream").to_numpy() * 2
+                                  + out.column("_dir").to_numpy().astype(np.int64), return_counts=True)
+        for pair, count in zip(pairs.tolist(), counts.tolist()):
+            produced[(pair >> 1, pair & 1)] += count
         # keys from the input (tables.MessageKeys): each direction's rows come in stream order
         keys = conv._keys.tcp_batch(out.column("tcp_stream").to_numpy(), out.column("_dir").to_numpy(),
                                     out.column("frame").fill_null(-1).to_numpy())
@@ -410,10 +409,9 @@ def _units(conv, core, b: dict, is_unit, name: str, conns: dict, produced: Count
                                   np.asarray(b["stream_offset"], dtype=np.int64)[units],
                                   np.asarray(b["frame"], dtype=np.int64)[units],
                                   np.asarray(b["ts_ns"], dtype=np.int64)[units])
-    pairs, counts = np.unique(np.stack([np.asarray(b["tcp_stream"], dtype=np.int64)[units], dir_u]), axis=1,
-                              return_counts=True)
-    for (stream, d), c in zip(pairs.T.tolist(), counts.tolist()):
-        produced[("unit", stream, d)] += c
+    pairs, counts = np.unique(np.asarray(b["tcp_stream"], dtype=np.int64)[units] * 2 + dir_u, return_counts=True)
+    for pair, c in zip(pairs.tolist(), counts.tolist()):
+        produced[("unit", pair >> 1, pair & 1)] += c
     # each message's link: the unit record just before it in its direction (same conn and
     # direction, nearest before it in the batch), when at the same stream offset
     m = len(is_unit)
@@ -516,7 +514,7 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
             frames = core.stats.get("frames", 0)
             progress.advance(frames - frames_seen, where[0])
             frames_seen = frames
-        if conv._block_rows + len(conv._pending) + len(conv._calls) >= opts.chunk_messages \
+        if conv._block_rows + len(conv._pending) + conv._call_rows >= opts.chunk_messages \
                 or conv._pending_bytes >= opts.chunk_bytes:
             conv.flush()
         if core.stop is not None:

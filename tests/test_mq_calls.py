@@ -51,9 +51,9 @@ def _engines():
 ENGINES = _engines()
 
 
-def _convert(source, engine, name="c"):
+def _convert(source, engine, name="c", **options):
     tables = TableCollector()
-    conv = Converter(tables, ConvertOptions(capture_impl=engine))
+    conv = Converter(tables, ConvertOptions(capture_impl=engine, **options))
     conv.add_capture(source, name=name)
     return tables, conv.report()
 
@@ -654,3 +654,32 @@ def test_tracker_units_in_batches_equal_one_at_a_time(tmp_path, size):
     assert batched.close() == one.close()
     assert sum(g[2] is not None for g in got) > 20 and sum(g[0] is not None for g in got) > 20
     assert any(g[3] for g in got) and given_up
+
+
+@pytest.mark.parametrize("chunk", [7, 20000])
+def test_requests_given_up_are_written_alike_by_both_engines(tmp_path, monkeypatch, chunk):
+    """With the tracker's memory bound forced low, requests are given up in the
+    middle of the compiled core's unit batches and across them: both engines
+    write the same mq_calls rows, given-up requests as not replied
+    (``replied`` False, no ``reply_call_key``), the others paired."""
+    import functools
+
+    import mqcodec.ibmmq.conversation as conversation
+    from mqcodec import synth
+
+    monkeypatch.setattr(conversation, "CallTracker", functools.partial(CallTracker, max_waiting=1))
+    path = tmp_path / "synth.pcap"
+    synth.write_capture(str(path), seed=5, messages=80)
+    # (rows in call_key order within each flush, flushes where each engine makes them;
+    # dictionaries may differ)
+    c, py = (_convert(path, engine, chunk_messages=chunk)[0].table("mq_calls").sort_by("call_key")
+             for engine in ("c", "py"))
+    assert c.num_rows == py.num_rows > 200
+    assert c.schema == py.schema and c.to_pylist() == py.to_pylist()
+    replied = Counter(c.column("replied").to_pylist())
+    assert replied[True] > 20 and replied[False] > 5 and replied[None] > 20
+    given_up = [r for r in c.to_pylist() if r["replied"] is False]
+    assert all(r["reply_call_key"] is None for r in given_up)
+    paired = {r["reply_call_key"]: r["call_key"] for r in c.to_pylist() if r["replied"]}
+    replies = {r["call_key"]: r["request_call_key"] for r in c.to_pylist() if r["request_call_key"] is not None}
+    assert paired and all(replies[reply] == request for reply, request in paired.items())
