@@ -276,12 +276,15 @@ class Converter:
     def _start_capture(self, index: int, *, same_keys: bool = False) -> None:
         """The per-capture state, for capture ``index`` (``same_keys``: keep
         the message_key rank state of the last call for this index)."""
-        from .ibmmq.conversation import CallTracker
+        from .ibmmq import conversation
 
+        # the tracker compiled (mqcodec._ext.conversation: the same source) with the compiled core
+        tracker = _impl.pick("conversation", self.options.capture_impl or self.options.impl,
+                             what="conversation tracker") or conversation
         if not (same_keys and self._capture_index == index):
             self._keys = _tables.MessageKeys(index)
         self._capture_index = index
-        self._tracker = CallTracker()
+        self._tracker = tracker.CallTracker()
         self._ranks = {}
         self._core_links = deque()
 

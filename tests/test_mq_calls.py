@@ -20,7 +20,6 @@ import pytest
 
 from mqcodec.capture.writer import TcpConversation, write_pcap
 from mqcodec.ibmmq import calls as C
-from mqcodec.ibmmq.conversation import CallTracker
 from mqcodec.ibmmq.builders import (api_header, default_gmo, default_od, encode_get_reply, encode_put,
                                     encode_put_reply, encode_segments)
 from mqcodec.ibmmq.framing import MQStreamFramer, Unit
@@ -49,6 +48,16 @@ def _engines():
 
 
 ENGINES = _engines()
+
+
+@pytest.fixture
+def Tracker(impl):
+    """CallTracker of each implementation: the pure one and its compiled twin
+    (mqcodec._ext.conversation, the same source compiled)."""
+    from mqcodec import _impl
+    from mqcodec.ibmmq import conversation
+
+    return (_impl.pick("conversation", impl) or conversation).CallTracker
 
 
 def _convert(source, engine, name="c", **options):
@@ -423,8 +432,8 @@ def test_the_compiled_framer_reports_the_same_units():
     assert got == expected and len(got) == 6
 
 
-def test_tracker_bounds_the_waiting_requests():
-    t = CallTracker(max_waiting=2)
+def test_tracker_bounds_the_waiting_requests(Tracker):
+    t = Tracker(max_waiting=2)
     outs = [t.unit(k, 0, k, {"segment_type": 0x89, "conversation_id": 1, "request_id": k}) for k in range(4)]
     assert [o.given_up for o in outs] == [[], [], [0], [1]]
     assert t.close() == [2, 3]
@@ -527,8 +536,8 @@ def test_other_unit_types_against_tshark(tmp_path, engine):
     assert "secret" not in repr(rows)
 
 
-def test_tracker_rules():
-    t = CallTracker()
+def test_tracker_rules(Tracker):
+    t = Tracker()
     u = lambda k, **cols: t.unit(k, 0, k * 1000, cols)  # noqa: E731
     u(1, segment_type=0x01, id_q_mgr_name="*")
     u(2, segment_type=0x01, id_q_mgr_name="QMX")
@@ -626,7 +635,7 @@ def test_value_names_are_tsharks():
 
 
 @pytest.mark.parametrize("size", [1, 7, 1000])
-def test_tracker_units_in_batches_equal_one_at_a_time(tmp_path, size):
+def test_tracker_units_in_batches_equal_one_at_a_time(tmp_path, size, Tracker):
     """CallTracker.units over batches of any size (its state carried from
     batch to batch) attributes the simulator's units as unit() does one at a
     time, and what it finds is not empty: pairs, latencies, queues, give-ups."""
@@ -638,9 +647,9 @@ def test_tracker_units_in_batches_equal_one_at_a_time(tmp_path, size):
         write_pcap(f, [(p.ts_ns, p.frame) for p in synth.generate(3, 30)])
     rows = sorted(_convert(path, "py")[0].table("mq_calls").to_pylist(), key=lambda r: r["call_key"])
     ts = [r["ts"].timestamp() * 1_000_000_000 // 1 + r["ts_nanos"] if r["ts"] else None for r in rows]
-    one = CallTracker(max_waiting=1)
+    one = Tracker(max_waiting=1)
     expected = [one.unit(r["call_key"], r["tcp_stream"], t, r) for r, t in zip(rows, ts)]
-    batched = CallTracker(max_waiting=1)
+    batched = Tracker(max_waiting=1)
     got: list = []
     given_up: list = []
     for i in range(0, len(rows), size):
@@ -665,9 +674,11 @@ def test_requests_given_up_are_written_alike_by_both_engines(tmp_path, monkeypat
     import functools
 
     import mqcodec.ibmmq.conversation as conversation
-    from mqcodec import synth
+    from mqcodec import _impl, synth
 
-    monkeypatch.setattr(conversation, "CallTracker", functools.partial(CallTracker, max_waiting=1))
+    for module in (conversation, _impl.load("conversation")):
+        if module is not None:
+            monkeypatch.setattr(module, "CallTracker", functools.partial(module.CallTracker, max_waiting=1))
     path = tmp_path / "synth.pcap"
     synth.write_capture(str(path), seed=5, messages=80)
     # (rows in call_key order within each flush, flushes where each engine makes them;

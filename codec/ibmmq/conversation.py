@@ -42,13 +42,12 @@ Memory is bounded: at most ``max_waiting`` requests wait at once (past it
 the oldest is given up, reported by :meth:`unit` in ``given_up``) and at
 most ``max_handles`` handles are kept per conversation.
 """
-from __future__ import annotations
 
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
-from .calls import MQCLOSE, MQOPEN, MQPUT1, SPI, is_reply, is_request
+from mqcodec.ibmmq.calls import MQCLOSE, MQOPEN, MQPUT1, SPI, is_reply, is_request  # absolute: _ext compiles this file too
 
 __all__ = ["CallTracker", "Attribution", "Attributions", "MQCC_FAILED", "TRACKED"]
 
@@ -98,8 +97,7 @@ class Attributions(NamedTuple):
     given_up: list
 
 
-@dataclass
-class _Waiting:
+class _Waiting(NamedTuple):
     call_key: int
     ts_ns: Optional[int]
     queue_name: Optional[str]
@@ -114,7 +112,7 @@ class CallTracker:
 
     def __init__(self, *, max_waiting: int = 1 << 16, max_handles: int = 1 << 16):
         self._waiting: dict[tuple, deque] = {}
-        self._order: OrderedDict = OrderedDict()   # call_key -> waiting key, oldest first
+        self._order: dict = {}   # call_key -> waiting key, oldest first
         self._handles: dict[tuple, OrderedDict] = {}
         self._qmgr: dict[Any, str] = {}
         self.max_waiting = int(max_waiting)
@@ -184,13 +182,14 @@ class CallTracker:
                 name = resolved_q[i]
             if t in _REQUESTS:
                 key = (ckey[0], ckey[1], request_ids[i], t)
-                w = _Waiting(call_keys[i], ts_ns[i], name, manager, od_name[i], od_qm[i], hobj)
+                ck = call_keys[i]
+                w = (ck, ts_ns[i], name, manager, od_name[i], od_qm[i], hobj)
                 q = waiting.get(key)
                 if q is None:
                     waiting[key] = deque((w,))
                 else:
                     q.append(w)
-                order[w.call_key] = key
+                order[ck] = key
                 waits[i] = True
                 while len(order) > max_waiting:
                     self._give_up(given_up)
@@ -198,7 +197,7 @@ class CallTracker:
                 req = None
                 q = waiting.get((ckey[0], ckey[1], request_ids[i], base))
                 if q:
-                    req = q.popleft()
+                    req = _Waiting._make(q.popleft())
                     if not q:
                         del waiting[(ckey[0], ckey[1], request_ids[i], base)]
                     order.pop(req.call_key, None)
@@ -244,11 +243,12 @@ class CallTracker:
 
     def _give_up(self, given_up: list) -> None:
         """Forget the oldest waiting request (memory bound)."""
-        call_key, key = self._order.popitem(last=False)
+        call_key = next(iter(self._order))
+        key = self._order.pop(call_key)
         q = self._waiting.get(key)
         if q:
             for i, w in enumerate(q):
-                if w.call_key == call_key:
+                if w[0] == call_key:
                     del q[i]
                     break
             if not q:
