@@ -80,6 +80,22 @@ def test_inflated_length_counts_every_member_and_stops_at_damage():
     assert 0 < harnesses.inflated_length(cut) < len(a)
     assert harnesses.inflated_length(b"\x1f\x8b garbage") == 0
     assert harnesses.inflated_length(gzip.compress(a), cap=1000) <= len(a)
+    # a bad trailer (CRC-32, ISIZE): the readers hand the member's bytes on before they
+    # check it, so they are work done (the campaign of 2026-11-26 07:23 reported a
+    # 2,809-byte capture inflating to 710,819 bytes, with a bad CRC, as 0 bytes of work)
+    good = gzip.compress(a)
+    assert harnesses.inflated_length(good[:-8] + bytes(8)) == len(a)
+    assert harnesses.inflated_length(good[:-8] + bytes(8) + gzip.compress(b)) == len(a) + len(b)
+    # header fields (RFC 1952 2.3): FEXTRA, FNAME, FCOMMENT, FHCRC skipped
+    import io
+    named = io.BytesIO()
+    with gzip.GzipFile(filename="capture.pcap", fileobj=named, mode="wb") as f:
+        f.write(b)
+    assert harnesses.inflated_length(named.getvalue()) == len(b)
+    body = good[10:]
+    extra = good[:3] + bytes([good[3] | 0x04 | 0x10 | 0x02]) + good[4:10] + b"\x03\x00xyz" + b"note\0" + b"cc"
+    assert harnesses.inflated_length(extra + body) == len(a)
+    assert harnesses.inflated_length(extra[:12]) == 0          # header cut short
 
 
 def test_bounded_gzip_capture_measured_against_what_it_inflates(monkeypatch):

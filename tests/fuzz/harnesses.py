@@ -772,18 +772,47 @@ CAPTURE_FILE_TARGETS = frozenset({"capture", "capture_core", "convert"})
 GZIP_PIECE_ALLOWANCE = 32 << 20
 
 
+def _gzip_header_length(data: bytes) -> int:
+    """Length of the gzip member header at the start of ``data`` (RFC 1952
+    2.3: ID1 ID2 CM FLG MTIME XFL OS, then FEXTRA, FNAME, FCOMMENT, FHCRC as
+    FLG says), or 0 when it is cut short."""
+    if len(data) < 10:
+        return 0
+    flags, pos = data[3], 10
+    if flags & 0x04:   # FEXTRA: XLEN, then XLEN bytes
+        if len(data) < pos + 2:
+            return 0
+        pos += 2 + int.from_bytes(data[pos:pos + 2], "little")
+    for bit in (0x08, 0x10):   # FNAME, FCOMMENT: zero-terminated
+        if flags & bit:
+            end = data.find(b"\0", pos)
+            if end < 0:
+                return 0
+            pos = end + 1
+    if flags & 0x02:   # FHCRC
+        pos += 2
+    return pos if pos <= len(data) else 0
+
+
 def inflated_length(data: bytes, cap: int = 1 << 30) -> int:
     """How many bytes the gzip members at the start of ``data`` inflate to
-    (counted in bounded steps, stopping at the first damage or at ``cap``):
-    the work a capture reader has to do on a compressed input."""
+    (counted in bounded steps, stopping at the first damage in the deflate
+    data or at ``cap``): the work a capture reader has to do on a compressed
+    input.  A member's trailer (CRC-32, ISIZE) is not checked: the readers
+    hand its bytes on before they check it (docs/ROBUSTNESS.md), so a bad
+    trailer does not make the work smaller."""
     total, rest = 0, data
     while rest[:2] == b"\x1f\x8b" and total < cap:
-        d = zlib.decompressobj(31)
-        buf = rest
+        start = _gzip_header_length(rest)
+        if not start:
+            break
+        d = zlib.decompressobj(-15)   # the member's raw deflate data
+        buf = rest[start:]
         try:
-            while buf and total < cap:
-                total += len(d.decompress(buf, 1 << 20))
-                buf = d.unconsumed_tail
+            while buf and total < cap and not d.eof:
+                # small input steps: output made before damage is counted
+                total += len(d.decompress(buf[:4096], 1 << 20))
+                buf = d.unconsumed_tail + buf[4096:]
             while not d.eof and total < cap:
                 out = d.decompress(b"", 1 << 20)
                 if not out:
@@ -793,7 +822,7 @@ def inflated_length(data: bytes, cap: int = 1 << 30) -> int:
             break
         if not d.eof:
             break
-        rest = d.unused_data
+        rest = d.unused_data[8:]   # past the trailer
     return total
 
 
