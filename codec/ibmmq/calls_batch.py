@@ -77,8 +77,8 @@ class _Reader:
         return np.where(self.has(pos, 4), v, -1)
 
     def u32(self, pos, little) -> np.ndarray:
-        at = self._at(pos)
-        return np.where(little, self.le32[at], self.be32_[at]).astype(np.int64)
+        v = self.le32[self._at(pos)]
+        return np.where(little, v, v.byteswap()).astype(np.int64)
 
     def i32(self, pos, little) -> np.ndarray:
         v = self.u32(pos, little)
