@@ -228,8 +228,9 @@ def test_cli_on_the_cluster_then_an_executor_failure_in_one_line_and_nothing_wri
         "del sys.modules['mqcodec']\n"
         "sys.modules['mqcodec'] = importlib.import_module('mqcodec')\n")
     out = tmp_path / "bad"
+    # (one attempt per task: the failure is the same on every attempt, retries only cost time)
     r = _cli("pcap2parquet", *inputs, "-o", out, "--engine", "spark", *_cluster_args(spark_cluster),
-             "--conf", "spark.executorEnv.PYTHONPATH=%s" % shadow.parent)
+             "--conf", "spark.executorEnv.PYTHONPATH=%s" % shadow.parent, "--conf", "spark.task.maxFailures=1")
     err = r.stderr.decode(errors="replace")
     assert r.returncode == 5, err[-3000:]
     ours = [ln for ln in err.splitlines() if ln.startswith("mqcodec")]
