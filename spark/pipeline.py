@@ -204,7 +204,10 @@ def _run(spark, files, outdir, *, raw, mq_ports, msmq_ports, partition_by, chunk
         rows, figures = split_rows(spark, files, options, split_size=int(split_size), partitions=partitions)
     else:
         rows = reader.load(files)
-    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+    # a split job is a big capture's: its rows cached on disk only (in the memory store, the
+    # column batches of a task's rows are built on the executor's heap before the store
+    # decides to spill, which ran 768 MiB executors out of heap on a 2 GiB capture)
+    rows = rows.persist(StorageLevel.DISK_ONLY if split_size else StorageLevel.MEMORY_AND_DISK)
     try:
         # the first action: every capture converted once, every table's rows cached
         reports = [r.asDict() for r in rows.where(F.col(TAG) == "captures").select("captures.*").collect()]

@@ -230,9 +230,12 @@ def split_rows(spark, files: list, options, *, split_size: int, partitions: int 
                                              "first_number long, scan binary").repartition(max(1, len(tasks)))
     from pyspark import StorageLevel
 
-    # read once: the fragment pairs and the shuffle both need the frames
+    # read once: the fragment pairs and the shuffle both need the frames.  On disk only: a
+    # range's frames held in the executor's memory store (MEMORY_AND_DISK) ran a 768 MiB
+    # executor out of heap on 128 MiB ranges (the cached column batches are built on the
+    # heap before the store decides to spill); written to disk they stream, a batch at a time
     frames = ranges_df.mapInArrow(lambda it: _frames(it, names), to_spark_schema(FRAMES_SCHEMA)) \
-        .persist(StorageLevel.MEMORY_AND_DISK)
+        .persist(StorageLevel.DISK_ONLY)
     fragmented = frames.where("fragment").select("capture_index", "pair").distinct()
     marked = frames.join(F.broadcast(fragmented.withColumn("_frag", F.lit(True))), ["capture_index", "pair"], "left")
     group = (F.when(F.col("_frag").isNotNull(), F.concat(F.lit(b"p"), F.col("pair")))
