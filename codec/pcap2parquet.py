@@ -604,11 +604,7 @@ class Converter:
         reply); returns (call_key, the mq_messages link columns)."""
         from .ibmmq.calls import decode_unit
 
-        ranks = self._ranks.setdefault((stream, direction), {})
-        k = ranks.get(frame, 0)
-        ranks[frame] = k + 1
-        if len(ranks) > 16:
-            del ranks[next(iter(ranks))]
+        k = _tables.count_in_frame(self._ranks.setdefault((stream, direction), {}), frame)
         call_key = _tables.make_key(self._keys.base, frame, k)
         cols = decode_unit(data, length)
         att = self._tracker.unit(call_key, stream, ts, cols)
@@ -669,17 +665,13 @@ class Converter:
         counts_of = lambda g: all_ranks.setdefault((g >> 1, g & 1), {})  # noqa: E731
         first, done = _tables.count_new_frames(counts_of, groups, run_frames, run_lens)
         for run in np.flatnonzero(~done).tolist():   # directions out of frame order: run by run
-            ranks = counts_of(int(groups[run]))
             fr = int(run_frames[run])
-            fkey = fr if fr >= 0 else None
-            k = ranks.get(fkey, 0)
-            ranks[fkey] = k + int(run_lens[run])
-            if len(ranks) > 16:
-                del ranks[next(iter(ranks))]
-            first[run] = k
+            first[run] = _tables.count_in_frame(counts_of(int(groups[run])), fr if fr >= 0 else None,
+                                                int(run_lens[run]))
         rank_l = np.empty(n, dtype=np.int64)
         rank_l[order] = np.repeat(first - run_starts, run_lens) + np.arange(n)
-        keys = _tables.make_keys(self._keys.base, frame, rank_l).tolist()
+        keys_a = _tables.make_keys(self._keys.base, frame, rank_l)
+        keys = keys_a.tolist()
         known_ts = ts >= 0
         ts_l = ts.tolist() if known_ts.all() else [t if t >= 0 else None for t in ts.tolist()]
         att = self._tracker.units(keys, stream_l, ts_l, {k: _pylist(decoded.column(k)) for k in TRACKED})
@@ -707,7 +699,7 @@ class Converter:
         where = np.full(n, -1, dtype=np.int64)
         where[pick] = np.arange(len(pick))
         extra = {
-            "call_key": pa.array(keys, pa.int64()),
+            "call_key": pa.array(keys_a, pa.int64()),
             "capture": pa.array([capture], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
             "frame": pa.array(frame, mask=frame < 0),
             "ts": pa.array(ts // 1000, mask=~known_ts).cast(pa.timestamp("us", tz="UTC")),
@@ -735,7 +727,6 @@ class Converter:
         # rows complete now are written at the next flush, requests replied in this batch
         # with their reply's key; the others wait for their reply (held, one by one)
         waits = np.array(att.waiting, dtype=bool)
-        keys_a = extra["call_key"].to_numpy()
         rck_a = extra["request_call_key"].fill_null(-1).to_numpy()
         replied = np.zeros(n, dtype=np.int8)            # 0: not a request; 1: replied; 2: waiting; 3: given up
         reply_key = np.full(n, -1, dtype=np.int64)

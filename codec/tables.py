@@ -127,6 +127,17 @@ def key_rank(key: int) -> int:
     return key & KEY_MAX_RANK
 
 
+def count_in_frame(counts: dict, frame, n: int = 1, limit: int = KEY_RANK_FRAMES) -> int:
+    """The rank rule of the keys, one step: ``n`` more rows of one direction
+    start in ``frame``; returns how many did before them.  ``counts`` (frame ->
+    rows, oldest first) remembers the last ``limit`` frames."""
+    k = counts.get(frame, 0)
+    counts[frame] = k + n
+    if len(counts) > limit:
+        del counts[next(iter(counts))]
+    return k
+
+
 def direction_runs(stream, direction, frame):
     """Rows (numpy arrays, in each direction's stream order; directions may
     interleave) as runs of one direction and one frame: ``(order, starts,
@@ -236,12 +247,7 @@ class MessageKeys:
 
     @staticmethod
     def _count(st: _DirectionKeys, frame: int, n: int = 1) -> int:
-        counts = st.counts
-        k = counts.get(frame, 0)
-        counts[frame] = k + n
-        if len(counts) > KEY_RANK_FRAMES:
-            del counts[next(iter(counts))]
-        return k
+        return count_in_frame(st.counts, frame, n)
 
     def tcp(self, stream, direction: int, frame: Optional[int], captured: bool, opened: Optional[int] = None) -> int:
         """The key of the next row of TCP direction (``stream``, ``direction``):
@@ -307,7 +313,6 @@ class MessageKeys:
         unframed: list = []   # (row in sorted order, frame, rank) of rows without a frame
         st: Optional[_DirectionKeys] = None
         current = None
-        limit = KEY_RANK_FRAMES
         for run in np.flatnonzero(~done).tolist():
             a, b, gk, fr = int(starts[run]), int(ends[run]), int(groups[run]), int(run_frames[run])
             if fr < 0:   # no frame: one at a time, as tcp() does (their ranks set after the loop)
@@ -320,11 +325,7 @@ class MessageKeys:
                 st = state(gk)
             assert st is not None
             st.last = fr
-            counts = st.counts
-            k0 = counts.get(fr, 0)
-            counts[fr] = k0 + (b - a)
-            if len(counts) > limit:
-                del counts[next(iter(counts))]
+            k0 = count_in_frame(st.counts, fr, b - a)
             if k0 + (b - a) > KEY_FALLBACK_RANK:
                 raise KeyOverflow("more than %d rows start in frame %d of one TCP direction: their rank does "
                                   "not fit in message_key" % (KEY_FALLBACK_RANK, fr))
