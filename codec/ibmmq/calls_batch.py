@@ -56,8 +56,8 @@ class _Reader:
         # such a field is outside its unit, never used)
         if len(buf) < 4:
             buf = np.concatenate([buf, np.zeros(4, dtype=np.uint8)])
-        self.le32 = np.ndarray((len(buf) - 3,), dtype="<u4", buffer=buf, strides=(1,))
-        self.be32_ = np.ndarray((len(buf) - 3,), dtype=">u4", buffer=buf, strides=(1,))
+        self._le = np.ndarray((len(buf) - 3,), dtype="<u4", buffer=buf, strides=(1,))
+        self._be = np.ndarray((len(buf) - 3,), dtype=">u4", buffer=buf, strides=(1,))
         self.last_window = len(buf) - 4
 
     def has(self, pos, n) -> np.ndarray:
@@ -73,11 +73,11 @@ class _Reader:
 
     def be32(self, pos) -> np.ndarray:
         """Four bytes as an unsigned big-endian integer (-1 where absent)."""
-        v = self.be32_[self._at(pos)].astype(np.int64)
+        v = self._be[self._at(pos)].astype(np.int64)
         return np.where(self.has(pos, 4), v, -1)
 
     def u32(self, pos, little) -> np.ndarray:
-        v = self.le32[self._at(pos)]
+        v = self._le[self._at(pos)]
         return np.where(little, v, v.byteswap()).astype(np.int64)
 
     def i32(self, pos, little) -> np.ndarray:
