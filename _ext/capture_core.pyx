@@ -21,7 +21,9 @@ API::
                        max_reassembly_bytes=4 << 20, max_reassembly_segments=4096,
                        max_buffer_bytes=16 << 20, max_marks=1 << 20,
                        max_total_buffer=None,   # the global byte budget: past it, supported -> False
-                       units=False)             # also IBM MQ unit records (kind MQ_UNIT_KIND)
+                       units=False,             # also IBM MQ unit records (kind MQ_UNIT_KIND)
+                       streams_by_frame=False)  # tcp_stream: the frame that opened the connection
+    core.number_frames(numbers)  # optional, before feed: each pcap record's frame number
     core.feed(chunk)      # bytes-like, any size; partial records are kept
     core.finish()         # end of input: close every open connection (framers' close)
     b = core.take()       # dict of what was produced since the last take():
@@ -32,6 +34,7 @@ API::
         offsets int64 (n+1), full_length int64 (unit records: the unit's whole
         length), deferred list[Frame] (capture order)
     core.connection(conn) -> (client_ip, client_port, server_ip, server_port, tcp_stream)
+    core.opened_frames() -> [the frame that opened each connection, in order]
     core.replay() -> [(conn, (cip, cport, sip, sport), tcp_stream, emitted_c2s, emitted_s2c)]
     core.replay_ranges() -> [(conn, first_frame, last_frame)]  (last_frame -1: open to the end)
     core.stats -> dict
@@ -45,7 +48,7 @@ API::
         the pure parser rejects; both: the file ends inside it)
     core.buffered_bytes -> bytes held for open fast-path connections and pending IPv4 fragments
 
-    f = ReplayFilter(core)      # after core.finish()
+    f = ReplayFilter(core)      # after core.finish() (and f.number_frames(numbers) likewise)
     f.feed(chunk) -> list[Frame]  # frames of replay connections (within their frame
                                   # ranges); their segments that came in IPv4 fragments
                                   # as frames of one raw IPv4 packet (linktype 228) each
@@ -431,6 +434,10 @@ cdef struct Core:
     int64_t scale
     int linktype
     int64_t number        # next frame number
+    const int64_t* numbers  # number_frames(): the frame number of each pcap record, or NULL
+    int64_t n_numbers
+    int64_t rec           # pcap records walked (index into numbers)
+    bint streams_by_frame # tcp_stream: the number of the frame that opened the connection
     int64_t base          # absolute offset of the first byte not consumed
     bint stopped
     int64_t stop_off
@@ -1012,7 +1019,7 @@ cdef Py_ssize_t new_conn(Core* c, const TKey* tk, uint8_t flags, int64_t frame, 
     memset(cn, 0, sizeof(Conn))
     key_reverse(tk, &rk)
     cn.key = tk[0] if client_a else rk
-    cn.stream = ci
+    cn.stream = frame if c.streams_by_frame else ci
     cn.first_frame = frame
     cn.last_frame = -1
     cn.live = <Live*>calloc(1, sizeof(Live))
@@ -1794,6 +1801,9 @@ cdef Py_ssize_t walk(Core* c, const uint8_t* p, Py_ssize_t n) noexcept nogil:
         sec = rd32(p + pos, big)
         frac = rd32(p + pos + 4, big)
         ts = <int64_t>sec * NS + <int64_t>frac * c.scale
+        if c.numbers != NULL and c.rec < c.n_numbers:
+            c.number = c.numbers[c.rec]
+        c.rec += 1
         process(c, p + pos + 16, pos + 16, incl, orig, ts, 0, c.linktype)
         c.number += 1
         pos += 16 + incl
@@ -2013,6 +2023,7 @@ cdef class _Walker:
     cdef Core c
     cdef Buf left
     cdef list _out
+    cdef object _numbers
 
     def __cinit__(self, *args, **kwargs):
         memset(&self.c, 0, sizeof(Core))
@@ -2192,6 +2203,19 @@ cdef class _Walker:
     def next_frame(self):
         return self.c.number
 
+    def number_frames(self, numbers):
+        """The frame number of each pcap record, in file order (int64, from
+        the frames of a capture that are not the whole capture: one
+        connection's, see ``Converter.add_frames``); call before ``feed``."""
+        cdef const int64_t[::1] v
+        a = np.ascontiguousarray(numbers, dtype=np.int64)
+        if self.c.rec:
+            raise ValueError("number_frames after records were walked")
+        self._numbers = a
+        v = a
+        self.c.n_numbers = a.shape[0]
+        self.c.numbers = &v[0] if a.shape[0] else NULL
+
 
 cdef class CaptureCore(_Walker):
     """See the module docstring."""
@@ -2199,7 +2223,8 @@ cdef class CaptureCore(_Walker):
     def __init__(self, mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True, *,
                  server_ports=DEFAULT_SERVER_PORTS, max_buffer_bytes=16 << 20, max_marks=1 << 20,
                  max_closed=65536, max_connections=1_000_000, max_reassembly_bytes=4 << 20,
-                 max_reassembly_segments=4096, max_total_buffer=None, units=False):
+                 max_reassembly_segments=4096, max_total_buffer=None, units=False, streams_by_frame=False):
+        self.c.streams_by_frame = bool(streams_by_frame)
         self.c.n_mq = fill_ports(self.c.mq_ports, mq_ports)
         self.c.units = bool(units)
         self.c.n_msmq = fill_ports(self.c.msmq_ports, msmq_ports)
@@ -2286,6 +2311,10 @@ cdef class CaptureCore(_Walker):
         if cn.live == NULL or cn.live.h[direction].closed:
             return -1
         return cn.live.h[direction].next
+
+    def opened_frames(self):
+        """The frame that opened each connection, in order of opening."""
+        return [self.c.conns[i].first_frame for i in range(self.c.nconns)]
 
     def replay(self):
         """[(conn, (client_ip, client_port, server_ip, server_port), tcp_stream, emitted_c2s, emitted_s2c)]"""

@@ -291,21 +291,40 @@ class Converter:
     def add_frames(self, frames, name: str, *, index: int = 0) -> list[int]:
         """Convert frames of a capture that are not the whole capture -- one
         connection's, or the frames of several connections (:func:`mqcodec.
-        capture.connections.split_by_connection`) -- with the pure pipeline,
-        as part of capture ``index`` named ``name``: the rows are those the
+        capture.connections.split_by_connection`) -- as part of capture ``index`` named ``name``: the rows are those the
         whole capture gives for these connections, except that ``tcp_stream``
         is the number of the frame that opened the connection.  Returns those
         frame numbers (one per connection opened), from which
         :func:`mqcodec.capture.connections.stream_indices` makes the
         capture-wide ``tcp_stream``.  No global byte budget applies across
-        calls."""
+        calls.
+
+        The compiled capture core converts them when it is built and
+        ``options.impl`` is not ``"py"``: they are spooled as a pcap (in
+        memory, or a temporary file past 64 MiB) with their numbers beside."""
         self._start_capture(index, same_keys=True)
         opened: list[int] = []
         self._opening_frames = opened
+        spooled = None
         try:
+            core = _core_module(self.options.capture_impl or self.options.impl)
+            if core is not None:
+                import itertools
+
+                from . import pcap2parquet_compiled as compiled
+
+                spooled, numbers, rest = compiled.spool(frames)
+                if rest is None:
+                    if compiled.add_capture(self, core, spooled, name, numbers=numbers):
+                        self.capture_reports[-1]["index"] = index
+                        return opened
+                    rest = iter(())   # declined before producing anything: the pure pipeline
+                frames = itertools.chain(compiled.spooled_frames(spooled, numbers) if numbers else (), rest)
             proc = self._pure_pipeline(frames, name, streams_by_frame=True)
         finally:
             self._opening_frames = None
+            if spooled is not None:
+                spooled.close()
         report = proc.report()
         report["capture"] = name
         report["index"] = index
@@ -313,14 +332,19 @@ class Converter:
         self._capture_done(report)
         return opened
 
-    def _add_capture_pure(self, source, name: str, progress=None) -> None:
+    def _add_capture_pure(self, source, name: str, progress=None, *, numbers=None) -> None:
+        """``numbers``: each record's frame number (the compiled add_frames'
+        spool, resumed by the pure pipeline)."""
         from .capture import open_capture
 
         reader = open_capture(_reopen(source))
         if progress is not None and hasattr(progress, "attach"):
             progress.attach(reader)  # the bar reads the file position from the reader
         file_error: list = []
-        proc = self._pure_pipeline(_frames_until_error(reader, file_error), name, progress)
+        frames = _frames_until_error(reader, file_error)
+        if numbers is not None:
+            frames = (f._replace(number=numbers[f.number - 1]) for f in frames)
+        proc = self._pure_pipeline(frames, name, progress, streams_by_frame=numbers is not None)
         report = proc.report()
         report["capture"] = name
         self._end_capture(report, reader, file_error)

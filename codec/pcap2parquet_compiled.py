@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from . import pcap2parquet as _p
 
-__all__ = ["add_capture", "Replay", "ReplayProcessor"]
+__all__ = ["add_capture", "spool", "Replay", "ReplayProcessor"]
 
 CHUNK = 4 << 20
 
@@ -482,10 +482,14 @@ def _side_events(conv, events, name: str, produced: Counter) -> None:
         produced["ping"] += len(conv._pending) - before
 
 
-def add_capture(conv, mod, source, name: str, progress=None) -> bool:
+def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) -> bool:
     """Convert ``source`` with the compiled core.  False when the core
     declined it before producing anything (the caller converts it with the
-    pure pipeline, which also raises on a damaged file header)."""
+    pure pipeline, which also raises on a damaged file header).
+    ``numbers``: the frame number of each record (a pcap of frames that are
+    not a whole capture, :func:`spool`); ``tcp_stream`` is then the number of
+    the frame that opened the connection and the opening frames go to
+    ``conv._opening_frames`` (``Converter.add_frames``)."""
     from .capture import CaptureProcessor, open_capture
 
     opts = conv.options
@@ -495,7 +499,10 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     # (the pure pipeline, whose budget cuts directions, then converts it: _give_up)
     core = mod.CaptureCore(mq_ports=tuple(opts.mq_ports), msmq_ports=tuple(opts.msmq_ports),
                            detect_by_content=opts.detect_by_content, max_connections=opts.max_connections,
-                           max_total_buffer=opts.buffer_budget or DEFAULT_LIMIT, units=True)
+                           max_total_buffer=opts.buffer_budget or DEFAULT_LIMIT, units=True,
+                           streams_by_frame=numbers is not None)
+    if numbers is not None:
+        core.number_frames(numbers)
     side = CaptureProcessor(max_connections=opts.max_connections)
     kinds = (list(mod.MQ_KIND_NAMES), list(mod.MSMQ_KIND_NAMES))
     conns: dict = {}
@@ -508,7 +515,7 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     for chunk in _chunks(source, gzip_error, where):
         core.feed(chunk)
         if not core.supported:
-            return _give_up(conv, core, source, name, progress, produced, made0)
+            return _give_up(conv, core, source, name, progress, produced, made0, numbers)
         _take(conv, core, mod, side, name, conns, kinds, produced, held)
         if progress is not None and hasattr(progress, "advance"):
             frames = core.stats.get("frames", 0)
@@ -522,16 +529,18 @@ def add_capture(conv, mod, source, name: str, progress=None) -> bool:
     if core.format is None or (gzip_error and not core.stats["frames"] and core.stop is None):
         # empty, too short to hold a file header, or damaged gzip before the first frame
         # (the pure reader raises: not a readable capture): the pure reader says which
-        return _give_up(conv, core, source, name, progress, produced, made0)
+        return _give_up(conv, core, source, name, progress, produced, made0, numbers)
     core.finish()
     if not core.supported:
-        return _give_up(conv, core, source, name, progress, produced, made0)
+        return _give_up(conv, core, source, name, progress, produced, made0, numbers)
     _take(conv, core, mod, side, name, conns, kinds, produced, held, final=True)
     _side_events(conv, side.close(), name, produced)
     stats = dict(core.stats)
     replay = held.replay_entries(core.replay())
+    if numbers is not None and conv._opening_frames is not None:
+        conv._opening_frames.extend(core.opened_frames())
     if replay:
-        _replay(conv, mod, core, source, name, replay, produced)
+        _replay(conv, mod, core, source, name, replay, produced, numbers)
     side_report = side.report()
     report = {
         "capture": name,
@@ -595,7 +604,7 @@ class _Resume:
         return False
 
 
-def _give_up(conv, core, source, name: str, progress, produced: Counter, made0: int) -> bool:
+def _give_up(conv, core, source, name: str, progress, produced: Counter, made0: int, numbers=None) -> bool:
     """The core declined the capture (``core.supported`` is False: a file
     header it does not take, or -- rarely, mid-capture -- a connection whose
     creation it cannot predict).  Nothing produced: the caller's pure
@@ -608,17 +617,19 @@ def _give_up(conv, core, source, name: str, progress, produced: Counter, made0: 
     conv.summary["captures resumed by the pure pipeline"] += 1
     conv._replay = _Resume(produced)
     try:
-        conv._add_capture_pure(source, name, progress)
+        conv._add_capture_pure(source, name, progress, numbers=numbers)
     finally:
         conv._replay = None
     conv.capture_reports[-1]["engine"] = "compiled, resumed by the pure pipeline: %s" % core.unsupported_reason
     return True
 
 
-def _replay(conv, mod, core, source, name: str, entries, produced: Counter | None = None) -> None:
+def _replay(conv, mod, core, source, name: str, entries, produced: Counter | None = None, numbers=None) -> None:
     """Second read: the pure pipeline on the frames of the connections the
     core handed back (and IPv4 fragments carrying TCP)."""
     filt = mod.ReplayFilter(core)
+    if numbers is not None:
+        filt.number_frames(numbers)
 
     def frames():
         for chunk in _chunks(source, []):   # damaged gzip: the first read counted it
@@ -626,8 +637,54 @@ def _replay(conv, mod, core, source, name: str, entries, produced: Counter | Non
 
     conv._replay = Replay(entries, core.replay_ranges())
     conv._replay.produced = produced or Counter()
+    opening, conv._opening_frames = conv._opening_frames, None   # the core's list has them
     try:
         conv._pure_pipeline(frames(), name)
     finally:
         conv._replay = None
+        conv._opening_frames = opening
     conv.summary["connections replayed by the pure pipeline"] += len(entries)
+
+
+#: a spool of frames stays in memory up to this size, then goes to a temporary file
+SPOOL_MEMORY = 64 << 20
+_TS_LIMIT = (1 << 32) * 1_000_000_000   # a nanosecond pcap record holds 0 <= ts < 2^32 s
+
+
+def spool(frames) -> tuple:
+    """Frames (:class:`mqcodec.capture.frame.Frame`, any numbers, in the order
+    to convert them) -> ``(file, numbers, rest)``: a nanosecond pcap of them
+    in a temporary file (memory up to :data:`SPOOL_MEMORY`), which the core
+    reads like any capture, and each record's frame number.  ``rest`` is None
+    when every frame went in; else the frames from the first one a pcap
+    cannot hold as it is (another link type, a time before 1970 or unknown,
+    a length of 2^32 or more) on, the spool holding those before it.  The
+    caller closes ``file``."""
+    import itertools
+    import tempfile
+    from array import array
+
+    from .capture.writer import PcapWriter
+
+    it = iter(frames)
+    f = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY)
+    numbers = array("q")
+    writer = None
+    for frame in it:
+        if writer is None:
+            writer = PcapWriter(f, frame.linktype, snaplen=1 << 30, nanosecond=True)
+        if frame.linktype != writer.linktype or not 0 <= frame.ts_ns < _TS_LIMIT \
+                or frame.origlen >= 1 << 32 or frame.caplen != len(frame.data):
+            return f, numbers, itertools.chain((frame,), it)
+        writer.write(frame.ts_ns, frame.data, frame.origlen)
+        numbers.append(frame.number)
+    return f, numbers, None if writer is not None else iter(())
+
+
+def spooled_frames(f, numbers):
+    """The frames of a :func:`spool` again, with their numbers."""
+    from .capture import open_capture
+
+    f.seek(0)
+    for frame in open_capture(f):
+        yield frame._replace(number=numbers[frame.number - 1])

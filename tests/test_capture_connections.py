@@ -26,6 +26,8 @@ from mqcodec.capture.connections import group_key, keys_of, split_by_connection,
 from mqcodec.pcap2parquet import ConvertOptions, Converter
 from mqcodec.tables import MQ_CALLS, MQ_MESSAGES, MSMQ_PACKETS, TableCollector
 
+from mqcodec.capture.writer import PcapngWriter
+
 from capture_inputs import fragmented, reordered
 from capture_inputs import pcap_bytes as _pcap
 from capture_inputs import simulator_packets as _packets
@@ -61,14 +63,14 @@ def _rows(tables: TableCollector, renumber=None):
     return rows, params, sorted(repr(sorted(c.items())) for c in calls)
 
 
-def _same_by_connection(data: bytes) -> dict:
+def _same_by_connection(data: bytes, impl: str) -> dict:
     whole = TableCollector()
     ref = Converter(whole, ConvertOptions(capture_impl="py"))
     ref.add_capture(data, name="c")
     groups = split_by_connection(open_capture(io.BytesIO(data)))
     assert sum(len(g) for g in groups) == ref.report()["summary"]["frames"]
     split = TableCollector()
-    conv = Converter(split, ConvertOptions(capture_impl="py"))
+    conv = Converter(split, ConvertOptions(capture_impl=impl))
     opened: list = []
     for g in sorted(groups, key=len, reverse=True):
         opened += conv.add_frames(g, "c", index=0)
@@ -85,39 +87,73 @@ def _same_by_connection(data: bytes) -> dict:
     for r in have["captures"]:
         tcp.update({k: v for k, v in r["stats"].items() if isinstance(v, int)})
     assert tcp["frames"] == want["captures"][0]["stats"]["frames"]
-    return {"groups": len(groups), "summary": want["summary"]}
+    engines = Counter(r.get("engine", "pure") for r in have["captures"])
+    if impl == "py":
+        assert set(engines) == {"pure"}
+    return {"groups": len(groups), "summary": want["summary"], "engines": engines}
 
 
-def test_real_capture():
-    out = _same_by_connection(REAL.read_bytes())
+def _compiled(out: dict, impl: str) -> None:
+    """With the compiled implementation, the core converted every group."""
+    if impl == "c":
+        assert set(out["engines"]) == {"compiled"}, out["engines"]
+
+
+def test_real_capture(impl):
+    out = _same_by_connection(REAL.read_bytes(), impl)
+    _compiled(out, impl)
     assert out["groups"] > 1 and out["summary"]["messages"] > 0
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_simulator_captures(seed):
-    out = _same_by_connection(_pcap(_packets(seed, 40)))
+def test_simulator_captures(seed, impl):
+    out = _same_by_connection(_pcap(_packets(seed, 40)), impl)
+    _compiled(out, impl)
     assert out["groups"] > 3 and out["summary"]["calls"] > 100
 
 
-def test_pcapng():
-    _same_by_connection(_pcap(_packets(6, 20), ng=True))
+def test_pcapng(impl):
+    _compiled(_same_by_connection(_pcap(_packets(6, 20), ng=True), impl), impl)
+
+
+def test_frames_a_pcap_cannot_hold_as_they_are(impl):
+    """A group whose frames change link type or have times before 1970 (a
+    pcapng with three interfaces): the compiled add_frames spools the frames
+    before the first such frame and converts the group with the pure
+    pipeline, with the same rows."""
+    f = io.BytesIO()
+    w = PcapngWriter(f)
+    eth = w.add_interface(1)
+    raw = w.add_interface(101)                    # LINKTYPE_RAW: the IP packet alone
+    early = w.add_interface(1, tsoffset=-(1 << 32))   # times before 1970
+    for i, (ts, data) in enumerate(_packets(6, 20)):
+        if i % 11 == 5:
+            w.write(raw, ts, data[14:])
+        elif i % 13 == 7:
+            w.write(early, ts, data)
+        else:
+            w.write(eth, ts, data)
+    out = _same_by_connection(f.getvalue(), impl)
+    if impl == "c":   # some groups whole through the core, some not
+        assert out["engines"]["compiled"] and out["engines"]["pure"], out["engines"]
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_dropped_duplicated_reordered_segments(seed):
+def test_dropped_duplicated_reordered_segments(seed, impl):
     data = _pcap(reordered(_packets(4, 30), seed))
-    out = _same_by_connection(data)
+    out = _same_by_connection(data, impl)
+    _compiled(out, impl)
     # the drops reached the framers: gaps, and resynchronisation after them
     assert out["summary"]["gaps"] > 0 and out["summary"]["resynchronisations"] > 0
 
 
-def test_cut_file():
+def test_cut_file(impl):
     data = _pcap(_packets(6, 15))
-    _same_by_connection(data[:len(data) * 2 // 3])
+    _same_by_connection(data[:len(data) * 2 // 3], impl)
 
 
 @pytest.mark.parametrize("mtu", [68, 300])
-def test_ipv4_fragments_keep_their_address_pair_together(mtu):
+def test_ipv4_fragments_keep_their_address_pair_together(mtu, impl):
     out = fragmented(_packets(10, 25), mtu, mtu)
     data = _pcap(out)
     frames = list(open_capture(io.BytesIO(data)))
@@ -126,7 +162,7 @@ def test_ipv4_fragments_keep_their_address_pair_together(mtu):
     assert pairs
     # every frame between addresses that exchanged fragments is grouped by the pair
     assert all(group_key(c, p, pairs).startswith(b"p") for c, p, _ in keys if p in pairs)
-    _same_by_connection(data)
+    _same_by_connection(data, impl)
 
 
 def test_stream_indices_rank_the_opening_frames():
