@@ -652,14 +652,17 @@ _TS_LIMIT = (1 << 32) * 1_000_000_000   # a nanosecond pcap record holds 0 <= ts
 
 
 def spool(frames) -> tuple:
-    """Frames (:class:`mqcodec.capture.frame.Frame`, any numbers, in the order
-    to convert them) -> ``(file, numbers, rest)``: a nanosecond pcap of them
-    in a temporary file (memory up to :data:`SPOOL_MEMORY`), which the core
-    reads like any capture, and each record's frame number.  ``rest`` is None
-    when every frame went in; else the frames from the first one a pcap
-    cannot hold as it is (another link type, a time before 1970 or unknown,
-    a length of 2^32 or more) on, the spool holding those before it.  The
-    caller closes ``file``."""
+    """Frames, in the order to convert them, with any numbers -> ``(file,
+    numbers, rest)``: a nanosecond pcap of them in a temporary file (memory up
+    to :data:`SPOOL_MEMORY`), which the core reads like any capture, and each
+    record's frame number.  ``frames`` yields :class:`mqcodec.capture.frame.
+    Frame` objects or Arrow record batches of frames (columns ``number``,
+    ``ts_ns``, ``linktype``, ``caplen``, ``origlen``, ``data``,
+    ``interface_id``: the cluster engine's, written a batch at a time).
+    ``rest`` is None when every frame went in; else the frames (as ``Frame``
+    objects) from the first one a pcap cannot hold as it is (another link
+    type, a time before 1970 or unknown, a length of 2^32 or more) on, the
+    spool holding those before it.  The caller closes ``file``."""
     import itertools
     import tempfile
     from array import array
@@ -670,15 +673,70 @@ def spool(frames) -> tuple:
     f = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY)
     numbers = array("q")
     writer = None
-    for frame in it:
+    for item in it:
+        if isinstance(item, pa.RecordBatch):
+            if not item.num_rows:
+                continue
+            if writer is None:
+                writer = PcapWriter(f, item.column("linktype")[0].as_py(), snaplen=1 << 30, nanosecond=True)
+            k = _write_batch(f, numbers, item, writer.linktype)
+            if k < item.num_rows:
+                return f, numbers, itertools.chain(batch_frames(item.slice(k)), as_frames(it))
+            continue
+        frame = item
         if writer is None:
             writer = PcapWriter(f, frame.linktype, snaplen=1 << 30, nanosecond=True)
         if frame.linktype != writer.linktype or not 0 <= frame.ts_ns < _TS_LIMIT \
                 or frame.origlen >= 1 << 32 or frame.caplen != len(frame.data):
-            return f, numbers, itertools.chain((frame,), it)
+            return f, numbers, itertools.chain((frame,), as_frames(it))
         writer.write(frame.ts_ns, frame.data, frame.origlen)
         numbers.append(frame.number)
     return f, numbers, None if writer is not None else iter(())
+
+
+def _write_batch(f, numbers, batch: pa.RecordBatch, linktype: int) -> int:
+    """Write the batch's frames as pcap records up to the first one a pcap
+    cannot hold as it is; returns how many were written."""
+    import pyarrow.compute as pc
+
+    data = batch.column("data").cast(pa.large_binary())
+    ts = batch.column("ts_ns").to_numpy()
+    caplen = batch.column("caplen").to_numpy()
+    origlen = batch.column("origlen").to_numpy()
+    ok = (batch.column("linktype").to_numpy() == linktype) & (ts >= 0) & (ts < _TS_LIMIT) \
+        & (origlen >= 0) & (origlen < 1 << 32) & (caplen == pc.binary_length(data).to_numpy())
+    k = len(ok) if ok.all() else int(np.argmin(ok))
+    if k == 0:
+        return 0
+    hdr = np.empty((k, 4), dtype="<u4")
+    hdr[:, 0], hdr[:, 1] = np.divmod(ts[:k], 1_000_000_000)
+    hdr[:, 2] = caplen[:k]
+    hdr[:, 3] = origlen[:k]
+    heads = pa.Array.from_buffers(pa.binary(16), k, [None, pa.py_buffer(hdr)]).cast(pa.large_binary())
+    records = pc.binary_join_element_wise(heads, data.slice(0, k), pa.scalar(b"", pa.large_binary()))
+    offsets = np.frombuffer(records.buffers()[1], dtype=np.int64, count=k + 1, offset=records.offset * 8)
+    f.write(memoryview(records.buffers()[2])[offsets[0]:offsets[k]])
+    numbers.extend(batch.column("number").to_numpy()[:k].tolist())
+    return k
+
+
+def batch_frames(batch: pa.RecordBatch):
+    """The frames of an Arrow batch of frames (:func:`spool`) as ``Frame`` objects."""
+    from .capture.frame import Frame
+
+    cols = batch.to_pydict()
+    for i in range(batch.num_rows):
+        yield Frame(cols["number"][i], cols["ts_ns"][i], cols["linktype"][i], cols["caplen"][i],
+                    cols["origlen"][i], cols["data"][i], cols["interface_id"][i])
+
+
+def as_frames(items):
+    """``Frame`` objects, from frames and Arrow batches of frames (:func:`spool`)."""
+    for item in items:
+        if isinstance(item, pa.RecordBatch):
+            yield from batch_frames(item)
+        else:
+            yield item
 
 
 def spooled_frames(f, numbers):

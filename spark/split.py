@@ -18,7 +18,7 @@ called by :mod:`mqcodec.spark.pipeline`):
    (:func:`~mqcodec.capture.connections.group_key`); the frames are
    repartitioned by (capture, group) and sorted by frame number within.
 5. **Convert** (a task per shuffle partition): each group's frames through
-   the pure pipeline (:meth:`mqcodec.pcap2parquet.Converter.add_frames`),
+   :meth:`mqcodec.pcap2parquet.Converter.add_frames` (the compiled core),
    the rows of every table, each group's connection-opening frames and one
    report per task, as the data source's ``all`` rows.
 6. **tcp_stream** (driver + join): the opening frames ranked per capture
@@ -154,26 +154,51 @@ def _convert(batches, names: dict, options, target: pa.Schema):
     :data:`~mqcodec.spark.datasource.QUEUE_CHUNKS`, so that a task holds a few
     chunks, never a connection's output (``Converter.add_frames`` flushes
     every ``chunk_messages`` rows)."""
-    from mqcodec.capture.frame import Frame
+    import numpy as np
+    import pyarrow.compute as pc
+
     from mqcodec.pcap2parquet import Converter
 
     from .datasource import CAPTURES_SCHEMA, produced_in_thread, wide_batches
 
-    def frames():
+    def runs():
+        """(capture index, group, the batch's slice of its frames) per run of a group."""
         for b in batches:
-            cols = b.to_pydict()
-            for i in range(b.num_rows):
-                yield (cols["capture_index"][i], cols["group"][i],
-                       Frame(cols["number"][i], cols["ts_ns"][i], cols["linktype"][i], cols["caplen"][i],
-                             cols["origlen"][i], cols["data"][i], cols["interface_id"][i]))
+            n = b.num_rows
+            if not n:
+                continue
+            index = b.column("capture_index").to_numpy()
+            group = b.column("group")
+            change = np.ones(n, dtype=bool)
+            if n > 1:
+                change[1:] = (index[1:] != index[:-1]) | pc.not_equal(group.slice(1), group.slice(0, n - 1)) \
+                    .to_numpy(zero_copy_only=False)
+            starts = np.flatnonzero(change).tolist() + [n]
+            for a, z in zip(starts[:-1], starts[1:]):
+                yield int(index[a]), group[a].as_py(), b.slice(a, z - a)
 
     def produce(put) -> None:
         conv = Converter(lambda name, table: put((name, table)), options)
-        for (index, _group), group in itertools.groupby(frames(), key=lambda t: (t[0], t[1])):
-            opened = conv.add_frames((f for _, _, f in group), names[index][0], index=index)
+        opened: list = []   # the current capture's opening frames not yet put
+
+        def put_opened(index) -> None:
             if opened:
-                put((STREAMS, pa.table({"capture_index": [index] * len(opened), "opened": opened},
+                put((STREAMS, pa.table({"capture_index": [index] * len(opened), "opened": list(opened)},
                                        schema=_STREAMS_SCHEMA)))
+                opened.clear()
+
+        last = None
+        # rows wait for a full chunk across groups (add_frames(flush=False)): a task converts
+        # thousands of small connections, each of which would otherwise be a chunk of its own
+        for (index, _group), group in itertools.groupby(runs(), key=lambda t: (t[0], t[1])):
+            if index != last:
+                put_opened(last)
+                last = index
+            opened += conv.add_frames((b for _, _, b in group), names[index][0], index=index, flush=False)
+            if len(opened) >= _BATCH_FRAMES:
+                put_opened(index)
+        conv.flush()
+        put_opened(last)
         report = conv.report(top=None)
         put(("captures", pa.table({"index": [-1], "capture": ["(split)"], "report": [
             json.dumps(report, sort_keys=True, default=str)]}, schema=CAPTURES_SCHEMA)))

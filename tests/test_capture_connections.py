@@ -63,7 +63,18 @@ def _rows(tables: TableCollector, renumber=None):
     return rows, params, sorted(repr(sorted(c.items())) for c in calls)
 
 
-def _same_by_connection(data: bytes, impl: str) -> dict:
+_FRAME_COLUMNS = pa.schema([("number", pa.int64()), ("ts_ns", pa.int64()), ("linktype", pa.int32()),
+                            ("caplen", pa.int64()), ("origlen", pa.int64()), ("data", pa.binary()),
+                            ("interface_id", pa.int32())])
+
+
+def _batches(frames: list, size: int = 7) -> list:
+    """Frames as Arrow record batches of ``size`` rows (the cluster engine's form)."""
+    return [pa.RecordBatch.from_pylist([f._asdict() for f in frames[i:i + size]], schema=_FRAME_COLUMNS)
+            for i in range(0, len(frames), size)]
+
+
+def _same_by_connection(data: bytes, impl: str, *, as_batches: bool = False) -> dict:
     whole = TableCollector()
     ref = Converter(whole, ConvertOptions(capture_impl="py"))
     ref.add_capture(data, name="c")
@@ -73,7 +84,7 @@ def _same_by_connection(data: bytes, impl: str) -> dict:
     conv = Converter(split, ConvertOptions(capture_impl=impl))
     opened: list = []
     for g in sorted(groups, key=len, reverse=True):
-        opened += conv.add_frames(g, "c", index=0)
+        opened += conv.add_frames(_batches(g) if as_batches else g, "c", index=0)
     expected, got = _rows(whole), _rows(split, stream_indices(opened))
     for part, what in zip(range(3), ("messages", "PCF parameters", "mq_calls rows")):
         assert len(got[part]) == len(expected[part]), what
@@ -107,7 +118,7 @@ def test_real_capture(impl):
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_simulator_captures(seed, impl):
-    out = _same_by_connection(_pcap(_packets(seed, 40)), impl)
+    out = _same_by_connection(_pcap(_packets(seed, 40)), impl, as_batches=seed == 2)
     _compiled(out, impl)
     assert out["groups"] > 3 and out["summary"]["calls"] > 100
 
@@ -120,7 +131,7 @@ def test_frames_a_pcap_cannot_hold_as_they_are(impl):
     """A group whose frames change link type or have times before 1970 (a
     pcapng with three interfaces): the compiled add_frames spools the frames
     before the first such frame and converts the group with the pure
-    pipeline, with the same rows."""
+    pipeline, with the same rows; given as Frame objects and as Arrow batches."""
     f = io.BytesIO()
     w = PcapngWriter(f)
     eth = w.add_interface(1)
@@ -133,9 +144,10 @@ def test_frames_a_pcap_cannot_hold_as_they_are(impl):
             w.write(early, ts, data)
         else:
             w.write(eth, ts, data)
-    out = _same_by_connection(f.getvalue(), impl)
-    if impl == "c":   # some groups whole through the core, some not
-        assert out["engines"]["compiled"] and out["engines"]["pure"], out["engines"]
+    for as_batches in (False, True):
+        out = _same_by_connection(f.getvalue(), impl, as_batches=as_batches)
+        if impl == "c":   # some groups whole through the core, some not
+            assert out["engines"]["compiled"] and out["engines"]["pure"], out["engines"]
 
 
 @pytest.mark.parametrize("seed", range(3))
