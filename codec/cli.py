@@ -239,10 +239,8 @@ def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
         if not args.verbose:  # Spark's warnings (a failed task's traceback) only with -v; errors always
             spark.sparkContext.setLogLevel("ERROR")
         try:
-            report = spark_pipeline.convert(args.inputs, args.output, master=master, raw=args.raw,
-                                            mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port),
-                                            partition_by=args.partition_by, chunk_messages=args.chunk,
-                                            spark=spark, split_size=args.split_size)
+            report = spark_pipeline.convert(args.inputs, args.output, _options(args), master=master,
+                                            partition_by=args.partition_by, spark=spark, split_size=args.split_size)
         except spark_pipeline.SparkJobFailed as exc:
             _err("the Spark job failed, nothing was written: %s" % exc)
             return EXIT_SPARK
@@ -250,18 +248,23 @@ def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
             spark.stop()
     else:
         _without_pandas()  # before mqcodec.pcap2parquet, whose import builds Arrow arrays
-        from .pcap2parquet import ConvertOptions, convert
+        from .pcap2parquet import convert
 
-        opts = ConvertOptions(mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port), raw=args.raw,
-                              chunk_messages=args.chunk, chunk_bytes=args.chunk_bytes,
-                              capture_impl=args.capture_impl, buffer_budget=args.buffer_budget,
-                              threads=args.threads)
-        report = convert(args.inputs, args.output, opts, progress=enabled(), partition_by=args.partition_by)
+        report = convert(args.inputs, args.output, _options(args), progress=enabled(), partition_by=args.partition_by)
     for c in report.get("captures", []):
         if "error" in c:  # an input that could not be read: the others were converted
             print("mqcodec: %s: not read: %s" % (c["capture"], c["error"]), file=sys.stderr)
     print(json.dumps(report if args.verbose else {k: v for k, v in report.items() if k != "captures"}, indent=2))
     return 0
+
+
+def _options(args: argparse.Namespace):
+    """The conversion options of ``pcap2parquet``, the same object for both engines."""
+    from .pcap2parquet import ConvertOptions
+
+    return ConvertOptions(mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port), raw=args.raw,
+                          chunk_messages=args.chunk, chunk_bytes=args.chunk_bytes, capture_impl=args.capture_impl,
+                          buffer_budget=args.buffer_budget, threads=args.threads)
 
 
 def _without_pandas() -> None:

@@ -67,6 +67,52 @@ class ConvertOptions:
     #: The files are the same whatever N.
     threads: Optional[int] = None
 
+    def to_text(self) -> str:
+        """The options as one JSON string (how the Spark engine hands them to its
+        tasks, the data source's ``options`` option): :meth:`from_text` gives them back."""
+        import json
+
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_text(cls, text: str) -> "ConvertOptions":
+        import json
+
+        return cls.from_strings(json.loads(text))
+
+    @classmethod
+    def from_strings(cls, values: dict, base: "Optional[ConvertOptions]" = None) -> "ConvertOptions":
+        """``base`` (default: the defaults) with the fields named in ``values``
+        replaced, each given as its value or as a string (the Spark data
+        source's options): ports as ``"1414,1415"``, booleans as
+        ``true``/``false``, numbers in decimal, ``""``/``"none"`` for None.
+        An unknown name is a ValueError."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        changes: dict = {}
+        for name, value in values.items():
+            if name not in fields:
+                raise ValueError("unknown conversion option %r (known: %s)" % (name, ", ".join(sorted(fields))))
+            changes[name] = _option_value(name, fields[name].default, value)
+        return dataclasses.replace(base or cls(), **changes)
+
+
+def _option_value(name: str, default, value):
+    """A ConvertOptions field's value from ``value`` (itself, or a string)."""
+    if not isinstance(value, str):
+        return tuple(value) if isinstance(default, tuple) else value
+    text = value.strip()
+    if isinstance(default, tuple):
+        return tuple(int(p) for p in text.split(",") if p.strip())
+    if isinstance(default, bool):
+        if text.lower() not in ("true", "false"):
+            raise ValueError("option %s: %r is not true or false" % (name, value))
+        return text.lower() == "true"
+    if text.lower() in ("", "none"):
+        return None
+    if isinstance(default, int) or name == "threads":
+        return int(text)
+    return text
+
 
 def available_cores() -> int:
     """The CPUs this process may run on (its affinity mask where the OS has one)."""

@@ -26,8 +26,13 @@ conversion of each capture, one row per source row, a ``table`` column
 naming its table and one struct column per table (``mq_messages``,
 ``msmq_packets``, ..., ``captures``), null but the row's own (the Spark engine
 writes each table from it: ``df.where(df.table == t).select(t + ".*")``);
-``mq_ports`` / ``msmq_ports`` (comma-separated), ``raw`` (``true`` keeps every
-message's bytes), ``chunk`` (messages per Arrow batch). ``message_key`` is
+and every field of :class:`mqcodec.pcap2parquet.ConvertOptions` by its name, as
+a string: ``mq_ports`` / ``msmq_ports`` (comma-separated), ``raw`` (``true``
+keeps every message's bytes), ``chunk_messages`` (or ``chunk``: messages per
+Arrow batch), ``chunk_bytes``, ``capture_impl``, ``buffer_budget``,
+``max_connections``, ``detect_by_content``; or all of them at once as
+``options`` (``ConvertOptions.to_text()``: what the Spark engine passes, the
+options the local engine takes, unchanged). ``message_key`` is
 ``file index << 49 | frame << 16 | rank`` (docs/tables.md "Keys") with files in the order
 given (each glob sorted), exactly as the local engine keys the same inputs.
 """
@@ -90,12 +95,20 @@ def wide_schema() -> pa.Schema:
 
 
 def _convert_options(opts: dict):
+    """The conversion options of a read: ``options`` (``ConvertOptions.to_text``,
+    what ``mqcodec.spark.pipeline`` passes), then any field of
+    :class:`~mqcodec.pcap2parquet.ConvertOptions` given as an option of its
+    own (``mq_ports``, ``chunk_bytes``, ...; ``chunk`` is ``chunk_messages``)."""
+    import dataclasses
+
     from mqcodec.pcap2parquet import ConvertOptions
 
-    ports = lambda key, default: tuple(int(p) for p in str(opts.get(key, default)).split(",") if p)  # noqa: E731
-    return ConvertOptions(mq_ports=ports("mq_ports", "1414"), msmq_ports=ports("msmq_ports", "1801"),
-                          raw=str(opts.get("raw", "false")).lower() == "true",
-                          chunk_messages=int(opts.get("chunk", "20000")))
+    base = ConvertOptions.from_text(opts["options"]) if opts.get("options") else None
+    names = {f.name for f in dataclasses.fields(ConvertOptions)}
+    named = {k: v for k, v in opts.items() if k in names}
+    if "chunk" in opts:
+        named.setdefault("chunk_messages", opts["chunk"])
+    return ConvertOptions.from_strings(named, base)
 
 
 class _Stopped(Exception):
@@ -187,6 +200,7 @@ class _CaptureReader(DataSourceReader):
 
         self.files = files
         self.options = options
+        _convert_options(options)   # a value that is not its field's type fails here, on the driver
         self.table = options.get("table", DEFAULT_TABLE)
         # what Spark expects back: unsigned integers widened, timestamps in
         # microseconds (Spark's precision: ``ts`` loses its nanoseconds here)

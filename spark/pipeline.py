@@ -132,11 +132,16 @@ class _Output:
             pass
 
 
-def convert(inputs: Iterable[str], outdir: str, *, master: Optional[str] = "local[*]", raw: bool = False,
-            mq_ports=(1414,), msmq_ports=(1801,), partition_by: Optional[str] = None,
-            chunk_messages: Optional[int] = None, spark: Any = None, threads: Optional[int] = None,
-            split_size: Optional[int] = None, partitions: Optional[int] = None) -> dict:
-    """``split_size``: cut every capture into byte ranges of that many bytes,
+def convert(inputs: Iterable[str], outdir: str, options: Any = None, *, master: Optional[str] = "local[*]",
+            partition_by: Optional[str] = None, spark: Any = None, split_size: Optional[int] = None,
+            partitions: Optional[int] = None, **fields) -> dict:
+    """Convert ``inputs`` to the tables under ``outdir`` with the options of
+    the local engine (``options``, a :class:`mqcodec.pcap2parquet.
+    ConvertOptions`, default its defaults; ``fields``: any of its fields
+    replaced, e.g. ``mq_ports=(1414, 1415)``), every one honoured by the
+    tasks that convert.
+
+    ``split_size``: cut every capture into byte ranges of that many bytes,
     shuffle its frames by connection and convert each connection where its
     frames land (:mod:`mqcodec.spark.split`; ``partitions``: the shuffle's
     partitions, default the session's parallelism); None: a task per capture.
@@ -145,6 +150,10 @@ def convert(inputs: Iterable[str], outdir: str, *, master: Optional[str] = "loca
     <mqcodec.pcap2parquet.ConvertOptions.threads>`) must be None: Spark runs
     as many tasks at once as its master gives (``local[N]``, or the cluster's
     executor cores), and its JVM writes the Parquet files."""
+    from mqcodec.pcap2parquet import ConvertOptions
+
+    options = dataclasses.replace(options or ConvertOptions(), **fields)
+    threads = options.threads
     if threads is not None:
         raise ValueError("threads=%r: the Spark engine runs as many tasks at once as its master gives "
                          "(master='local[N]', or the cluster's executor cores); threads is for the local engine"
@@ -165,8 +174,7 @@ def convert(inputs: Iterable[str], outdir: str, *, master: Optional[str] = "loca
 
     spark = spark or get_session(master=master, app_name="mqcodec pcap2parquet")
     try:
-        return _run(spark, files, outdir, raw=raw, mq_ports=mq_ports, msmq_ports=msmq_ports,
-                    partition_by=partition_by, chunk_messages=chunk_messages, split_size=split_size,
+        return _run(spark, files, outdir, options, partition_by=partition_by, split_size=split_size,
                     partitions=partitions)
     except Exception as exc:
         if _spark_failure(exc):
@@ -174,8 +182,7 @@ def convert(inputs: Iterable[str], outdir: str, *, master: Optional[str] = "loca
         raise
 
 
-def _run(spark, files, outdir, *, raw, mq_ports, msmq_ports, partition_by, chunk_messages, split_size=None,
-         partitions=None) -> dict:
+def _run(spark, files, outdir, options, *, partition_by, split_size=None, partitions=None) -> dict:
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -187,20 +194,12 @@ def _run(spark, files, outdir, *, raw, mq_ports, msmq_ports, partition_by, chunk
     saved = {k: spark.conf.get(k, None) for k in WRITE_CONF}
     for k, v in WRITE_CONF.items():
         spark.conf.set(k, v)
-    reader = (spark.read.format("mqcodec").option("table", ALL).option("raw", str(bool(raw)).lower())
-              .option("mq_ports", ",".join(map(str, mq_ports))).option("msmq_ports", ",".join(map(str, msmq_ports))))
-    if chunk_messages:
-        reader = reader.option("chunk", str(int(chunk_messages)))
+    reader = spark.read.format("mqcodec").option("table", ALL).option("options", options.to_text())
     out = _Output(spark, outdir)
     figures: dict = {}
     if split_size:
-        from mqcodec.pcap2parquet import ConvertOptions
-
         from .split import split_rows
 
-        options = ConvertOptions(mq_ports=tuple(mq_ports), msmq_ports=tuple(msmq_ports), raw=raw)
-        if chunk_messages:
-            options = dataclasses.replace(options, chunk_messages=int(chunk_messages))
         rows, figures = split_rows(spark, files, options, split_size=int(split_size), partitions=partitions)
     else:
         rows = reader.load(files)

@@ -199,3 +199,28 @@ def test_truncated_capture_converts(tmp_path, cut):
     clean = {_identity(r) for r in clean_rows if r["error"] is None}
     assert {_identity(r) for r in rows if r["error"] is None} <= clean
     assert report["summary"]["frames"] <= len(packets)
+
+
+def test_options_as_text_and_strings():
+    """One options object for every engine: the Spark engine hands it to its
+    tasks as text (``to_text``/``from_text``); the data source's options are
+    strings (``from_strings``)."""
+    opts = ConvertOptions(mq_ports=(1414, 1415), msmq_ports=(), detect_by_content=False, raw=True,
+                          chunk_messages=7, chunk_bytes=4096, capture_impl="py", buffer_budget=1 << 20,
+                          max_connections=9, threads=None)
+    assert ConvertOptions.from_text(opts.to_text()) == opts
+    assert ConvertOptions.from_text(ConvertOptions().to_text()) == ConvertOptions()
+    got = ConvertOptions.from_strings({"mq_ports": "1414, 1415", "msmq_ports": "", "detect_by_content": "False",
+                                       "raw": "true", "chunk_messages": "7", "chunk_bytes": "4096",
+                                       "capture_impl": "py", "buffer_budget": "1048576", "max_connections": "9",
+                                       "threads": "none"})
+    assert got == opts
+    # a base with some fields replaced, values as themselves
+    assert ConvertOptions.from_strings({"chunk_messages": 8}, opts) == ConvertOptions(
+        **{**opts.__dict__, "chunk_messages": 8})
+    with pytest.raises(ValueError, match="unknown conversion option 'chunk'"):
+        ConvertOptions.from_strings({"chunk": "7"})
+    with pytest.raises(ValueError, match="raw: 'yes' is not true or false"):
+        ConvertOptions.from_strings({"raw": "yes"})
+    with pytest.raises(ValueError, match="invalid literal for int"):
+        ConvertOptions.from_strings({"mq_ports": "14a"})
