@@ -17,17 +17,18 @@ called by :mod:`mqcodec.spark.pipeline`):
    (a small distinct set, broadcast); every frame gets its group
    (:func:`~mqcodec.capture.connections.group_key`); the frames are
    repartitioned by (capture, group) and sorted by frame number within.
-5. **Convert** (a task per shuffle partition): each group's frames through
-   :meth:`mqcodec.pcap2parquet.Converter.add_frames` (the compiled core),
-   the rows of every table, each group's connection-opening frames and one
-   report per task, as the data source's ``all`` rows.
+5. **Convert** (a task per shuffle partition): its groups' frames, one group
+   after another, through :meth:`mqcodec.pcap2parquet.Converter.add_frames`
+   (the compiled core; one call per capture),
+   the rows of every table, the connections' opening frames and one report
+   per task, as the data source's ``all`` rows.
 6. **tcp_stream** (driver + join): the opening frames ranked per capture
    give each connection its index (:func:`~mqcodec.capture.connections.
    stream_indices`), joined onto the rows that carry a ``tcp_stream``.
 
 The rows equal the local engine's (``tests/test_spark_split.py``), but for
 what acts across connections: the global byte budget and connection limit
-(each group has its own).
+(over the connections of one task).
 """
 from __future__ import annotations
 
@@ -148,57 +149,41 @@ def _frames(rows, names: dict):
 
 def _convert(batches, names: dict, options, target: pa.Schema):
     """Stage 5, a mapInArrow function: frames sorted by (capture, group,
-    number) -> the ``all`` rows of each group's conversion, its opening
-    frames (tag :data:`STREAMS`) and the task's report (tag ``captures``).
+    number) -> the ``all`` rows of their conversion (each capture's groups in
+    one pass, one group after another), the connections' opening frames (tag
+    :data:`STREAMS`) and the task's report (tag ``captures``).
     The conversion runs in a thread handing each chunk of rows over a queue of
     :data:`~mqcodec.spark.datasource.QUEUE_CHUNKS`, so that a task holds a few
     chunks, never a connection's output (``Converter.add_frames`` flushes
     every ``chunk_messages`` rows)."""
     import numpy as np
-    import pyarrow.compute as pc
 
     from mqcodec.pcap2parquet import Converter
 
     from .datasource import CAPTURES_SCHEMA, produced_in_thread, wide_batches
 
     def runs():
-        """(capture index, group, the batch's slice of its frames) per run of a group."""
+        """(capture index, the batch's slice of that capture's frames) per run of an index."""
         for b in batches:
             n = b.num_rows
             if not n:
                 continue
             index = b.column("capture_index").to_numpy()
-            group = b.column("group")
-            change = np.ones(n, dtype=bool)
-            if n > 1:
-                change[1:] = (index[1:] != index[:-1]) | pc.not_equal(group.slice(1), group.slice(0, n - 1)) \
-                    .to_numpy(zero_copy_only=False)
-            starts = np.flatnonzero(change).tolist() + [n]
+            starts = [0] + (np.flatnonzero(index[1:] != index[:-1]) + 1).tolist() + [n]
             for a, z in zip(starts[:-1], starts[1:]):
-                yield int(index[a]), group[a].as_py(), b.slice(a, z - a)
+                yield int(index[a]), b.slice(a, z - a)
 
     def produce(put) -> None:
         conv = Converter(lambda name, table: put((name, table)), options)
-        opened: list = []   # the current capture's opening frames not yet put
-
-        def put_opened(index) -> None:
-            if opened:
-                put((STREAMS, pa.table({"capture_index": [index] * len(opened), "opened": list(opened)},
-                                       schema=_STREAMS_SCHEMA)))
-                opened.clear()
-
-        last = None
-        # rows wait for a full chunk across groups (add_frames(flush=False)): a task converts
-        # thousands of small connections, each of which would otherwise be a chunk of its own
-        for (index, _group), group in itertools.groupby(runs(), key=lambda t: (t[0], t[1])):
-            if index != last:
-                put_opened(last)
-                last = index
-            opened += conv.add_frames((b for _, _, b in group), names[index][0], index=index, flush=False)
-            if len(opened) >= _BATCH_FRAMES:
-                put_opened(index)
+        # a task's groups of one capture in one pass, one group after another (frame numbers
+        # go back where a group ends; rows as group by group, tests/test_capture_connections.py):
+        # thousands of small connections cost one conversion's fixed cost, not one each
+        for index, part in itertools.groupby(runs(), key=lambda t: t[0]):
+            opened = conv.add_frames((b for _, b in part), names[index][0], index=index, flush=False)
+            for i in range(0, len(opened), _BATCH_FRAMES):
+                put((STREAMS, pa.table({"capture_index": [index] * len(opened[i:i + _BATCH_FRAMES]),
+                                        "opened": opened[i:i + _BATCH_FRAMES]}, schema=_STREAMS_SCHEMA)))
         conv.flush()
-        put_opened(last)
         report = conv.report(top=None)
         put(("captures", pa.table({"index": [-1], "capture": ["(split)"], "report": [
             json.dumps(report, sort_keys=True, default=str)]}, schema=CAPTURES_SCHEMA)))
@@ -312,11 +297,12 @@ def stream_numbering(rows):
 
 
 def finish_reports(reports: list, files: list, rows, figures: dict) -> list:
-    """The tasks' reports (one per convert task, every group's capture report
-    in it) -> report rows for :func:`mqcodec.spark.pipeline._merge`: the
+    """The tasks' reports (one per convert task, a capture report in it for
+    each capture it converted connections of) -> report rows for :func:`mqcodec.spark.pipeline._merge`: the
     tasks' own (their counters, which it sums) without their group reports,
     and one row with a report per capture, as the local engine lists them
-    (the groups' counters summed; inputs not read with their error).
+    (the tasks' counters summed, ``tasks`` how many converted part of it;
+    inputs not read with their error).
     ``figures`` gets ``shuffled_bytes`` (the frames' bytes through the shuffle)."""
     from collections import Counter
 
@@ -333,8 +319,8 @@ def finish_reports(reports: list, files: list, rows, figures: dict) -> list:
     for row in reports:
         report = json.loads(row["report"])
         for c in report["captures"]:
-            m = merged.setdefault(c.get("index", 0), {"capture": c["capture"], "stats": Counter(), "groups": 0})
-            m["groups"] += 1
+            m = merged.setdefault(c.get("index", 0), {"capture": c["capture"], "stats": Counter(), "tasks": 0})
+            m["tasks"] += 1
             m["stats"].update({k: v for k, v in c.get("stats", {}).items() if isinstance(v, int)})
         report["captures"] = []
         out.append({"index": -1, "capture": row["capture"], "report": json.dumps(report, default=str)})
@@ -343,8 +329,8 @@ def finish_reports(reports: list, files: list, rows, figures: dict) -> list:
         if i in not_read:   # as the local engine reports an input it cannot read
             captures.append({"index": i, "capture": display_name(uri), "error": not_read[i], "stats": {}})
             continue
-        m = merged.get(i, {"capture": display_name(uri), "stats": Counter(), "groups": 0})
-        captures.append({"index": i, "capture": m["capture"], "stats": dict(m["stats"]), "groups": m["groups"]})
+        m = merged.get(i, {"capture": display_name(uri), "stats": Counter(), "tasks": 0})
+        captures.append({"index": i, "capture": m["capture"], "stats": dict(m["stats"]), "tasks": m["tasks"]})
     unread = {"captures not read": len(not_read)} if not_read else {}
     per_capture = {"summary": unread, "messages_by_protocol_and_kind": {}, "captures": captures}
     out.append({"index": len(files), "capture": "(captures)", "report": json.dumps(per_capture, default=str)})

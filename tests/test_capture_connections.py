@@ -74,7 +74,7 @@ def _batches(frames: list, size: int = 7) -> list:
             for i in range(0, len(frames), size)]
 
 
-def _same_by_connection(data: bytes, impl: str, *, as_batches: bool = False) -> dict:
+def _same_by_connection(data: bytes, impl: str, *, as_batches: bool = False, together: bool = False) -> dict:
     whole = TableCollector()
     ref = Converter(whole, ConvertOptions(capture_impl="py"))
     ref.add_capture(data, name="c")
@@ -83,7 +83,10 @@ def _same_by_connection(data: bytes, impl: str, *, as_batches: bool = False) -> 
     split = TableCollector()
     conv = Converter(split, ConvertOptions(capture_impl=impl))
     opened: list = []
-    for g in sorted(groups, key=len, reverse=True):
+    ordered = sorted(groups, key=len, reverse=True)
+    if together:   # one call: the groups one after the other, frame numbers going back between them
+        opened += conv.add_frames([f for g in ordered for f in g], "c", index=0)
+    for g in ordered if not together else ():
         opened += conv.add_frames(_batches(g) if as_batches else g, "c", index=0)
     expected, got = _rows(whole), _rows(split, stream_indices(opened))
     for part, what in zip(range(3), ("messages", "PCF parameters", "mq_calls rows")):
@@ -175,6 +178,19 @@ def test_ipv4_fragments_keep_their_address_pair_together(mtu, impl):
     # every frame between addresses that exchanged fragments is grouped by the pair
     assert all(group_key(c, p, pairs).startswith(b"p") for c, p, _ in keys if p in pairs)
     _same_by_connection(data, impl)
+
+
+@pytest.mark.parametrize("which", ["real", "reordered", "fragments", "cut"])
+def test_groups_one_after_another_in_one_call(which, impl):
+    """The cluster engine converts a task's groups in one call, one group
+    after another (frame numbers go back where a group ends): the same rows."""
+    data = {"real": lambda: REAL.read_bytes(),
+            "reordered": lambda: _pcap(reordered(_packets(4, 30), 1)),
+            "fragments": lambda: _pcap(fragmented(_packets(10, 25), 68, 68)),
+            "cut": lambda: _pcap(_packets(6, 15))[:-5000]}[which]()
+    out = _same_by_connection(data, impl, together=True)
+    assert out["groups"] > 1
+    _compiled(out, impl)
 
 
 def test_stream_indices_rank_the_opening_frames():
