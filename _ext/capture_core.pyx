@@ -53,7 +53,7 @@ API::
                                   # ranges); their segments that came in IPv4 fragments
                                   # as frames of one raw IPv4 packet (linktype 228) each
 """
-from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdlib cimport malloc, free, realloc, calloc
 from libc.string cimport memcpy, memmove, memset, memcmp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t, INT64_MAX
@@ -1999,6 +1999,42 @@ cdef Py_ssize_t walk_ng(Core* c, const uint8_t* p, Py_ssize_t n) noexcept nogil:
 # ---------------------------------------------------------------------------
 # Python side
 # ---------------------------------------------------------------------------
+cdef object _tcp_keys(const TKey* k):
+    """mqcodec.capture.connections.keys_of's (conn, pair, False) of a TCP segment's key."""
+    cdef int alen = 16 if k.v6 else 4
+    cdef int c = memcmp(k.src, k.dst, alen)
+    cdef bytes ver = b"\x06" if k.v6 else b"\x04"
+    src = PyBytes_FromStringAndSize(<const char*>k.src, alen)
+    dst = PyBytes_FromStringAndSize(<const char*>k.dst, alen)
+    sport = bytes(((k.sport >> 8) & 0xFF, k.sport & 0xFF))
+    dport = bytes(((k.dport >> 8) & 0xFF, k.dport & 0xFF))
+    if c < 0 or (c == 0 and k.sport <= k.dport):
+        conn = ver + src + sport + dst + dport
+    else:
+        conn = ver + dst + dport + src + sport
+    pair = ver + src + dst if c <= 0 else ver + dst + src
+    return (conn, pair, False)
+
+
+def frame_keys(data, linktypes, caplens, origlens):
+    """For each frame (its bytes, link type, captured and original lengths):
+    ``(connection key, address-pair key, False)`` -- what
+    :func:`mqcodec.capture.connections.keys_of` gives -- when the core takes
+    the frame as a TCP segment, else None (the caller asks ``keys_of``)."""
+    cdef Pkt pk
+    cdef bytes b
+    cdef Py_ssize_t i
+    out = []
+    for i in range(len(data)):
+        b = data[i]
+        if decode(<const uint8_t*>PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), linktypes[i], caplens[i], origlens[i],
+                  &pk) == D_TCP:
+            out.append(_tcp_keys(&pk.key))
+        else:
+            out.append(None)
+    return out
+
+
 from mqcodec.capture.frame import Frame as _Frame
 
 DEFAULT_SERVER_PORTS = (1414, 1801, 3527, 2101, 2103, 2105)

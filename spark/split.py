@@ -128,23 +128,37 @@ def _frames(rows, names: dict):
             rng = ByteRange(task["part"], task["start"], task["end"])
             scan = pickle.loads(task["scan"])
             source = open_input(uri)
-            cols: dict = {f.name: [] for f in FRAMES_SCHEMA}
+            frames: list = []   # of the batch being built
             try:
                 for frame in RangeReader(source, rng, first_number=task["first_number"], scan=scan):
-                    conn, pair, frag = keys_of(frame)
-                    for name, v in zip(("capture_index", "number", "ts_ns", "linktype", "caplen", "origlen",
-                                        "interface_id", "data", "conn", "pair", "fragment"),
-                                       (index, frame.number, frame.ts_ns, frame.linktype, frame.caplen,
-                                        frame.origlen, frame.interface_id, frame.data, conn, pair, frag)):
-                        cols[name].append(v)
-                    if len(cols["number"]) >= _BATCH_FRAMES:
-                        yield pa.RecordBatch.from_pydict(cols, schema=FRAMES_SCHEMA)
-                        cols = {f.name: [] for f in FRAMES_SCHEMA}
+                    frames.append(frame)
+                    if len(frames) >= _BATCH_FRAMES:
+                        yield _frames_batch(index, frames, keys_of)
+                        frames = []
             finally:
                 if source is not uri and hasattr(source, "close"):
                     source.close()
-            if cols["number"]:
-                yield pa.RecordBatch.from_pydict(cols, schema=FRAMES_SCHEMA)
+            if frames:
+                yield _frames_batch(index, frames, keys_of)
+
+
+def _frames_batch(index: int, frames: list, keys_of) -> pa.RecordBatch:
+    """Stage 3's rows of ``frames`` with their keys (``keys_of``; the compiled
+    core's ``frame_keys`` first where it is built) as a batch of :data:`FRAMES_SCHEMA`."""
+    from mqcodec import _impl
+
+    frame_cols = list(zip(*frames))   # Frame's fields: number, ts_ns, linktype, caplen, origlen, data, interface_id
+    core = _impl.pick("capture_core", None, what="capture core")
+    if core is not None:
+        keys = core.frame_keys(frame_cols[5], frame_cols[2], frame_cols[3], frame_cols[4])
+        keys = [k if k is not None else keys_of(f) for k, f in zip(keys, frames)]
+    else:
+        keys = [keys_of(f) for f in frames]
+    key_cols = list(zip(*keys))
+    cols = {"capture_index": [index] * len(frames), "number": frame_cols[0], "ts_ns": frame_cols[1],
+            "linktype": frame_cols[2], "caplen": frame_cols[3], "origlen": frame_cols[4], "data": frame_cols[5],
+            "interface_id": frame_cols[6], "conn": key_cols[0], "pair": key_cols[1], "fragment": key_cols[2]}
+    return pa.RecordBatch.from_pydict(cols, schema=FRAMES_SCHEMA)
 
 
 def _convert(batches, names: dict, options, target: pa.Schema):

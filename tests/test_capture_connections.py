@@ -198,3 +198,36 @@ def test_stream_indices_rank_the_opening_frames():
     assert index([3, 7, 19, 40, 19]).tolist() == [0, 1, 2, 3, 2]
     with pytest.raises(ValueError, match="name no opening frame"):
         index([8])
+
+
+def _keyed_captures():
+    yield "real", REAL.read_bytes()
+    yield "simulator", _pcap(_packets(2, 40))
+    yield "reordered", _pcap(reordered(_packets(4, 30), 1))
+    yield "fragments", _pcap(fragmented(_packets(10, 25), 68, 68))
+    yield "pcapng", _pcap(_packets(6, 20), ng=True)
+    for target in ("capture", "capture_core"):   # the fuzz corpora of captures
+        for p in sorted((Path(__file__).resolve().parent / "fuzz" / "corpus" / target).iterdir()):
+            yield p.name, p.read_bytes()
+
+
+def test_compiled_frame_keys_are_keys_of():
+    """The cluster engine keys frames with the compiled core where it takes
+    them as TCP segments (``frame_keys``), with ``keys_of`` for the rest: the
+    same keys, on clean, damaged and fuzzed captures."""
+    core = pytest.importorskip("mqcodec._ext.capture_core")
+    taken = 0
+    for name, data in _keyed_captures():
+        try:
+            frames = []
+            for f in open_capture(io.BytesIO(data)):
+                frames.append(f)
+        except Exception:   # a damaged file: the frames before the damage
+            pass
+        keys = core.frame_keys([f.data for f in frames], [f.linktype for f in frames],
+                               [f.caplen for f in frames], [f.origlen for f in frames])
+        for f, k in zip(frames, keys):
+            if k is not None:
+                taken += 1
+                assert k == keys_of(f), (name, f.number)
+    assert taken > 1000
