@@ -262,7 +262,6 @@ class Converter:
         self._tracker: Any = None  # the capture's ibmmq.conversation.CallTracker
         self._capture_index = -1
         self._opening_frames: Optional[list] = None  # add_frames: the frames that opened connections
-        self._flush_at_end = True  # add_frames(flush=False): rows wait for a full chunk or flush()
         self._ranks: dict = {}
         self._core_links: Any = deque()  # _LinkBatch of the compiled core's recent units, see core_link
         self.calls_by_type: Counter = Counter()
@@ -335,7 +334,7 @@ class Converter:
         self._ranks = {}
         self._core_links = deque()
 
-    def add_frames(self, frames, name: str, *, index: int = 0, flush: bool = True) -> list[int]:
+    def add_frames(self, frames, name: str, *, index: int = 0) -> list[int]:
         """Convert frames of a capture that are not the whole capture -- one
         connection's, or the frames of several connections (:func:`mqcodec.
         capture.connections.split_by_connection`) -- as part of capture ``index`` named ``name``: the rows are those the
@@ -349,14 +348,10 @@ class Converter:
 
         The compiled capture core converts them when it is built and
         ``options.impl`` is not ``"py"``: they are spooled as a pcap (in
-        memory, or a temporary file past 64 MiB) with their numbers beside.
-        ``flush`` False: the rows are written when a chunk is full
-        (``chunk_messages``, ``chunk_bytes``) or at :meth:`flush`, not at the
-        end of the call (many small connections make few large chunks)."""
+        memory, or a temporary file past 64 MiB) with their numbers beside."""
         self._start_capture(index, same_keys=True)
         opened: list[int] = []
         self._opening_frames = opened
-        self._flush_at_end = flush
         spooled = None
         try:
             core = _core_module(self.options.capture_impl or self.options.impl)
@@ -379,7 +374,6 @@ class Converter:
             proc = self._pure_pipeline(frames, name, streams_by_frame=True)
         finally:
             self._opening_frames = None
-            self._flush_at_end = True
             if spooled is not None:
                 spooled.close()
         report = proc.report()
@@ -472,9 +466,7 @@ class Converter:
         self.summary["frames skipped"] += report["stats"].get("skipped", 0)
         self.summary["frames malformed"] += report["stats"].get("malformed", 0)
         self._end_calls()
-        if self._flush_at_end or len(self._pending) + self._block_rows + self._call_rows >= self.options.chunk_messages \
-                or self._pending_bytes >= self.options.chunk_bytes:
-            self.flush()
+        self.flush()
 
     def _report_conflicts(self, report: dict) -> None:
         if self._conflict_streams:

@@ -669,29 +669,47 @@ def spool(frames) -> tuple:
 
     from .capture.writer import PcapWriter
 
-    it = iter(frames)
+    it = _as_batches(frames)
     f = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY)
     numbers = array("q")
     writer = None
-    for item in it:
-        if isinstance(item, pa.RecordBatch):
-            if not item.num_rows:
-                continue
-            if writer is None:
-                writer = PcapWriter(f, item.column("linktype")[0].as_py(), snaplen=1 << 30, nanosecond=True)
-            k = _write_batch(f, numbers, item, writer.linktype)
-            if k < item.num_rows:
-                return f, numbers, itertools.chain(batch_frames(item.slice(k)), as_frames(it))
-            continue
-        frame = item
+    for batch in it:
         if writer is None:
-            writer = PcapWriter(f, frame.linktype, snaplen=1 << 30, nanosecond=True)
-        if frame.linktype != writer.linktype or not 0 <= frame.ts_ns < _TS_LIMIT \
-                or frame.origlen >= 1 << 32 or frame.caplen != len(frame.data):
-            return f, numbers, itertools.chain((frame,), as_frames(it))
-        writer.write(frame.ts_ns, frame.data, frame.origlen)
-        numbers.append(frame.number)
+            writer = PcapWriter(f, batch.column("linktype")[0].as_py(), snaplen=1 << 30, nanosecond=True)
+        k = _write_batch(f, numbers, batch, writer.linktype)
+        if k < batch.num_rows:
+            return f, numbers, itertools.chain(batch_frames(batch.slice(k)), as_frames(it))
     return f, numbers, None if writer is not None else iter(())
+
+
+#: the columns of an Arrow batch of frames (:func:`spool`), ``Frame``'s fields
+FRAME_BATCH_SCHEMA = pa.schema([("number", pa.int64()), ("ts_ns", pa.int64()), ("linktype", pa.int32()),
+                                ("caplen", pa.int64()), ("origlen", pa.int64()), ("data", pa.binary()),
+                                ("interface_id", pa.int32())])
+
+
+def _as_batches(items, size: int = 4096):
+    """Non-empty Arrow batches of frames, from batches and ``Frame`` objects."""
+    run: list = []
+    for item in items:
+        if isinstance(item, pa.RecordBatch):
+            if run:
+                yield _frame_batch(run)
+                run = []
+            if item.num_rows:
+                yield item
+            continue
+        run.append(item)
+        if len(run) >= size:
+            yield _frame_batch(run)
+            run = []
+    if run:
+        yield _frame_batch(run)
+
+
+def _frame_batch(frames: list) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays([pa.array(c, f.type) for c, f in zip(zip(*frames), FRAME_BATCH_SCHEMA)],
+                                      schema=FRAME_BATCH_SCHEMA)
 
 
 def _write_batch(f, numbers, batch: pa.RecordBatch, linktype: int) -> int:

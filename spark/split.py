@@ -117,8 +117,11 @@ def _frames(rows, names: dict):
     """Stage 3, a mapInArrow function: each input row a range -> its frames."""
     import pickle
 
+    from mqcodec import _impl
     from mqcodec.capture.connections import keys_of
     from mqcodec.capture.ranges import ByteRange, RangeReader
+
+    core = _impl.pick("capture_core", None, what="capture core")   # its frame_keys, when built
 
     from .storage import open_input
 
@@ -133,22 +136,19 @@ def _frames(rows, names: dict):
                 for frame in RangeReader(source, rng, first_number=task["first_number"], scan=scan):
                     frames.append(frame)
                     if len(frames) >= _BATCH_FRAMES:
-                        yield _frames_batch(index, frames, keys_of)
+                        yield _frames_batch(index, frames, keys_of, core)
                         frames = []
             finally:
                 if source is not uri and hasattr(source, "close"):
                     source.close()
             if frames:
-                yield _frames_batch(index, frames, keys_of)
+                yield _frames_batch(index, frames, keys_of, core)
 
 
-def _frames_batch(index: int, frames: list, keys_of) -> pa.RecordBatch:
+def _frames_batch(index: int, frames: list, keys_of, core) -> pa.RecordBatch:
     """Stage 3's rows of ``frames`` with their keys (``keys_of``; the compiled
-    core's ``frame_keys`` first where it is built) as a batch of :data:`FRAMES_SCHEMA`."""
-    from mqcodec import _impl
-
+    ``core``'s ``frame_keys`` first where it is built) as a batch of :data:`FRAMES_SCHEMA`."""
     frame_cols = list(zip(*frames))   # Frame's fields: number, ts_ns, linktype, caplen, origlen, data, interface_id
-    core = _impl.pick("capture_core", None, what="capture core")
     if core is not None:
         keys = core.frame_keys(frame_cols[5], frame_cols[2], frame_cols[3], frame_cols[4])
         keys = [k if k is not None else keys_of(f) for k, f in zip(keys, frames)]
@@ -193,11 +193,10 @@ def _convert(batches, names: dict, options, target: pa.Schema):
         # go back where a group ends; rows as group by group, tests/test_capture_connections.py):
         # thousands of small connections cost one conversion's fixed cost, not one each
         for index, part in itertools.groupby(runs(), key=lambda t: t[0]):
-            opened = conv.add_frames((b for _, b in part), names[index][0], index=index, flush=False)
+            opened = conv.add_frames((b for _, b in part), names[index][0], index=index)
             for i in range(0, len(opened), _BATCH_FRAMES):
                 put((STREAMS, pa.table({"capture_index": [index] * len(opened[i:i + _BATCH_FRAMES]),
                                         "opened": opened[i:i + _BATCH_FRAMES]}, schema=_STREAMS_SCHEMA)))
-        conv.flush()
         report = conv.report(top=None)
         put(("captures", pa.table({"index": [-1], "capture": ["(split)"], "report": [
             json.dumps(report, sort_keys=True, default=str)]}, schema=CAPTURES_SCHEMA)))
