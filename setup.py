@@ -178,6 +178,7 @@ setup(
         "mqcodec.msmq",
         "mqcodec.capture",
         "mqcodec.batch",
+        "mqcodec.convert",
         "mqcodec._ext",
         "mqcodec.spark",
     ],

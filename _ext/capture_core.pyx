@@ -5,7 +5,7 @@ fragment reassembly (the pure FragmentReassembler's rules), TCP reassembly
 for the common case (docs/capture-core.md).
 
 The pure pipeline (``mqcodec.capture`` + the pure framers, driven by
-``mqcodec.pcap2parquet.Converter``) is the reference.  For every connection
+``mqcodec.convert.Converter``) is the reference.  For every connection
 the core keeps on its fast path, the messages it emits are exactly the pure
 pipeline's messages for it.  Any connection where something happens that the
 fast path does not reproduce exactly goes to the *replay set*: the core
@@ -1334,7 +1334,7 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                 # a new connection on the same 4-tuple ("reused").  The SYN's frame ends
                 # the old connection's range: the pure reassembler closes it there
                 # (flushing its reorder buffer), so a replay must see that SYN too; the
-                # replay ignores the new connection it opens (pcap2parquet_compiled.ReplayProcessor)
+                # replay ignores the new connection it opens (mqcodec.convert.compiled.ReplayProcessor)
                 if cn.state == C_FAST:
                     finish_conn(c, ci, frame)
                 else:

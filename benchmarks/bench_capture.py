@@ -19,7 +19,7 @@ Warm, in this process, against each other (group "synth in-process"; no tshark r
 no warm in-process form):
   capture core                - mqcodec._ext.capture_core: walk, reassembly, both framers
   read only / read+reassemble - the pure capture reader and TCP layer
-  convert --threads 1 | 2     - mqcodec.pcap2parquet.convert after a warm-up (imports paid)
+  convert --threads 1 | 2     - mqcodec.convert.convert after a warm-up (imports paid)
 
 Run:  .venv/bin/python -m pytest benchmarks/bench_capture.py --benchmark-only   (pytest-benchmark rows)
       .venv/bin/python benchmarks/bench_capture.py [--rounds 5] [--messages N]  (the whole-process
@@ -189,7 +189,7 @@ def test_capture_core(benchmark, captures):
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_convert_warm(benchmark, captures, tmp_path, threads):
-    from mqcodec.pcap2parquet import ConvertOptions, convert
+    from mqcodec.convert import ConvertOptions, convert
 
     path, frames, size = captures["synth"]
     report = benchmark.pedantic(convert, args=([str(path)], str(tmp_path / "out"), ConvertOptions(threads=threads)),

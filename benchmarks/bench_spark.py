@@ -135,7 +135,7 @@ def capture(tmp_path_factory):
 
 
 def test_engine_local(benchmark, capture, tmp_path):
-    from mqcodec.pcap2parquet import convert
+    from mqcodec.convert import convert
 
     path, frames, size = capture
     benchmark.pedantic(convert, args=([path], str(tmp_path / "l")), rounds=2)

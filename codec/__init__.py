@@ -21,14 +21,14 @@ from .errors import DecodeError, DecodeWarning, EncodeError, MQCodecError
 from .render import to_json
 
 if TYPE_CHECKING:  # imported on first use at run time (see __getattr__)
-    from . import batch, ibmmq, msmq
+    from . import batch, convert, ibmmq, msmq
 
 __version__ = "0.1.0"
 
-__all__ = ["DecodeError", "DecodeWarning", "EncodeError", "MQCodecError", "to_json", "ibmmq", "msmq", "batch",
+__all__ = ["DecodeError", "DecodeWarning", "EncodeError", "MQCodecError", "to_json", "ibmmq", "msmq", "batch", "convert",
            "__version__"]
 
-_LAZY = ("ibmmq", "msmq", "batch")
+_LAZY = ("ibmmq", "msmq", "batch", "convert")
 
 
 def __getattr__(name: str) -> Any:  # lazy sub-packages: `import mqcodec` stays cheap

@@ -247,8 +247,8 @@ def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
         finally:
             spark.stop()
     else:
-        _without_pandas()  # before mqcodec.pcap2parquet, whose import builds Arrow arrays
-        from .pcap2parquet import convert
+        _without_pandas()  # before mqcodec.convert, whose import builds Arrow arrays
+        from .convert import convert
 
         report = convert(args.inputs, args.output, _options(args), progress=enabled(), partition_by=args.partition_by)
     for c in report.get("captures", []):
@@ -260,7 +260,7 @@ def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
 
 def _options(args: argparse.Namespace):
     """The conversion options of ``pcap2parquet``, the same object for both engines."""
-    from .pcap2parquet import ConvertOptions
+    from .convert.options import ConvertOptions
 
     return ConvertOptions(mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port), raw=args.raw,
                           chunk_messages=args.chunk, chunk_bytes=args.chunk_bytes, capture_impl=args.capture_impl,

@@ -8,7 +8,7 @@ logs and test output stay clean; standard output never gets a bar).
         with Bar(total=messages, desc="synth", unit="msg") as bar:
             ...; bar.update_to(done)
 
-:class:`CaptureProgress` is the callback ``mqcodec.pcap2parquet`` hands to
+:class:`CaptureProgress` is the callback ``mqcodec.convert`` hands to
 both capture engines: the pure pipeline calls it once per frame and lets it
 read the capture file's position (:meth:`CaptureProgress.attach`), the
 compiled engine reports frames and the byte position once per chunk

@@ -21,7 +21,7 @@ The module is I/O-free apart from :func:`iter_units` opening the capture:
 :class:`UnitFinder` takes frames (``mqcodec.capture.Frame``) and returns
 units, over the pure capture pipeline (``CaptureProcessor`` ->
 ``MQStreamFramer`` / ``MSMQStreamFramer``) with the port and content
-detection of :mod:`mqcodec.pcap2parquet`.  :func:`compile_filter` parses the
+detection of :mod:`mqcodec.convert`.  :func:`compile_filter` parses the
 ``--filter`` language (grammar below) into a predicate over
 :meth:`Unit.fields`; nothing is ever ``eval``-ed.
 
@@ -372,7 +372,7 @@ class UnitFinder:
         return [u for u in units if not self.want.isdisjoint(u.frames)]
 
     def _direction(self, conn, direction) -> _Dir:
-        from .pcap2parquet import new_framer, port_protocol
+        from .convert.protocols import new_framer, port_protocol
 
         key = (conn, direction)
         d = self.dirs.get(key)
@@ -385,7 +385,8 @@ class UnitFinder:
 
     def _events(self, events, out: list) -> None:
         from .capture import Gap, StreamClosed, StreamData, UDPDatagram
-        from .pcap2parquet import MSMQ_PING_PORT, detect_protocol, new_framer
+        from .convert.options import MSMQ_PING_PORT
+        from .convert.protocols import detect_protocol, new_framer
 
         for ev in events:
             t = type(ev)

@@ -8,7 +8,7 @@ pipeline out.
     params = spark.read.format("mqcodec").option("table", "pcf_parameters").load(["a.pcap", "hdfs://nn/b.pcap"])
     every = spark.read.format("mqcodec").option("table", "all").load("captures/*.pcap")
 
-A partition per capture file, converted by :class:`mqcodec.pcap2parquet.Converter`
+A partition per capture file, converted by :class:`mqcodec.convert.Converter`
 on an executor (the compiled batch decoders when built there).  The rows are
 yielded while the capture is converted: the converter runs in a thread of the
 Python worker and hands each chunk of rows over a queue of :data:`QUEUE_CHUNKS`
@@ -19,14 +19,14 @@ Inputs (:mod:`mqcodec.spark.storage`): paths, ``file://`` and other URIs
 expanded on the filesystem they name, as a list or one comma-separated string;
 relative paths are resolved on the driver.
 
-Options: ``table`` -- one of :data:`mqcodec.tables.TABLES` (default
+Options: ``table`` -- one of :data:`mqcodec.convert.tables.TABLES` (default
 ``mq_messages``), ``captures`` (one row per capture with its report as JSON,
 for the job summary), or ``all``: every table and the reports from one
 conversion of each capture, one row per source row, a ``table`` column
 naming its table and one struct column per table (``mq_messages``,
 ``msmq_packets``, ..., ``captures``), null but the row's own (the Spark engine
 writes each table from it: ``df.where(df.table == t).select(t + ".*")``);
-and every field of :class:`mqcodec.pcap2parquet.ConvertOptions` by its name, as
+and every field of :class:`mqcodec.convert.ConvertOptions` by its name, as
 a string: ``mq_ports`` / ``msmq_ports`` (comma-separated), ``raw`` (``true``
 keeps every message's bytes), ``chunk_messages`` (or ``chunk``: messages per
 Arrow batch), ``chunk_bytes``, ``capture_impl``, ``buffer_budget``,
@@ -47,7 +47,7 @@ import pyarrow as pa
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from mqcodec.tables import TABLES as _DATA_TABLES
+from mqcodec.convert.tables import TABLES as _DATA_TABLES
 
 from .storage import display_name, expand, open_input
 
@@ -71,14 +71,14 @@ def expand_paths(spec) -> list[str]:
     return expand(spec)
 
 
-#: the ``captures`` table: the report of each capture (mqcodec.pcap2parquet.Converter.report)
+#: the ``captures`` table: the report of each capture (mqcodec.convert.Converter.report)
 CAPTURES_SCHEMA = pa.schema([pa.field("index", pa.int64(), nullable=False),
                              pa.field("capture", pa.string(), nullable=False),
                              pa.field("report", pa.string(), nullable=False)])
 
 
 def _table_schema(table: str) -> pa.Schema:
-    from mqcodec.tables import table_schema
+    from mqcodec.convert.tables import table_schema
 
     if table == ALL:
         return wide_schema()
@@ -97,11 +97,11 @@ def wide_schema() -> pa.Schema:
 def _convert_options(opts: dict):
     """The conversion options of a read: ``options`` (``ConvertOptions.to_text``,
     what ``mqcodec.spark.pipeline`` passes), then any field of
-    :class:`~mqcodec.pcap2parquet.ConvertOptions` given as an option of its
+    :class:`~mqcodec.convert.ConvertOptions` given as an option of its
     own (``mq_ports``, ``chunk_bytes``, ...; ``chunk`` is ``chunk_messages``)."""
     import dataclasses
 
-    from mqcodec.pcap2parquet import ConvertOptions
+    from mqcodec.convert import ConvertOptions
 
     base = ConvertOptions.from_text(opts["options"]) if opts.get("options") else None
     names = {f.name for f in dataclasses.fields(ConvertOptions)}
@@ -173,7 +173,7 @@ def convert_capture(index: int, uri: str, options, tables) -> Iterator[tuple[str
     reported as the local engine reports it) is raised here; closing the
     generator stops the thread."""
     from mqcodec.errors import DecodeError
-    from mqcodec.pcap2parquet import Converter
+    from mqcodec.convert import Converter
 
     wanted = frozenset(tables)
 

@@ -1,6 +1,6 @@
 """``mqcodec pcap2parquet --engine spark``: the local job's tables, written by Spark.
 
-The layout is the local engine's (:mod:`mqcodec.tables`): one Parquet dataset
+The layout is the local engine's (:mod:`mqcodec.convert.tables`): one Parquet dataset
 per table, ``OUTDIR/<table>/part-*.parquet`` (zstd), optionally partitioned by
 the UTC date of ``ts`` (``OUTDIR/<table>/date=YYYY-MM-DD/``, whatever the
 session time zone); timestamps as ``TIMESTAMP(MICROS, UTC)``; no ``_SUCCESS``
@@ -136,7 +136,7 @@ def convert(inputs: Iterable[str], outdir: str, options: Any = None, *, master: 
             partition_by: Optional[str] = None, spark: Any = None, split_size: Optional[int] = None,
             partitions: Optional[int] = None, **fields) -> dict:
     """Convert ``inputs`` to the tables under ``outdir`` with the options of
-    the local engine (``options``, a :class:`mqcodec.pcap2parquet.
+    the local engine (``options``, a :class:`mqcodec.convert.
     ConvertOptions`, default its defaults; ``fields``: any of its fields
     replaced, e.g. ``mq_ports=(1414, 1415)``), every one honoured by the
     tasks that convert.
@@ -147,10 +147,10 @@ def convert(inputs: Iterable[str], outdir: str, options: Any = None, *, master: 
     partitions, default the session's parallelism); None: a task per capture.
 
     ``threads`` (the local engine's :attr:`ConvertOptions.threads
-    <mqcodec.pcap2parquet.ConvertOptions.threads>`) must be None: Spark runs
+    <mqcodec.convert.ConvertOptions.threads>`) must be None: Spark runs
     as many tasks at once as its master gives (``local[N]``, or the cluster's
     executor cores), and its JVM writes the Parquet files."""
-    from mqcodec.pcap2parquet import ConvertOptions
+    from mqcodec.convert import ConvertOptions
 
     options = dataclasses.replace(options or ConvertOptions(), **fields)
     threads = options.threads
@@ -167,7 +167,7 @@ def convert(inputs: Iterable[str], outdir: str, options: Any = None, *, master: 
     files = expand_paths(list(inputs))
     if not files:
         raise FileNotFoundError("no capture file among %r" % (list(inputs),))
-    from ..tables import check_job_size
+    from ..convert.keys import check_job_size
 
     check_job_size(len(files))   # each file's index is the high bits of its keys
     from .session import get_session
@@ -186,7 +186,7 @@ def _run(spark, files, outdir, options, *, partition_by, split_size=None, partit
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
-    from mqcodec.tables import MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS, TABLES
+    from mqcodec.convert.tables import MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS, TABLES
 
     from .datasource import ALL, TAG, register
 
@@ -218,7 +218,7 @@ def _run(spark, files, outdir, options, *, partition_by, split_size=None, partit
             reports = finish_reports(reports, files, rows, figures)
         unread = sum(json.loads(r["report"])["summary"].get("captures not read", 0) for r in reports)
         if unread >= len(files):
-            from mqcodec.pcap2parquet import NoCaptureRead
+            from mqcodec.convert import NoCaptureRead
 
             raise NoCaptureRead("no input could be read as a capture: " + "; ".join(
                 "%s: %s" % (c["capture"], c.get("error")) for r in reports for c in json.loads(r["report"])["captures"]))
@@ -227,7 +227,7 @@ def _run(spark, files, outdir, options, *, partition_by, split_size=None, partit
             if numbering is not None:
                 df = numbering(df, table)
             writer = df.write
-            if partition_by == "date" and table != PCF_PARAMETERS:  # as the local engine (tables.DatasetSink)
+            if partition_by == "date" and table != PCF_PARAMETERS:  # as the local engine (mqcodec.convert.sinks.DatasetSink)
                 writer = df.withColumn("date", utc_date("ts")).write.partitionBy("date")
             writer.mode("overwrite").options(**WRITE_OPTIONS).parquet(out.table(table))
         out.commit(TABLES)

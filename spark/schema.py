@@ -53,10 +53,10 @@ def row_schema(rows: pa.Schema) -> pa.Schema:
 
 def spark_compatible(t: "pa.DataType | pa.Schema") -> "pa.DataType | pa.Schema":
     """``t`` with every unsigned integer (at any depth) widened to a signed
-    type Spark has (:func:`mqcodec.tables.widen_unsigned`, the rule the
+    type Spark has (:func:`mqcodec.convert.tables.widen_unsigned`, the rule the
     output tables follow too) and dictionary-encoded columns as their value
     type (Spark reads them as plain strings); everything else as it is."""
-    from mqcodec.tables import widen_unsigned
+    from mqcodec.convert.tables import widen_unsigned
 
     if isinstance(t, pa.Schema):
         return pa.schema([f.with_type(spark_compatible(f.type)) for f in t], metadata=t.metadata)

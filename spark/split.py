@@ -18,7 +18,7 @@ called by :mod:`mqcodec.spark.pipeline`):
    (:func:`~mqcodec.capture.connections.group_key`); the frames are
    repartitioned by (capture, group) and sorted by frame number within.
 5. **Convert** (a task per shuffle partition): its groups' frames, one group
-   after another, through :meth:`mqcodec.pcap2parquet.Converter.add_frames`
+   after another, through :meth:`mqcodec.convert.Converter.add_frames`
    (the compiled core; one call per capture),
    the rows of every table, the connections' opening frames and one report
    per task, as the data source's ``all`` rows.
@@ -172,7 +172,7 @@ def _convert(batches, names: dict, options, target: pa.Schema):
     every ``chunk_messages`` rows)."""
     import numpy as np
 
-    from mqcodec.pcap2parquet import Converter
+    from mqcodec.convert import Converter
 
     from .datasource import CAPTURES_SCHEMA, produced_in_thread, wide_batches
 
@@ -285,7 +285,8 @@ def stream_numbering(rows):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from mqcodec.tables import KEY_CAPTURE_SHIFT, MQ_CALLS
+    from mqcodec.convert.keys import KEY_CAPTURE_SHIFT
+    from mqcodec.convert.tables import MQ_CALLS
 
     from .datasource import TAG
 

@@ -347,8 +347,8 @@ def _pcap(frames) -> bytes:
 def _convert(data, budget):
     import pyarrow as pa
 
-    from mqcodec.pcap2parquet import Converter, ConvertOptions
-    from mqcodec.tables import TableCollector
+    from mqcodec.convert import ConvertOptions, Converter
+    from mqcodec.convert.sinks import TableCollector
 
     opts = ConvertOptions(capture_impl="py", impl="py")
     if budget is not None:
@@ -592,8 +592,8 @@ def test_converter_mq_max_claims_counts_honestly(capture_impl):
     rows of a connection in order without overlap, starting at offset 0."""
     import pyarrow as pa
 
-    from mqcodec.pcap2parquet import Converter, ConvertOptions
-    from mqcodec.tables import TableCollector
+    from mqcodec.convert import ConvertOptions, Converter
+    from mqcodec.convert.sinks import TableCollector
 
     frames, streams = mq_max_claims(48, 40)
     data = _pcap(frames)

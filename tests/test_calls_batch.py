@@ -22,8 +22,8 @@ from mqcodec.ibmmq.builders import (
 )
 from mqcodec.ibmmq.headers import MQMD
 from mqcodec.ibmmq.message import MQMessage, encode_message
-from mqcodec.pcap2parquet import ConvertOptions, Converter
-from mqcodec.tables import TableCollector
+from mqcodec.convert import ConvertOptions, Converter
+from mqcodec.convert.sinks import TableCollector
 
 from test_mq_calls import ENGINES
 

@@ -23,8 +23,9 @@ import pytest
 
 from mqcodec.capture import open_capture
 from mqcodec.capture.connections import group_key, keys_of, split_by_connection, stream_indices
-from mqcodec.pcap2parquet import ConvertOptions, Converter
-from mqcodec.tables import MQ_CALLS, MQ_MESSAGES, MSMQ_PACKETS, TableCollector
+from mqcodec.convert import ConvertOptions, Converter
+from mqcodec.convert.tables import MQ_CALLS, MQ_MESSAGES, MSMQ_PACKETS
+from mqcodec.convert.sinks import TableCollector
 
 from mqcodec.capture.writer import PcapngWriter
 

@@ -1,7 +1,7 @@
 """The compiled capture core (_ext/capture_core.pyx) against the pure pipeline.
 
 Reference, from outside the code under test: the pure converter itself
-(``mqcodec.pcap2parquet.Converter`` over ``mqcodec.capture`` and the pure
+(``mqcodec.convert.Converter`` over ``mqcodec.capture`` and the pure
 framers), whose pending rows are captured before decoding.  For every
 connection the core keeps on its fast path its messages per direction must
 equal the pure rows (start offset, bytes, kind, md-only, frame, ts); for a
@@ -45,7 +45,7 @@ if not os.path.exists(CAPTURE):
 
 
 # --------------------------------------------------------------------------- reference
-from mqcodec.pcap2parquet import _detect  # the converter's content detection
+from mqcodec.convert.protocols import detect_protocol as _detect  # the converter's content detection
 
 
 class _Dir:
@@ -150,7 +150,7 @@ def pure_rows(data, mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True
 def replay_rows(core, frames, eof_data=True, tcp_options=None) -> list:
     """The replay's rows: ``frames`` (ReplayFilter's) through the pure pipeline
     behind the converter's replay processor, streams as the core numbers them."""
-    from mqcodec.pcap2parquet_compiled import Replay
+    from mqcodec.convert.compiled import Replay
 
     proc = Replay(core.replay(), core.replay_ranges()).processor(CaptureProcessor(**(tcp_options or {})))
     rows = pure_rows(None, frames=frames, proc=proc, eof_data=eof_data)

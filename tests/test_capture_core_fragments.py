@@ -489,10 +489,10 @@ def test_budget_give_up_tables_equal_the_pure_engine(monkeypatch, limit):
     """The core gives the capture up past the budget after it has written rows;
     the pure pipeline (same budget: it cuts directions) converts it, skipping
     what the core produced: tables equal the pure engine's."""
-    from mqcodec import pcap2parquet_compiled
+    from mqcodec.convert import compiled
     from test_capture_engines import _convert, _pcap as _pcap_e
 
-    monkeypatch.setattr(pcap2parquet_compiled, "CHUNK", 16384)
+    monkeypatch.setattr(compiled, "CHUNK", 16384)
     frames, _ = _claims_capture(40, 30)
     data = _pcap_e(frames)
     ours = _convert(data, None, buffer_budget=limit, chunk_messages=5)

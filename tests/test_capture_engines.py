@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from mqcodec.pcap2parquet import ConvertOptions, Converter
-from mqcodec.tables import TableCollector, key_capture, key_frame
+from mqcodec.convert import ConvertOptions, Converter
+from mqcodec.convert.sinks import TableCollector
+from mqcodec.convert.keys import key_capture, key_frame
 
 from capture_inputs import fragmented, reordered
 from capture_inputs import pcap_bytes as _pcap
@@ -147,10 +148,10 @@ def test_core_giving_up_mid_capture_is_resumed_by_the_pure_pipeline(monkeypatch)
     skipping per direction what the core produced: the tables still equal the
     pure engine's.  (The trigger used to be a fragmented SYN, which the core
     now follows itself.)"""
-    from mqcodec import pcap2parquet_compiled
+    from mqcodec.convert import compiled
     from mqcodec.capture.writer import TcpConversation
 
-    monkeypatch.setattr(pcap2parquet_compiled, "CHUNK", 8192)  # several chunks: rows are written before the SYN
+    monkeypatch.setattr(compiled, "CHUNK", 8192)  # several chunks: rows are written before the SYN
     pk = _packets(9, 30)
     half = len(pk) // 2
     a = TcpConversation(("10.9.0.1", 40000), ("10.9.0.2", 9999), isn_client=7, mss=300,

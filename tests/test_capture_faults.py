@@ -31,8 +31,8 @@ import pytest
 from mqcodec import synth
 from mqcodec.capture.writer import PcapngWriter, PcapWriter, checksum, ethernet, ipv4, tcp
 from mqcodec.errors import DecodeError
-from mqcodec.pcap2parquet import Converter, ConvertOptions, convert
-from mqcodec.tables import TableCollector, read_table
+from mqcodec.convert import ConvertOptions, Converter, convert
+from mqcodec.convert.sinks import TableCollector, read_table
 
 LOCATION = {"message_key", "capture", "frame", "ts", "src_ip", "src_port", "dst_ip", "dst_port", "tcp_stream",
             "stream_offset", "raw", "overlap_conflict", "call_key",   # call_key: from the capture index and frame (docs/tables.md)
@@ -614,7 +614,7 @@ def test_streams_of_no_known_protocol_keep_no_frame_marks(monkeypatch):
     """Regression (pcap2parquet.py): every segment of every TCP direction left a
     (offset, frame, ts) mark, trimmed only when a message was located, so a
     long stream of another protocol (here port 80) grew a list for ever."""
-    import mqcodec.pcap2parquet as p2p
+    import mqcodec.convert.converter as p2p
 
     made = []
     orig = p2p.Converter._direction
@@ -646,7 +646,7 @@ def test_closed_connections_are_forgotten():
 
     from mqcodec.capture.writer import TcpConversation
     from mqcodec.ibmmq.builders import encode_put
-    from mqcodec.pcap2parquet import _Direction
+    from mqcodec.convert.converter import _Direction
 
     msg = synth._app_message(random.Random(1), 1, synth.START_NS, little=True)
     unit = encode_put(msg, conversation_id=1, request_id=1)

@@ -36,8 +36,8 @@ from mqcodec.capture.writer import PcapngWriter, PcapWriter, TcpConversation, et
 from mqcodec.errors import DecodeError
 from mqcodec.ibmmq import MQMD, MQMessage
 from mqcodec.ibmmq.builders import encode_put
-from mqcodec.pcap2parquet import ConvertOptions, Converter
-from mqcodec.tables import TableCollector
+from mqcodec.convert import ConvertOptions, Converter
+from mqcodec.convert.sinks import TableCollector
 
 NS = 1_000_000_000
 PACKETS = synth.generate(3, 12)
@@ -263,7 +263,7 @@ BOMB_RSS_MIB = 200
 #: that spawned it (measured: 290 MiB reported for an 85 MiB child late in the suite).
 _CHILD = r"""
 import resource, sys
-from mqcodec.pcap2parquet import Converter, ConvertOptions
+from mqcodec.convert import ConvertOptions, Converter
 conv = Converter(lambda name, t: None, ConvertOptions(capture_impl=sys.argv[2]))
 conv.add_capture(sys.argv[1], name="bomb")
 try:

@@ -313,13 +313,13 @@ def big_capture(tmp_path_factory):
 def test_both_engines_report_byte_positions(tmp_path, monkeypatch, big_capture, impl, engines_available):
     """The bar advances by input bytes while the capture is converted, up to its size."""
     _engine(impl, engines_available)
-    from mqcodec import pcap2parquet_compiled, progress
-    from mqcodec.pcap2parquet import ConvertOptions, convert
+    from mqcodec import progress
+    from mqcodec.convert import ConvertOptions, compiled, convert
 
     positions = []
     real = progress.Bar.update_to
     monkeypatch.setattr(progress.Bar, "update_to", lambda self, n: (positions.append(n), real(self, n))[1])
-    monkeypatch.setattr(pcap2parquet_compiled, "CHUNK", 256 << 10)
+    monkeypatch.setattr(compiled, "CHUNK", 256 << 10)
     convert([str(big_capture)], str(tmp_path), ConvertOptions(capture_impl=impl), progress=True)
     size = big_capture.stat().st_size
     assert size > 1 << 20

@@ -46,20 +46,10 @@ SOURCES = {"codec": "mqcodec", "spark": "mqcodec.spark"}
 
 #: Import cycles through function-level imports that are known and tolerated, with the reason.
 #: Shrink, never grow.
-ALLOWED_CYCLES = {
-    frozenset({"mqcodec.pcap2parquet", "mqcodec.pcap2parquet_compiled"}):
-        "the two converter drivers call each other (issue 13 part 4 rewrites them as one convert package)",
-}
+ALLOWED_CYCLES: dict = {}
 
 #: (importing module, imported module, private name) allowed, with the reason.  Shrink, never grow.
-ALLOWED_PRIVATE = {
-    ("mqcodec.pcap2parquet", "mqcodec.tables", "_snake"):
-        "the converter shares the table module's name helper (convert package rewrite, issue 13 part 4)",
-    ("mqcodec.pcap2parquet_compiled", "mqcodec.pcap2parquet", "_reopen"):
-        "the compiled driver re-reads a capture through the pure driver's opener (same rewrite)",
-    ("mqcodec.pcap2parquet_compiled", "mqcodec.pcap2parquet", "_frames_until_error"):
-        "the compiled driver replays frames through the pure driver (same rewrite)",
-}
+ALLOWED_PRIVATE: dict = {}
 
 #: packages the capture layer must never reach
 PROTOCOL_PREFIXES = ("mqcodec.ibmmq", "mqcodec.msmq", "mqcodec.batch", "mqcodec._ext.mq_batch",
@@ -371,6 +361,26 @@ def test_no_module_uses_private_names_of_another(graph):
     assert not stale, "ALLOWED_PRIVATE lists uses that are gone (remove them): %s" % sorted(stale)
 
 
+def _converter_private_reads(path: Path) -> list[tuple[str, int]]:
+    """``conv._name`` reads in ``path`` (``conv``: the Converter a driver is given)."""
+    return [(node.attr, node.lineno) for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "conv"
+            and _private(node.attr)]
+
+
+def test_the_compiled_driver_uses_the_converters_public_members_only(graph, tmp_path):
+    """The compiled engine's driver works on the Converter it is given through
+    public members only (issue 13: no module uses another's private names)."""
+    drivers = [m for m in graph.modules if m.startswith("mqcodec.convert.") and m != "mqcodec.convert.converter"]
+    assert "mqcodec.convert.compiled" in drivers
+    found = {m: _converter_private_reads(graph.modules[m]) for m in drivers}
+    assert not any(found.values()), {m: v for m, v in found.items() if v}
+    # the check sees such a read
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f(conv):\n    return conv._pending\n")
+    assert _converter_private_reads(probe) == [("_pending", 2)]
+
+
 # ---------------------------------------------------------------------------------------- rule 4: one place decides the implementation
 def _env_reads(path: Path) -> list[tuple[str, int]]:
     """``MQCODEC_*`` names read from the environment (os.environ.get / [] / getenv)."""
@@ -587,3 +597,4 @@ def _print(dot: bool) -> None:
 
 if __name__ == "__main__":
     _print("--dot" in sys.argv)
+

@@ -19,10 +19,9 @@ import pytest
 
 from mqcodec import synth
 from mqcodec.capture.writer import PcapWriter
-from mqcodec.pcap2parquet import ConvertOptions, Converter, convert
-from mqcodec.tables import (KEY_CAPTURE_SHIFT, KEY_FALLBACK_RANK, KEY_MAX_CAPTURE, KEY_MAX_FRAME, KeyOverflow,
-                            MessageKeys, TableCollector, key_base, key_capture, key_frame, key_rank, make_key,
-                            make_keys, read_table)
+from mqcodec.convert import ConvertOptions, Converter, convert
+from mqcodec.convert.keys import KEY_CAPTURE_SHIFT, KEY_FALLBACK_RANK, KEY_MAX_CAPTURE, KEY_MAX_FRAME, KeyOverflow, MessageKeys, key_base, key_capture, key_frame, key_rank, make_key, make_keys
+from mqcodec.convert.sinks import TableCollector, read_table
 
 from conftest import CAPTURES
 
@@ -243,7 +242,7 @@ def test_parts_that_do_not_fit_are_clear_errors():
 
 def test_locate_tells_gap_bytes_from_captured_ones():
     from mqcodec.capture.tcp import ConnKey
-    from mqcodec.pcap2parquet import _Direction
+    from mqcodec.convert.converter import _Direction
 
     d = _Direction(ConnKey(0, "10.0.0.1", 40000, "10.0.0.2", 1414), 0)
     d.mark(0, 4, 400)
@@ -299,7 +298,7 @@ def test_batch_keys_equal_one_at_a_time_over_many_batches(seed):
     more than KEY_RANK_FRAMES frames in one batch, or have no frame (-1)."""
     import random
 
-    from mqcodec.tables import KEY_RANK_FRAMES
+    from mqcodec.convert.keys import KEY_RANK_FRAMES
 
     rnd = random.Random(seed)
     one, many = MessageKeys(3), MessageKeys(3)
@@ -337,7 +336,7 @@ def test_count_new_frames_leaves_the_counts_of_the_row_rule(seed):
 
     import numpy as np
 
-    from mqcodec.tables import KEY_RANK_FRAMES, count_new_frames, direction_runs
+    from mqcodec.convert.keys import KEY_RANK_FRAMES, count_new_frames, direction_runs
 
     rnd = random.Random(seed)
     before: dict = {}

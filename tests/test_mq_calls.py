@@ -25,8 +25,9 @@ from mqcodec.ibmmq.builders import (api_header, default_gmo, default_od, encode_
 from mqcodec.ibmmq.framing import MQStreamFramer, Unit
 from mqcodec.ibmmq.headers import MQMD
 from mqcodec.ibmmq.message import MQMessage, encode_message
-from mqcodec.pcap2parquet import ConvertOptions, Converter, convert
-from mqcodec.tables import TableCollector, table_schema
+from mqcodec.convert import ConvertOptions, Converter, convert
+from mqcodec.convert.sinks import TableCollector
+from mqcodec.convert.tables import table_schema
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "captures" / "ibmmq_jms_client_1414.pcap"
 TSHARK = shutil.which("tshark")

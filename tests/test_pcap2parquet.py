@@ -16,8 +16,8 @@ import pytest
 
 from mqcodec import synth
 from mqcodec.capture.writer import PcapWriter
-from mqcodec.pcap2parquet import ConvertOptions, convert
-from mqcodec.tables import read_table
+from mqcodec.convert import ConvertOptions, convert
+from mqcodec.convert.sinks import read_table
 
 from conftest import CAPTURES
 

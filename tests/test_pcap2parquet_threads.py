@@ -21,9 +21,10 @@ import pytest
 
 from conftest import CAPTURES
 
-from mqcodec import synth, tables
+from mqcodec import synth
+from mqcodec.convert import sinks, tables
 from mqcodec.capture.writer import PcapWriter
-from mqcodec.pcap2parquet import ConvertOptions, NoCaptureRead, available_cores, convert, writer_threads
+from mqcodec.convert import ConvertOptions, NoCaptureRead, available_cores, convert, writer_threads
 
 JMS = CAPTURES / "ibmmq_jms_client_1414.pcap"
 
@@ -112,7 +113,7 @@ def _rows(n):
 
 def test_background_sink_keeps_order_and_bounds_its_queue():
     inner = _SlowSink()
-    sink = tables.BackgroundSink(inner, workers=1, max_pending=3)
+    sink = sinks.BackgroundSink(inner, workers=1, max_pending=3)
     waits = []
     for i in range(12):
         t0 = time.perf_counter()
@@ -129,7 +130,7 @@ def test_background_sink_keeps_order_and_bounds_its_queue():
 
 def test_background_sink_workers_per_table():
     inner = _SlowSink()
-    sink = tables.BackgroundSink(inner, workers=4)
+    sink = sinks.BackgroundSink(inner, workers=4)
     for i in range(8):
         for t in tables.TABLES:
             sink(t, _rows(i))
@@ -141,7 +142,7 @@ def test_background_sink_workers_per_table():
 
 def test_background_sink_failure_reaches_the_caller():
     inner = _SlowSink(fail_at=2)
-    sink = tables.BackgroundSink(inner, workers=1, max_pending=2)
+    sink = sinks.BackgroundSink(inner, workers=1, max_pending=2)
     with pytest.raises(OSError, match="No space left"):
         for i in range(50):  # raised by a later call, never a deadlock on the full queue
             sink(tables.MQ_MESSAGES, _rows(1))
@@ -150,7 +151,7 @@ def test_background_sink_failure_reaches_the_caller():
     assert len(inner.got) == 2
 
     inner = _SlowSink(fail_at=0)
-    sink = tables.BackgroundSink(inner, workers=1)
+    sink = sinks.BackgroundSink(inner, workers=1)
     sink(tables.MQ_MESSAGES, _rows(1))
     with pytest.raises(OSError, match="No space left"):  # raised by close when no call saw it
         sink.close(complete=True)
@@ -165,7 +166,7 @@ def test_convert_reports_a_writer_failure(tmp_path, monkeypatch, threads):
     def full(self, table, date, rows):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(tables.DatasetSink, "_write", full)
+    monkeypatch.setattr(sinks.DatasetSink, "_write", full)
     with pytest.raises(OSError, match="No space left") as info:
         convert([str(JMS), str(JMS)], str(tmp_path / "o"), ConvertOptions(threads=threads))
     assert not isinstance(info.value, NoCaptureRead)

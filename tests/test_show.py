@@ -269,7 +269,7 @@ def test_units_equal_pcap2parquet_rows(synth_capture, tmp_path, capture_impl):
     """The messages, packets and pings show finds are the rows pcap2parquet
     writes (frame of the first byte, stream, offset, kind); MSMQ packets decode
     as the batch decoder decodes them."""
-    from mqcodec.pcap2parquet import ConvertOptions, convert
+    from mqcodec.convert import ConvertOptions, convert
 
     if capture_impl == "c":
         pytest.importorskip("mqcodec._ext.capture_core")
@@ -405,7 +405,7 @@ def damaged_capture(tmp_path):
 
 @pytest.mark.parametrize("capture_impl", ["c", "py"])
 def test_error_units_equal_pcap2parquet_error_rows(damaged_capture, tmp_path, capture_impl):
-    from mqcodec.pcap2parquet import ConvertOptions, convert
+    from mqcodec.convert import ConvertOptions, convert
 
     if capture_impl == "c":
         pytest.importorskip("mqcodec._ext.capture_core")

@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from mqcodec import synth
-from mqcodec.pcap2parquet import ConvertOptions, convert
-from mqcodec.tables import TABLES, read_table
+from mqcodec.convert import ConvertOptions, convert
+from mqcodec.convert.tables import TABLES
+from mqcodec.convert.sinks import read_table
 
 pytestmark = pytest.mark.spark
 #: the session is an application on the cluster (the ``spark`` fixture, tests/conftest.py)

@@ -4,7 +4,8 @@ tests/test_tables_readers.py.)"""
 import pytest
 
 from mqcodec import synth
-from mqcodec.tables import TABLES, read_table, table_schema
+from mqcodec.convert.tables import TABLES, table_schema
+from mqcodec.convert.sinks import read_table
 
 pytestmark = pytest.mark.spark
 
@@ -20,7 +21,7 @@ def test_data_source_options_and_errors(tmp_path, spark):
 
 
 def test_data_source_reads_every_table(tmp_path, spark):
-    from mqcodec.pcap2parquet import convert
+    from mqcodec.convert import convert
     from mqcodec.spark.datasource import register
 
     register(spark)
@@ -48,7 +49,7 @@ def test_every_conversion_option_reaches_the_tasks(tmp_path, spark):
     import dataclasses
     import json
 
-    from mqcodec.pcap2parquet import ConvertOptions, convert
+    from mqcodec.convert import ConvertOptions, convert
     from mqcodec.spark import pipeline
     from mqcodec.spark.datasource import register
 

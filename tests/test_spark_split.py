@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from mqcodec.pcap2parquet import ConvertOptions, convert
-from mqcodec.tables import TABLES, read_table
+from mqcodec.convert import ConvertOptions, convert
+from mqcodec.convert.tables import TABLES
+from mqcodec.convert.sinks import read_table
 
 from capture_inputs import fragmented, pcap_bytes, reordered, simulator_packets
 
@@ -61,7 +62,7 @@ def test_inputs_that_are_not_captures_are_reported_as_the_local_engine_does(spar
     """In local mode: a file that is not a capture and a missing one are
     reported as not read, the job goes on with the others; all unreadable is
     NoCaptureRead, as in the local engine."""
-    from mqcodec.pcap2parquet import NoCaptureRead
+    from mqcodec.convert import NoCaptureRead
     from mqcodec.spark import pipeline
 
     bad = tmp_path / "notes.txt"

@@ -154,8 +154,8 @@ def test_tables_rows_for_gets_and_no_error_row(sim, tmp_path):
     """pcap2parquet: one mq_messages row per MQGET (its MQMD) and per
     MQGET_REPLY that carries a message; the 2033 reply gives no row and no
     error row."""
-    from mqcodec.pcap2parquet import ConvertOptions, convert
-    from mqcodec.tables import read_table
+    from mqcodec.convert import ConvertOptions, convert
+    from mqcodec.convert.sinks import read_table
 
     path, units = sim
     out = tmp_path / "tables"

@@ -1,5 +1,5 @@
 """Named values in the tables: every enumerated column has a name companion
-(mqcodec.tables.NAMED), and the names are Wireshark's where Wireshark has
+(mqcodec.convert.tables.NAMED), and the names are Wireshark's where Wireshark has
 them (``tshark -G values``).  A trace-route reply's hops come out of
 ``pcf_parameters`` by name in one plain DuckDB query."""
 from __future__ import annotations
@@ -11,8 +11,9 @@ import pytest
 
 from mqcodec import synth
 from mqcodec.ibmmq import constants as C
-from mqcodec.pcap2parquet import ConvertOptions, convert
-from mqcodec.tables import NAMED, read_table, table_schema
+from mqcodec.convert import ConvertOptions, convert
+from mqcodec.convert.tables import NAMED, table_schema
+from mqcodec.convert.sinks import read_table
 
 from conftest import CAPTURES
 

@@ -19,8 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from mqcodec import synth
-from mqcodec.pcap2parquet import ConvertOptions, NoCaptureRead, convert
-from mqcodec.tables import TABLES, read_table, table_schema
+from mqcodec.convert import ConvertOptions, NoCaptureRead, convert
+from mqcodec.convert.tables import TABLES, table_schema
+from mqcodec.convert.sinks import read_table
 
 from conftest import CAPTURES
 

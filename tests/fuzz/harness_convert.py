@@ -1,4 +1,4 @@
-"""Fuzz target ``convert``: the whole converter (``mqcodec.pcap2parquet.Converter``)
+"""Fuzz target ``convert``: the whole converter (``mqcodec.convert.Converter``)
 on a capture file, under a tiny global byte budget.
 
 The input is a capture file (pcap, pcapng, gzip: whatever ``open_capture``
@@ -67,8 +67,8 @@ def convert_once(data: bytes, capture_impl, opts: dict):
     DecodeError it raised."""
     import pyarrow as pa
 
-    from mqcodec.pcap2parquet import ConvertOptions, Converter
-    from mqcodec.tables import TableCollector
+    from mqcodec.convert import ConvertOptions, Converter
+    from mqcodec.convert.sinks import TableCollector
 
     tables = TableCollector()
     conv = Converter(tables, ConvertOptions(capture_impl=capture_impl, **opts))

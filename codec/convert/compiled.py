@@ -1,4 +1,4 @@
-"""The compiled engine of :class:`mqcodec.pcap2parquet.Converter`.
+"""The compiled engine of :class:`mqcodec.convert.Converter`.
 
 The compiled capture core (``mqcodec._ext.capture_core``, docs/capture-core.md)
 walks the capture, reassembles each TCP direction in order and frames IBM MQ
@@ -18,7 +18,7 @@ goes through the pure pipeline, so that the tables are the pure engine's:
   direction).
 
 Rows keep the pure engine's values, ``message_key`` included: it comes from the
-input only (:class:`mqcodec.tables.MessageKeys`: capture, frame, rank in the
+input only (:class:`mqcodec.convert.keys.MessageKeys`: capture, frame, rank in the
 frame), not from the order rows are produced (core messages as they complete,
 then replayed ones).
 """
@@ -30,9 +30,10 @@ from typing import Any, Optional
 import numpy as np
 import pyarrow as pa
 
-from . import pcap2parquet as _p
+from .sources import frames_until_error, reopen
+from .tables import BLOCK_SCHEMA
 
-__all__ = ["add_capture", "spool", "Replay", "ReplayProcessor"]
+__all__ = ["add_capture", "Replay", "ReplayProcessor"]
 
 CHUNK = 4 << 20
 
@@ -45,7 +46,7 @@ def _chunks(source, errors=None, where=None):
     appended to ``errors`` (raised when ``errors`` is None).  ``where``, a
     one-item list, gets the input bytes read so far (of the file: compressed
     bytes for gzip) after each piece, for the progress bar."""
-    from .errors import DecodeError
+    from ..errors import DecodeError
 
     try:
         yield from _pieces(source, where)
@@ -56,9 +57,9 @@ def _chunks(source, errors=None, where=None):
 
 
 def _pieces(source, where=None):
-    from .capture.reader import GZIP_MAGIC, Gunzip as _Gunzip
+    from ..capture.reader import GZIP_MAGIC, Gunzip as _Gunzip
 
-    src = _p._reopen(source)
+    src = reopen(source)
     if isinstance(src, (bytes, bytearray, memoryview)):
         data = bytes(src)
         if data[:2] == GZIP_MAGIC:
@@ -144,7 +145,7 @@ class Replay:
         return ReplayProcessor(proc, self._first, self._last, self._known)
 
     def assign(self, d, conn, direction) -> None:
-        from .capture import CLIENT_TO_SERVER
+        from ..capture import CLIENT_TO_SERVER
 
         key = (conn.client, conn.client_port, conn.server, conn.server_port)
         entry = self._known.get(conn)
@@ -202,7 +203,7 @@ class ReplayProcessor:
         return self._filter(self.proc.close(*args, **kwargs), None, 0)
 
     def _filter(self, events, number, ts_ns) -> list:
-        from .capture import StreamOpened
+        from ..capture import StreamOpened
 
         out = []
         new = []
@@ -256,7 +257,7 @@ class _Held:
     def settle(self, conv, core, new, produced: Counter, *, final: bool = False) -> int:
         """Add ``new`` rows; write those that are final (all of them with ``final``
         except replayed connections'); returns the number written."""
-        from .capture.tcp import OVERLAP_WINDOW
+        from ..capture.tcp import OVERLAP_WINDOW
         import pyarrow.compute as pc
 
         parts = [t for t in (self.table, new) if t is not None and t.num_rows]
@@ -285,17 +286,17 @@ class _Held:
                                   + out.column("_dir").to_numpy().astype(np.int64), return_counts=True)
         for pair, count in zip(pairs.tolist(), counts.tolist()):
             produced[(pair >> 1, pair & 1)] += count
-        # keys from the input (tables.MessageKeys): each direction's rows come in stream order
-        keys = conv._keys.tcp_batch(out.column("tcp_stream").to_numpy(), out.column("_dir").to_numpy(),
+        # keys from the input (keys.MessageKeys): each direction's rows come in stream order
+        keys = conv.keys.tcp_batch(out.column("tcp_stream").to_numpy(), out.column("_dir").to_numpy(),
                                     out.column("frame").fill_null(-1).to_numpy())
-        conv._made += n
+        conv.made += n
         for k in uniq[state == -1].tolist():   # closed directions make no more rows
-            conv._keys.forget(int(k) >> 1, int(k) & 1)
+            conv.keys.forget(int(k) >> 1, int(k) & 1)
         out = out.set_column(out.schema.get_field_index("message_key"), "message_key", pa.array(keys))
-        out = out.select([f.name for f in _p.BLOCK_SCHEMA]).cast(_p.BLOCK_SCHEMA)
-        conv._blocks.append(out)
-        conv._block_rows += n
-        conv._pending_bytes += int(pc.sum(out.column("length")).as_py() or 0)
+        out = out.select([f.name for f in BLOCK_SCHEMA]).cast(BLOCK_SCHEMA)
+        conv.blocks.append(out)
+        conv.block_rows += n
+        conv.pending_bytes += int(pc.sum(out.column("length")).as_py() or 0)
         return n
 
     def replay_entries(self, entries) -> list:
@@ -374,8 +375,8 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     if links is not None:
         for col in links.column_names:
             columns[col] = links.column(col)
-    arrays = [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in _p.BLOCK_SCHEMA]
-    names = [f.name for f in _p.BLOCK_SCHEMA]
+    arrays = [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in BLOCK_SCHEMA]
+    names = [f.name for f in BLOCK_SCHEMA]
     arrays += [pa.array(conn), pa.array(direction), pa.array(np.asarray(b["stream_offset"], dtype=np.int64)
                                                              + np.diff(offsets))]
     names += ["_conn", "_dir", "_end"]
@@ -404,7 +405,7 @@ def _units(conv, core, b: dict, is_unit, name: str, conns: dict, produced: Count
     starts = offsets[units] - base
     lens = offsets[units + 1] - offsets[units]
     full = np.asarray(b["full_length"], dtype=np.int64)[units] if "full_length" in b else lens
-    link_table = conv._unit_batch(name, data, starts, lens, full, conn_u, dir_u, conns,
+    link_table = conv.unit_batch(name, data, starts, lens, full, conn_u, dir_u, conns,
                                   np.asarray(b["tcp_stream"], dtype=np.int64)[units],
                                   np.asarray(b["stream_offset"], dtype=np.int64)[units],
                                   np.asarray(b["frame"], dtype=np.int64)[units],
@@ -473,13 +474,13 @@ def _side_events(conv, events, name: str, produced: Counter) -> None:
     """Events of the deferred frames' pure processor: only UDP datagrams (the
     MSMQ ping) make rows; TCP belongs to the core, which hands the
     connections it cannot follow to the replay."""
-    from .capture import UDPDatagram
+    from ..capture import UDPDatagram
 
     udp = [ev for ev in events if type(ev) is UDPDatagram]
     if udp:
-        before = len(conv._pending)
-        conv._on_events(udp, name, {})
-        produced["ping"] += len(conv._pending) - before
+        before = len(conv.pending)
+        conv.on_events(udp, name, {})
+        produced["ping"] += len(conv.pending) - before
 
 
 def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) -> bool:
@@ -487,13 +488,13 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     declined it before producing anything (the caller converts it with the
     pure pipeline, which also raises on a damaged file header).
     ``numbers``: the frame number of each record (a pcap of frames that are
-    not a whole capture, :func:`spool`); ``tcp_stream`` is then the number of
+    not a whole capture, :func:`mqcodec.convert.spool.spool`); ``tcp_stream`` is then the number of
     the frame that opened the connection and the opening frames go to
-    ``conv._opening_frames`` (``Converter.add_frames``)."""
-    from .capture import CaptureProcessor, open_capture
+    ``conv.opening_frames`` (``Converter.add_frames``)."""
+    from ..capture import CaptureProcessor, open_capture
 
     opts = conv.options
-    from .capture.budget import DEFAULT_LIMIT
+    from ..capture.budget import DEFAULT_LIMIT
 
     # max_total_buffer: past the pure pipeline's byte budget the core gives the capture up
     # (the pure pipeline, whose budget cuts directions, then converts it: _give_up)
@@ -507,7 +508,7 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     kinds = (list(mod.MQ_KIND_NAMES), list(mod.MSMQ_KIND_NAMES))
     conns: dict = {}
     produced: Counter = Counter()  # (tcp_stream, direction) -> messages the core produced; "ping" -> pings
-    made0 = conv._made
+    made0 = conv.made
     frames_seen = 0
     held = _Held()
     gzip_error: list = []   # damaged gzip: the capture ends there, as in the pure reader
@@ -521,8 +522,8 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
             frames = core.stats.get("frames", 0)
             progress.advance(frames - frames_seen, where[0])
             frames_seen = frames
-        if conv._block_rows + len(conv._pending) + conv._call_rows >= opts.chunk_messages \
-                or conv._pending_bytes >= opts.chunk_bytes:
+        if conv.block_rows + len(conv.pending) + conv.call_rows >= opts.chunk_messages \
+                or conv.pending_bytes >= opts.chunk_bytes:
             conv.flush()
         if core.stop is not None:
             break
@@ -537,8 +538,8 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     _side_events(conv, side.close(), name, produced)
     stats = dict(core.stats)
     replay = held.replay_entries(core.replay())
-    if numbers is not None and conv._opening_frames is not None:
-        conv._opening_frames.extend(core.opened_frames())
+    if numbers is not None and conv.opening_frames is not None:
+        conv.opening_frames.extend(core.opened_frames())
     if replay:
         _replay(conv, mod, core, source, name, replay, produced, numbers)
     side_report = side.report()
@@ -562,8 +563,8 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     reader: Any
     if core.stop is not None:
         # the pure reader's account of the damaged or cut file: it stops where the core stopped
-        reader = open_capture(_p._reopen(source))
-        for _ in _p._frames_until_error(reader, file_error):
+        reader = open_capture(reopen(source))
+        for _ in frames_until_error(reader, file_error):
             pass
     else:
         reader = _Intact()
@@ -572,7 +573,7 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
             conv.summary["pcapng blocks skipped"] += stats["pcapng blocks skipped"]
         if stats.get("frames with impossible timestamps"):
             conv.summary["frames with impossible timestamps"] += stats["frames with impossible timestamps"]
-    conv._end_capture(report, reader, file_error)
+    conv.end_capture(report, reader, file_error)
     return True
 
 
@@ -612,14 +613,14 @@ def _give_up(conv, core, source, name: str, progress, produced: Counter, made0: 
     capture, skipping what the core produced; its report replaces the
     core's."""
     units = sum(v for k, v in produced.items() if isinstance(k, tuple) and k[0] == "unit")
-    if conv._made == made0 and not units:
+    if conv.made == made0 and not units:
         return False
     conv.summary["captures resumed by the pure pipeline"] += 1
-    conv._replay = _Resume(produced)
+    conv.replaying = _Resume(produced)
     try:
-        conv._add_capture_pure(source, name, progress, numbers=numbers)
+        conv.add_capture_pure(source, name, progress, numbers=numbers)
     finally:
-        conv._replay = None
+        conv.replaying = None
     conv.capture_reports[-1]["engine"] = "compiled, resumed by the pure pipeline: %s" % core.unsupported_reason
     return True
 
@@ -635,132 +636,14 @@ def _replay(conv, mod, core, source, name: str, entries, produced: Counter | Non
         for chunk in _chunks(source, []):   # damaged gzip: the first read counted it
             yield from filt.feed(chunk)
 
-    conv._replay = Replay(entries, core.replay_ranges())
-    conv._replay.produced = produced or Counter()
-    opening, conv._opening_frames = conv._opening_frames, None   # the core's list has them
+    conv.replaying = Replay(entries, core.replay_ranges())
+    conv.replaying.produced = produced or Counter()
+    opening, conv.opening_frames = conv.opening_frames, None   # the core's list has them
     try:
-        conv._pure_pipeline(frames(), name)
+        conv.pure_pipeline(frames(), name)
     finally:
-        conv._replay = None
-        conv._opening_frames = opening
+        conv.replaying = None
+        conv.opening_frames = opening
     conv.summary["connections replayed by the pure pipeline"] += len(entries)
 
 
-#: a spool of frames stays in memory up to this size, then goes to a temporary file
-SPOOL_MEMORY = 64 << 20
-_TS_LIMIT = (1 << 32) * 1_000_000_000   # a nanosecond pcap record holds 0 <= ts < 2^32 s
-
-
-def spool(frames) -> tuple:
-    """Frames, in the order to convert them, with any numbers -> ``(file,
-    numbers, rest)``: a nanosecond pcap of them in a temporary file (memory up
-    to :data:`SPOOL_MEMORY`), which the core reads like any capture, and each
-    record's frame number.  ``frames`` yields :class:`mqcodec.capture.frame.
-    Frame` objects or Arrow record batches of frames (columns ``number``,
-    ``ts_ns``, ``linktype``, ``caplen``, ``origlen``, ``data``,
-    ``interface_id``: the cluster engine's, written a batch at a time).
-    ``rest`` is None when every frame went in; else the frames (as ``Frame``
-    objects) from the first one a pcap cannot hold as it is (another link
-    type, a time before 1970 or unknown, a length of 2^32 or more) on, the
-    spool holding those before it.  The caller closes ``file``."""
-    import itertools
-    import tempfile
-    from array import array
-
-    from .capture.writer import PcapWriter
-
-    it = _as_batches(frames)
-    f = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY)
-    numbers = array("q")
-    writer = None
-    for batch in it:
-        if writer is None:
-            writer = PcapWriter(f, batch.column("linktype")[0].as_py(), snaplen=1 << 30, nanosecond=True)
-        k = _write_batch(f, numbers, batch, writer.linktype)
-        if k < batch.num_rows:
-            return f, numbers, itertools.chain(batch_frames(batch.slice(k)), as_frames(it))
-    return f, numbers, None if writer is not None else iter(())
-
-
-#: the columns of an Arrow batch of frames (:func:`spool`), ``Frame``'s fields
-FRAME_BATCH_SCHEMA = pa.schema([("number", pa.int64()), ("ts_ns", pa.int64()), ("linktype", pa.int32()),
-                                ("caplen", pa.int64()), ("origlen", pa.int64()), ("data", pa.binary()),
-                                ("interface_id", pa.int32())])
-
-
-def _as_batches(items, size: int = 4096):
-    """Non-empty Arrow batches of frames, from batches and ``Frame`` objects."""
-    run: list = []
-    for item in items:
-        if isinstance(item, pa.RecordBatch):
-            if run:
-                yield _frame_batch(run)
-                run = []
-            if item.num_rows:
-                yield item
-            continue
-        run.append(item)
-        if len(run) >= size:
-            yield _frame_batch(run)
-            run = []
-    if run:
-        yield _frame_batch(run)
-
-
-def _frame_batch(frames: list) -> pa.RecordBatch:
-    return pa.RecordBatch.from_arrays([pa.array(c, f.type) for c, f in zip(zip(*frames), FRAME_BATCH_SCHEMA)],
-                                      schema=FRAME_BATCH_SCHEMA)
-
-
-def _write_batch(f, numbers, batch: pa.RecordBatch, linktype: int) -> int:
-    """Write the batch's frames as pcap records up to the first one a pcap
-    cannot hold as it is; returns how many were written."""
-    import pyarrow.compute as pc
-
-    data = batch.column("data").cast(pa.large_binary())
-    ts = batch.column("ts_ns").to_numpy()
-    caplen = batch.column("caplen").to_numpy()
-    origlen = batch.column("origlen").to_numpy()
-    ok = (batch.column("linktype").to_numpy() == linktype) & (ts >= 0) & (ts < _TS_LIMIT) \
-        & (origlen >= 0) & (origlen < 1 << 32) & (caplen == pc.binary_length(data).to_numpy())
-    k = len(ok) if ok.all() else int(np.argmin(ok))
-    if k == 0:
-        return 0
-    hdr = np.empty((k, 4), dtype="<u4")
-    hdr[:, 0], hdr[:, 1] = np.divmod(ts[:k], 1_000_000_000)
-    hdr[:, 2] = caplen[:k]
-    hdr[:, 3] = origlen[:k]
-    heads = pa.Array.from_buffers(pa.binary(16), k, [None, pa.py_buffer(hdr)]).cast(pa.large_binary())
-    records = pc.binary_join_element_wise(heads, data.slice(0, k), pa.scalar(b"", pa.large_binary()))
-    offsets = np.frombuffer(records.buffers()[1], dtype=np.int64, count=k + 1, offset=records.offset * 8)
-    f.write(memoryview(records.buffers()[2])[offsets[0]:offsets[k]])
-    numbers.extend(batch.column("number").to_numpy()[:k].tolist())
-    return k
-
-
-def batch_frames(batch: pa.RecordBatch):
-    """The frames of an Arrow batch of frames (:func:`spool`) as ``Frame`` objects."""
-    from .capture.frame import Frame
-
-    cols = batch.to_pydict()
-    for i in range(batch.num_rows):
-        yield Frame(cols["number"][i], cols["ts_ns"][i], cols["linktype"][i], cols["caplen"][i],
-                    cols["origlen"][i], cols["data"][i], cols["interface_id"][i])
-
-
-def as_frames(items):
-    """``Frame`` objects, from frames and Arrow batches of frames (:func:`spool`)."""
-    for item in items:
-        if isinstance(item, pa.RecordBatch):
-            yield from batch_frames(item)
-        else:
-            yield item
-
-
-def spooled_frames(f, numbers):
-    """The frames of a :func:`spool` again, with their numbers."""
-    from .capture import open_capture
-
-    f.seek(0)
-    for frame in open_capture(f):
-        yield frame._replace(number=numbers[frame.number - 1])

@@ -3,7 +3,7 @@
     frames ─ CaptureProcessor ─► TCP stream events ─► one framer per connection
     direction (IBM MQ TSH framing on 1414, MSMQ PacketSize framing on 1801,
     or detected by content) ─► protocol messages ─► batch decoders (compiled
-    core when built) ─► the tables of mqcodec.tables (mq_messages, msmq_packets, pcf_parameters);
+    core when built) ─► the tables of mqcodec.convert.tables (mq_messages, msmq_packets, pcf_parameters);
     every IBM MQ unit ─► mqcodec.ibmmq.calls (decode) ─► mqcodec.ibmmq.conversation
     (pairing, queues) ─► mq_calls
 
@@ -19,117 +19,24 @@ CLI (``mqcodec pcap2parquet``) and the Spark data source drive it.
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 import time
 from collections import Counter, deque
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from . import _impl
-from . import batch as _batch
+from .. import _impl
+from .. import batch as _batch
+from . import keys as _keys
 from . import tables as _tables
-from .errors import NoCaptureRead
+from .options import MSMQ_PING_PORT, ConvertOptions
+from .protocols import detect_protocol, new_framer, port_protocol
+from .sources import frames_until_error, reopen, rereadable
+from .tables import BLOCK_SCHEMA
 
-__all__ = ["Converter", "ConvertOptions", "convert", "NoCaptureRead", "available_cores"]
-
-DEFAULT_MQ_PORTS = (1414,)
-DEFAULT_MSMQ_PORTS = (1801,)
-MSMQ_PING_PORT = 3527
-
-@dataclasses.dataclass
-class ConvertOptions:
-    mq_ports: tuple = DEFAULT_MQ_PORTS
-    msmq_ports: tuple = DEFAULT_MSMQ_PORTS
-    detect_by_content: bool = True
-    raw: bool = False
-    chunk_messages: int = 20000
-    #: also decode and write once the pending messages hold this many bytes: error rows
-    #: keep their bytes (an MSMQ packet may be 4 MiB, an MQ message 100 MiB), so a
-    #: chunk counted in messages alone is not a memory bound
-    chunk_bytes: int = 16 << 20
-    impl: Optional[str] = None
-    #: the capture pipeline: None = the compiled capture core when built (docs/capture-core.md),
-    #: "py" = the pure pipeline (the reference); ``impl="py"`` implies it
-    capture_impl: Optional[str] = None
-    #: the pure pipeline's global byte budget over reorder buffers and framer buffers
-    #: (mqcodec.capture.budget): past it the largest buffered direction is cut (an error row)
-    buffer_budget: int = 256 << 20
-    #: TCP connections open at once before the least recently active tenth is evicted (each
-    #: costs a few KiB; captures of random bytes open one per frame): both pipelines use it
-    max_connections: int = 65536
-    #: threads of :func:`convert`: 1 decodes and writes in this thread; N > 1 also writes
-    #: Parquet on N - 1 background threads (at most one per table: tables.BackgroundSink)
-    #: while this one decodes the next chunk; None = the cores this process may use.
-    #: The files are the same whatever N.
-    threads: Optional[int] = None
-
-    def to_text(self) -> str:
-        """The options as one JSON string (how the Spark engine hands them to its
-        tasks, the data source's ``options`` option): :meth:`from_text` gives them back."""
-        import json
-
-        return json.dumps(dataclasses.asdict(self), sort_keys=True)
-
-    @classmethod
-    def from_text(cls, text: str) -> "ConvertOptions":
-        import json
-
-        return cls.from_strings(json.loads(text))
-
-    @classmethod
-    def from_strings(cls, values: dict, base: "Optional[ConvertOptions]" = None) -> "ConvertOptions":
-        """``base`` (default: the defaults) with the fields named in ``values``
-        replaced, each given as its value or as a string (the Spark data
-        source's options): ports as ``"1414,1415"``, booleans as
-        ``true``/``false``, numbers in decimal, ``""``/``"none"`` for None.
-        An unknown name is a ValueError."""
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        changes: dict = {}
-        for name, value in values.items():
-            if name not in fields:
-                raise ValueError("unknown conversion option %r (known: %s)" % (name, ", ".join(sorted(fields))))
-            changes[name] = _option_value(name, fields[name].default, value)
-        return dataclasses.replace(base or cls(), **changes)
-
-
-def _option_value(name: str, default, value):
-    """A ConvertOptions field's value from ``value`` (itself, or a string)."""
-    if not isinstance(value, str):
-        return tuple(value) if isinstance(default, tuple) else value
-    text = value.strip()
-    if isinstance(default, tuple):
-        return tuple(int(p) for p in text.split(",") if p.strip())
-    if isinstance(default, bool):
-        if text.lower() not in ("true", "false"):
-            raise ValueError("option %s: %r is not true or false" % (name, value))
-        return text.lower() == "true"
-    if text.lower() in ("", "none"):
-        return None
-    if isinstance(default, int) or name == "threads":
-        return int(text)
-    return text
-
-
-def available_cores() -> int:
-    """The CPUs this process may run on (its affinity mask where the OS has one)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
-def writer_threads(threads: Optional[int]) -> int:
-    """Background Parquet writers for ``threads`` (:attr:`ConvertOptions.threads`):
-    ``threads - 1``, at most one per table; 0 = write in the calling thread."""
-    n = available_cores() if threads is None else int(threads)
-    if n < 1:
-        raise ValueError("threads must be >= 1, not %r" % (threads,))
-    return min(n - 1, len(_tables.TABLES))
-
+__all__ = ["Converter"]
 
 # ---------------------------------------------------------------------------
 # per-direction state
@@ -139,7 +46,7 @@ class _Direction:
                  "end", "held", "conflicts", "skip_units", "direction", "last_unit", "opened")
 
     def __init__(self, conn, direction):
-        from .capture import CLIENT_TO_SERVER
+        from ..capture import CLIENT_TO_SERVER
 
         self.protocol: Optional[str] = None
         self.framer: Any = None  # the direction's stream framer, once its protocol is known
@@ -188,49 +95,12 @@ class _Direction:
         return frame, ts, captured
 
 
-def _detect(data: bytes) -> Optional[str]:
-    if data[:3] == b"TSH" and len(data) >= 4 and data[3:4] in (b" ", b"M", b"C"):
-        return "mq"
-    if len(data) >= 8 and data[0] == 0x10 and data[4:8] == b"LIOR":
-        return "msmq"
-    return None
-
-
-#: "mq", "msmq" or None for the first bytes of a TCP direction no port named
-#: (``mqcodec show`` frames captures as this module does)
-detect_protocol = _detect
-
-
-def port_protocol(conn, mq_ports, msmq_ports) -> Optional[str]:
-    """"mq" or "msmq" when either port of the connection ``conn`` (a
-    ``capture.ConnKey``) is one of the given ports, else None."""
-    if conn.server_port in mq_ports or conn.client_port in mq_ports:
-        return "mq"
-    if conn.server_port in msmq_ports or conn.client_port in msmq_ports:
-        return "msmq"
-    return None
-
-
-def new_framer(protocol: str, offset: int = 0, *, units: bool = False):
-    """The stream framer of ``protocol`` for a direction whose byte ``offset``
-    comes first (0 when known by its port; the first recognised byte when
-    detected by content: the framers report stream offsets from there).
-    ``units``: the IBM MQ framer also yields every whole unit (mq_calls)."""
-    if protocol == "mq":
-        from .ibmmq.framing import MQStreamFramer
-
-        return MQStreamFramer(offset, units=units)
-    from .msmq.framing import MSMQStreamFramer
-
-    return MSMQStreamFramer(offset=offset)
-
-
 class Converter:
     """Feed captures, get tables.  ``sink`` is called with ``(table name,
     pa.Table)`` for every chunk of rows of one of the output tables
-    (:data:`mqcodec.tables.TABLES`, schemas :func:`mqcodec.tables.table_schema`):
-    a :class:`mqcodec.tables.DatasetSink` writes them as Parquet datasets
-    (what :func:`convert` does), a :class:`mqcodec.tables.TableCollector`
+    (:data:`mqcodec.convert.tables.TABLES`, schemas :func:`mqcodec.convert.tables.table_schema`):
+    a :class:`mqcodec.convert.sinks.DatasetSink` writes them as Parquet datasets
+    (what :func:`convert` does), a :class:`mqcodec.convert.sinks.TableCollector`
     keeps them in memory."""
 
     def __init__(self, sink: _tables.Sink, options: ConvertOptions | None = None):
@@ -239,17 +109,17 @@ class Converter:
         self.summary: Counter = Counter()
         self.by_kind: Counter = Counter()
         self.capture_reports: list[dict] = []
-        self._keys: Any = None  # the capture's tables.MessageKeys
-        self._made = 0          # message rows made (keyed), all captures
+        self.keys: Any = None  # the capture's keys.MessageKeys
+        self.made = 0          # message rows made (keyed), all captures
         self._conn_opened: dict = {}  # ConnKey -> the frame that opened it, while a direction is open
         self._closes: Counter = Counter()  # ConnKey -> its directions closed
-        self._pending: list[dict] = []    # rows of the pure pipeline, one dict each
-        self._blocks: list[pa.Table] = []  # rows of the compiled core, a table per batch (BLOCK_SCHEMA)
-        self._block_rows = 0
+        self.pending: list[dict] = []    # rows of the pure pipeline, one dict each
+        self.blocks: list[pa.Table] = []  # rows of the compiled core, a table per batch (BLOCK_SCHEMA)
+        self.block_rows = 0
         self._flushes = 0
-        self._pending_bytes = 0
+        self.pending_bytes = 0
         self._mq_ports = frozenset(self.options.mq_ports)
-        self._replay = None  # pcap2parquet_compiled.Replay while replaying connections
+        self.replaying = None  # compiled.Replay while replaying connections
         self._conflict_streams: Counter = Counter()  # tcp_stream -> conflicting overlaps (this capture)
         self._msmq_ports = frozenset(self.options.msmq_ports)
         # mq_calls: rows ready to write, requests held until their reply (or the end of
@@ -257,11 +127,11 @@ class Converter:
         # (_calls: rows of _unit, dicts, or of _unit_batch: (batch table, row indices,
         # replied, reply_call_key); _held: call_key -> a dict or (batch table, row index))
         self._calls: list = []
-        self._call_rows = 0   # rows in _calls (an entry of a unit batch holds many)
+        self.call_rows = 0   # rows in _calls (an entry of a unit batch holds many)
         self._held: dict[int, Any] = {}
         self._tracker: Any = None  # the capture's ibmmq.conversation.CallTracker
         self._capture_index = -1
-        self._opening_frames: Optional[list] = None  # add_frames: the frames that opened connections
+        self.opening_frames: Optional[list] = None  # add_frames: the frames that opened connections
         self._ranks: dict = {}
         self._core_links: Any = deque()  # _LinkBatch of the compiled core's recent units, see core_link
         self.calls_by_type: Counter = Counter()
@@ -278,12 +148,12 @@ class Converter:
         name = name or (os.path.basename(source) if isinstance(source, (str, os.PathLike)) else "capture")
         self._start_capture(len(self.capture_reports) if index is None else int(index))
         core = _core_module(self.options.capture_impl or self.options.impl)
-        if core is not None and _rereadable(source):
-            from . import pcap2parquet_compiled
+        if core is not None and rereadable(source):
+            from . import compiled
 
-            if pcap2parquet_compiled.add_capture(self, core, source, name, progress):
+            if compiled.add_capture(self, core, source, name, progress):
                 return
-        self._add_capture_pure(source, name, progress)
+        self.add_capture_pure(source, name, progress)
 
     #: units whose links the compiled core made that a replay may need again (the most recent)
     CORE_LINK_UNITS = 1 << 18
@@ -322,13 +192,13 @@ class Converter:
     def _start_capture(self, index: int, *, same_keys: bool = False) -> None:
         """The per-capture state, for capture ``index`` (``same_keys``: keep
         the message_key rank state of the last call for this index)."""
-        from .ibmmq import conversation
+        from ..ibmmq import conversation
 
         # the tracker compiled (mqcodec._ext.conversation: the same source) with the compiled core
         tracker = _impl.pick("conversation", self.options.capture_impl or self.options.impl,
                              what="conversation tracker") or conversation
         if not (same_keys and self._capture_index == index):
-            self._keys = _tables.MessageKeys(index)
+            self.keys = _keys.MessageKeys(index)
         self._capture_index = index
         self._tracker = tracker.CallTracker()
         self._ranks = {}
@@ -344,36 +214,36 @@ class Converter:
         :func:`mqcodec.capture.connections.stream_indices` makes the
         capture-wide ``tcp_stream``.  No global byte budget applies across
         calls.  ``frames``: ``Frame`` objects, or Arrow record batches of
-        frames (:func:`mqcodec.pcap2parquet_compiled.spool`).
+        frames (:func:`mqcodec.convert.spool.spool`).
 
         The compiled capture core converts them when it is built and
         ``options.impl`` is not ``"py"``: they are spooled as a pcap (in
         memory, or a temporary file past 64 MiB) with their numbers beside."""
         self._start_capture(index, same_keys=True)
         opened: list[int] = []
-        self._opening_frames = opened
+        self.opening_frames = opened
         spooled = None
         try:
             core = _core_module(self.options.capture_impl or self.options.impl)
             if core is not None:
                 import itertools
 
-                from . import pcap2parquet_compiled as compiled
+                from . import compiled, spool
 
-                spooled, numbers, rest = compiled.spool(frames)
+                spooled, numbers, rest = spool.spool(frames)
                 if rest is None:
                     if compiled.add_capture(self, core, spooled, name, numbers=numbers):
                         self.capture_reports[-1]["index"] = index
                         return opened
                     rest = iter(())   # declined before producing anything: the pure pipeline
-                frames = itertools.chain(compiled.spooled_frames(spooled, numbers) if numbers else (), rest)
+                frames = itertools.chain(spool.spooled_frames(spooled, numbers) if numbers else (), rest)
             else:
-                from .pcap2parquet_compiled import as_frames
+                from .spool import as_frames
 
                 frames = as_frames(frames)
-            proc = self._pure_pipeline(frames, name, streams_by_frame=True)
+            proc = self.pure_pipeline(frames, name, streams_by_frame=True)
         finally:
-            self._opening_frames = None
+            self.opening_frames = None
             if spooled is not None:
                 spooled.close()
         report = proc.report()
@@ -383,34 +253,34 @@ class Converter:
         self._capture_done(report)
         return opened
 
-    def _add_capture_pure(self, source, name: str, progress=None, *, numbers=None) -> None:
+    def add_capture_pure(self, source, name: str, progress=None, *, numbers=None) -> None:
         """``numbers``: each record's frame number (the compiled add_frames'
         spool, resumed by the pure pipeline)."""
-        from .capture import open_capture
+        from ..capture import open_capture
 
-        reader = open_capture(_reopen(source))
+        reader = open_capture(reopen(source))
         if progress is not None and hasattr(progress, "attach"):
             progress.attach(reader)  # the bar reads the file position from the reader
         file_error: list = []
-        frames = _frames_until_error(reader, file_error)
+        frames = frames_until_error(reader, file_error)
         if numbers is not None:
             frames = (f._replace(number=numbers[f.number - 1]) for f in frames)
-        proc = self._pure_pipeline(frames, name, progress, streams_by_frame=numbers is not None)
+        proc = self.pure_pipeline(frames, name, progress, streams_by_frame=numbers is not None)
         report = proc.report()
         report["capture"] = name
-        self._end_capture(report, reader, file_error)
+        self.end_capture(report, reader, file_error)
 
-    def _pure_pipeline(self, frames, name: str, progress=None, *, streams_by_frame: bool = False):
+    def pure_pipeline(self, frames, name: str, progress=None, *, streams_by_frame: bool = False):
         """Frames -> CaptureProcessor -> framers -> pending rows, under the
         global byte budget, flushing by rows and bytes; returns the processor
         (its report).  The pure capture and the compiled engine's replay both
         run it."""
-        from .capture import CaptureProcessor, StreamClosed
-        from .capture.budget import DEFAULT_LIMIT, ByteBudget
+        from ..capture import CaptureProcessor, StreamClosed
+        from ..capture.budget import DEFAULT_LIMIT, ByteBudget
 
         proc = CaptureProcessor(max_connections=self.options.max_connections, streams_by_frame=streams_by_frame)
-        if self._replay is not None and hasattr(self._replay, "processor"):
-            proc = self._replay.processor(proc)  # a replay: drops the connections it does not replay
+        if self.replaying is not None and hasattr(self.replaying, "processor"):
+            proc = self.replaying.processor(proc)  # a replay: drops the connections it does not replay
         dirs: dict = {}
         self._conn_opened, self._closes = {}, Counter()
         budget = ByteBudget(self.options.buffer_budget or DEFAULT_LIMIT)
@@ -418,17 +288,17 @@ class Converter:
         for frame in frames:
             if progress is not None:
                 progress(frame)
-            self._on_events(proc.feed(frame), name, dirs)
+            self.on_events(proc.feed(frame), name, dirs)
             if budget.charge(len(frame.data)):   # once per budget.slack bytes of input
-                for d in budget.enforce(proc.tcp, dirs, lambda evs: self._on_events(evs, name, dirs),
+                for d in budget.enforce(proc.tcp, dirs, lambda evs: self.on_events(evs, name, dirs),
                                         frame_number=frame.number, ts_ns=frame.ts_ns):
                     self._drain(name, d)
-            if len(self._pending) + self._block_rows + self._call_rows >= limit_rows \
-                    or self._pending_bytes >= limit_bytes:
+            if len(self.pending) + self.block_rows + self.call_rows >= limit_rows \
+                    or self.pending_bytes >= limit_bytes:
                 self.flush()
         for ev in proc.close():
-            self._on_events((ev,), name, dirs, gaps_only=type(ev) is not StreamClosed)
-            if self._pending_bytes >= limit_bytes:
+            self.on_events((ev,), name, dirs, gaps_only=type(ev) is not StreamClosed)
+            if self.pending_bytes >= limit_bytes:
                 self.flush()
         for d in dirs.values():
             self._release(d, everything=True)
@@ -439,7 +309,7 @@ class Converter:
                 self.summary[k] += budget.stats[k]
         return proc
 
-    def _end_capture(self, report: dict, reader, file_error: list) -> None:
+    def end_capture(self, report: dict, reader, file_error: list) -> None:
         # damage in the file structure after the first frame ends the capture, not the job
         # (docs/ROBUSTNESS.md): the frames before it are converted and it is counted
         if file_error:
@@ -475,10 +345,10 @@ class Converter:
             self.summary["connections with conflicting overlaps"] += len(self._conflict_streams)
             self._conflict_streams = Counter()
 
-    def _on_events(self, events, name: str, dirs: dict, *, gaps_only: bool = False) -> None:
+    def on_events(self, events, name: str, dirs: dict, *, gaps_only: bool = False) -> None:
         """The pure pipeline's transport events -> framers -> pending rows."""
-        from .capture import Gap, StreamClosed, StreamData, UDPDatagram
-        from .capture.tcp import OverlapConflict, StreamOpened
+        from ..capture import Gap, StreamClosed, StreamData, UDPDatagram
+        from ..capture.tcp import OverlapConflict, StreamOpened
 
         mq_ports = self._mq_ports
         msmq_ports = self._msmq_ports
@@ -493,8 +363,8 @@ class Converter:
                 continue
             if t is StreamOpened:
                 self._conn_opened[ev.conn] = ev.frame_number   # message_key of rows before any captured byte
-                if self._opening_frames is not None:
-                    self._opening_frames.append(ev.frame_number)
+                if self.opening_frames is not None:
+                    self.opening_frames.append(ev.frame_number)
             elif t is StreamData:
                 d = self._direction(dirs, ev.conn, ev.direction, mq_ports, msmq_ports)
                 d.end = ev.offset + len(ev.data)
@@ -527,7 +397,7 @@ class Converter:
                     self._drain(name, d)
                 if d is not None:
                     self._release(d, everything=True)
-                    self._keys.forget(d.stream, d.direction)
+                    self.keys.forget(d.stream, d.direction)
                 self._closes[ev.conn] += 1
                 if self._closes[ev.conn] == 2:   # both directions closed
                     del self._closes[ev.conn]
@@ -561,14 +431,14 @@ class Converter:
         held = d.held
         if not held:
             return
-        from .capture.tcp import OVERLAP_WINDOW
+        from ..capture.tcp import OVERLAP_WINDOW
 
         limit = d.end - OVERLAP_WINDOW
         i = 0
         while i < len(held) and (everything or _row_end(held[i]) <= limit):
             row = held[i]
-            self._pending.append(row)
-            self._pending_bytes += len(row["_data"])
+            self.pending.append(row)
+            self.pending_bytes += len(row["_data"])
             i += 1
         if i:
             del held[:i]
@@ -579,15 +449,15 @@ class Converter:
         if d is None:
             d = dirs[key] = _Direction(conn, direction)
             d.opened = self._conn_opened.get(conn)
-            if self._replay is not None:  # a connection the compiled core handed back
-                self._replay.assign(d, conn, direction)
+            if self.replaying is not None:  # a connection the compiled core handed back
+                self.replaying.assign(d, conn, direction)
             proto = port_protocol(conn, mq_ports, msmq_ports)
             if proto is not None:
                 self._start(d, proto)
         return d
 
     def _detect(self, d: _Direction, data: bytes, offset: int) -> Optional[str]:
-        proto = _detect(data)
+        proto = detect_protocol(data)
         if proto is not None:
             self._start(d, proto, offset)
         return proto
@@ -653,9 +523,9 @@ class Converter:
         the direction's stream order); held until the overlap window has
         passed its bytes (_release)."""
         frame, ts, captured = d.locate(offset if offset is not None else 0)
-        self._made += 1
+        self.made += 1
         row = {
-            "message_key": self._keys.tcp(d.stream, d.direction, frame, captured, d.opened),
+            "message_key": self.keys.tcp(d.stream, d.direction, frame, captured, d.opened),
             "capture": capture, "frame": frame, "ts": ts,
             "src_ip": d.src, "src_port": d.sport, "dst_ip": d.dst, "dst_port": d.dport,
             "tcp_stream": d.stream, "stream_offset": offset, "protocol": protocol,
@@ -677,10 +547,10 @@ class Converter:
     def _unit(self, capture, stream, direction, src, sport, dst, dport, offset, frame, ts, data, length):
         """One IBM MQ unit -> a mq_calls row (written now, or held until its
         reply); returns (call_key, the mq_messages link columns)."""
-        from .ibmmq.calls import decode_unit
+        from ..ibmmq.calls import decode_unit
 
-        k = _tables.count_in_frame(self._ranks.setdefault((stream, direction), {}), frame)
-        call_key = _tables.make_key(self._keys.base, frame, k)
+        k = _keys.count_in_frame(self._ranks.setdefault((stream, direction), {}), frame)
+        call_key = _keys.make_key(self.keys.base, frame, k)
         cols = decode_unit(data, length)
         att = self._tracker.unit(call_key, stream, ts, cols)
         row = cols
@@ -693,27 +563,27 @@ class Converter:
             row["ts"], row["ts_nanos"] = divmod(ts, 1000)
         if row.get("error") is not None or self.options.raw:
             row["raw"] = bytes(data)
-            self._pending_bytes += len(data)
+            self.pending_bytes += len(data)
         if att.request_call_key is not None:
             req = self._held.pop(att.request_call_key, None)
             if req is not None:
                 self._calls.append(_replied(req, True, call_key))
-                self._call_rows += 1
+                self.call_rows += 1
         for gone in att.given_up:
             req = self._held.pop(gone, None)
             if req is not None:
                 self._calls.append(_replied(req, False, None))
-                self._call_rows += 1
+                self.call_rows += 1
         if att.waiting:
             self._held[call_key] = row
         else:
             self._calls.append(row)
-            self._call_rows += 1
+            self.call_rows += 1
         link = {"call_key": call_key, "queue_name": att.queue_name, "queue_manager": att.queue_manager,
                 "remote_q_name": cols.get("remote_q_name"), "remote_q_mgr_name": cols.get("remote_q_mgr_name")}
         return call_key, link
 
-    def _unit_batch(self, capture, data, starts, lens, full, conn, direction, conns, stream, offset, frame,
+    def unit_batch(self, capture, data, starts, lens, full, conn, direction, conns, stream, offset, frame,
                     ts) -> pa.Table:
         """Many IBM MQ units (the compiled core's unit records of one batch,
         in event order) -> mq_calls rows, as :meth:`_unit` makes them one at a
@@ -722,11 +592,11 @@ class Converter:
         columns kept as one table; the rows written or held are indices into
         it.  ``frame`` and ``ts`` are -1 where unknown (``ts``: any negative).
         Returns each unit's mq_messages link columns
-        (:data:`mqcodec.tables.MQ_LINK`, strings) as a table."""
+        (:data:`mqcodec.convert.tables.MQ_LINK`, strings) as a table."""
         import numpy as np
 
-        from .ibmmq.calls_batch import decode_units
-        from .ibmmq.conversation import TRACKED
+        from ..ibmmq.calls_batch import decode_units
+        from ..ibmmq.conversation import TRACKED
 
         n = len(starts)
         decoded = decode_units(data, starts, lens, full)
@@ -735,17 +605,17 @@ class Converter:
         # its direction starting in that frame (the last 16 frames of each direction; a unit
         # with no frame (-1) counts under None, as _unit does)
         all_ranks = self._ranks
-        order, run_starts, run_ends, groups, run_frames = _tables.direction_runs(stream, direction, frame)
+        order, run_starts, run_ends, groups, run_frames = _keys.direction_runs(stream, direction, frame)
         run_lens = run_ends - run_starts
         counts_of = lambda g: all_ranks.setdefault((g >> 1, g & 1), {})  # noqa: E731
-        first, done = _tables.count_new_frames(counts_of, groups, run_frames, run_lens)
+        first, done = _keys.count_new_frames(counts_of, groups, run_frames, run_lens)
         for run in np.flatnonzero(~done).tolist():   # directions out of frame order: run by run
             fr = int(run_frames[run])
-            first[run] = _tables.count_in_frame(counts_of(int(groups[run])), fr if fr >= 0 else None,
+            first[run] = _keys.count_in_frame(counts_of(int(groups[run])), fr if fr >= 0 else None,
                                                 int(run_lens[run]))
         rank_l = np.empty(n, dtype=np.int64)
         rank_l[order] = np.repeat(first - run_starts, run_lens) + np.arange(n)
-        keys_a = _tables.make_keys(self._keys.base, frame, rank_l)
+        keys_a = _keys.make_keys(self.keys.base, frame, rank_l)
         keys = keys_a.tolist()
         known_ts = ts >= 0
         ts_l = ts.tolist() if known_ts.all() else [t if t >= 0 else None for t in ts.tolist()]
@@ -763,7 +633,7 @@ class Converter:
         error = decoded.column("error")
         raw_rows = np.ones(n, dtype=bool) if self.options.raw else error.is_valid().to_numpy(zero_copy_only=False)
         if raw_rows.any():
-            self._pending_bytes += int(lens[raw_rows].sum())
+            self.pending_bytes += int(lens[raw_rows].sum())
         pick = np.flatnonzero(raw_rows)
         raw_offsets = np.zeros(len(pick) + 1, dtype=np.int64)
         np.cumsum(lens[pick], out=raw_offsets[1:])
@@ -820,19 +690,19 @@ class Converter:
         if len(done):
             calls.append((table, done, pa.array(replied[done] == 1, mask=replied[done] == 0),
                           pa.array(reply_key[done], mask=reply_key[done] < 0)))
-            self._call_rows += len(done)
+            self.call_rows += len(done)
         for i in np.flatnonzero(replied == 2).tolist():
             held[keys[i]] = (table, i)
         for i in replies[~here].tolist():               # requests of earlier batches
             req = held.pop(rck[i], None)
             if req is not None:
                 calls.append(_replied(req, True, keys[i]))
-                self._call_rows += 1
+                self.call_rows += 1
         for gone in att.given_up:
             req = held.pop(gone, None)
             if req is not None:
                 calls.append(_replied(req, False, None))
-                self._call_rows += 1
+                self.call_rows += 1
         links = pa.table({"call_key": extra["call_key"], "queue_name": extra["queue_name"],
                           "queue_manager": extra["queue_manager"],
                           "remote_q_name": decoded.column("remote_q_name").cast(pa.string()),
@@ -845,13 +715,13 @@ class Converter:
         if self._tracker is not None:
             self._tracker.close()
         self._calls.extend(_replied(req, False, None) for req in self._held.values())
-        self._call_rows += len(self._held)
+        self.call_rows += len(self._held)
         self._held.clear()
         self._ranks = {}
 
     def _write_calls(self) -> None:
         rows, self._calls = self._calls, []
-        self._call_rows = 0
+        self.call_rows = 0
         if not rows:
             return
         table = _calls_table(rows)
@@ -870,11 +740,11 @@ class Converter:
         self.sink(_tables.MQ_CALLS, table)
 
     def _ping(self, capture, ev) -> None:
-        if self._replay is not None and self._replay.skip_ping():
+        if self.replaying is not None and self.replaying.skip_ping():
             return  # resuming after the compiled core, which produced this one
-        self._made += 1
-        self._pending.append({
-            "message_key": self._keys.udp(ev.frame_number),
+        self.made += 1
+        self.pending.append({
+            "message_key": self.keys.udp(ev.frame_number),
             "capture": capture, "frame": ev.frame_number, "ts": ev.ts_ns,
             "src_ip": ev.src, "src_port": ev.sport, "dst_ip": ev.dst, "dst_port": ev.dport,
             "tcp_stream": None, "stream_offset": None, "protocol": "msmq", "kind": "Ping",
@@ -890,11 +760,11 @@ class Converter:
         pending row, then, for each protocol, the batch decoder's Arrow
         columns for its rows (nulls for the other protocol's), concatenated
         and put back in the order the rows were made."""
-        rows, self._pending = self._pending, []
-        blocks, self._blocks = self._blocks, []
+        rows, self.pending = self.pending, []
+        blocks, self.blocks = self.blocks, []
         self._flushes += 1
-        self._block_rows = 0
-        self._pending_bytes = 0
+        self.block_rows = 0
+        self.pending_bytes = 0
         self._write_calls()
         if rows:
             blocks.append(_rows_block(rows))
@@ -1048,7 +918,7 @@ class Converter:
         """MSMQ packets and pings through the MSMQ batch decoder."""
         import pyarrow.compute as pc
 
-        from .msmq.constants import MQMSG_CLASS_NAMES
+        from ..msmq.constants import MQMSG_CLASS_NAMES
 
         table = _batch.decode_msmq_batch(part.column("_data").combine_chunks(), impl=self.options.impl)
         decoded = self._decoded(table)
@@ -1075,39 +945,6 @@ class Converter:
             "failed_calls_by_reason": dict(self.failed_by_reason.most_common(top)),
             "captures": self.capture_reports,
         }
-
-
-#: the pending rows of one chunk, before decoding: where each message was seen
-#: and its bytes (the compiled core produces these columns directly); ``ts`` in
-#: nanoseconds, as the captures give it (the output tables split it in two)
-BLOCK_SCHEMA = pa.schema([
-    pa.field("message_key", pa.int64(), nullable=False),
-    pa.field("capture", pa.string(), nullable=False),
-    pa.field("frame", pa.int64()),
-    pa.field("ts", pa.timestamp("ns", tz="UTC")),
-    pa.field("src_ip", pa.string()),
-    pa.field("src_port", pa.int32()),
-    pa.field("dst_ip", pa.string()),
-    pa.field("dst_port", pa.int32()),
-    pa.field("tcp_stream", pa.int64()),
-    pa.field("stream_offset", pa.int64()),
-    pa.field("overlap_conflict", pa.bool_()),
-    pa.field("protocol", pa.string(), nullable=False),
-    pa.field("kind", pa.string()),
-    pa.field("error", pa.string()),
-    pa.field("error_structure", pa.string()),
-    pa.field("error_field", pa.string()),
-    pa.field("error_offset", pa.int64()),
-    pa.field("length", pa.int64()),
-    pa.field("_data", pa.large_binary()),
-    pa.field("_md_only", pa.bool_()),
-    # IBM MQ: the unit's mq_calls row and the queue it names (tables.MQ_LINK)
-    pa.field("call_key", pa.int64()),
-    pa.field("queue_name", pa.string()),
-    pa.field("queue_manager", pa.string()),
-    pa.field("remote_q_name", pa.string()),
-    pa.field("remote_q_mgr_name", pa.string()),
-])
 
 
 def _pylist(a) -> list:
@@ -1243,7 +1080,7 @@ def _pcf_rows(schema: pa.Schema, key_col, params) -> pa.Table:
     columns = {"message_key": key_col}
     for i, f in enumerate(params.schema):
         if f.name != "record":
-            columns[_tables._snake(f.name)] = params.column(i)
+            columns[_tables.snake_case(f.name)] = params.column(i)
     columns["parameter_name"] = _tables.name_column("parameter", columns["parameter"], columns["type"])
     columns["type_name"] = _tables.name_column("MQCFT", columns["type"])
     integer = pc.is_in(columns["type"], value_set=_NAMED_VALUE_TYPES)
@@ -1332,51 +1169,6 @@ def _core_module(impl: Optional[str]):
     return _impl.pick("capture_core", impl, what="capture core")
 
 
-def _rereadable(source) -> bool:
-    """The compiled path reads a capture twice when connections need the
-    pure pipeline's replay: paths, bytes and seekable files can be."""
-    if isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview)):
-        return True
-    try:
-        return bool(source.seekable())
-    except (AttributeError, ValueError, OSError):
-        return False
-
-
-def _reopen(source):
-    """``source`` ready to be read from its start (a seekable file is rewound)."""
-    if isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview)):
-        return source
-    seek = getattr(source, "seek", None)
-    if seek is not None:
-        try:
-            if source.seekable() and source.tell() != 0:
-                seek(0)
-        except (ValueError, OSError):
-            pass
-    return source
-
-
-def _frames_until_error(reader, file_error: list):
-    """The reader's frames; a DecodeError in the file structure after the first
-    frame is appended to ``file_error`` and ends the iteration (one in the file
-    header, before any frame, propagates: the input is not a readable capture)."""
-    from .errors import DecodeError
-
-    it = iter(reader)
-    while True:
-        try:
-            frame = next(it)
-        except StopIteration:
-            return
-        except DecodeError as exc:
-            if reader.frames == 0:
-                raise
-            file_error.append(exc)
-            return
-        yield frame
-
-
 def _row_start(row) -> int:
     return row["stream_offset"] or 0
 
@@ -1391,61 +1183,3 @@ def _attr(ev, *names):
         if hasattr(ev, n):
             return getattr(ev, n)
     return None
-
-
-def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None, *, progress: bool = False,
-            partition_by: Optional[str] = None) -> dict:
-    """Convert captures to the Parquet datasets ``outdir/<table>/`` of
-    :mod:`mqcodec.tables`; returns the summary report.
-
-    An input that cannot be opened, or whose file header is not a capture's,
-    is reported (``captures not read`` in the summary, its ``error`` in the
-    capture's report) and the job goes on with the next one.  When no input
-    can be read, :class:`NoCaptureRead` is raised and nothing is written."""
-    from .errors import DecodeError
-
-    options = options or ConvertOptions()
-    inputs = list(inputs)
-    _tables.check_job_size(len(inputs))   # before anything is written
-    sink: Any = _tables.DatasetSink(outdir, partition_by=partition_by)
-    writers = writer_threads(options.threads)
-    if writers:
-        sink = _tables.BackgroundSink(sink, workers=writers)
-    failed: list = []  # what writing raised: an output error (a full disk), not an unreadable input
-
-    def write(table: str, rows: pa.Table) -> None:
-        try:
-            sink(table, rows)
-        except BaseException as exc:
-            failed.append(exc)
-            raise
-
-    conv = Converter(write, options)
-    read = 0
-    os_errors_only = True
-    try:
-        for index, path in enumerate(inputs):
-            bar = _Progress(path) if progress else None
-            try:
-                conv.add_capture(path, progress=bar, index=index)
-            except (DecodeError, OSError) as exc:
-                if failed and exc is failed[-1]:
-                    raise
-                conv.not_read(path, exc, index=index)
-                os_errors_only = os_errors_only and isinstance(exc, OSError)
-                continue
-            finally:
-                if bar is not None:
-                    bar.done()
-            read += 1
-    finally:
-        sink.close(complete=read > 0)
-    if not read:
-        raise NoCaptureRead("no input could be read as a capture: " + "; ".join(
-            "%s: %s" % (r["capture"], r["error"]) for r in conv.capture_reports), file_errors_only=os_errors_only)
-    return conv.report()
-
-
-# the progress bar of one capture (only used when stderr is a terminal): a tqdm
-# bar over the file's bytes, fed by both engines (codec/progress.py)
-from .progress import CaptureProgress as _Progress  # noqa: E402

@@ -1,0 +1,70 @@
+"""The local engine: captures in, Parquet datasets out, in this process
+(``mqcodec pcap2parquet``; the Spark engine is :mod:`mqcodec.spark.pipeline`)."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+import pyarrow as pa
+
+from ..errors import NoCaptureRead
+from ..progress import CaptureProgress
+from .converter import Converter
+from .keys import check_job_size
+from .options import ConvertOptions, writer_threads
+from .sinks import BackgroundSink, DatasetSink
+
+__all__ = ["convert"]
+
+
+def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None, *, progress: bool = False,
+            partition_by: Optional[str] = None) -> dict:
+    """Convert captures to the Parquet datasets ``outdir/<table>/`` of
+    :mod:`mqcodec.convert.tables`; returns the summary report.
+
+    An input that cannot be opened, or whose file header is not a capture's,
+    is reported (``captures not read`` in the summary, its ``error`` in the
+    capture's report) and the job goes on with the next one.  When no input
+    can be read, :class:`NoCaptureRead` is raised and nothing is written."""
+    from ..errors import DecodeError
+
+    options = options or ConvertOptions()
+    inputs = list(inputs)
+    check_job_size(len(inputs))   # before anything is written
+    sink: Any = DatasetSink(outdir, partition_by=partition_by)
+    writers = writer_threads(options.threads)
+    if writers:
+        sink = BackgroundSink(sink, workers=writers)
+    failed: list = []  # what writing raised: an output error (a full disk), not an unreadable input
+
+    def write(table: str, rows: pa.Table) -> None:
+        try:
+            sink(table, rows)
+        except BaseException as exc:
+            failed.append(exc)
+            raise
+
+    conv = Converter(write, options)
+    read = 0
+    os_errors_only = True
+    try:
+        for index, path in enumerate(inputs):
+            bar = CaptureProgress(path) if progress else None
+            try:
+                conv.add_capture(path, progress=bar, index=index)
+            except (DecodeError, OSError) as exc:
+                if failed and exc is failed[-1]:
+                    raise
+                conv.not_read(path, exc, index=index)
+                os_errors_only = os_errors_only and isinstance(exc, OSError)
+                continue
+            finally:
+                if bar is not None:
+                    bar.done()
+            read += 1
+    finally:
+        sink.close(complete=read > 0)
+    if not read:
+        raise NoCaptureRead("no input could be read as a capture: " + "; ".join(
+            "%s: %s" % (r["capture"], r["error"]) for r in conv.capture_reports), file_errors_only=os_errors_only)
+    return conv.report()
+

@@ -1,0 +1,106 @@
+"""The options of a conversion: one object, used unchanged by the CLI, the
+local engine and the Spark engine (which hands it to its tasks as text)."""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Optional
+
+from .tables import TABLES
+
+__all__ = ["ConvertOptions", "available_cores", "writer_threads", "DEFAULT_MQ_PORTS", "DEFAULT_MSMQ_PORTS",
+           "MSMQ_PING_PORT"]
+
+DEFAULT_MQ_PORTS = (1414,)
+DEFAULT_MSMQ_PORTS = (1801,)
+MSMQ_PING_PORT = 3527
+
+@dataclasses.dataclass
+class ConvertOptions:
+    mq_ports: tuple = DEFAULT_MQ_PORTS
+    msmq_ports: tuple = DEFAULT_MSMQ_PORTS
+    detect_by_content: bool = True
+    raw: bool = False
+    chunk_messages: int = 20000
+    #: also decode and write once the pending messages hold this many bytes: error rows
+    #: keep their bytes (an MSMQ packet may be 4 MiB, an MQ message 100 MiB), so a
+    #: chunk counted in messages alone is not a memory bound
+    chunk_bytes: int = 16 << 20
+    impl: Optional[str] = None
+    #: the capture pipeline: None = the compiled capture core when built (docs/capture-core.md),
+    #: "py" = the pure pipeline (the reference); ``impl="py"`` implies it
+    capture_impl: Optional[str] = None
+    #: the pure pipeline's global byte budget over reorder buffers and framer buffers
+    #: (mqcodec.capture.budget): past it the largest buffered direction is cut (an error row)
+    buffer_budget: int = 256 << 20
+    #: TCP connections open at once before the least recently active tenth is evicted (each
+    #: costs a few KiB; captures of random bytes open one per frame): both pipelines use it
+    max_connections: int = 65536
+    #: threads of :func:`convert`: 1 decodes and writes in this thread; N > 1 also writes
+    #: Parquet on N - 1 background threads (at most one per table: sinks.BackgroundSink)
+    #: while this one decodes the next chunk; None = the cores this process may use.
+    #: The files are the same whatever N.
+    threads: Optional[int] = None
+
+    def to_text(self) -> str:
+        """The options as one JSON string (how the Spark engine hands them to its
+        tasks, the data source's ``options`` option): :meth:`from_text` gives them back."""
+        import json
+
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_text(cls, text: str) -> "ConvertOptions":
+        import json
+
+        return cls.from_strings(json.loads(text))
+
+    @classmethod
+    def from_strings(cls, values: dict, base: "Optional[ConvertOptions]" = None) -> "ConvertOptions":
+        """``base`` (default: the defaults) with the fields named in ``values``
+        replaced, each given as its value or as a string (the Spark data
+        source's options): ports as ``"1414,1415"``, booleans as
+        ``true``/``false``, numbers in decimal, ``""``/``"none"`` for None.
+        An unknown name is a ValueError."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        changes: dict = {}
+        for name, value in values.items():
+            if name not in fields:
+                raise ValueError("unknown conversion option %r (known: %s)" % (name, ", ".join(sorted(fields))))
+            changes[name] = _option_value(name, fields[name].default, value)
+        return dataclasses.replace(base or cls(), **changes)
+
+
+def _option_value(name: str, default, value):
+    """A ConvertOptions field's value from ``value`` (itself, or a string)."""
+    if not isinstance(value, str):
+        return tuple(value) if isinstance(default, tuple) else value
+    text = value.strip()
+    if isinstance(default, tuple):
+        return tuple(int(p) for p in text.split(",") if p.strip())
+    if isinstance(default, bool):
+        if text.lower() not in ("true", "false"):
+            raise ValueError("option %s: %r is not true or false" % (name, value))
+        return text.lower() == "true"
+    if text.lower() in ("", "none"):
+        return None
+    if isinstance(default, int) or name == "threads":
+        return int(text)
+    return text
+
+
+def available_cores() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def writer_threads(threads: Optional[int]) -> int:
+    """Background Parquet writers for ``threads`` (:attr:`ConvertOptions.threads`):
+    ``threads - 1``, at most one per table; 0 = write in the calling thread."""
+    n = available_cores() if threads is None else int(threads)
+    if n < 1:
+        raise ValueError("threads must be >= 1, not %r" % (threads,))
+    return min(n - 1, len(TABLES))

@@ -1,0 +1,185 @@
+"""Where the tables go: a Parquet dataset per table (:class:`DatasetSink`),
+written on background threads (:class:`BackgroundSink`), or kept in memory
+(:class:`TableCollector`); :func:`read_table` reads one back."""
+from __future__ import annotations
+
+import os
+from typing import Iterable, Optional
+
+import pyarrow as pa
+
+from .tables import MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS, TABLES, table_schema
+
+__all__ = ["TableCollector", "DatasetSink", "BackgroundSink", "read_table"]
+
+
+# ---------------------------------------------------------------------------
+# sinks
+# ---------------------------------------------------------------------------
+class TableCollector:
+    """A sink that keeps what it is given, by table (tests, the Spark data
+    source, notebooks)."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, list[pa.Table]] = {t: [] for t in TABLES}
+
+    def __call__(self, table: str, rows: pa.Table) -> None:
+        self.parts.setdefault(table, []).append(rows)
+
+    def table(self, name: str) -> pa.Table:
+        parts = self.parts.get(name) or []
+        return pa.concat_tables(parts) if parts else table_schema(name).empty_table()
+
+    def rows(self, *names: str) -> list[dict]:
+        """Rows of the message tables (default: mq_messages and msmq_packets)
+        as dicts in ``message_key`` order, each with ``protocol``
+        ("mq"/"msmq") added."""
+        out: list[dict] = []
+        for name in names or (MQ_MESSAGES, MSMQ_PACKETS):
+            protocol = {MQ_MESSAGES: "mq", MSMQ_PACKETS: "msmq"}.get(name)
+            for r in self.table(name).to_pylist():
+                if protocol is not None:
+                    r["protocol"] = protocol
+                out.append(r)
+        out.sort(key=lambda r: r["message_key"])
+        return out
+
+
+class DatasetSink:
+    """Writes each table as a Parquet dataset ``outdir/<table>/``: one part
+    file (one row group per chunk), or with ``partition_by="date"`` one part
+    file per UTC date of ``ts`` in hive-style folders ``date=YYYY-MM-DD``
+    (rows with no ``ts``: ``date=__HIVE_DEFAULT_PARTITION__``, as Spark
+    names them).  Nothing is created before the first call; :meth:`close`
+    writes the tables that got no rows as empty part files when
+    ``complete`` is true."""
+
+    NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+    def __init__(self, outdir: str, *, partition_by: Optional[str] = None, compression: str = "zstd") -> None:
+        if partition_by not in (None, "date"):
+            raise ValueError("partition_by must be None or 'date', not %r" % (partition_by,))
+        self.outdir = outdir
+        self.partition_by = partition_by
+        self.compression = compression
+        self._writers: dict[tuple[str, Optional[str]], object] = {}
+        self.paths: list[str] = []
+
+    def __call__(self, table: str, rows: pa.Table) -> None:
+        if self.partition_by is None or PCF_PARAMETERS == table or rows.num_rows == 0:
+            self._write(table, None, rows)
+            return
+        import pyarrow.compute as pc
+
+        dates = pc.strftime(rows.column("ts"), format="%Y-%m-%d")  # UTC: ts carries tz UTC
+        for value in pc.unique(dates).to_pylist():
+            mask = pc.is_null(dates) if value is None else pc.fill_null(pc.equal(dates, value), False)
+            self._write(table, value or self.NULL_PARTITION, rows.filter(mask))
+
+    def _write(self, table: str, date: Optional[str], rows: pa.Table) -> None:
+        import pyarrow.parquet as pq
+
+        key = (table, date)
+        w = self._writers.get(key)
+        if w is None:
+            folder = os.path.join(self.outdir, table)
+            if date is not None:
+                folder = os.path.join(folder, "date=" + date)
+            os.makedirs(folder, exist_ok=True)
+            path = os.path.join(folder, "part-00000.parquet")
+            w = self._writers[key] = pq.ParquetWriter(path, table_schema(table), compression=self.compression)
+            self.paths.append(path)
+        w.write_table(rows)  # type: ignore[attr-defined]
+
+    def close(self, *, complete: bool = True) -> list[str]:
+        """Close every part file; with ``complete``, give each table that got
+        no rows an empty part file, so that every table can be read."""
+        if complete:
+            written = {t for t, _ in self._writers}
+            for table in TABLES:
+                if table not in written:
+                    self._write(table, None, table_schema(table).empty_table())
+        for w in self._writers.values():
+            w.close()  # type: ignore[attr-defined]
+        self._writers.clear()
+        return self.paths
+
+
+class BackgroundSink:
+    """Hands the tables it is given to ``sink`` (a :class:`DatasetSink`) on
+    ``workers`` background threads, so that Parquet encoding and writing --
+    which release the GIL -- overlap the decoding that produces the next
+    chunk.  Each table goes to one worker (chosen by its name), so the row
+    groups of every file are written in the order they were given: the files
+    are those ``sink`` alone writes.  Each worker's queue holds at most
+    ``max_pending`` tables; past that the caller waits, so memory stays a few
+    chunks whatever the capture's size.  An exception of a worker (a full
+    disk, say) is raised again in the caller, by its next call or by
+    :meth:`close`; the tables given after it are dropped, not written."""
+
+    def __init__(self, sink, *, workers: int = 1, max_pending: int = 2 * len(TABLES)) -> None:
+        import queue
+        import threading
+
+        if workers < 1:
+            raise ValueError("workers must be >= 1, not %r" % (workers,))
+        self.sink = sink
+        self._error: Optional[BaseException] = None
+        self._reported = False  # the caller has seen self._error
+        self._queues: list = [queue.Queue(maxsize=max(1, max_pending)) for _ in range(workers)]
+        self._threads = [threading.Thread(target=self._run, args=(q,), name="mqcodec-writer-%d" % i, daemon=True)
+                         for i, q in enumerate(self._queues)]
+        for t in self._threads:
+            t.start()
+
+    def _queue(self, table: str):
+        i = TABLES.index(table) if table in TABLES else sum(table.encode())
+        return self._queues[i % len(self._queues)]
+
+    def __call__(self, table: str, rows: pa.Table) -> None:
+        self._raise()
+        self._queue(table).put((table, rows))  # waits while the worker's queue is full
+
+    def _run(self, q) -> None:
+        while True:
+            item = q.get()
+            if item is None:
+                return
+            if self._error is not None:
+                continue  # after a failure: drain, so that the caller never waits on a full queue
+            try:
+                self.sink(*item)
+            except BaseException as exc:  # noqa: B036 - handed to the caller's thread
+                self._error = exc
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            self._reported = True
+            raise self._error
+
+    def close(self, *, complete: bool = True) -> list[str]:
+        """Wait for the workers to write what they were given, then close
+        ``sink`` (see :meth:`DatasetSink.close`).  After a worker's exception
+        ``sink`` is closed without completing the tables, and the exception
+        is raised unless a call raised it already."""
+        for q in self._queues:
+            q.put(None)
+        for t in self._threads:
+            t.join()
+        if self._error is not None:
+            self.sink.close(complete=False)
+            if not self._reported:
+                self._raise()
+            return []
+        return self.sink.close(complete=complete)
+
+
+def read_table(outdir: str, table: str, columns: Optional[Iterable[str]] = None) -> pa.Table:
+    """One table of a job's output folder (either engine's, partitioned or
+    not), with pyarrow."""
+    import pyarrow.dataset as ds
+
+    dataset = ds.dataset(os.path.join(outdir, table), format="parquet", partitioning="hive")
+    return dataset.to_table(columns=list(columns) if columns is not None else None)
+
+

@@ -1,0 +1,344 @@
+"""The output tables of the main job and their schemas (the sinks that write
+them: :mod:`mqcodec.convert.sinks`; their keys: :mod:`mqcodec.convert.keys`).
+
+One Parquet dataset per table, the same layout whichever engine writes it::
+
+    OUTDIR/mq_messages/part-00000.parquet       IBM MQ messages and MQ framing errors
+    OUTDIR/msmq_packets/part-00000.parquet      MSMQ packets (pings included) and MSMQ framing errors
+    OUTDIR/pcf_parameters/part-00000.parquet    PCF parameters of MQ messages with a PCF body
+    OUTDIR/mq_calls/part-00000.parquet          IBM MQ protocol units (every segment type), paired
+    (with partitioning by date: OUTDIR/<table>/date=YYYY-MM-DD/part-*.parquet)
+
+Each table is self-contained: the common columns (:data:`COMMON`) then only
+its own protocol's columns, all snake_case.  The types are the ones every
+reader takes as they are (pyarrow, pandas, Polars, DuckDB, Spark):
+
+* ``ts`` is ``TIMESTAMP(MICROS, UTC)``; ``ts_nanos`` keeps the nanoseconds
+  within that microsecond (0 for captures with microsecond resolution);
+* unsigned integers are widened to the next signed type (Spark has none);
+* low-cardinality strings are dictionary-encoded (:data:`DICTIONARY`).
+
+Everything here is derived from :mod:`mqcodec.batch.schema`, the one Arrow
+definition of the decoded columns; nothing is spelt twice.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import pyarrow as pa
+
+from ..batch import schema as _schema
+
+__all__ = [
+    "TABLES", "MQ_MESSAGES", "MSMQ_PACKETS", "PCF_PARAMETERS", "MQ_CALLS", "COMMON", "MQ_LINK", "DICTIONARY",
+    "table_schema", "widen_unsigned", "Sink", "NAMED", "name_column", "snake_case", "BLOCK_SCHEMA",
+]
+
+MQ_MESSAGES = "mq_messages"
+MSMQ_PACKETS = "msmq_packets"
+PCF_PARAMETERS = "pcf_parameters"
+MQ_CALLS = "mq_calls"
+#: every table of the main job, in the order they are listed to users
+TABLES = (MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS, MQ_CALLS)
+
+#: a sink takes (table name, rows of that table's schema)
+Sink = Callable[[str, pa.Table], None]
+
+
+_DICT = pa.dictionary(pa.int32(), pa.string())
+
+#: the last columns of every row table: what failed and where (null when the unit
+#: decoded), the unit's length and bytes (error rows always; every row with --raw)
+_ERROR_AND_BYTES = [
+    pa.field("error", _DICT),
+    pa.field("error_structure", _DICT),
+    pa.field("error_field", _DICT),
+    pa.field("error_offset", pa.int64()),
+    pa.field("length", pa.int64()),
+    pa.field("raw", pa.binary()),
+]
+
+#: columns every message table (mq_messages, msmq_packets) starts with
+COMMON = [
+    # capture index << 49 | frame << 16 | rank (KEY_*, MessageKeys): unique in one job
+    # across the message tables, from the input only; the join key of pcf_parameters
+    pa.field("message_key", pa.int64(), nullable=False),
+    pa.field("capture", _DICT, nullable=False),
+    pa.field("frame", pa.int64()),          # 1-based, as tshark's frame.number: the frame of the first byte
+    pa.field("ts", pa.timestamp("us", tz="UTC")),
+    pa.field("ts_nanos", pa.int16()),       # nanoseconds within ts's microsecond
+    pa.field("src_ip", _DICT),
+    pa.field("src_port", pa.int32()),
+    pa.field("dst_ip", _DICT),
+    pa.field("dst_port", pa.int32()),
+    pa.field("tcp_stream", pa.int64()),     # tshark's tcp.stream; null for UDP (MSMQ ping)
+    pa.field("stream_offset", pa.int64()),
+    # True when a retransmitted or overlapping TCP copy of some of the unit's bytes
+    # differed from the copy received first, which the row keeps (docs/ROBUSTNESS.md)
+    pa.field("overlap_conflict", pa.bool_()),
+    pa.field("kind", _DICT),
+    *_ERROR_AND_BYTES,
+]
+
+#: mq_messages columns that link a message to its unit in mq_calls and name its queue
+MQ_LINK = [
+    pa.field("call_key", pa.int64()),        # the mq_calls row of the unit carrying the message
+    pa.field("queue_name", _DICT),           # the queue (Hobj tracking, MQPUT1's MQOD, the MQXQH)
+    pa.field("queue_manager", _DICT),
+    pa.field("remote_q_name", _DICT),        # MQXQH RemoteQName (channel MESSAGE_DATA)
+    pa.field("remote_q_mgr_name", _DICT),    # MQXQH RemoteQMgrName
+]
+
+#: the short MSMQ columns analysts ask for first (name, type, the batch column it comes from)
+MSMQ_SHORT = [
+    ("message_id", pa.string(), None),  # SourceQueueManager GUID \ MessageID (an OBJECTID)
+    ("source_qm", _DICT, "user_source_queue_manager"),
+    ("label", pa.string(), "props_label"),
+    ("class", pa.int32(), "props_message_class"),
+    ("class_name", _DICT, None),
+    ("priority", pa.int16(), "base_pr"),
+    ("destination", _DICT, "user_destination_queue"),
+]
+
+#: string columns with few distinct values, dictionary-encoded in every table
+DICTIONARY = frozenset({
+    "capture", "src_ip", "dst_ip", "kind", "error", "error_structure", "error_field",
+    # IBM MQ
+    "md_format", "md_reply_to_q", "md_reply_to_q_mgr", "md_user_identifier", "md_put_appl_name",
+    "md_appl_identity_data", "md_appl_origin_data", "body_format",
+    # MSMQ
+    "source_qm", "destination", "class_name", "ping_qm_guid", "ec_client_guid", "ec_server_guid",
+    "user_source_queue_manager", "user_queue_manager_address", "user_destination_queue",
+    "user_admin_queue", "user_response_queue", "user_connector_type", "xact_connector_qm_guid",
+    "debug_queue_identifier",
+})
+
+#: enumerated column -> (its name column, how values are named): every name
+#: comes from mqcodec.ibmmq.constants (cross-checked against tshark there)
+NAMED: dict[str, tuple[str, str]] = {
+    "md_report": ("md_report_names", "MQRO flags"),
+    "md_msg_type": ("md_msg_type_name", "MQMT"),
+    "md_feedback": ("md_feedback_name", "feedback"),
+    "md_encoding": ("md_encoding_name", "MQENC flags"),
+    "md_persistence": ("md_persistence_name", "MQPER"),
+    "md_put_appl_type": ("md_put_appl_type_name", "MQAT"),
+    "pcf_type": ("pcf_type_name", "MQCFT"),
+    "pcf_command": ("pcf_command_name", "MQCMD"),
+    "pcf_comp_code": ("pcf_comp_code_name", "MQCC"),
+    "pcf_reason": ("pcf_reason_name", "reason"),
+    # mq_calls
+    "completion_code": ("completion_code_name", "MQCC"),
+    "reason_code": ("reason_name", "reason"),
+    "conn_appl_type": ("conn_appl_type_name", "MQAT"),
+    "od_object_type": ("od_object_type_name", "MQOT"),
+    # pcf_parameters
+    "parameter": ("parameter_name", "parameter"),
+    "type": ("type_name", "MQCFT"),
+    "int_value": ("value_name", "value"),
+}
+_NAME_TYPES = {how: (pa.list_(pa.string()) if how == "MQRO flags" else _DICT)
+               for _, how in NAMED.values()}
+
+#: batch-decoder columns that are not output columns (the row's own columns replace them)
+BATCH_ONLY = frozenset({"record", "error_structure", "error_field", "error_offset", "error_reason", "raw"})
+
+_WIDER = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(),
+          pa.uint64(): pa.decimal128(20, 0)}
+
+
+def widen_unsigned(t: pa.DataType) -> pa.DataType:
+    """``t`` with every unsigned integer, at any depth, widened to the
+    smallest signed type holding all its values (Spark has no unsigned
+    types; values are unchanged)."""
+    if t in _WIDER:
+        return _WIDER[t]
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(widen_unsigned(f.type)) for f in t])
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(widen_unsigned(t.value_type)))
+    if pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(widen_unsigned(t.value_type)))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(t.value_field.with_type(widen_unsigned(t.value_type)), t.list_size)
+    return t
+
+
+def _output_field(name: str, t: pa.DataType) -> pa.Field:
+    t = widen_unsigned(t)
+    if name in DICTIONARY and t == pa.string():
+        t = _DICT
+    return pa.field(name, t)
+
+
+def snake_case(name: str) -> str:
+    """``MsgType`` -> ``msg_type`` (the decoders' field names as column names)."""
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and not name[i - 1].isupper():
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
+
+
+def _with_names(fields: list) -> list:
+    """``fields`` with each named column's companion (:data:`NAMED`) after it."""
+    out = []
+    for f in fields:
+        out.append(f)
+        named = NAMED.get(f.name)
+        if named is not None:
+            out.append(pa.field(named[0], _NAME_TYPES[named[1]]))
+    return out
+
+
+def _mq_messages() -> pa.Schema:
+    fields = list(COMMON) + list(MQ_LINK)
+    for f in _schema.MQ_MESSAGES:
+        if f.name in BATCH_ONLY:
+            continue
+        fields.append(_output_field(f.name, f.type))
+        if f.name == "md_put_time":
+            # PutDate + PutTime (GMT, to the hundredth of a second) as one timestamp
+            fields.append(pa.field("md_put_timestamp", pa.timestamp("us", tz="UTC")))
+    return pa.schema(_with_names(fields))
+
+
+def _msmq_packets() -> pa.Schema:
+    fields = list(COMMON)
+    fields += [pa.field(name, t) for name, t, _ in MSMQ_SHORT]
+    seen = {f.name for f in fields}
+    for f in _schema.MSMQ_PACKETS:
+        if f.name in BATCH_ONLY or f.name in seen:  # the batch's "kind" is the row's kind
+            continue
+        fields.append(_output_field(f.name, f.type))
+    return pa.schema(fields)
+
+
+def _pcf_parameters() -> pa.Schema:
+    fields = [pa.field("message_key", pa.int64(), nullable=False)]
+    fields += [pa.field(snake_case(f.name), widen_unsigned(f.type), f.nullable)
+               for f in _schema.PCF_PARAMETERS if f.name != "record"]
+    return pa.schema(_with_names(fields))
+
+
+def _mq_calls() -> pa.Schema:
+    from ..ibmmq.calls import CALL_COLUMNS
+
+    fields = [pa.field("call_key", pa.int64(), nullable=False)]
+    fields += [f for f in COMMON if f.name not in ("message_key", "kind", "error", "error_structure",
+                                                   "error_field", "error_offset", "length", "raw")]
+    fields += [pa.field(name, t) for name, t in CALL_COLUMNS]
+    fields += [
+        # pairing: on replies the request's call_key and reply ts - request ts in microseconds;
+        # on requests whether a reply came before the end of the capture, and which
+        pa.field("request_call_key", pa.int64()),
+        pa.field("latency_us", pa.int64()),
+        pa.field("replied", pa.bool_()),
+        pa.field("reply_call_key", pa.int64()),
+        pa.field("queue_name", _DICT),
+        pa.field("queue_manager", _DICT),
+        *_ERROR_AND_BYTES,
+    ]
+    return pa.schema(_with_names(fields))
+
+
+_SCHEMAS: dict[str, pa.Schema] = {}
+
+
+def table_schema(table: str) -> pa.Schema:
+    """The Arrow schema of output table ``table`` (one of :data:`TABLES`)."""
+    s = _SCHEMAS.get(table)
+    if s is None:
+        builders = {MQ_MESSAGES: _mq_messages, MSMQ_PACKETS: _msmq_packets, PCF_PARAMETERS: _pcf_parameters,
+                    MQ_CALLS: _mq_calls}
+        if table not in builders:
+            raise ValueError("no table %r: the tables are %s" % (table, ", ".join(TABLES)))
+        s = _SCHEMAS[table] = builders[table]()
+    return s
+
+
+def _namer(how: str):
+    """value(s) -> name for one way of naming (see :data:`NAMED`)."""
+    from ..ibmmq import constants as c
+
+    if how == "MQRO flags":
+        return lambda v: c.MQRO.flag_names(v)
+    if how == "MQENC flags":
+        return lambda v: "+".join(c.MQENC.flag_names(v)) or None
+    if how == "feedback":  # an MQFB_* value, or a reason code (MQRC_*) reported as feedback
+        return lambda v: c.MQFB.name_of(v) or c.reason_name(v)
+    if how == "reason":
+        return c.reason_name
+    if how == "parameter":
+        return lambda pair: c.parameter_name(pair[0], pair[1])
+    if how == "value":
+        return lambda pair: c.value_name(pair[0], pair[1])
+    return c.FAMILIES[how].name_of
+
+
+def name_column(how: str, values, context=None) -> pa.Array:
+    """The name companion of an enumerated column (:data:`NAMED`): each
+    distinct value named once.  ``context``: the column the names also depend
+    on (a parameter's Type for ``parameter``; its id for ``value``, named only
+    where the Type is an integer)."""
+    import pyarrow.compute as pc
+
+    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    if context is not None:
+        # one int64 key per (first, second) pair: first << 32 | second's 32 bits
+        context = context.combine_chunks() if isinstance(context, pa.ChunkedArray) else context
+        first, second = (context, values) if how == "value" else (values, context)
+        keys = pc.add(pc.shift_left(first.cast(pa.int64()), 32),
+                      pc.bit_wise_and(second.cast(pa.int64()), 0xFFFFFFFF))
+    else:
+        keys = values
+    # each distinct key once (a null key: a null index, hence a null name)
+    encoded = keys.dictionary_encode()
+    where = encoded.indices
+    fn = _namer(how)
+    names: list = []
+    for v in encoded.dictionary.to_pylist():
+        names.append(fn((v >> 32, v & 0xFFFFFFFF) if context is not None else v))
+    t = _NAME_TYPES[how]
+    if pa.types.is_dictionary(t):
+        named = [n for n in names if n is not None]
+        if len(set(named)) == len(named):
+            # the distinct names are the dictionary; a value without a name is null
+            slot = {n: i for i, n in enumerate(named)}
+            to_slot = pa.array([None if n is None else slot[n] for n in names], pa.int32())
+            return pa.DictionaryArray.from_arrays(to_slot.take(where), pa.array(named, pa.string()))
+        return pa.array(names, pa.string()).take(where).dictionary_encode()
+    return pa.array(names, t).take(where)
+
+
+#: the pending rows of one chunk, before decoding: where each message was seen
+#: and its bytes (the compiled core produces these columns directly); ``ts`` in
+#: nanoseconds, as the captures give it (the output tables split it in two)
+BLOCK_SCHEMA = pa.schema([
+    pa.field("message_key", pa.int64(), nullable=False),
+    pa.field("capture", pa.string(), nullable=False),
+    pa.field("frame", pa.int64()),
+    pa.field("ts", pa.timestamp("ns", tz="UTC")),
+    pa.field("src_ip", pa.string()),
+    pa.field("src_port", pa.int32()),
+    pa.field("dst_ip", pa.string()),
+    pa.field("dst_port", pa.int32()),
+    pa.field("tcp_stream", pa.int64()),
+    pa.field("stream_offset", pa.int64()),
+    pa.field("overlap_conflict", pa.bool_()),
+    pa.field("protocol", pa.string(), nullable=False),
+    pa.field("kind", pa.string()),
+    pa.field("error", pa.string()),
+    pa.field("error_structure", pa.string()),
+    pa.field("error_field", pa.string()),
+    pa.field("error_offset", pa.int64()),
+    pa.field("length", pa.int64()),
+    pa.field("_data", pa.large_binary()),
+    pa.field("_md_only", pa.bool_()),
+    # IBM MQ: the unit's mq_calls row and the queue it names (tables.MQ_LINK)
+    pa.field("call_key", pa.int64()),
+    pa.field("queue_name", pa.string()),
+    pa.field("queue_manager", pa.string()),
+    pa.field("remote_q_name", pa.string()),
+    pa.field("remote_q_mgr_name", pa.string()),
+])
