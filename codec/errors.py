@@ -20,6 +20,7 @@ __all__ = [
     "DecodeError",
     "EncodeError",
     "DecodeWarning",
+    "Problems",
     "NoCaptureRead",
     "KeyOverflow",
     "check_available",
@@ -124,6 +125,39 @@ class DecodeWarning:
             "offset": self.offset,
             "reason": self.reason,
         }
+
+
+class Problems:
+    """What decoding finds wrong, collected the same way by every decoder (the
+    one lenient-mode collector: PCF, MSMQ packets and headers, MSMQ optional
+    headers).
+
+    ``error`` is a structural problem: it raises :class:`DecodeError` unless
+    decoding is lenient, in which case it becomes a :class:`DecodeWarning`.
+    ``note`` is a rule of the specification that does not change the layout
+    (a value outside its documented range, a missing administration queue):
+    it is always recorded as a warning, never raised.  ``warnings`` None: a
+    list of the collector's own (what it records is then the caller's to
+    ignore).
+    """
+
+    __slots__ = ("lenient", "warnings")
+
+    def __init__(self, lenient: bool = False, warnings: list | None = None):
+        self.lenient = lenient
+        self.warnings = warnings if warnings is not None else []
+
+    def error(self, structure: str, field: str, offset: int, reason: str) -> None:
+        if not self.lenient:
+            raise DecodeError(structure, field, offset, reason)
+        self.warnings.append(DecodeWarning(structure, field, offset, reason))
+
+    def note(self, structure: str, field: str, offset: int, reason: str) -> None:
+        self.warnings.append(DecodeWarning(structure, field, offset, reason))
+
+    def stepped_over(self, exc: DecodeError) -> None:
+        """A DecodeError that lenient decoding steps over, as a warning."""
+        self.warnings.append(DecodeWarning(exc.structure, exc.field, exc.offset, exc.reason))
 
 
 def check_available(data_len: int, offset: int, need: int, structure: str, field: str) -> None:

@@ -598,3 +598,32 @@ def _print(dot: bool) -> None:
 if __name__ == "__main__":
     _print("--dot" in sys.argv)
 
+
+# ---------------------------------------------------------------------------------------- one lenient-mode collector
+def _raise_or_warn_functions(tree: ast.AST) -> list[tuple[str, int]]:
+    """Functions that decide on ``lenient`` between raising DecodeError and recording a DecodeWarning."""
+    out = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        nodes = list(ast.walk(fn))
+        lenient = any((isinstance(n, ast.Name) and n.id == "lenient") or
+                      (isinstance(n, ast.Attribute) and n.attr == "lenient") for n in nodes)
+        warns = any(isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", "")) == "DecodeWarning"
+                    for n in nodes)
+        raises = any(isinstance(n, ast.Raise) and isinstance(n.exc, ast.Call)
+                     and getattr(n.exc.func, "id", "") == "DecodeError" for n in nodes)
+        if lenient and warns and raises:
+            out.append((fn.name, fn.lineno))
+    return out
+
+
+def test_one_lenient_problem_collector(graph):
+    """Raise-or-warn is decided in one place, mqcodec.errors.Problems.error
+    (issue 13: PCF, MSMQ packets and MSMQ optional headers had one each)."""
+    found = {m: f for m, p in graph.modules.items()
+             if (f := _raise_or_warn_functions(ast.parse(p.read_text(encoding="utf-8"))))}
+    assert list(found) == ["mqcodec.errors"] and [n for n, _ in found["mqcodec.errors"]] == ["error"], found
+    probe = ast.parse("def violation(self, f, at, r):\n    if self.lenient:\n        self.w.append(DecodeWarning(f))\n"
+                      "        return\n    raise DecodeError(f)\n")
+    assert _raise_or_warn_functions(probe) == [("violation", 1)]

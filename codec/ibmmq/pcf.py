@@ -47,7 +47,7 @@ import construct as cs
 
 from ..render import json_ready
 from ..ccsid import UnknownCCSID, decode_or_keep, decode_text, encode_text
-from ..errors import DecodeError, DecodeWarning, EncodeError
+from ..errors import DecodeError, DecodeWarning, EncodeError, Problems
 from . import constants as _c
 
 __all__ = [
@@ -614,25 +614,18 @@ class PcfMessage:
 # Decoding
 # ---------------------------------------------------------------------------
 
-class _Ctx:
-    __slots__ = ("data", "order", "fx", "ccsid", "lenient", "warnings")
+class _Ctx(Problems):
+    """One PCF decode: the input, its byte order and CCSID, and what is found
+    wrong (``error``: raised unless lenient; ``note``: always a warning)."""
+
+    __slots__ = ("data", "order", "fx", "ccsid")
 
     def __init__(self, data: bytes, order: str, ccsid: int, lenient: bool, warnings: list):
+        super().__init__(lenient, warnings)
         self.data = data
         self.order = order
         self.fx = _FIXED[order]
         self.ccsid = ccsid
-        self.lenient = lenient
-        self.warnings = warnings
-
-    def warn(self, structure: str, field: str, offset: int, reason: str) -> None:
-        self.warnings.append(DecodeWarning(structure, field, offset, reason))
-
-    def problem(self, structure: str, field: str, offset: int, reason: str) -> None:
-        """Raise in strict mode, record a warning in lenient mode."""
-        if not self.lenient:
-            raise DecodeError(structure, field, offset, reason)
-        self.warn(structure, field, offset, reason)
 
 
 def _read_long(data: bytes, offset: int, order: str) -> int:
@@ -688,7 +681,7 @@ def _decode_parameter(ctx: _Ctx, pos: int, end: int, depth: int) -> tuple[PcfPar
         raise DecodeError(structure, "StrucLength", pos + 4,
                           "StrucLength %d runs past the end (%d bytes remain)" % (length, avail))
     if decl_name == "OPAQUE" and cftype not in PARAMETER_TYPES:
-        ctx.warn("PCFParameter", "Type", pos,
+        ctx.note("PCFParameter", "Type", pos,
                  "unknown PCF structure type %d kept opaque (%d bytes)" % (cftype, length))
     stop = pos + length
     v = f.read(data, pos)
@@ -891,7 +884,7 @@ def _decode_pcf_at(data, offset, encoding, ccsid, lenient, warnings, end):
             _truncated(f, data, pos, end, "MQEPH")
         v = f.read(data, pos)
         if v["Version"] != 1:
-            ctx.problem("MQEPH", "Version", pos + 4, "Version %d is not MQEPH_VERSION_1" % v["Version"])
+            ctx.error("MQEPH", "Version", pos + 4, "Version %d is not MQEPH_VERSION_1" % v["Version"])
         sl = v["StrucLength"]
         if sl < f.size:
             raise DecodeError("MQEPH", "StrucLength", pos + 8,
@@ -928,11 +921,11 @@ def _decode_pcf_at(data, offset, encoding, ccsid, lenient, warnings, end):
         if sl < 36 or sl > pcf_end - cfh_at:
             raise DecodeError("MQCFH", "StrucLength", cfh_at + 4,
                               "StrucLength %d is not MQCFH_STRUC_LENGTH (36)" % sl)
-        ctx.problem("MQCFH", "StrucLength", cfh_at + 4, "StrucLength %d is not MQCFH_STRUC_LENGTH (36)" % sl)
+        ctx.error("MQCFH", "StrucLength", cfh_at + 4, "StrucLength %d is not MQCFH_STRUC_LENGTH (36)" % sl)
         cfh_padding = bytes(data[pos:cfh_at + sl])
         pos = cfh_at + sl
     if not 1 <= cfh["Version"] <= 3:
-        ctx.problem("MQCFH", "Version", cfh_at + 8, "Version %d is not 1, 2 or 3" % cfh["Version"])
+        ctx.error("MQCFH", "Version", cfh_at + 8, "Version %d is not 1, 2 or 3" % cfh["Version"])
     count = cfh["ParameterCount"]
     _check_count(ctx, count, pos, pcf_end, "MQCFH", "ParameterCount", cfh_at + 32)
 
@@ -943,7 +936,7 @@ def _decode_pcf_at(data, offset, encoding, ccsid, lenient, warnings, end):
             try:
                 param, pos = _decode_parameter(ctx, pos, pcf_end, 0)
             except DecodeError as exc:
-                ctx.warn(exc.structure, exc.field, exc.offset,
+                ctx.note(exc.structure, exc.field, exc.offset,
                          exc.reason + " (parameters %d..%d of the MQCFH kept as raw bytes)" % (i + 1, count))
                 damaged = True
                 break
@@ -961,7 +954,7 @@ def _decode_pcf_at(data, offset, encoding, ccsid, lenient, warnings, end):
         return msg, end
     if eph is not None:
         if pos != pcf_end:
-            ctx.problem("MQEPH", "StrucLength", offset + 8,
+            ctx.error("MQEPH", "StrucLength", offset + 8,
                         "%d bytes inside StrucLength follow the last parameter" % (pcf_end - pos))
             msg.slack = bytes(data[pos:pcf_end])
         return msg, pcf_end

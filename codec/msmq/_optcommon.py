@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import construct as cs
 
 from ..render import json_ready
-from ..errors import DecodeError, DecodeWarning, EncodeError
+from ..errors import DecodeError, DecodeWarning, EncodeError, Problems
 from ..layout import parse_at
 
 __all__ = [
@@ -90,7 +90,7 @@ class Cursor:
         self.end = max(0, min(end, n))
         self.structure = structure
         self.lenient = lenient
-        self.warnings = warnings
+        self.warnings = warnings   # handed on to nested headers as given (None: warnings dropped)
         self._view = memoryview(data)[: self.end]
         self._buf: bytes | bytearray | None = None  # bytes-like with .find(), made on first use
 
@@ -154,12 +154,8 @@ class Cursor:
 
     # -- rule violations -----------------------------------------------
     def violation(self, field: str, at: int, reason: str) -> None:
-        """A broken value rule: DecodeError, or a DecodeWarning when lenient."""
-        if self.lenient:
-            if self.warnings is not None:
-                self.warnings.append(DecodeWarning(self.structure, field, at, reason))
-            return
-        raise DecodeError(self.structure, field, at, reason)
+        """A broken value rule of this header: DecodeError, or a DecodeWarning when lenient."""
+        Problems(self.lenient, self.warnings).error(self.structure, field, at, reason)
 
 
 class OptionalHeader:

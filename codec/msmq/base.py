@@ -19,14 +19,14 @@ from typing import Any, ClassVar
 import construct as cs
 
 from ..render import json_ready
-from ..errors import DecodeError, DecodeWarning, EncodeError
+from ..errors import DecodeError, DecodeWarning, EncodeError, Problems
 from ..layout import build, parse_at
 from . import constants as C
 
 __all__ = [
     "BitFlags", "BaseFlags", "InternalFlags", "OperatingSystemFlags", "PingFlags",
     "BaseHeader", "InternalHeader", "ConnectionParametersHeader", "EstablishConnectionHeader",
-    "PingPacket", "Problems", "guid_from_bytes", "guid_to_bytes", "GUID_ZERO",
+    "PingPacket", "guid_from_bytes", "guid_to_bytes", "GUID_ZERO",
 ]
 
 GUID_ZERO = uuid.UUID(int=0)
@@ -42,29 +42,6 @@ def guid_to_bytes(value: uuid.UUID | str) -> bytes:
     if isinstance(value, str):
         value = uuid.UUID(value)
     return value.bytes_le
-
-
-class Problems:
-    """Collects what decoding finds wrong.
-
-    ``error`` is a structural problem: it raises :class:`DecodeError` unless
-    decoding is lenient, in which case it becomes a :class:`DecodeWarning`.
-    ``note`` is a rule of the specification that does not change the layout
-    (a value outside its documented range, a missing administration queue):
-    it is always recorded as a warning, never raised.
-    """
-
-    def __init__(self, lenient: bool = False, warnings: list | None = None):
-        self.lenient = lenient
-        self.warnings = warnings if warnings is not None else []
-
-    def error(self, structure: str, field: str, offset: int, reason: str) -> None:
-        if not self.lenient:
-            raise DecodeError(structure, field, offset, reason)
-        self.warnings.append(DecodeWarning(structure, field, offset, reason))
-
-    def note(self, structure: str, field: str, offset: int, reason: str) -> None:
-        self.warnings.append(DecodeWarning(structure, field, offset, reason))
 
 
 # --------------------------------------------------------------------------- bit fields

@@ -31,10 +31,10 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from ..render import json_ready
-from ..errors import DecodeError, DecodeWarning, EncodeError
+from ..errors import DecodeError, DecodeWarning, EncodeError, Problems
 from . import constants as C
 from .base import (BaseHeader, ConnectionParametersHeader, EstablishConnectionHeader,
-                   InternalHeader, PingPacket, Problems)
+                   InternalHeader, PingPacket)
 from .properties import MessagePropertiesHeader
 from .session import SessionHeader
 from .user import DirectQueueFormatName, PrivateQueueFormatNameId, UserHeader
@@ -293,7 +293,7 @@ def _decode_internal(data: bytes, base: BaseHeader, end: int, p: Problems) -> Pa
     except DecodeError as exc:
         if not p.lenient:
             raise
-        p.warnings.append(DecodeWarning(exc.structure, exc.field, exc.offset, exc.reason))
+        p.stepped_over(exc)
         pkt.unparsed = data[pos:end]
         _trailing(pkt, data, end, p)
         return pkt
@@ -327,7 +327,7 @@ def _decode_internal(data: bytes, base: BaseHeader, end: int, p: Problems) -> Pa
         except DecodeError as exc:
             if not p.lenient:
                 raise
-            p.warnings.append(DecodeWarning(exc.structure, exc.field, exc.offset, exc.reason))
+            p.stepped_over(exc)
             pkt.unparsed = data[pos:sh_end]
             _trailing(pkt, data, sh_end, p)
             return pkt
@@ -350,7 +350,7 @@ def _decode_internal(data: bytes, base: BaseHeader, end: int, p: Problems) -> Pa
     except DecodeError as exc:
         if not p.lenient:
             raise
-        p.warnings.append(DecodeWarning(exc.structure, exc.field, exc.offset, exc.reason))
+        p.stepped_over(exc)
         pkt.unparsed = data[pos:end]
         _trailing(pkt, data, end, p)
         return pkt
@@ -406,13 +406,13 @@ def _decode_user_message(data: bytes, base: BaseHeader, end: int, p: Problems, o
     except DecodeError as exc:
         if not p.lenient:
             raise
-        p.warnings.append(DecodeWarning(exc.structure, exc.field, exc.offset, exc.reason))
+        p.stepped_over(exc)
         pkt.unparsed = data[pos:end]
     except _STRAY as exc:
         err = DecodeError(current, "", pos, "undecodable: %s: %s" % (type(exc).__name__, exc))
         if not p.lenient:
             raise err from None
-        p.warnings.append(DecodeWarning(err.structure, err.field, err.offset, err.reason))
+        p.stepped_over(err)
         pkt.unparsed = data[pos:end]
     if pkt.UserHeader is not None and pkt.MessagePropertiesHeader is not None:
         _cross_checks(pkt, p)
@@ -430,7 +430,7 @@ def _decode_user_message(data: bytes, base: BaseHeader, end: int, p: Problems, o
                     raise DecodeError("SessionHeader", exc.field, exc.offset,
                                       "BaseHeader.Flags.SH announces a SessionHeader after PacketSize: "
                                       + exc.reason) from None
-                p.warnings.append(DecodeWarning(exc.structure, exc.field, exc.offset, exc.reason))
+                p.stepped_over(exc)
     if remote_read and stop < len(data):
         cls = _optional_class("RemoteReadExtensions")
         if cls is None:
@@ -443,7 +443,7 @@ def _decode_user_message(data: bytes, base: BaseHeader, end: int, p: Problems, o
             except DecodeError as exc:
                 if not p.lenient:
                     raise
-                p.warnings.append(DecodeWarning(exc.structure, exc.field, exc.offset, exc.reason))
+                p.stepped_over(exc)
     _trailing(pkt, data, stop, p)
     return pkt
 

@@ -12,9 +12,9 @@ from typing import Any
 import construct as cs
 
 from ..render import json_ready
-from ..errors import DecodeError, EncodeError
+from ..errors import DecodeError, EncodeError, Problems
 from ..layout import build, parse_at
-from .base import BitFlags, Problems
+from .base import BitFlags
 from . import constants as C
 
 __all__ = ["MessagePropertiesFlags", "MessagePropertiesHeader", "message_class_name"]

@@ -6,9 +6,8 @@ from __future__ import annotations
 import construct as cs
 
 from ..render import json_ready
-from ..errors import DecodeError
+from ..errors import DecodeError, Problems
 from ..layout import build, parse_at
-from .base import Problems
 from . import constants as C
 
 __all__ = ["SessionHeader"]

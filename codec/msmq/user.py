@@ -16,9 +16,9 @@ from typing import Any
 import construct as cs
 
 from ..render import json_ready
-from ..errors import DecodeError, EncodeError
+from ..errors import DecodeError, EncodeError, Problems
 from ..layout import build, parse_at
-from .base import GUID_ZERO, BitFlags, Problems, guid_from_bytes, guid_to_bytes
+from .base import GUID_ZERO, BitFlags, guid_from_bytes, guid_to_bytes
 from . import constants as C
 
 __all__ = [
