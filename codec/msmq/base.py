@@ -14,7 +14,7 @@ offset in a :class:`~mqcodec.errors.DecodeError` are absolute in ``data``;
 from __future__ import annotations
 
 import uuid
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import construct as cs
 
@@ -26,7 +26,7 @@ from . import constants as C
 __all__ = [
     "BitFlags", "BaseFlags", "InternalFlags", "OperatingSystemFlags", "PingFlags",
     "BaseHeader", "InternalHeader", "ConnectionParametersHeader", "EstablishConnectionHeader",
-    "PingPacket", "guid_from_bytes", "guid_to_bytes", "GUID_ZERO",
+    "PingPacket", "FixedHeader", "Guid", "Flags", "guid_from_bytes", "guid_to_bytes", "GUID_ZERO",
 ]
 
 GUID_ZERO = uuid.UUID(int=0)
@@ -134,73 +134,159 @@ class PingFlags(BitFlags):
     FIELDS = C.PING_FLAGS
 
 
-def _guid_field(raw: bytes) -> str:
-    return str(guid_from_bytes(raw))
+# --------------------------------------------------------------------------- declared headers
+
+
+class Guid(cs.Adapter):
+    """A GUID field: 16 bytes in the [MS-DTYP] 2.3.4.2 packet representation
+    as a :class:`uuid.UUID` (a string is taken when building)."""
+
+    def __init__(self) -> None:
+        super().__init__(cs.Bytes(16))
+
+    def _decode(self, obj, context, path):
+        return guid_from_bytes(obj)
+
+    def _encode(self, obj, context, path):
+        return guid_to_bytes(obj)
+
+
+class Flags(cs.Adapter):
+    """An integer field of named bit fields, as ``flags`` (a :class:`BitFlags`
+    class); an int is taken when building."""
+
+    def __init__(self, flags: type, subcon: cs.Construct) -> None:
+        super().__init__(subcon)
+        self.flags = flags
+
+    def _decode(self, obj, context, path):
+        return self.flags(obj)
+
+    def _encode(self, obj, context, path):
+        return int(obj)
+
+
+class FixedHeader:
+    """A header of fixed size whose fields, defaults, decode, encode and
+    ``to_dict`` all come from its declaration: ``LAYOUT`` (a construct Struct
+    whose field names are the specification's; :class:`Guid` and
+    :class:`Flags` fields decode to their Python types) and ``DEFAULTS``
+    (every other field defaults to 0).  A subclass adds its specification's
+    checks in ``check`` (after the layout was read) and ``check_encode``."""
+
+    STRUCTURE: ClassVar[str] = ""
+    LAYOUT: ClassVar[cs.Struct]
+    SIZE: ClassVar[int] = 0
+    DEFAULTS: ClassVar[dict[str, Any]] = {}
+    #: how a cut header is described: "<SIZE> bytes needed, <n> <CUT>"
+    CUT: ClassVar[str] = "inside the packet"
+    FIELDS: ClassVar[tuple[str, ...]] = ()
+    _KINDS: ClassVar[dict[str, cs.Construct]] = {}
+
+    if TYPE_CHECKING:  # the fields are the declaration's, set by __init__
+        def __getattr__(self, name: str) -> Any: ...
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "LAYOUT" in cls.__dict__:
+            cls.FIELDS = tuple(sc.name for sc in cls.LAYOUT.subcons)
+            cls._KINDS = {sc.name: sc.subcon if isinstance(sc, cs.Renamed) else sc for sc in cls.LAYOUT.subcons}
+            cls.SIZE = cls.LAYOUT.sizeof()
+
+    def __init__(self, **values: Any) -> None:
+        unknown = set(values).difference(self.FIELDS)
+        if unknown:
+            raise TypeError("%s has no field %s" % (self.STRUCTURE, ", ".join(sorted(unknown))))
+        for name in self.FIELDS:
+            v = values[name] if name in values else self.DEFAULTS.get(name, 0)
+            kind = self._KINDS[name]
+            if isinstance(kind, Flags) and not isinstance(v, kind.flags):
+                v = kind.flags(v)
+            elif isinstance(kind, Guid) and isinstance(v, str):
+                v = uuid.UUID(v)
+            elif isinstance(v, (bytearray, memoryview)):
+                v = bytes(v)
+            setattr(self, name, v)
+
+    @classmethod
+    def decode(cls, data, offset: int = 0, end: int | None = None, *, lenient: bool = False,
+               warnings: list | None = None):
+        """``(header, next_offset)`` from ``data[offset:end]``."""
+        end = len(data) if end is None else end
+        if end - offset < cls.SIZE:
+            raise DecodeError(cls.STRUCTURE, cls.FIELDS[0], offset, "truncated: %d bytes needed, %d %s"
+                              % (cls.SIZE, max(end - offset, 0), cls.CUT))
+        v = parse_at(cls.LAYOUT, data, offset, cls.STRUCTURE)
+        h = cls(**{name: v[name] for name in cls.FIELDS})
+        h.check(offset, Problems(lenient, warnings))
+        return h, offset + cls.SIZE
+
+    def check(self, offset: int, p: Problems) -> None:
+        """The specification's rules on the decoded values (none by default)."""
+
+    def check_encode(self) -> None:
+        """What must hold before encoding (nothing by default)."""
+
+    def encode(self) -> bytes:
+        self.check_encode()
+        return build(self.LAYOUT, {name: getattr(self, name) for name in self.FIELDS}, self.STRUCTURE)
+
+    @json_ready
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {}
+        for name in self.FIELDS:
+            v = getattr(self, name)
+            out[name] = v.to_dict() if isinstance(v, BitFlags) else str(v) if isinstance(v, uuid.UUID) else v
+        return out
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in self.FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "%s(%s)" % (self.STRUCTURE, ", ".join("%s=%r" % (n, getattr(self, n)) for n in self.FIELDS
+                                                     if not isinstance(getattr(self, n), bytes)))
 
 
 # --------------------------------------------------------------------------- BaseHeader
 
-BaseHeaderStruct = cs.Struct(
-    "VersionNumber" / cs.Int8ul,
-    "Reserved" / cs.Int8ul,
-    "Flags" / cs.Int16ul,
-    "Signature" / cs.Int32ul,
-    "PacketSize" / cs.Int32ul,
-    "TimeToReachQueue" / cs.Int32ul,
-)
 
-
-class BaseHeader:
-    """[MS-MQMQ] 2.2.19.1: the first 16 bytes of every session packet."""
+class BaseHeader(FixedHeader):
+    """[MS-MQMQ] 2.2.19.1: the first 16 bytes of every session packet.
+    ``PacketSize`` None: computed by ``encode_packet``."""
 
     STRUCTURE = "BaseHeader"
-    SIZE = C.BASE_HEADER_SIZE
-
-    def __init__(self, *, VersionNumber: int = C.BASE_VERSION, Reserved: int = 0,
-                 Flags: BaseFlags | int = 0, Signature: int = C.BASE_SIGNATURE,
-                 PacketSize: int | None = None, TimeToReachQueue: int = C.INFINITE):
-        self.VersionNumber = VersionNumber
-        self.Reserved = Reserved
-        self.Flags = Flags if isinstance(Flags, BaseFlags) else BaseFlags(Flags)
-        self.Signature = Signature
-        self.PacketSize = PacketSize          # None: computed by encode_packet
-        self.TimeToReachQueue = TimeToReachQueue
+    LAYOUT = cs.Struct(
+        "VersionNumber" / cs.Int8ul,
+        "Reserved" / cs.Int8ul,
+        "Flags" / Flags(BaseFlags, cs.Int16ul),
+        "Signature" / cs.Int32ul,
+        "PacketSize" / cs.Int32ul,
+        "TimeToReachQueue" / cs.Int32ul,
+    )
+    DEFAULTS = {"VersionNumber": C.BASE_VERSION, "Signature": C.BASE_SIGNATURE, "PacketSize": None,
+                "TimeToReachQueue": C.INFINITE}
 
     @classmethod
     def decode(cls, data, offset: int = 0, end: int | None = None, *, lenient: bool = False,
                warnings: list | None = None) -> tuple["BaseHeader", int]:
         """Decode and check identity: VersionNumber 0x10 and Signature
         0x524F494C ([MS-MQQB] 3.1.5.1.2).  A bad version or signature is an
-        error even in lenient mode: nothing after it can be trusted."""
-        v = parse_at(BaseHeaderStruct, data, offset, cls.STRUCTURE)
+        error even in lenient mode: nothing after it can be trusted.  (The
+        framer bounds the packet; ``end`` is not checked here.)"""
+        v = parse_at(cls.LAYOUT, data, offset, cls.STRUCTURE)
         if v.VersionNumber != C.BASE_VERSION:
             raise DecodeError(cls.STRUCTURE, "VersionNumber", offset,
                               "version 0x%02X, MUST be 0x10" % v.VersionNumber)
         if v.Signature != C.BASE_SIGNATURE:
             raise DecodeError(cls.STRUCTURE, "Signature", offset + 4,
                               "signature %r, MUST be 0x524F494C ('LIOR')" % bytes(data[offset + 4:offset + 8]))
-        h = cls(VersionNumber=v.VersionNumber, Reserved=v.Reserved, Flags=BaseFlags(v.Flags),
-                Signature=v.Signature, PacketSize=v.PacketSize, TimeToReachQueue=v.TimeToReachQueue)
-        return h, offset + cls.SIZE
+        return cls(**{name: v[name] for name in cls.FIELDS}), offset + cls.SIZE
 
-    def encode(self) -> bytes:
+    def check_encode(self) -> None:
         if self.PacketSize is None:
             raise EncodeError(self.STRUCTURE, "PacketSize", "not set (encode_packet computes it)")
-        return build(BaseHeaderStruct, dict(VersionNumber=self.VersionNumber, Reserved=self.Reserved,
-                                            Flags=int(self.Flags), Signature=self.Signature,
-                                            PacketSize=self.PacketSize,
-                                            TimeToReachQueue=self.TimeToReachQueue), self.STRUCTURE)
-
-    @json_ready
-    def to_dict(self) -> dict:
-        return {
-            "VersionNumber": self.VersionNumber,
-            "Reserved": self.Reserved,
-            "Flags": self.Flags.to_dict(),
-            "Signature": self.Signature,
-            "PacketSize": self.PacketSize,
-            "TimeToReachQueue": self.TimeToReachQueue,
-        }
 
     def __repr__(self) -> str:
         return "BaseHeader(%r, PacketSize=%r, TimeToReachQueue=0x%X)" % (
@@ -209,212 +295,115 @@ class BaseHeader:
 
 # --------------------------------------------------------------------------- InternalHeader
 
-InternalHeaderStruct = cs.Struct(
-    "Reserved" / cs.Int16ul,
-    "Flags" / cs.Int16ul,
-)
 
-
-class InternalHeader:
+class InternalHeader(FixedHeader):
     """[MS-MQQB] 2.2.1: packet type (PT) and connection state (CS)."""
 
     STRUCTURE = "InternalHeader"
-    SIZE = 4
-
-    def __init__(self, *, Reserved: int = 0, Flags: InternalFlags | int = 0):
-        self.Reserved = Reserved
-        self.Flags = Flags if isinstance(Flags, InternalFlags) else InternalFlags(Flags)
-
-    @classmethod
-    def decode(cls, data, offset, end=None, *, lenient=False, warnings=None):
-        end = len(data) if end is None else end
-        if end - offset < cls.SIZE:
-            raise DecodeError(cls.STRUCTURE, "Reserved", offset,
-                              "truncated: 4 bytes needed, %d inside the packet" % max(end - offset, 0))
-        v = parse_at(InternalHeaderStruct, data, offset, cls.STRUCTURE)
-        return cls(Reserved=v.Reserved, Flags=InternalFlags(v.Flags)), offset + cls.SIZE
-
-    def encode(self) -> bytes:
-        return build(InternalHeaderStruct, dict(Reserved=self.Reserved, Flags=int(self.Flags)),
-                     self.STRUCTURE)
+    LAYOUT = cs.Struct(
+        "Reserved" / cs.Int16ul,
+        "Flags" / Flags(InternalFlags, cs.Int16ul),
+    )
 
     @json_ready
     def to_dict(self) -> dict:
-        d: dict[str, Any] = {"Reserved": self.Reserved, "Flags": self.Flags.to_dict()}
+        d = FixedHeader.to_dict(self)
         d["Flags"]["PacketType"] = C.PACKET_TYPES.get(self.Flags.PT, "unknown")
         return d
 
 
 # --------------------------------------------------------------------------- ConnectionParameters
 
-ConnectionParametersHeaderStruct = cs.Struct(
-    "RecoverableAckTimeout" / cs.Int32ul,
-    "AckTimeout" / cs.Int32ul,
-    "Reserved" / cs.Int16ul,
-    "WindowSize" / cs.Int16ul,
-)
 
-
-class ConnectionParametersHeader:
+class ConnectionParametersHeader(FixedHeader):
     """[MS-MQQB] 2.2.2.1: acknowledgment timeouts and window size (12 bytes)."""
 
     STRUCTURE = "ConnectionParametersHeader"
-    SIZE = 12
+    LAYOUT = cs.Struct(
+        "RecoverableAckTimeout" / cs.Int32ul,
+        "AckTimeout" / cs.Int32ul,
+        "Reserved" / cs.Int16ul,
+        "WindowSize" / cs.Int16ul,
+    )
+    DEFAULTS = {"RecoverableAckTimeout": 0x5D8, "AckTimeout": 0x1D4C0, "WindowSize": 0x40}
 
-    def __init__(self, *, RecoverableAckTimeout: int = 0x5D8, AckTimeout: int = 0x1D4C0,
-                 Reserved: int = 0, WindowSize: int = 0x40):
-        self.RecoverableAckTimeout = RecoverableAckTimeout
-        self.AckTimeout = AckTimeout
-        self.Reserved = Reserved
-        self.WindowSize = WindowSize
-
-    @classmethod
-    def decode(cls, data, offset, end=None, *, lenient=False, warnings=None):
-        p = Problems(lenient, warnings)
-        end = len(data) if end is None else end
-        if end - offset < cls.SIZE:
-            raise DecodeError(cls.STRUCTURE, "RecoverableAckTimeout", offset,
-                              "truncated: 12 bytes needed, %d inside the packet" % max(end - offset, 0))
-        v = parse_at(ConnectionParametersHeaderStruct, data, offset, cls.STRUCTURE)
+    def check(self, offset: int, p: Problems) -> None:
         lo, hi = C.RECOVERABLE_ACK_TIMEOUT_RANGE
-        if not lo <= v.RecoverableAckTimeout <= hi:
-            p.note(cls.STRUCTURE, "RecoverableAckTimeout", offset,
-                   "%d outside the valid range %d..%d" % (v.RecoverableAckTimeout, lo, hi))
+        if not lo <= self.RecoverableAckTimeout <= hi:
+            p.note(self.STRUCTURE, "RecoverableAckTimeout", offset,
+                   "%d outside the valid range %d..%d" % (self.RecoverableAckTimeout, lo, hi))
         lo, hi = C.ACK_TIMEOUT_RANGE
-        if not lo <= v.AckTimeout <= hi:
-            p.note(cls.STRUCTURE, "AckTimeout", offset + 4,
-                   "%d outside the valid range %d..%d" % (v.AckTimeout, lo, hi))
-        h = cls(RecoverableAckTimeout=v.RecoverableAckTimeout, AckTimeout=v.AckTimeout,
-                Reserved=v.Reserved, WindowSize=v.WindowSize)
-        return h, offset + cls.SIZE
-
-    def encode(self) -> bytes:
-        return build(ConnectionParametersHeaderStruct, self.to_dict(), self.STRUCTURE)
-
-    @json_ready
-    def to_dict(self) -> dict:
-        return {"RecoverableAckTimeout": self.RecoverableAckTimeout, "AckTimeout": self.AckTimeout,
-                "Reserved": self.Reserved, "WindowSize": self.WindowSize}
+        if not lo <= self.AckTimeout <= hi:
+            p.note(self.STRUCTURE, "AckTimeout", offset + 4,
+                   "%d outside the valid range %d..%d" % (self.AckTimeout, lo, hi))
 
 
 # --------------------------------------------------------------------------- EstablishConnection
 
-EstablishConnectionHeaderStruct = cs.Struct(
-    "ClientGuid" / cs.Bytes(16),
-    "ServerGuid" / cs.Bytes(16),
-    "TimeStamp" / cs.Int32ul,
-    "OperatingSystem" / cs.Int16ul,
-    "Reserved" / cs.Int16ul,
-    "Padding" / cs.Bytes(512),
-)
 
-
-class EstablishConnectionHeader:
+class EstablishConnectionHeader(FixedHeader):
     """[MS-MQQB] 2.2.3.1: queue manager GUIDs, time stamp, OperatingSystem
     flags and 512 bytes of padding (kept as received)."""
 
     STRUCTURE = "EstablishConnectionHeader"
-    SIZE = 552
+    LAYOUT = cs.Struct(
+        "ClientGuid" / Guid(),
+        "ServerGuid" / Guid(),
+        "TimeStamp" / cs.Int32ul,
+        "OperatingSystem" / Flags(OperatingSystemFlags, cs.Int16ul),
+        "Reserved" / cs.Int16ul,
+        "Padding" / cs.Bytes(512),
+    )
+    DEFAULTS = {"ClientGuid": GUID_ZERO, "ServerGuid": GUID_ZERO, "OperatingSystem": C.ESTABLISH_CONNECTION_RE,
+                "Padding": bytes([C.SERVER_PADDING_BYTE]) * 512}
 
-    def __init__(self, *, ClientGuid: uuid.UUID = GUID_ZERO, ServerGuid: uuid.UUID = GUID_ZERO,
-                 TimeStamp: int = 0, OperatingSystem: OperatingSystemFlags | int = C.ESTABLISH_CONNECTION_RE,
-                 Reserved: int = 0, Padding: bytes = bytes([C.SERVER_PADDING_BYTE]) * 512):
-        self.ClientGuid = ClientGuid
-        self.ServerGuid = ServerGuid
-        self.TimeStamp = TimeStamp
-        self.OperatingSystem = (OperatingSystem if isinstance(OperatingSystem, OperatingSystemFlags)
-                                else OperatingSystemFlags(OperatingSystem))
-        self.Reserved = Reserved
-        self.Padding = bytes(Padding)
-
-    @classmethod
-    def decode(cls, data, offset, end=None, *, lenient=False, warnings=None):
-        p = Problems(lenient, warnings)
-        end = len(data) if end is None else end
-        if end - offset < cls.SIZE:
-            raise DecodeError(cls.STRUCTURE, "ClientGuid", offset,
-                              "truncated: 552 bytes needed, %d inside the packet" % max(end - offset, 0))
-        v = parse_at(EstablishConnectionHeaderStruct, data, offset, cls.STRUCTURE)
-        os_flags = OperatingSystemFlags(v.OperatingSystem)
-        if os_flags.RE != C.ESTABLISH_CONNECTION_RE:
-            p.note(cls.STRUCTURE, "OperatingSystem", offset + 36,
-                   "RE is 0x%02X, MUST be 0x10" % os_flags.RE)
-        h = cls(ClientGuid=guid_from_bytes(v.ClientGuid), ServerGuid=guid_from_bytes(v.ServerGuid),
-                TimeStamp=v.TimeStamp, OperatingSystem=os_flags, Reserved=v.Reserved, Padding=v.Padding)
-        return h, offset + cls.SIZE
+    def check(self, offset: int, p: Problems) -> None:
+        if self.OperatingSystem.RE != C.ESTABLISH_CONNECTION_RE:
+            p.note(self.STRUCTURE, "OperatingSystem", offset + 36, "RE is 0x%02X, MUST be 0x10" % self.OperatingSystem.RE)
 
     @property
     def padding_is_server_fill(self) -> bool:
         """True when every Padding byte is 0x5A (what a response MUST carry)."""
         return self.Padding == bytes([C.SERVER_PADDING_BYTE]) * 512
 
-    def encode(self) -> bytes:
+    def check_encode(self) -> None:
         if len(self.Padding) != 512:
             raise EncodeError(self.STRUCTURE, "Padding", "must be 512 bytes, not %d" % len(self.Padding))
-        return build(EstablishConnectionHeaderStruct, dict(
-            ClientGuid=guid_to_bytes(self.ClientGuid), ServerGuid=guid_to_bytes(self.ServerGuid),
-            TimeStamp=self.TimeStamp, OperatingSystem=int(self.OperatingSystem),
-            Reserved=self.Reserved, Padding=self.Padding), self.STRUCTURE)
-
-    @json_ready
-    def to_dict(self) -> dict:
-        return {
-            "ClientGuid": str(self.ClientGuid),
-            "ServerGuid": str(self.ServerGuid),
-            "TimeStamp": self.TimeStamp,
-            "OperatingSystem": self.OperatingSystem.to_dict(),
-            "Reserved": self.Reserved,
-            "Padding": self.Padding,
-        }
 
 
 # --------------------------------------------------------------------------- Ping
 
-PingPacketStruct = cs.Struct(
-    "Flags" / cs.Int16ul,
-    "Signature" / cs.Int16ul,
-    "Cookie" / cs.Int32ul,
-    "QMGuid" / cs.Bytes(16),
-)
 
-
-class PingPacket:
+class PingPacket(FixedHeader):
     """[MS-MQQB] 2.2.7: the 24-byte UDP (port 3527) Ping request/response; it
     has no BaseHeader."""
 
     STRUCTURE = "PingPacket"
-    SIZE = C.PING_PACKET_SIZE
+    LAYOUT = cs.Struct(
+        "Flags" / Flags(PingFlags, cs.Int16ul),
+        "Signature" / cs.Int16ul,
+        "Cookie" / cs.Int32ul,
+        "QMGuid" / Guid(),
+    )
+    DEFAULTS = {"Signature": C.PING_SIGNATURE, "QMGuid": GUID_ZERO}
     kind = "Ping"
 
-    def __init__(self, *, Flags: PingFlags | int = 0, Signature: int = C.PING_SIGNATURE,
-                 Cookie: int = 0, QMGuid: uuid.UUID = GUID_ZERO):
-        self.Flags = Flags if isinstance(Flags, PingFlags) else PingFlags(Flags)
-        self.Signature = Signature
-        self.Cookie = Cookie
-        self.QMGuid = QMGuid
+    def __init__(self, **values: Any) -> None:
+        super().__init__(**values)
         self.trailing = b""
         self.warnings: list[DecodeWarning] = []
 
     @classmethod
     def decode(cls, data, offset=0, end=None, *, lenient=False, warnings=None):
-        v = parse_at(PingPacketStruct, data, offset, cls.STRUCTURE)
+        v = parse_at(cls.LAYOUT, data, offset, cls.STRUCTURE)
         if v.Signature != C.PING_SIGNATURE:
             raise DecodeError(cls.STRUCTURE, "Signature", offset + 2,
                               "signature 0x%04X, MUST be 0x5548" % v.Signature)
-        h = cls(Flags=PingFlags(v.Flags), Signature=v.Signature, Cookie=v.Cookie,
-                QMGuid=guid_from_bytes(v.QMGuid))
-        return h, offset + cls.SIZE
-
-    def encode(self) -> bytes:
-        return build(PingPacketStruct, dict(Flags=int(self.Flags), Signature=self.Signature,
-                                            Cookie=self.Cookie, QMGuid=guid_to_bytes(self.QMGuid)),
-                     self.STRUCTURE)
+        return cls(**{name: v[name] for name in cls.FIELDS}), offset + cls.SIZE
 
     @json_ready
     def to_dict(self) -> dict:
-        d: dict[str, Any] = {"packet": "Ping", "PingPacket": {
-            "Flags": self.Flags.to_dict(), "Signature": self.Signature, "Cookie": self.Cookie,
-            "QMGuid": str(self.QMGuid)}}
+        d: dict[str, Any] = {"packet": "Ping", "PingPacket": FixedHeader.to_dict.__wrapped__(self)}  # type: ignore[attr-defined]
         if self.trailing:
             d["trailing"] = self.trailing
         if self.warnings:
