@@ -86,3 +86,22 @@ def test_a_cut_header_names_its_first_field(cls):
         cls.decode(raw, 0, cls.SIZE - 1)
     assert (e.value.structure, e.value.field, e.value.offset) == (cls.STRUCTURE, cls.FIELDS[0], 0)
     assert "%d bytes needed, %d" % (cls.SIZE, cls.SIZE - 1) in e.value.reason
+
+
+def test_user_header_fixed_part_is_declared_and_its_queues_are_extra():
+    from mqcodec.msmq.user import DirectQueueFormatName, UserFlags, UserHeader
+
+    assert issubclass(UserHeader, FixedHeader) and UserHeader.SIZE == 48
+    assert UserHeader.FIELDS == ("SourceQueueManager", "QueueManagerAddress", "TimeToBeReceived", "SentTime",
+                                 "MessageID", "Flags")
+    assert UserHeader.EXTRA == ("DestinationQueue", "AdminQueue", "ResponseQueue", "ConnectorType")
+    a, b = UserHeader(), UserHeader()
+    assert a.Flags is not b.Flags and a.Flags.MP == 1      # a default is a fresh value, not a shared one
+    uh = UserHeader(Flags=UserFlags(MP=1, DQ=7), MessageID=5, DestinationQueue=DirectQueueFormatName("OS:h\\q"))
+    raw = uh.encode()
+    back, end = UserHeader.decode(raw, 0)
+    assert end == len(raw) and back == uh and back.encode() == raw
+    assert back != UserHeader(Flags=UserFlags(MP=1, DQ=7), MessageID=5,
+                              DestinationQueue=DirectQueueFormatName("OS:h\\r"))   # EXTRA fields count
+    with pytest.raises(TypeError, match="no field Nonsense"):
+        UserHeader(Nonsense=1)

@@ -167,12 +167,14 @@ class Flags(cs.Adapter):
 
 
 class FixedHeader:
-    """A header of fixed size whose fields, defaults, decode, encode and
-    ``to_dict`` all come from its declaration: ``LAYOUT`` (a construct Struct
-    whose field names are the specification's; :class:`Guid` and
-    :class:`Flags` fields decode to their Python types) and ``DEFAULTS``
-    (every other field defaults to 0).  A subclass adds its specification's
-    checks in ``check`` (after the layout was read) and ``check_encode``."""
+    """A header whose fields, defaults, decode, encode and ``to_dict`` come
+    from its declaration: ``LAYOUT`` (a construct Struct whose field names are
+    the specification's; :class:`Guid` and :class:`Flags` fields decode to
+    their Python types) and ``DEFAULTS`` (every other field defaults to 0).
+    A subclass adds its specification's checks in ``check`` (after the layout
+    was read) and ``check_encode``.  A header with a variable part after the
+    fixed one (UserHeader) names its fields in ``EXTRA`` (default None) and
+    decodes, encodes and presents them itself after the fixed part's."""
 
     STRUCTURE: ClassVar[str] = ""
     LAYOUT: ClassVar[cs.Struct]
@@ -181,6 +183,7 @@ class FixedHeader:
     #: how a cut header is described: "<SIZE> bytes needed, <n> <CUT>"
     CUT: ClassVar[str] = "inside the packet"
     FIELDS: ClassVar[tuple[str, ...]] = ()
+    EXTRA: ClassVar[tuple[str, ...]] = ()
     _KINDS: ClassVar[dict[str, cs.Construct]] = {}
 
     if TYPE_CHECKING:  # the fields are the declaration's, set by __init__
@@ -194,7 +197,7 @@ class FixedHeader:
             cls.SIZE = cls.LAYOUT.sizeof()
 
     def __init__(self, **values: Any) -> None:
-        unknown = set(values).difference(self.FIELDS)
+        unknown = set(values).difference(self.FIELDS, self.EXTRA)
         if unknown:
             raise TypeError("%s has no field %s" % (self.STRUCTURE, ", ".join(sorted(unknown))))
         for name in self.FIELDS:
@@ -207,6 +210,8 @@ class FixedHeader:
             elif isinstance(v, (bytearray, memoryview)):
                 v = bytes(v)
             setattr(self, name, v)
+        for name in self.EXTRA:
+            setattr(self, name, values.get(name))
 
     @classmethod
     def decode(cls, data, offset: int = 0, end: int | None = None, *, lenient: bool = False,
@@ -216,10 +221,15 @@ class FixedHeader:
         if end - offset < cls.SIZE:
             raise DecodeError(cls.STRUCTURE, cls.FIELDS[0], offset, "truncated: %d bytes needed, %d %s"
                               % (cls.SIZE, max(end - offset, 0), cls.CUT))
-        v = parse_at(cls.LAYOUT, data, offset, cls.STRUCTURE)
-        h = cls(**{name: v[name] for name in cls.FIELDS})
+        h = cls.read_fixed(data, offset)
         h.check(offset, Problems(lenient, warnings))
         return h, offset + cls.SIZE
+
+    @classmethod
+    def read_fixed(cls, data, offset: int):
+        """The header with the fields of ``LAYOUT`` read at ``data[offset:]``."""
+        v = parse_at(cls.LAYOUT, data, offset, cls.STRUCTURE)
+        return cls(**{name: v[name] for name in cls.FIELDS})
 
     def check(self, offset: int, p: Problems) -> None:
         """The specification's rules on the decoded values (none by default)."""
@@ -229,6 +239,10 @@ class FixedHeader:
 
     def encode(self) -> bytes:
         self.check_encode()
+        return self.encode_fixed()
+
+    def encode_fixed(self) -> bytes:
+        """The bytes of the ``LAYOUT`` fields."""
         return build(self.LAYOUT, {name: getattr(self, name) for name in self.FIELDS}, self.STRUCTURE)
 
     @json_ready
@@ -240,7 +254,8 @@ class FixedHeader:
         return out
 
     def __eq__(self, other: Any) -> bool:
-        return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in self.FIELDS)
+        return type(other) is type(self) and all(getattr(self, n) == getattr(other, n)
+                                                 for n in self.FIELDS + self.EXTRA)
 
     __hash__ = None  # type: ignore[assignment]
 

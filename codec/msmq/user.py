@@ -17,8 +17,8 @@ import construct as cs
 
 from ..render import json_ready
 from ..errors import DecodeError, EncodeError, Problems
-from ..layout import build, parse_at
-from .base import GUID_ZERO, BitFlags, guid_from_bytes, guid_to_bytes
+from ..layout import field_offsets
+from .base import GUID_ZERO, BitFlags, FixedHeader, Flags, Guid, guid_from_bytes, guid_to_bytes
 from . import constants as C
 
 __all__ = [
@@ -33,17 +33,6 @@ class UserFlags(BitFlags):
 
     FIELDS = C.USER_FLAGS
     WIDTH = 32
-
-
-UserHeaderFixedStruct = cs.Struct(
-    "SourceQueueManager" / cs.Bytes(16),
-    "QueueManagerAddress" / cs.Bytes(16),
-    "TimeToBeReceived" / cs.Int32ul,
-    "SentTime" / cs.Int32ul,
-    "MessageID" / cs.Int32ul,
-    "Flags" / cs.Int32ul,
-)
-FIXED_SIZE = 48
 
 
 # --------------------------------------------------------------------------- queue format types
@@ -246,47 +235,36 @@ def render_format_name(q, *, host: uuid.UUID | None = None) -> str | None:
 # --------------------------------------------------------------------------- UserHeader
 
 
-class UserHeader:
-    """[MS-MQMQ] 2.2.19.2."""
+class UserHeader(FixedHeader):
+    """[MS-MQMQ] 2.2.19.2: 48 fixed bytes, then the queues the Flags announce
+    (DQ, AQ, RQ) and a ConnectorType when Flags.CQ is set."""
 
     STRUCTURE = "UserHeader"
-
-    def __init__(self, *, SourceQueueManager: uuid.UUID = GUID_ZERO,
-                 QueueManagerAddress: uuid.UUID = GUID_ZERO, TimeToBeReceived: int = C.INFINITE,
-                 SentTime: int = 0, MessageID: int = 0, Flags: UserFlags | int | None = None,
-                 DestinationQueue=None, AdminQueue=None, ResponseQueue=None,
-                 ConnectorType: uuid.UUID | None = None):
-        self.SourceQueueManager = SourceQueueManager
-        self.QueueManagerAddress = QueueManagerAddress
-        self.TimeToBeReceived = TimeToBeReceived
-        self.SentTime = SentTime
-        self.MessageID = MessageID
-        if Flags is None:
-            Flags = UserFlags(MP=1)
-        self.Flags = Flags if isinstance(Flags, UserFlags) else UserFlags(Flags)
-        self.DestinationQueue = DestinationQueue
-        self.AdminQueue = AdminQueue
-        self.ResponseQueue = ResponseQueue
-        self.ConnectorType = ConnectorType
+    LAYOUT = cs.Struct(
+        "SourceQueueManager" / Guid(),
+        "QueueManagerAddress" / Guid(),
+        "TimeToBeReceived" / cs.Int32ul,
+        "SentTime" / cs.Int32ul,
+        "MessageID" / cs.Int32ul,
+        "Flags" / Flags(UserFlags, cs.Int32ul),
+    )
+    DEFAULTS = {"SourceQueueManager": GUID_ZERO, "QueueManagerAddress": GUID_ZERO,
+                "TimeToBeReceived": C.INFINITE, "Flags": int(UserFlags(MP=1))}
+    EXTRA = ("DestinationQueue", "AdminQueue", "ResponseQueue", "ConnectorType")
 
     # ------------------------------------------------------------------ decode
     @classmethod
-    def decode(cls, data, offset, end=None, *, lenient=False, warnings=None):
+    def decode(cls, data, offset: int = 0, end: int | None = None, *, lenient: bool = False,
+               warnings: list | None = None):
         p = Problems(lenient, warnings)
         end = len(data) if end is None else end
-        if end - offset < FIXED_SIZE:
-            v_fields = ("SourceQueueManager", 0), ("QueueManagerAddress", 16), ("TimeToBeReceived", 32), \
-                       ("SentTime", 36), ("MessageID", 40), ("Flags", 44)
-            name, rel = [f for f in v_fields if f[1] <= max(end - offset, 0)][-1]
+        if end - offset < cls.SIZE:
+            name, rel = [(n, at) for n, at in field_offsets(cls.LAYOUT).items() if at <= max(end - offset, 0)][-1]
             raise DecodeError(cls.STRUCTURE, name, offset + rel,
                               "truncated: 48 fixed bytes needed, %d inside the packet" % max(end - offset, 0))
-        v = parse_at(UserHeaderFixedStruct, data, offset, cls.STRUCTURE)
-        flags = UserFlags(v.Flags)
-        flags_at = offset + 44
-        h = cls(SourceQueueManager=guid_from_bytes(v.SourceQueueManager),
-                QueueManagerAddress=guid_from_bytes(v.QueueManagerAddress),
-                TimeToBeReceived=v.TimeToBeReceived, SentTime=v.SentTime, MessageID=v.MessageID,
-                Flags=flags)
+        h = cls.read_fixed(data, offset)
+        flags = h.Flags
+        flags_at = offset + field_offsets(cls.LAYOUT)["Flags"]
         # contradictions and ranges the layout does not depend on
         if flags.RC > C.MAX_ROUTING_COUNT:
             p.note(cls.STRUCTURE, "Flags", flags_at, "RC %d outside the valid range 0..29" % flags.RC)
@@ -299,7 +277,7 @@ class UserHeader:
         if not flags.MP:
             p.error(cls.STRUCTURE, "Flags", flags_at, "MP is clear: a MessagePropertiesHeader MUST "
                     "always be present")
-        pos = offset + FIXED_SIZE
+        pos = offset + cls.SIZE
         for field, tables, sel in (("DestinationQueue", C.DQ_TYPES, "DQ"), ("AdminQueue", C.AQ_TYPES, "AQ"),
                                    ("ResponseQueue", C.RQ_TYPES, "RQ")):
             t = flags.get(sel)
@@ -327,11 +305,7 @@ class UserHeader:
     # ------------------------------------------------------------------ encode
     def encode(self) -> bytes:
         f = self.Flags
-        out = bytearray(build(UserHeaderFixedStruct, dict(
-            SourceQueueManager=guid_to_bytes(self.SourceQueueManager),
-            QueueManagerAddress=guid_to_bytes(self.QueueManagerAddress),
-            TimeToBeReceived=self.TimeToBeReceived, SentTime=self.SentTime, MessageID=self.MessageID,
-            Flags=int(f)), self.STRUCTURE))
+        out = bytearray(self.encode_fixed())
         for field, tables, sel in (("DestinationQueue", C.DQ_TYPES, "DQ"), ("AdminQueue", C.AQ_TYPES, "AQ"),
                                    ("ResponseQueue", C.RQ_TYPES, "RQ")):
             t = f.get(sel)
@@ -381,14 +355,7 @@ class UserHeader:
 
     @json_ready
     def to_dict(self) -> dict:
-        d: dict[str, Any] = {
-            "SourceQueueManager": str(self.SourceQueueManager),
-            "QueueManagerAddress": str(self.QueueManagerAddress),
-            "TimeToBeReceived": self.TimeToBeReceived,
-            "SentTime": self.SentTime,
-            "MessageID": self.MessageID,
-            "Flags": self.Flags.to_dict(),
-        }
+        d: dict[str, Any] = FixedHeader.to_dict(self)
         for field, tables, sel in (("DestinationQueue", C.DQ_TYPES, "DQ"), ("AdminQueue", C.AQ_TYPES, "AQ"),
                                    ("ResponseQueue", C.RQ_TYPES, "RQ")):
             t = self.Flags.get(sel)
