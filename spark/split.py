@@ -53,6 +53,9 @@ FRAMES_SCHEMA = pa.schema([
     pa.field("conn", pa.binary(), nullable=False),
     pa.field("pair", pa.binary(), nullable=False),
     pa.field("fragment", pa.bool_(), nullable=False),
+    # set on the one row a range that meets damaged file structure adds after its frames:
+    # ``number`` is then the first frame number not read (the local engine stops there too)
+    pa.field("file_error", pa.string()),
 ])
 #: the tag of the rows naming the frames that opened connections
 STREAMS = "streams"
@@ -66,7 +69,9 @@ def _scan(task) -> list:
     range, scan)], or [(index, None, error)] for an input that is not a
     readable capture (it cannot be opened, or its file header is not a
     capture's: what the local engine reports as not read).  Damage after the
-    first frame fails the job (the local engine converts the frames before it)."""
+    first frame ends the plan at the damaged range, which stops where the
+    damaged record starts (the local engine converts the frames before it;
+    the frames stage reports the error)."""
     from mqcodec.capture import open_capture
     from mqcodec.capture.ranges import ByteRange, check_plan, reconcile_plan, scan_ranges
     from mqcodec.errors import DecodeError
@@ -85,9 +90,18 @@ def _scan(task) -> list:
             if check_plan(scans):
                 scans = reconcile_plan(source, ranges, scans)
         except DecodeError as exc:
-            if _has_a_frame(open_capture, uri):
+            if not _has_a_frame(open_capture, uri):
+                return [(index, None, str(exc))]
+            if getattr(exc, "scans", None) is None:
                 raise
-            return [(index, None, str(exc))]
+            scans = exc.scans   # type: ignore[attr-defined]
+            ranges = ranges[:len(scans)]
+            if check_plan(scans):
+                try:
+                    scans = reconcile_plan(source, ranges, scans)
+                except DecodeError as again:   # damage met again from a corrected start
+                    scans = again.scans   # type: ignore[attr-defined]
+                    ranges = ranges[:len(scans)]
         except OSError as exc:
             return [(index, None, str(exc))]
     finally:
@@ -120,6 +134,7 @@ def _frames(rows, names: dict):
     from mqcodec import _impl
     from mqcodec.capture.connections import keys_of
     from mqcodec.capture.ranges import ByteRange, RangeReader
+    from mqcodec.errors import DecodeError
 
     core = _impl.pick("capture_core", None, what="capture core")   # its frame_keys, when built
 
@@ -132,17 +147,31 @@ def _frames(rows, names: dict):
             scan = pickle.loads(task["scan"])
             source = open_input(uri)
             frames: list = []   # of the batch being built
+            reader = RangeReader(source, rng, first_number=task["first_number"], scan=scan)
+            damage = None
             try:
-                for frame in RangeReader(source, rng, first_number=task["first_number"], scan=scan):
+                for frame in reader:
                     frames.append(frame)
                     if len(frames) >= _BATCH_FRAMES:
                         yield _frames_batch(index, frames, keys_of, core)
                         frames = []
+            except DecodeError as exc:   # the frames before it were yielded
+                damage = _damage_row(index, task["first_number"] + reader.numbers, exc)
             finally:
                 if source is not uri and hasattr(source, "close"):
                     source.close()
             if frames:
                 yield _frames_batch(index, frames, keys_of, core)
+            if damage is not None:
+                yield damage
+
+
+def _damage_row(index: int, number: int, exc: BaseException) -> pa.RecordBatch:
+    """The row a range adds when it meets damaged file structure (``file_error`` set)."""
+    return pa.RecordBatch.from_pydict(
+        {"capture_index": [index], "number": [number], "ts_ns": [0], "linktype": [0], "caplen": [0], "origlen": [0],
+         "data": [b""], "interface_id": [0], "conn": [b""], "pair": [b""], "fragment": [False],
+         "file_error": [str(exc)]}, schema=FRAMES_SCHEMA)
 
 
 def _frames_batch(index: int, frames: list, keys_of, core) -> pa.RecordBatch:
@@ -157,7 +186,8 @@ def _frames_batch(index: int, frames: list, keys_of, core) -> pa.RecordBatch:
     key_cols = list(zip(*keys))
     cols = {"capture_index": [index] * len(frames), "number": frame_cols[0], "ts_ns": frame_cols[1],
             "linktype": frame_cols[2], "caplen": frame_cols[3], "origlen": frame_cols[4], "data": frame_cols[5],
-            "interface_id": frame_cols[6], "conn": key_cols[0], "pair": key_cols[1], "fragment": key_cols[2]}
+            "interface_id": frame_cols[6], "conn": key_cols[0], "pair": key_cols[1], "fragment": key_cols[2],
+            "file_error": [None] * len(frames)}
     return pa.RecordBatch.from_pydict(cols, schema=FRAMES_SCHEMA)
 
 
@@ -259,12 +289,20 @@ def split_rows(spark, files: list, options, *, split_size: int, partitions: int 
     # heap before the store decides to spill); written to disk they stream, a batch at a time
     frames = ranges_df.mapInArrow(lambda it: _frames(it, names), to_spark_schema(FRAMES_SCHEMA)) \
         .persist(StorageLevel.DISK_ONLY)
-    fragmented = frames.where("fragment").select("capture_index", "pair").distinct()
-    marked = frames.join(F.broadcast(fragmented.withColumn("_frag", F.lit(True))), ["capture_index", "pair"], "left")
+    # damaged file structure: a capture ends at its first damaged record, as in the local engine
+    file_errors: dict = {}
+    for row in frames.where(F.col("file_error").isNotNull()).select("capture_index", "number", "file_error").collect():
+        if row[0] not in file_errors or row[1] < file_errors[row[0]][0]:
+            file_errors[row[0]] = (row[1], row[2])
+    kept = frames.where(F.col("file_error").isNull())
+    for index, (number, _) in file_errors.items():
+        kept = kept.where((F.col("capture_index") != index) | (F.col("number") < number))
+    fragmented = kept.where("fragment").select("capture_index", "pair").distinct()
+    marked = kept.join(F.broadcast(fragmented.withColumn("_frag", F.lit(True))), ["capture_index", "pair"], "left")
     group = (F.when(F.col("_frag").isNotNull(), F.concat(F.lit(b"p"), F.col("pair")))
              .when(F.length("conn") > 0, F.concat(F.lit(b"c"), F.col("conn")))
              .otherwise(F.lit(b"")))
-    grouped = (marked.withColumn("group", group).drop("_frag", "conn", "pair", "fragment")
+    grouped = (marked.withColumn("group", group).drop("_frag", "conn", "pair", "fragment", "file_error")
                .repartition(partitions or max(1, sc.defaultParallelism), "capture_index", "group")
                .sortWithinPartitions("capture_index", "group", "number"))
     schema = wide_schema_with_streams()
@@ -274,7 +312,9 @@ def split_rows(spark, files: list, options, *, split_size: int, partitions: int 
     figures = {"ranges": len(tasks), "tasks": {"scan": len(plans), "frames": len(tasks),
                                                "convert": grouped.rdd.getNumPartitions()}}
     figures["_frames"] = frames
+    figures["_kept"] = kept
     figures["_not_read"] = not_read
+    figures["_file_errors"] = {i: message for i, (_, message) in file_errors.items()}
     return rows, figures
 
 
@@ -326,7 +366,8 @@ def finish_reports(reports: list, files: list, rows, figures: dict) -> list:
 
     frames = figures.pop("_frames")
     not_read = dict(figures.pop("_not_read"))
-    figures["shuffled_bytes"] = int(frames.agg(F.sum(F.length("data"))).collect()[0][0] or 0)
+    file_errors = figures.pop("_file_errors")
+    figures["shuffled_bytes"] = int(figures.pop("_kept").agg(F.sum(F.length("data"))).collect()[0][0] or 0)
     frames.unpersist()
     merged: dict = {}
     out = []
@@ -345,7 +386,11 @@ def finish_reports(reports: list, files: list, rows, figures: dict) -> list:
             continue
         m = merged.get(i, {"capture": display_name(uri), "stats": Counter(), "tasks": 0})
         captures.append({"index": i, "capture": m["capture"], "stats": dict(m["stats"]), "tasks": m["tasks"]})
-    unread = {"captures not read": len(not_read)} if not_read else {}
-    per_capture = {"summary": unread, "messages_by_protocol_and_kind": {}, "captures": captures}
+        if i in file_errors:   # as the local engine reports a capture ended by damage
+            captures[-1]["file_error"] = file_errors[i]
+    summary = {"captures not read": len(not_read)} if not_read else {}
+    if file_errors:
+        summary["captures ended by a file error"] = len(file_errors)
+    per_capture = {"summary": summary, "messages_by_protocol_and_kind": {}, "captures": captures}
     out.append({"index": len(files), "capture": "(captures)", "report": json.dumps(per_capture, default=str)})
     return out

@@ -536,3 +536,40 @@ def test_stage1_rows_before_damage_come_out(captures, tmp_path):
     assert rows and max(rows) == 150 and len(rows) == sum(
         isinstance(decode_frame(f), (TCPSegment, UDPDatagram, IPv4Fragment))
         for f in list(open_capture(captures["synth"]))[:150])
+
+
+@pytest.mark.parametrize("split", [2048, 16384, 1 << 20])
+def test_scan_of_a_damaged_pcap_stops_where_the_whole_file_reader_stops(tmp_path, split):
+    """Damage in a record header mid-file: the DecodeError carries ``scans``,
+    the plan's scans up to the damaged range, which stops where the damaged
+    record starts; their frame counts add up to the frames the whole-file
+    reader yields before its error, and reading those ranges gives exactly
+    those frames (the cluster engine converts them, as the local engine does)."""
+    data = bytearray(_synth(tmp_path).read_bytes())
+    pos, n = 24, 0
+    while pos < len(data) * 0.55:
+        pos += 16 + struct.unpack_from("<I", data, pos + 8)[0]
+        n += 1
+    struct.pack_into("<I", data, pos + 8, 0x7FFFFFFF)
+    data = bytes(data)
+    whole = []
+    with pytest.raises(DecodeError) as whole_error:
+        for frame in open_capture(io.BytesIO(data)):
+            whole.append(frame)
+    assert len(whole) == n
+    ranges = plan_ranges(io.BytesIO(data), split)
+    with pytest.raises(DecodeError) as scan_error:
+        scan_ranges(io.BytesIO(data), ranges)
+    scans = scan_error.value.scans
+    assert scans[-1].stop == pos and scans[-1].first <= pos < ranges[len(scans) - 1].end
+    assert all(s.stop < ranges[len(scans) - 1].end for s in scans) and len(scans) <= len(ranges)
+    assert sum(s.numbers for s in scans) == n
+    got = []
+    for rng, base in zip(ranges, frame_number_bases([s.numbers for s in scans])):
+        try:
+            for frame in read_range(io.BytesIO(data), rng, first_number=base):
+                got.append(frame)
+        except DecodeError as exc:
+            assert str(exc) == str(whole_error.value)
+            break
+    assert got == whole

@@ -79,3 +79,64 @@ def test_inputs_that_are_not_captures_are_reported_as_the_local_engine_does(spar
         assert _rows(tmp_path / "split", table) == _rows(tmp_path / "local", table), table
     with pytest.raises(NoCaptureRead):
         pipeline.convert([str(bad)], str(tmp_path / "none"), spark=spark, split_size=16 * 1024)
+
+
+def _damaged_pcap(data: bytes, at: float) -> tuple[bytes, int]:
+    """``data`` (a pcap) with the record at about ``at`` of the file given an
+    impossible incl_len; returns the bytes and the damaged record's frame number."""
+    import struct
+
+    pos, n = 24, 0
+    while pos < len(data) * at:
+        pos += 16 + struct.unpack_from("<I", data, pos + 8)[0]
+        n += 1
+    return data[:pos + 8] + struct.pack("<I", 0x7FFFFFFF) + data[pos + 12:], n + 1
+
+
+def _damaged_pcapng(data: bytes, at: float) -> tuple[bytes, int]:
+    """``data`` (a pcapng with one interface) with the Enhanced Packet Block at
+    about ``at`` of the file naming an interface that does not exist (the block
+    walk does not look; the parser does)."""
+    import struct
+
+    pos, n = 0, 0
+    while True:
+        btype, blen = struct.unpack_from("<II", data, pos)
+        if btype == 6:
+            n += 1
+            if pos >= len(data) * at:
+                return data[:pos + 8] + struct.pack("<I", 7) + data[pos + 12:], n
+        pos += blen
+
+
+def test_captures_damaged_after_their_first_frame_end_there_as_in_the_local_engine(spark, tmp_path):
+    """A capture whose structure breaks mid-file is converted up to the
+    damage and reported with its ``file_error``, as the local engine does,
+    whatever range the damage falls in: one pcap whose damage the range
+    scanner meets, one pcapng whose damage only the frame reader meets (the
+    ranges after it are read, then dropped), and an intact capture in the
+    same job."""
+    from mqcodec.spark import pipeline
+
+    pcap, cut_pcap = _damaged_pcap(pcap_bytes(simulator_packets(4, 60)), 0.6)
+    ng, cut_ng = _damaged_pcapng(pcap_bytes(simulator_packets(6, 40), ng=True), 0.45)
+    files = {"broken.pcap": pcap, "broken.pcapng": ng, "intact.pcap": pcap_bytes(simulator_packets(5, 30))}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    inputs = [str(tmp_path / name) for name in files]
+    report = pipeline.convert(inputs, str(tmp_path / "split"), spark=spark, split_size=16 * 1024)
+    local = convert(inputs, str(tmp_path / "local"), ConvertOptions())
+    assert local["summary"]["captures ended by a file error"] == 2
+    assert report["summary"]["captures ended by a file error"] == 2
+    assert report["summary"]["frames"] == local["summary"]["frames"]
+    ours = {c["capture"]: c for c in report["captures"]}
+    theirs = {c["capture"]: c for c in local["captures"]}
+    for name in ("broken.pcap", "broken.pcapng"):
+        assert ours[name]["file_error"] == theirs[name]["file_error"], name
+        assert ours[name]["stats"]["frames"] == theirs[name]["stats"]["frames"], name
+    assert ours["broken.pcap"]["stats"]["frames"] == cut_pcap - 1
+    assert ours["broken.pcapng"]["stats"]["frames"] == cut_ng - 1
+    assert "file_error" not in ours["intact.pcap"]
+    assert report["summary"]["ranges"] > len(inputs) + 4   # the damage is inside a plan of many ranges
+    for table in TABLES:
+        assert _rows(tmp_path / "split", table) == _rows(tmp_path / "local", table), table

@@ -424,8 +424,10 @@ def _count_pcap(src: _Source, prof: _PcapProfile, first: int, end: int):
             return size, n        # a header cut short: read (as a truncation) here
         incl = prof.rec.unpack(h)[2]
         if incl > MAX_RECORD_LEN:
-            raise DecodeError("pcap record header", "incl_len", pos + 8,
+            exc = DecodeError("pcap record header", "incl_len", pos + 8,
                               "incl_len %d exceeds the maximum %d" % (incl, MAX_RECORD_LEN))
+            exc.damage = (pos, n)   # type: ignore[attr-defined]
+            raise exc
         if pos + RECORD_HEADER_LEN + incl > size:
             return size, n        # a record cut short: no frame
         pos += RECORD_HEADER_LEN + incl
@@ -441,7 +443,10 @@ def scan_range(source, rng: ByteRange) -> RangeScan:
 
 def scan_ranges(source, ranges) -> list[RangeScan]:
     """:func:`scan_range` of several ranges of one capture that do not overlap (a
-    plan's; pcapng: one walk for all)."""
+    plan's; pcapng: one walk for all).  Damaged structure raises DecodeError with
+    ``scans``: the scans up to the damaged range, that one stopping where the
+    damaged record (block) starts (what a whole-file read converts; the
+    ranges after it are left out)."""
     src = _Source(source)
     try:
         kind = _kind(src.read(0, 4))
@@ -453,7 +458,12 @@ def scan_ranges(source, ranges) -> list[RangeScan]:
                 if first >= r.end:
                     out.append(RangeScan(r.part, first, first, 0))
                     continue
-                stop, n = _count_pcap(src, prof, first, r.end)
+                try:
+                    stop, n = _count_pcap(src, prof, first, r.end)
+                except DecodeError as exc:
+                    stop, n = exc.damage   # type: ignore[attr-defined]
+                    exc.scans = out + [RangeScan(r.part, first, stop, n)]   # type: ignore[attr-defined]
+                    raise
                 out.append(RangeScan(r.part, first, stop, n))
         elif kind == "pcapng":
             walk = _PcapngWalk(src)
@@ -468,7 +478,12 @@ def scan_ranges(source, ranges) -> list[RangeScan]:
                 state = walk.state()
                 n = 0
                 while walk.pos < r.end:
-                    b = walk.next_block()
+                    try:
+                        b = walk.next_block()
+                    except DecodeError as exc:
+                        exc.scans = sorted(out + [RangeScan(r.part, first, walk.pos, n, state)],   # type: ignore[attr-defined]
+                                           key=lambda s: s.part)
+                        raise
                     if b is None:
                         if walk.pos < src.size:
                             walk.pos = src.size   # a block cut short: read (as a truncation) here
@@ -529,7 +544,12 @@ def reconcile_plan(source, ranges, scans) -> list[RangeScan]:
             if first >= r.end or first >= src.size:
                 out[i] = RangeScan(cur.part, first, first, 0)
             else:
-                stop, n = _count_pcap(src, prof, first, r.end)
+                try:
+                    stop, n = _count_pcap(src, prof, first, r.end)
+                except DecodeError as exc:
+                    stop, n = exc.damage   # type: ignore[attr-defined]
+                    exc.scans = out[:i] + [RangeScan(cur.part, first, stop, n)]   # type: ignore[attr-defined]
+                    raise
                 out[i] = RangeScan(cur.part, first, stop, n)
         return out
     finally:
