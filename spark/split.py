@@ -38,7 +38,7 @@ from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["split_rows", "FRAMES_SCHEMA", "STREAMS"]
+__all__ = ["split_rows", "file_structure", "FRAMES_SCHEMA", "STREAMS"]
 
 #: stage 3's rows: one per frame
 FRAMES_SCHEMA = pa.schema([
@@ -53,9 +53,9 @@ FRAMES_SCHEMA = pa.schema([
     pa.field("conn", pa.binary(), nullable=False),
     pa.field("pair", pa.binary(), nullable=False),
     pa.field("fragment", pa.bool_(), nullable=False),
-    # set on the one row a range that meets damaged file structure adds after its frames:
-    # ``number`` is then the first frame number not read (the local engine stops there too)
-    pa.field("file_error", pa.string()),
+    # set on the one row each range adds after its frames (JSON: :func:`_range_row`);
+    # ``number`` is then the first frame number the range did not read
+    pa.field("range_report", pa.string()),
 ])
 #: the tag of the rows naming the frames that opened connections
 STREAMS = "streams"
@@ -156,22 +156,52 @@ def _frames(rows, names: dict):
                         yield _frames_batch(index, frames, keys_of, core)
                         frames = []
             except DecodeError as exc:   # the frames before it were yielded
-                damage = _damage_row(index, task["first_number"] + reader.numbers, exc)
+                damage = exc
             finally:
                 if source is not uri and hasattr(source, "close"):
                     source.close()
             if frames:
                 yield _frames_batch(index, frames, keys_of, core)
-            if damage is not None:
-                yield damage
+            yield _range_row(index, task["first_number"], reader, damage)
 
 
-def _damage_row(index: int, number: int, exc: BaseException) -> pa.RecordBatch:
-    """The row a range adds when it meets damaged file structure (``file_error`` set)."""
+def _range_row(index: int, first_number: int, reader, damage: BaseException | None) -> pa.RecordBatch:
+    """The row a range adds after its frames: ``number`` the first frame number
+    it did not read, ``range_report`` what the local engine's report says of the
+    file structure, for this range: ``first_number``, ``file_error`` (the
+    DecodeError that ended it, or null), ``truncation`` (the file cut short in
+    it), ``skipped_blocks`` and ``impossible_timestamps``."""
+    report = {"first_number": first_number, "file_error": None if damage is None else str(damage),
+              "truncation": None if reader.truncation is None else reader.truncation._asdict(),
+              "skipped_blocks": {str(k): v for k, v in reader.skipped_blocks.items()},
+              "impossible_timestamps": reader.impossible_timestamps}
     return pa.RecordBatch.from_pydict(
-        {"capture_index": [index], "number": [number], "ts_ns": [0], "linktype": [0], "caplen": [0], "origlen": [0],
-         "data": [b""], "interface_id": [0], "conn": [b""], "pair": [b""], "fragment": [False],
-         "file_error": [str(exc)]}, schema=FRAMES_SCHEMA)
+        {"capture_index": [index], "number": [first_number + reader.numbers], "ts_ns": [0], "linktype": [0],
+         "caplen": [0], "origlen": [0], "data": [b""], "interface_id": [0], "conn": [b""], "pair": [b""],
+         "fragment": [False], "range_report": [json.dumps(report)]}, schema=FRAMES_SCHEMA)
+
+
+def file_structure(rows) -> dict:
+    """The ranges' reports (``(capture index, number, range_report)`` rows) ->
+    per capture what a whole-file read reports of its structure: ``cut`` (the
+    first frame number past a damaged record, or None), ``file_error``,
+    ``truncation`` (only without damage: a whole-file read stops at the damage),
+    ``skipped_blocks`` and ``impossible_timestamps`` (of the ranges that start
+    before the cut)."""
+    out: dict = {}
+    reports = sorted(((i, n, json.loads(r)) for i, n, r in rows), key=lambda t: (t[0], t[2]["first_number"]))
+    for index, number, r in reports:
+        c = out.setdefault(index, {"cut": None, "file_error": None, "truncation": None, "skipped_blocks": 0,
+                                   "impossible_timestamps": 0})
+        if c["cut"] is not None:
+            continue   # ranges are in frame order: the rest lie past the damage
+        c["skipped_blocks"] += sum(r["skipped_blocks"].values())
+        c["impossible_timestamps"] += r["impossible_timestamps"]
+        if r["file_error"] is not None:
+            c["cut"], c["file_error"], c["truncation"] = number, r["file_error"], None
+        elif r["truncation"] is not None:
+            c["truncation"] = r["truncation"]
+    return out
 
 
 def _frames_batch(index: int, frames: list, keys_of, core) -> pa.RecordBatch:
@@ -187,7 +217,7 @@ def _frames_batch(index: int, frames: list, keys_of, core) -> pa.RecordBatch:
     cols = {"capture_index": [index] * len(frames), "number": frame_cols[0], "ts_ns": frame_cols[1],
             "linktype": frame_cols[2], "caplen": frame_cols[3], "origlen": frame_cols[4], "data": frame_cols[5],
             "interface_id": frame_cols[6], "conn": key_cols[0], "pair": key_cols[1], "fragment": key_cols[2],
-            "file_error": [None] * len(frames)}
+            "range_report": [None] * len(frames)}
     return pa.RecordBatch.from_pydict(cols, schema=FRAMES_SCHEMA)
 
 
@@ -289,20 +319,19 @@ def split_rows(spark, files: list, options, *, split_size: int, partitions: int 
     # heap before the store decides to spill); written to disk they stream, a batch at a time
     frames = ranges_df.mapInArrow(lambda it: _frames(it, names), to_spark_schema(FRAMES_SCHEMA)) \
         .persist(StorageLevel.DISK_ONLY)
-    # damaged file structure: a capture ends at its first damaged record, as in the local engine
-    file_errors: dict = {}
-    for row in frames.where(F.col("file_error").isNotNull()).select("capture_index", "number", "file_error").collect():
-        if row[0] not in file_errors or row[1] < file_errors[row[0]][0]:
-            file_errors[row[0]] = (row[1], row[2])
-    kept = frames.where(F.col("file_error").isNull())
-    for index, (number, _) in file_errors.items():
-        kept = kept.where((F.col("capture_index") != index) | (F.col("number") < number))
+    # the file structure: a capture ends at its first damaged record, as in the local engine
+    structure = file_structure(frames.where(F.col("range_report").isNotNull())
+                               .select("capture_index", "number", "range_report").collect())
+    kept = frames.where(F.col("range_report").isNull())
+    for index, c in structure.items():
+        if c["cut"] is not None:
+            kept = kept.where((F.col("capture_index") != index) | (F.col("number") < c["cut"]))
     fragmented = kept.where("fragment").select("capture_index", "pair").distinct()
     marked = kept.join(F.broadcast(fragmented.withColumn("_frag", F.lit(True))), ["capture_index", "pair"], "left")
     group = (F.when(F.col("_frag").isNotNull(), F.concat(F.lit(b"p"), F.col("pair")))
              .when(F.length("conn") > 0, F.concat(F.lit(b"c"), F.col("conn")))
              .otherwise(F.lit(b"")))
-    grouped = (marked.withColumn("group", group).drop("_frag", "conn", "pair", "fragment", "file_error")
+    grouped = (marked.withColumn("group", group).drop("_frag", "conn", "pair", "fragment", "range_report")
                .repartition(partitions or max(1, sc.defaultParallelism), "capture_index", "group")
                .sortWithinPartitions("capture_index", "group", "number"))
     schema = wide_schema_with_streams()
@@ -314,7 +343,7 @@ def split_rows(spark, files: list, options, *, split_size: int, partitions: int 
     figures["_frames"] = frames
     figures["_kept"] = kept
     figures["_not_read"] = not_read
-    figures["_file_errors"] = {i: message for i, (_, message) in file_errors.items()}
+    figures["_structure"] = structure
     return rows, figures
 
 
@@ -366,7 +395,7 @@ def finish_reports(reports: list, files: list, rows, figures: dict) -> list:
 
     frames = figures.pop("_frames")
     not_read = dict(figures.pop("_not_read"))
-    file_errors = figures.pop("_file_errors")
+    structure = figures.pop("_structure")
     figures["shuffled_bytes"] = int(figures.pop("_kept").agg(F.sum(F.length("data"))).collect()[0][0] or 0)
     frames.unpersist()
     merged: dict = {}
@@ -380,17 +409,24 @@ def finish_reports(reports: list, files: list, rows, figures: dict) -> list:
         report["captures"] = []
         out.append({"index": -1, "capture": row["capture"], "report": json.dumps(report, default=str)})
     captures: list = []
+    summary: Counter = Counter({"captures not read": len(not_read)})
     for i, uri in enumerate(files):
         if i in not_read:   # as the local engine reports an input it cannot read
             captures.append({"index": i, "capture": display_name(uri), "error": not_read[i], "stats": {}})
             continue
         m = merged.get(i, {"capture": display_name(uri), "stats": Counter(), "tasks": 0})
         captures.append({"index": i, "capture": m["capture"], "stats": dict(m["stats"]), "tasks": m["tasks"]})
-        if i in file_errors:   # as the local engine reports a capture ended by damage
-            captures[-1]["file_error"] = file_errors[i]
-    summary = {"captures not read": len(not_read)} if not_read else {}
-    if file_errors:
-        summary["captures ended by a file error"] = len(file_errors)
-    per_capture = {"summary": summary, "messages_by_protocol_and_kind": {}, "captures": captures}
+        c = structure.get(i)
+        if c is not None:   # what the local engine reports of the file structure (Converter.end_capture)
+            if c["file_error"] is not None:
+                captures[-1]["file_error"] = c["file_error"]
+                summary["captures ended by a file error"] += 1
+            if c["truncation"] is not None:
+                captures[-1]["truncation"] = c["truncation"]
+                summary["captures cut short"] += 1
+            summary["pcapng blocks skipped"] += c["skipped_blocks"]
+            summary["frames with impossible timestamps"] += c["impossible_timestamps"]
+    per_capture = {"summary": {k: v for k, v in summary.items() if v}, "messages_by_protocol_and_kind": {},
+                   "captures": captures}
     out.append({"index": len(files), "capture": "(captures)", "report": json.dumps(per_capture, default=str)})
     return out

@@ -109,18 +109,37 @@ def _damaged_pcapng(data: bytes, at: float) -> tuple[bytes, int]:
         pos += blen
 
 
+def _with_unknown_blocks(data: bytes) -> bytes:
+    """``data`` (a pcapng) with three blocks of an unknown type between packet blocks."""
+    import struct
+
+    block = struct.pack("<II", 0x0BADF00D, 20) + b"\x00" * 8 + struct.pack("<I", 20)
+    out, pos, packets = bytearray(), 0, 0
+    while pos < len(data):
+        btype, blen = struct.unpack_from("<II", data, pos)
+        out += data[pos:pos + blen]
+        pos += blen
+        packets += btype == 6
+        if btype == 6 and packets % 97 == 0 and packets < 300:
+            out += block
+    return bytes(out)
+
+
 def test_captures_damaged_after_their_first_frame_end_there_as_in_the_local_engine(spark, tmp_path):
     """A capture whose structure breaks mid-file is converted up to the
     damage and reported with its ``file_error``, as the local engine does,
     whatever range the damage falls in: one pcap whose damage the range
     scanner meets, one pcapng whose damage only the frame reader meets (the
     ranges after it are read, then dropped), and an intact capture in the
-    same job."""
+    same job.  A capture cut short and blocks the parser skips are reported
+    as the local engine reports them too."""
     from mqcodec.spark import pipeline
 
     pcap, cut_pcap = _damaged_pcap(pcap_bytes(simulator_packets(4, 60)), 0.6)
     ng, cut_ng = _damaged_pcapng(pcap_bytes(simulator_packets(6, 40), ng=True), 0.45)
-    files = {"broken.pcap": pcap, "broken.pcapng": ng, "intact.pcap": pcap_bytes(simulator_packets(5, 30))}
+    whole = pcap_bytes(simulator_packets(5, 30))
+    files = {"broken.pcap": pcap, "broken.pcapng": ng, "intact.pcap": whole,
+             "cut.pcap": whole[:-100], "blocks.pcapng": _with_unknown_blocks(pcap_bytes(simulator_packets(7, 30), ng=True))}
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
     inputs = [str(tmp_path / name) for name in files]
@@ -137,6 +156,12 @@ def test_captures_damaged_after_their_first_frame_end_there_as_in_the_local_engi
     assert ours["broken.pcap"]["stats"]["frames"] == cut_pcap - 1
     assert ours["broken.pcapng"]["stats"]["frames"] == cut_ng - 1
     assert "file_error" not in ours["intact.pcap"]
+    # the other file-structure details of the local report
+    assert ours["cut.pcap"]["truncation"] == theirs["cut.pcap"]["truncation"]
+    assert "truncation" not in ours["intact.pcap"] and "truncation" not in ours["broken.pcap"]
+    for key in ("captures cut short", "pcapng blocks skipped"):
+        assert report["summary"][key] == local["summary"][key], key
+    assert report["summary"]["captures cut short"] == 1 and report["summary"]["pcapng blocks skipped"] == 3
     assert report["summary"]["ranges"] > len(inputs) + 4   # the damage is inside a plan of many ranges
     for table in TABLES:
         assert _rows(tmp_path / "split", table) == _rows(tmp_path / "local", table), table

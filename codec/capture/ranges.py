@@ -58,7 +58,7 @@ from __future__ import annotations
 import io
 import itertools
 import struct
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..errors import DecodeError
 from .frame import NS_PER_S, Frame, Truncation
@@ -567,7 +567,9 @@ class RangeReader:
     of this range) skips the search: the range is read from ``scan.first`` with
     ``scan.state``.  gzip and unknown inputs are read whole by the range that starts
     at 0 (others yield nothing).  Damaged structure raises DecodeError after the
-    range's complete frames before it."""
+    range's complete frames before it.  ``skipped_blocks`` (pcapng blocks of
+    types the parser skips, by type) and ``impossible_timestamps`` count what the
+    range read, as the whole-file reader's parser counts them."""
 
     def __init__(self, source, rng: ByteRange, *, first_number: int = 1, scan: RangeScan | None = None,
                  chunk_size: int = CHUNK, strict: bool = False):
@@ -583,12 +585,19 @@ class RangeReader:
         self.frames = 0
         self.truncation: Truncation | None = None
         self.format: str | None = None
+        self.skipped_blocks: dict = {}
+        self.impossible_timestamps = 0
+        self._parser: Any = None
 
     def __iter__(self):
         src = _Source(self._source)
         try:
             yield from self._read(src)
         finally:
+            p = self._parser
+            if p is not None:
+                self.skipped_blocks = dict(getattr(p, "skipped_blocks", None) or {})
+                self.impossible_timestamps = getattr(p, "impossible_timestamps", 0)
             src.close()
 
     def _read(self, src: _Source):
@@ -602,6 +611,7 @@ class RangeReader:
             src.f.seek(0)
             reader = CaptureReader(src.f, chunk_size=self.chunk_size, strict=self.strict)
             number = self.first_number - 1
+            self._parser = _Inner(reader)
             for frame in reader:
                 self.frames += 1
                 yield frame._replace(number=frame.number + number)
@@ -624,6 +634,7 @@ class RangeReader:
             parser = PcapngParser(first_number=self.first_number)
             for block in state:
                 parser.feed(block)
+        self._parser = parser
         self.first = first
         if first >= rng.end or first >= src.size:
             self.stop = first
@@ -661,6 +672,17 @@ class RangeReader:
                     t = self.truncation
                     raise DecodeError(t.structure, t.field, t.offset,
                                       "file cut short: %d bytes needed, %d present" % (t.needed, t.present))
+
+
+class _Inner:
+    """The format parser inside a whole-file reader, looked up when asked (it
+    is known once the reader has read the file's first bytes)."""
+
+    def __init__(self, reader: CaptureReader):
+        self._reader = reader
+
+    def __getattr__(self, name: str):
+        return getattr(getattr(self._reader.parser, "inner", None), name)
 
 
 def read_range(source, rng: ByteRange, *, first_number: int = 1, scan: RangeScan | None = None,
