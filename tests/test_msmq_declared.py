@@ -105,3 +105,22 @@ def test_user_header_fixed_part_is_declared_and_its_queues_are_extra():
                               DestinationQueue=DirectQueueFormatName("OS:h\\r"))   # EXTRA fields count
     with pytest.raises(TypeError, match="no field Nonsense"):
         UserHeader(Nonsense=1)
+
+
+def test_message_properties_fixed_part_is_declared():
+    from mqcodec.msmq.properties import MessagePropertiesHeader
+
+    assert issubclass(MessagePropertiesHeader, FixedHeader) and MessagePropertiesHeader.SIZE == 56
+    assert MessagePropertiesHeader.FIELDS[:3] == ("Flags", "LabelLength", "MessageClass")
+    h = MessagePropertiesHeader(Label="hello", MessageBody=bytearray(b"body!"), CorrelationID=b"c" * 20)
+    assert h.MessageBody == b"body!" and isinstance(h.MessageBody, bytes) and h.ExtensionData == b""
+    raw = h.encode()
+    assert len(raw) % 4 == 0 and raw[1] == len("hello") + 1          # LabelLength in WCHARs, with the null
+    back, end = MessagePropertiesHeader.decode(raw, 0)
+    assert end == len(raw) and back.Label == "hello" and back.MessageBody == b"body!" and back.encode() == raw
+    for cut in (0, 1, 3, 30, 55):
+        with pytest.raises(DecodeError) as e:
+            MessagePropertiesHeader.decode(raw, 0, cut)
+        # the last field that starts within the bytes present
+        starts = {0: "Flags", 1: "LabelLength", 3: "MessageClass", 30: "ApplicationTag", 55: "ExtensionSize"}
+        assert e.value.field == starts[cut] and "56 fixed bytes needed, %d inside the packet" % cut in e.value.reason

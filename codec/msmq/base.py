@@ -20,7 +20,7 @@ import construct as cs
 
 from ..render import json_ready
 from ..errors import DecodeError, DecodeWarning, EncodeError, Problems
-from ..layout import build, parse_at
+from ..layout import build, field_offsets, parse_at
 from . import constants as C
 
 __all__ = [
@@ -173,8 +173,9 @@ class FixedHeader:
     their Python types) and ``DEFAULTS`` (every other field defaults to 0).
     A subclass adds its specification's checks in ``check`` (after the layout
     was read) and ``check_encode``.  A header with a variable part after the
-    fixed one (UserHeader) names its fields in ``EXTRA`` (default None) and
-    decodes, encodes and presents them itself after the fixed part's."""
+    fixed one (UserHeader) names its fields in ``EXTRA`` (default None, or
+    their ``DEFAULTS``) and decodes, encodes and presents them itself after the
+    fixed part's."""
 
     STRUCTURE: ClassVar[str] = ""
     LAYOUT: ClassVar[cs.Struct]
@@ -211,7 +212,8 @@ class FixedHeader:
                 v = bytes(v)
             setattr(self, name, v)
         for name in self.EXTRA:
-            setattr(self, name, values.get(name))
+            v = values.get(name, self.DEFAULTS.get(name))
+            setattr(self, name, bytes(v) if isinstance(v, (bytearray, memoryview)) else v)
 
     @classmethod
     def decode(cls, data, offset: int = 0, end: int | None = None, *, lenient: bool = False,
@@ -224,6 +226,15 @@ class FixedHeader:
         h = cls.read_fixed(data, offset)
         h.check(offset, Problems(lenient, warnings))
         return h, offset + cls.SIZE
+
+    @classmethod
+    def cut_short(cls, offset: int, end: int) -> DecodeError:
+        """The error of a header whose fixed part ``end`` cuts short (fewer than
+        SIZE bytes at ``offset``), naming the last field that starts before ``end``."""
+        avail = max(end - offset, 0)
+        name, rel = [(n, at) for n, at in field_offsets(cls.LAYOUT).items() if at <= avail][-1]
+        return DecodeError(cls.STRUCTURE, name, offset + rel,
+                           "truncated: %d fixed bytes needed, %d %s" % (cls.SIZE, avail, cls.CUT))
 
     @classmethod
     def read_fixed(cls, data, offset: int):

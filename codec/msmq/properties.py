@@ -13,8 +13,8 @@ import construct as cs
 
 from ..render import json_ready
 from ..errors import DecodeError, EncodeError, Problems
-from ..layout import build, parse_at
-from .base import BitFlags
+from ..layout import build, field_offsets
+from .base import BitFlags, FixedHeader, Flags
 from . import constants as C
 
 __all__ = ["MessagePropertiesFlags", "MessagePropertiesHeader", "message_class_name"]
@@ -28,26 +28,6 @@ class MessagePropertiesFlags(BitFlags):
     WIDTH = 8
 
 
-MessagePropertiesFixedStruct = cs.Struct(
-    "Flags" / cs.Int8ul,
-    "LabelLength" / cs.Int8ul,
-    "MessageClass" / cs.Int16ul,
-    "CorrelationID" / cs.Bytes(20),
-    "BodyType" / cs.Int32ul,
-    "ApplicationTag" / cs.Int32ul,
-    "MessageSize" / cs.Int32ul,
-    "AllocationBodySize" / cs.Int32ul,
-    "PrivacyLevel" / cs.Int32ul,
-    "HashAlgorithm" / cs.Int32ul,
-    "EncryptionAlgorithm" / cs.Int32ul,
-    "ExtensionSize" / cs.Int32ul,
-)
-FIXED_SIZE = 56
-_REL = {"Flags": 0, "LabelLength": 1, "MessageClass": 2, "CorrelationID": 4, "BodyType": 24,
-        "ApplicationTag": 28, "MessageSize": 32, "AllocationBodySize": 36, "PrivacyLevel": 40,
-        "HashAlgorithm": 44, "EncryptionAlgorithm": 48, "ExtensionSize": 52, "Label": 56}
-
-
 def message_class_name(value: int) -> str:
     """MQMSG_CLASS_* name, "custom" for an application class (bits of 0xE1FF
     only), else "invalid"."""
@@ -58,56 +38,44 @@ def message_class_name(value: int) -> str:
     return "invalid"
 
 
-class MessagePropertiesHeader:
-    STRUCTURE = "MessagePropertiesHeader"
+class MessagePropertiesHeader(FixedHeader):
+    """[MS-MQMQ] 2.2.19.3: 56 fixed bytes, then the Label, ExtensionData and
+    MessageBody, padded to a multiple of 4.  LabelLength, MessageSize,
+    AllocationBodySize and ExtensionSize None: computed when encoding."""
 
-    def __init__(self, *, Flags: MessagePropertiesFlags | int = 0, LabelLength: int | None = None,
-                 MessageClass: int = C.MQMSG_CLASS["MQMSG_CLASS_NORMAL"],
-                 CorrelationID: bytes = bytes(20), BodyType: int = 0, ApplicationTag: int = 0,
-                 MessageSize: int | None = None, AllocationBodySize: int | None = None,
-                 PrivacyLevel: int = 0, HashAlgorithm: int = 0, EncryptionAlgorithm: int = 0,
-                 ExtensionSize: int | None = None, Label: str | None = None, ExtensionData: bytes = b"",
-                 MessageBody: bytes = b"", Padding: bytes | None = None, label_raw: bytes | None = None,
-                 truncated: bool = False):
-        self.Flags = Flags if isinstance(Flags, MessagePropertiesFlags) else MessagePropertiesFlags(Flags)
-        self.LabelLength = LabelLength                # None: computed from Label
-        self.MessageClass = MessageClass
-        self.CorrelationID = bytes(CorrelationID)
-        self.BodyType = BodyType
-        self.ApplicationTag = ApplicationTag
-        self.MessageSize = MessageSize                # None: len(MessageBody)
-        self.AllocationBodySize = AllocationBodySize  # None: MessageSize
-        self.PrivacyLevel = PrivacyLevel
-        self.HashAlgorithm = HashAlgorithm
-        self.EncryptionAlgorithm = EncryptionAlgorithm
-        self.ExtensionSize = ExtensionSize            # None: len(ExtensionData)
-        self.Label = Label
-        self.label_raw = label_raw                    # LabelLength*2 bytes as received
-        self.ExtensionData = bytes(ExtensionData)
-        self.MessageBody = bytes(MessageBody)
-        self.Padding = Padding                        # None: zeros as needed
-        # lenient decoding of a cut packet: ExtensionData/MessageBody hold only
-        # the bytes present, and there is no padding
-        self.truncated = truncated
+    STRUCTURE = "MessagePropertiesHeader"
+    LAYOUT = cs.Struct(
+        "Flags" / Flags(MessagePropertiesFlags, cs.Int8ul),
+        "LabelLength" / cs.Int8ul,
+        "MessageClass" / cs.Int16ul,
+        "CorrelationID" / cs.Bytes(20),
+        "BodyType" / cs.Int32ul,
+        "ApplicationTag" / cs.Int32ul,
+        "MessageSize" / cs.Int32ul,
+        "AllocationBodySize" / cs.Int32ul,
+        "PrivacyLevel" / cs.Int32ul,
+        "HashAlgorithm" / cs.Int32ul,
+        "EncryptionAlgorithm" / cs.Int32ul,
+        "ExtensionSize" / cs.Int32ul,
+    )
+    DEFAULTS = {"LabelLength": None, "MessageClass": C.MQMSG_CLASS["MQMSG_CLASS_NORMAL"], "CorrelationID": bytes(20),
+                "MessageSize": None, "AllocationBodySize": None, "ExtensionSize": None,
+                "ExtensionData": b"", "MessageBody": b"", "truncated": False}
+    #: label_raw: LabelLength*2 bytes as received; Padding None: zeros as needed; truncated:
+    #: lenient decoding of a cut packet (ExtensionData/MessageBody hold the bytes present, no padding)
+    EXTRA = ("Label", "label_raw", "ExtensionData", "MessageBody", "Padding", "truncated")
 
     # ------------------------------------------------------------------ decode
     @classmethod
-    def decode(cls, data, offset, end=None, *, lenient=False, warnings=None):
+    def decode(cls, data, offset: int = 0, end: int | None = None, *, lenient: bool = False,
+               warnings: list | None = None):
         p = Problems(lenient, warnings)
         end = len(data) if end is None else end
         S = cls.STRUCTURE
-        if end - offset < FIXED_SIZE:
-            avail = max(end - offset, 0)
-            name = [n for n, r in _REL.items() if r <= avail and n != "Label"][-1]
-            raise DecodeError(S, name, offset + _REL[name],
-                              "truncated: 56 fixed bytes needed, %d inside the packet" % avail)
-        v = parse_at(MessagePropertiesFixedStruct, data, offset, S)
-        h = cls(Flags=MessagePropertiesFlags(v.Flags), LabelLength=v.LabelLength,
-                MessageClass=v.MessageClass, CorrelationID=v.CorrelationID, BodyType=v.BodyType,
-                ApplicationTag=v.ApplicationTag, MessageSize=v.MessageSize,
-                AllocationBodySize=v.AllocationBodySize, PrivacyLevel=v.PrivacyLevel,
-                HashAlgorithm=v.HashAlgorithm, EncryptionAlgorithm=v.EncryptionAlgorithm,
-                ExtensionSize=v.ExtensionSize)
+        if end - offset < cls.SIZE:
+            raise cls.cut_short(offset, end)
+        h = v = cls.read_fixed(data, offset)
+        rel = field_offsets(cls.LAYOUT)
         # ---- rules that do not change the layout: warnings
         if message_class_name(v.MessageClass) == "invalid":
             p.note(S, "MessageClass", offset + 2, "0x%04X is neither a MESSAGE_CLASS_VALUES value nor a "
@@ -118,7 +86,7 @@ class MessagePropertiesHeader:
             p.error(S, "AllocationBodySize", offset + 36, "AllocationBodySize %d is smaller than "
                     "MessageSize %d" % (v.AllocationBodySize, v.MessageSize))
         # ---- Label
-        pos = offset + FIXED_SIZE
+        pos = offset + cls.SIZE
         if v.LabelLength > C.MAX_LABEL_LENGTH:
             raise DecodeError(S, "LabelLength", offset + 1,
                               "LabelLength %d above the maximum 250 WCHARs" % v.LabelLength)
@@ -143,10 +111,10 @@ class MessagePropertiesHeader:
                                         ("MessageBody", "MessageSize", v.MessageSize)):
             if size > end - pos:
                 if not lenient:
-                    raise DecodeError(S, size_field, offset + _REL[size_field],
+                    raise DecodeError(S, size_field, offset + rel[size_field],
                                       "%s %d runs past the packet: %s at offset %d has %d bytes"
                                       % (size_field, size, field, pos, max(end - pos, 0)))
-                p.error(S, size_field, offset + _REL[size_field],
+                p.error(S, size_field, offset + rel[size_field],
                         "%s %d runs past the packet: %d bytes of %s present, kept as a partial value"
                         % (size_field, size, max(end - pos, 0), field))
                 setattr(h, field, bytes(data[pos:end]))
@@ -193,12 +161,9 @@ class MessagePropertiesHeader:
                 raise EncodeError(S, "ExtensionSize", "ExtensionSize %d but ExtensionData has %d bytes"
                                   % (esize, len(self.ExtensionData)))
         alloc = msize if self.AllocationBodySize is None else self.AllocationBodySize
-        out = bytearray(build(MessagePropertiesFixedStruct, dict(
-            Flags=int(self.Flags), LabelLength=label_len, MessageClass=self.MessageClass,
-            CorrelationID=self.CorrelationID, BodyType=self.BodyType, ApplicationTag=self.ApplicationTag,
-            MessageSize=msize, AllocationBodySize=alloc, PrivacyLevel=self.PrivacyLevel,
-            HashAlgorithm=self.HashAlgorithm, EncryptionAlgorithm=self.EncryptionAlgorithm,
-            ExtensionSize=esize), S))
+        fixed = {name: getattr(self, name) for name in self.FIELDS}
+        fixed.update(LabelLength=label_len, MessageSize=msize, AllocationBodySize=alloc, ExtensionSize=esize)
+        out = bytearray(build(self.LAYOUT, fixed, S))
         out += label + self.ExtensionData + self.MessageBody
         if self.truncated:
             return bytes(out) + (self.Padding or b"")

@@ -259,9 +259,7 @@ class UserHeader(FixedHeader):
         p = Problems(lenient, warnings)
         end = len(data) if end is None else end
         if end - offset < cls.SIZE:
-            name, rel = [(n, at) for n, at in field_offsets(cls.LAYOUT).items() if at <= max(end - offset, 0)][-1]
-            raise DecodeError(cls.STRUCTURE, name, offset + rel,
-                              "truncated: 48 fixed bytes needed, %d inside the packet" % max(end - offset, 0))
+            raise cls.cut_short(offset, end)
         h = cls.read_fixed(data, offset)
         flags = h.Flags
         flags_at = offset + field_offsets(cls.LAYOUT)["Flags"]
