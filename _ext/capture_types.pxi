@@ -15,13 +15,13 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, int16_t, int32_t, int64_t,
 
 # Called by a framer for each complete message, in stream order.
 #   start   stream offset of the message's first byte: what the pure framer
-#           reports as Message.stream_offset_start (MQ) / Packet.offset (MSMQ)
+#           reports as the unit event's offset (Message / Packet, mqcodec.stream_events)
 #   data, length
-#           the message bytes, equal to Message.message_bytes / Packet.data;
+#           the message bytes, equal to the unit event's data (Message / Packet);
 #           valid only during the call (the core copies them)
 #   kind    index into the framer's kind-name table (MQ_KIND_NAMES, MSMQ_KIND_NAMES)
 #   md_only 1 when the pure converter marks the row "_md_only" (MQ: the
-#           Message's md_length is not None and len(message_bytes) == md_length);
+#           Message's md_length is not None and len(data) == md_length);
 #           always 0 for MSMQ
 # Returns 0, or -1 when the core could not store the message (out of memory):
 # the framer then returns FRAMER_BAIL.

@@ -567,7 +567,7 @@ cdef int _mq_collect_unit(void* ctx, int64_t start, const uint8_t* data, Py_ssiz
 
 cdef class FastMQFramer:
     """The compiled framer driven as the capture core drives it (for tests):
-    ``feed`` returns ``[(start, message_bytes, kind, md_only), ...]`` with
+    ``feed`` returns ``[(start, data, kind, md_only), ...]`` (Message.offset, .data, .kind) with
     the string "BAIL" appended when the framer bails (later feeds return []);
     ``close`` returns False on BAIL.  With ``units=True`` every unit comes
     first as ``("UNIT", start, unit_prefix_bytes, full_length)``."""

@@ -183,12 +183,12 @@ def _decode(u: Unit) -> dict:
             return _segment_tree(ev, u.data)
         if u.unit == "message":
             tree = {"Message": ev.to_dict()}
-            if len(ev.message_bytes) == ev.md_length:
+            if len(ev.data) == ev.md_length:
                 # the MQMD and no data (an MQPUT_REPLY repeats the MQMD, not the data):
                 # the MQMD alone, no header chain to follow (as pcap2parquet decodes it)
                 from .ibmmq.headers import decode_md
 
-                tree["MQ message"] = decode_md(ev.message_bytes, encoding=ev.encoding, ccsid=ev.ccsid).to_dict()
+                tree["MQ message"] = decode_md(ev.data, encoding=ev.encoding, ccsid=ev.ccsid).to_dict()
             else:
                 tree["MQ message"] = ev.decode().to_dict()
             return tree
@@ -476,10 +476,10 @@ class UnitFinder:
                         ts = s_ts
                 extra = {"conversation_id": ev.conversation_id, "request_id": ev.request_id,
                          "segment_type": ev.segment_type}
-                out.append(self._unit(d, ev.stream_offset_start, ev.stream_offset_end, "message", ev.kind,
-                                      ev.message_bytes, ev, extra, (tuple(sorted(frames)), ts)))
+                out.append(self._unit(d, ev.offset, ev.end, "message", ev.kind,
+                                      ev.data, ev, extra, (tuple(sorted(frames)), ts)))
             elif t is FramingError:
-                end = ev.offset + max(ev.length, len(ev.raw))
+                end = ev.end
                 err_frames, ts = d.span(ev.offset, max(end, ev.offset + 1))
                 # the segments of a message that failed, framed earlier (their marks are gone)
                 for off in [o for o in d.seg_frames if ev.offset <= o < end]:
@@ -506,7 +506,7 @@ class UnitFinder:
                 out.append(self._unit(d, ev.offset, end, "packet", ev.kind, ev.data, ev))
                 keep = end
             elif t is FramingError:
-                end = ev.offset + len(ev.raw)
+                end = ev.end
                 out.append(self._unit(d, ev.offset, end, "error", "framing error", ev.raw, ev, {"error": ev.reason},
                                       d.span(ev.offset, max(end, ev.offset + 1))))
                 keep = max(keep or 0, end)

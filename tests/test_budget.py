@@ -254,8 +254,8 @@ def test_mq_framer_cut_skips_to_the_segment_end():
     f.feed(nxt)
     ev = f.events()
     msgs = [e for e in ev if isinstance(e, mqf.Message)]
-    assert [m.message_bytes for m in msgs] == [m.message_bytes for m in expected]
-    assert msgs[0].stream_offset_start == len(big)
+    assert [m.data for m in msgs] == [m.data for m in expected]
+    assert msgs[0].offset == len(big)
     rs = [e for e in ev if isinstance(e, mqf.Resynchronised)]
     assert rs and rs[0].offset == len(big)
 
@@ -297,8 +297,8 @@ def test_mq_framer_cut_reports_collected_garbage():
     # the same bytes reported, the same message found at the same offset
     assert b"".join(e.raw for e in ev if isinstance(e, mqf.FramingError)) == \
         b"".join(e.raw for e in ref_ev if isinstance(e, mqf.FramingError))
-    assert [(m.stream_offset_start, m.message_bytes) for m in ev if isinstance(m, mqf.Message)] == \
-        [(m.stream_offset_start, m.message_bytes) for m in ref_ev if isinstance(m, mqf.Message)]
+    assert [(m.offset, m.data) for m in ev if isinstance(m, mqf.Message)] == \
+        [(m.offset, m.data) for m in ref_ev if isinstance(m, mqf.Message)]
 
 
 def test_many_garbage_directions_are_bounded():
@@ -476,7 +476,7 @@ def test_mq_cut_while_skipping_after_a_gap():
     big, nxt = _mq_put(200_000), _mq_put(300)
     clean = mqf.MQStreamFramer()
     clean.feed(nxt)
-    expected = [m.message_bytes for m in clean.events() if isinstance(m, mqf.Message)]
+    expected = [m.data for m in clean.events() if isinstance(m, mqf.Message)]
 
     f = mqf.MQStreamFramer()
     f.feed(big[:50_000])
@@ -498,7 +498,7 @@ def test_mq_cut_while_skipping_after_a_gap():
     rs = [e for e in ev if isinstance(e, mqf.Resynchronised)]
     assert [r.offset for r in rs] == [len(big)]
     msgs = [e for e in ev if isinstance(e, mqf.Message)]
-    assert [m.message_bytes for m in msgs] == expected and msgs[0].stream_offset_start == len(big)
+    assert [m.data for m in msgs] == expected and msgs[0].offset == len(big)
 
 
 class _StubFramer:

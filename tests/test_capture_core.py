@@ -93,10 +93,10 @@ def pure_rows(data, mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True
         for ev in d.framer:
             name = type(ev).__name__
             if name in ("Message", "Packet"):
-                start = getattr(ev, "stream_offset_start", None)
+                start = getattr(ev, "offset", None)
                 if start is None:
                     start = ev.offset
-                body = ev.message_bytes if name == "Message" else ev.data
+                body = ev.data
                 md = getattr(ev, "md_length", None)
                 frame, ts = d.locate(start)
                 rows.append((d.stream, d.src, d.sport, start, bytes(body), str(ev.kind),

@@ -62,8 +62,8 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 # the differential harness
 # ---------------------------------------------------------------------------
 def as_row(ev: Message) -> tuple:
-    return (ev.stream_offset_start, ev.message_bytes, ev.kind,
-            ev.md_length is not None and len(ev.message_bytes) == ev.md_length)
+    return (ev.offset, ev.data, ev.kind,
+            ev.md_length is not None and len(ev.data) == ev.md_length)
 
 
 def pure_reference(stream: bytes, offset: int = 0) -> list:

@@ -198,12 +198,12 @@ def test_capture_messages_match_tshark(capture_frames, tshark):
                 decoded = m.decode()             # MQMD + MQRFH2 + body
                 md = decoded.md
                 assert decoded.headers[0].NAME == "MQRFH2"
-                assert len(m.data) == m.data_length == 444
+                assert len(m.body) == m.data_length == 444
             else:
-                md = decode_md(m.message_bytes, encoding=m.encoding, ccsid=m.ccsid)
-                assert m.data == b"" and m.data_length == 444   # the reply repeats only the length
+                md = decode_md(m.data, encoding=m.encoding, ccsid=m.ccsid)
+                assert m.body == b"" and m.data_length == 444   # the reply repeats only the length
             got.append((m.segment_type, md.MsgId, md.Format, md.PutApplName, m.data_length))
-            assert m.message_bytes[:m.md_length] == stream[m.md_offset:m.md_offset + m.md_length]
+            assert m.data[:m.md_length] == stream[m.md_offset:m.md_offset + m.md_length]
             n += 1
         assert got == expected.get(key, []), key
     assert n == 16
@@ -214,7 +214,7 @@ def test_capture_round_trip_and_real_gaps(capture_frames, capture_follow):
     holes = {}
     for key, (events, stream) in capture_frames.items():
         for m in of(events, Message):
-            assert m.encode() == stream[m.stream_offset_start:m.stream_offset_end]
+            assert m.encode() == stream[m.offset:m.end]
         # tshark marks "[N bytes missing in capture file]"; each such hole
         # falls between segments here: one Resynchronised right after it
         expected, pos = [], 0
@@ -227,7 +227,7 @@ def test_capture_round_trip_and_real_gaps(capture_frames, capture_follow):
         assert of(events, Resynchronised) == expected
         # segments tile the stream except over the holes
         pos = 0
-        gaps = {r.offset - r.skipped_bytes: r.offset for r in expected}
+        gaps = {r.offset - r.skipped: r.offset for r in expected}
         for s in of(events, Segment):
             if s.offset != pos:
                 assert gaps.get(pos) == s.offset
@@ -293,13 +293,13 @@ def test_put_round_trip(msg, data, conv, req):
     events = frame_all(stream, chunks=chunks)
     (m,) = of(events, Message)
     assert of(events, FramingError) == [] and of(events, Resynchronised) == []
-    assert m.kind == "MQPUT" and m.message_bytes == raw
+    assert m.kind == "MQPUT" and m.data == raw
     assert (m.conversation_id, m.request_id) == (conv, req)
     assert m.encoding == (ENCODING_LITTLE if order == "little" else ENCODING_BIG)
     assert m.api["Hobj"] == 7 and m.data_length == len(raw) - m.md_length
     assert len(of(events, Segment)) == len(set(points)) + 1 == m.segment_count
     assert m.encode() == stream
-    assert (m.stream_offset_start, m.stream_offset_end) == (0, len(stream))
+    assert (m.offset, m.end) == (0, len(stream))
     assert stream[m.md_offset:m.md_offset + 4] == b"MD  " or m.segment_count > 1
 
 
@@ -313,8 +313,8 @@ def test_get_reply_and_put_reply_round_trip(msg, data):
     events = frame_all(get + put_reply, chunks=data.draw(st.lists(st.integers(1, 700), max_size=10)))
     g, r = of(events, Message)
     assert (g.kind, r.kind) == ("MQGET_REPLY", "MQPUT_REPLY")
-    assert g.message_bytes == raw and g.options["StrucId"] == b"GMO "
-    assert r.message_bytes == raw[:r.md_length] and r.data_length == len(raw) - r.md_length
+    assert g.data == raw and g.options["StrucId"] == b"GMO "
+    assert r.data == raw[:r.md_length] and r.data_length == len(raw) - r.md_length
     assert g.encode() + r.encode() == get + put_reply
 
 
@@ -327,7 +327,7 @@ def test_message_data_round_trip(order, payload, with_msh, data):
                                  split_points=points)
     events = frame_all(stream, chunks=data.draw(st.lists(st.integers(1, 900), max_size=10)))
     (m,) = of(events, Message)
-    assert m.kind == "MESSAGE_DATA" and m.message_bytes == raw
+    assert m.kind == "MESSAGE_DATA" and m.data == raw
     assert m.transmission_header["RemoteQName"].rstrip() == b"REMOTE.Q"
     assert ("MSH" in m.transmission_header) == with_msh
     assert m.conversation_id is None and m.encode() == stream
@@ -342,7 +342,7 @@ def test_async_message_round_trip(msg, qname, data):
                                   conversation_id=6)
     events = frame_all(stream, chunks=data.draw(st.lists(st.integers(1, 600), max_size=10)))
     (m,) = of(events, Message)
-    assert m.kind == "ASYNC_MESSAGE" and m.message_bytes == raw and m.encode() == stream
+    assert m.kind == "ASYNC_MESSAGE" and m.data == raw and m.encode() == stream
     ah = m.async_header
     assert (ah["Hobj"], ah["GlbMsgIdx"], ah["SegmIndex"], ah["ResolQName"]) == (4, 11, 0, qname.encode())
     assert (ah["TotMsgLen"], ah["ActMsgLen"]) == (len(raw), len(raw))
@@ -363,7 +363,7 @@ def test_put1_with_distribution_list_records():
     raw = md_bytes("little", 1, Format="MQSTR", PutApplName="DIST") + b"to two queues"
     stream = encode_put1(raw, od=od, split_points=[100, 300, 700])
     (m,) = of(frame_all(stream), Message)
-    assert m.kind == "MQPUT1" and m.message_bytes == raw
+    assert m.kind == "MQPUT1" and m.data == raw
     assert m.object_descriptor["RecsPresent"] == 2 and m.object_descriptor["Length"] == 200 + 2 * 96 + 2 * 8
     assert m.object_descriptor["ObjectName"].rstrip() == b"DL" and m.encode() == stream
     # a record count larger than the bytes present is an error, not a loop
@@ -477,7 +477,7 @@ def test_tshark_reads_our_single_segments(tmp_path, tshark):
             for info, n, mid, fmt, appl, hobj, obj in rows]
     assert seen == expect
     ours = frame_all(stream)
-    assert [(m.kind, m.stream_offset_end - m.stream_offset_start) for m in of(ours, Message)] == \
+    assert [(m.kind, m.end - m.offset) for m in of(ours, Message)] == \
         [(k, n) for k, n, *_ in expect]
 
 
@@ -522,7 +522,7 @@ def test_tshark_reads_our_async_messages(tmp_path, tshark):
     assert "Hdl=0x0004 GlbMsgIdx=9" in first[2] and "(Data %d bytes)" % len(small) in first[2]
     assert last[1].rstrip() == "ASYNC2" and "(Data %d bytes)" % len(big) in last[2]
     ours = of(frame_all(one + split), Message)
-    assert [m.message_bytes for m in ours] == [small, big]
+    assert [m.data for m in ours] == [small, big]
 
 
 # ---------------------------------------------------------------------------
@@ -580,7 +580,7 @@ def test_gap_between_segments_of_a_multi_segment_message():
     assert ev[2] == Resynchronised(len(a1) + len(a2), len(a2))
     # a continuation without its first segment; CtlFlag1 is byte 18 of a TSHM
     assert ev[4].field == "CtlFlag1" and ev[4].raw == a3 and ev[4].error_offset == len(a1) + len(a2) + 18
-    assert ev[6].message_bytes[-4:] == b"tail" and ev[6].stream_offset_start == len(multi)
+    assert ev[6].data[-4:] == b"tail" and ev[6].offset == len(multi)
 
 
 def test_gap_inside_a_segment_resyncs_at_its_end():
@@ -600,7 +600,7 @@ def test_gap_inside_a_segment_resyncs_at_its_end():
     assert errors[1].raw == multi[n0:n0 + 40] + multi[n0 + 140:n0 + n1]
     assert of(ev, Resynchronised) == [Resynchronised(n0 + n1, n1)]
     assert errors[2].field == "CtlFlag1" and errors[2].offset == n0 + n1
-    assert [m.stream_offset_start for m in of(ev, Message)] == [len(multi)]
+    assert [m.offset for m in of(ev, Message)] == [len(multi)]
 
 
 def test_garbage_between_segments():
@@ -731,7 +731,7 @@ def test_fuzz_never_raises_and_accounts_for_bytes(data):
     for e in of(events, FramingError):
         assert len(e.raw) <= e.length
     for r in of(events, Resynchronised):
-        assert 0 < r.skipped_bytes <= r.offset
+        assert 0 < r.skipped <= r.offset
 
 
 @SETTINGS

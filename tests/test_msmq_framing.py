@@ -461,7 +461,7 @@ def test_random_streams_garbage_and_chunking(case):
     # a Resynchronised event follows each garbage run that a packet follows
     resync = [e for e in events if isinstance(e, Resynchronised)]
     want = [(g_off + len(g), len(g)) for g_off, g in expected_garbage if g_off + len(g) < len(stream)]
-    assert [tuple(r) for r in resync] == want
+    assert [(r.offset, r.skipped) for r in resync] == want
     assert_covers(events, stream)
     for e in events:
         if isinstance(e, Packet):

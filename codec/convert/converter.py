@@ -489,32 +489,26 @@ class Converter:
             if d.skip and kind in ("Message", "Packet"):
                 d.skip -= 1  # a replayed direction: the compiled core already wrote this message
                 continue
-            if kind in ("Message", "Packet"):
-                start = _attr(ev, "stream_offset_start", "offset")
-                data = _attr(ev, "message_bytes", "data")
-                row = self._add(capture, d, start, d.protocol, _attr(ev, "kind"), data)
-                if d.last_unit is not None and d.last_unit[0] == start:
+            if kind in ("Message", "Packet"):   # the unit events (mqcodec.stream_events)
+                row = self._add(capture, d, ev.offset, d.protocol, ev.kind, ev.data)
+                if d.last_unit is not None and d.last_unit[0] == ev.offset:
                     row.update(d.last_unit[2])
-                md_length = _attr(ev, "md_length")
-                if md_length is not None and len(data) == md_length:
+                if kind == "Message" and ev.md_length is not None and len(ev.data) == ev.md_length:
                     # the unit carries the MQMD but no data (an MQPUT_REPLY repeats the
                     # MQMD, not the data): decode the MQMD alone, follow no chain
                     row["_md_only"] = True
             elif kind == "FramingError":
                 self.summary["framing errors"] += 1
-                row = self._add(capture, d, _attr(ev, "offset"), d.protocol, "framing error",
-                                _attr(ev, "raw") or b"")
-                row["error"] = str(_attr(ev, "reason") or "framing error")
-                extent = _attr(ev, "length")
-                if isinstance(extent, int) and extent > row["length"]:
-                    # the unit's extent in the stream; its raw bytes were kept only in part
-                    # (an IBM MQ framer keeps at most max_raw; a budget cut keeps none)
-                    row["length"] = extent
-                row["error_structure"] = _attr(ev, "structure")
-                row["error_field"] = _attr(ev, "field")
+                row = self._add(capture, d, ev.offset, d.protocol, "framing error", ev.raw)
+                row["error"] = ev.reason or "framing error"
+                # the unit's extent in the stream; its raw bytes may have been kept only in part
+                # (an IBM MQ framer keeps at most max_raw; a budget cut keeps none)
+                row["length"] = max(row["length"], ev.end - ev.offset)
+                row["error_structure"] = ev.structure
+                row["error_field"] = ev.field
             elif kind == "Resynchronised":
                 self.summary["resynchronisations"] += 1
-                self.summary["bytes skipped by resynchronisation"] += int(_attr(ev, "skipped", "skipped_bytes") or 0)
+                self.summary["bytes skipped by resynchronisation"] += ev.skipped
             # segments and other events are not messages
         self._release(d)
 
@@ -1178,8 +1172,3 @@ def _row_end(row) -> int:
     return (row["stream_offset"] or 0) + max(row["length"] or 0, len(row["_data"]))
 
 
-def _attr(ev, *names):
-    for n in names:
-        if hasattr(ev, n):
-            return getattr(ev, n)
-    return None

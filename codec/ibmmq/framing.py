@@ -41,7 +41,7 @@ The rules (facts from Wireshark's ``packet-mq.c``; decisions in
   (2 little-endian, else big-endian) except the TSHM ids and the API
   ReplyLength, which are big-endian.
 
-``Message.message_bytes`` is the MQMD followed directly by the data, so
+``Message.data`` is the MQMD followed directly by the message data, so
 :func:`mqcodec.ibmmq.decode_message` reads it (``encoding``/``ccsid`` of the
 Message describe the MQMD).
 """
@@ -50,11 +50,11 @@ from __future__ import annotations
 import struct as _struct
 from collections import deque
 from dataclasses import dataclass, field
-from dataclasses import field as _dc_field
 from typing import Any, Iterator, Sequence
 
 from ..render import json_ready
-from ..errors import DecodeError, MQCodecError
+from ..errors import DecodeError
+from ..stream_events import FramerStateError, FramingError, Resynchronised
 from ..layout import parse_at
 from .constants import ENCODING_BIG, ENCODING_LITTLE
 from .tsh import (
@@ -95,8 +95,6 @@ _ALL_IDS.update(TSH_IDS_EBCDIC)
 _HEADER_LENGTH = {"TSH": TSH_LENGTH, "TSHC": TSH_LENGTH, "TSHM": TSHM_LENGTH}
 
 
-class FramerStateError(MQCodecError, RuntimeError):
-    """The framer was used out of order (e.g. ``feed`` after ``close``)."""
 
 
 class _NeedData:
@@ -205,8 +203,8 @@ class Unit:
 class Message:
     """An MQ message found in the stream.
 
-    ``message_bytes`` is the MQMD followed by the message data (joined across
-    segments); ``md_offset`` is the stream offset of the MQMD, ``md_length``
+    ``data`` is the MQMD followed by the message data (joined across
+    segments; ``body``: the data after the MQMD); ``offset``/``end`` its extent in the stream; ``md_offset`` is the stream offset of the MQMD, ``md_length``
     its size; ``encoding`` (MQENC: 273 big-endian, 546 little-endian) and
     ``ccsid`` describe the MQMD (from the TSH ByteOrder and CCSID).
     ``data_length`` is the DataLength field of MQPUT/MQPUT1/MQGET units
@@ -225,9 +223,9 @@ class Message:
     segment_type: int
     conversation_id: int | None
     request_id: int | None
-    stream_offset_start: int
-    stream_offset_end: int
-    message_bytes: bytes = field(repr=False)
+    offset: int
+    end: int
+    data: bytes = field(repr=False)
     md_offset: int
     md_length: int
     data_length: int | None
@@ -246,11 +244,12 @@ class Message:
 
     @property
     def md(self) -> bytes:
-        return self.message_bytes[: self.md_length]
+        return self.data[: self.md_length]
 
     @property
-    def data(self) -> bytes:
-        return self.message_bytes[self.md_length:]
+    def body(self) -> bytes:
+        """The message data after the MQMD."""
+        return self.data[self.md_length:]
 
     @property
     def segment_count(self) -> int:
@@ -258,14 +257,14 @@ class Message:
 
     def decode(self, *, lenient: bool = False):
         """The message decoded by :func:`mqcodec.ibmmq.decode_message`
-        (offsets in errors relative to ``message_bytes``)."""
+        (offsets in errors relative to ``data``)."""
         from .message import decode_message
 
-        return decode_message(self.message_bytes, encoding=self.encoding, ccsid=self.ccsid, lenient=lenient)
+        return decode_message(self.data, encoding=self.encoding, ccsid=self.ccsid, lenient=lenient)
 
     def encode(self) -> bytes:
         """The stream bytes of this message's segments, byte for byte."""
-        body = self.prefix + self.message_bytes[: self.md_length] + self.between + self.data + self.trailer
+        body = self.prefix + self.data[: self.md_length] + self.between + self.body + self.trailer
         out = bytearray()
         pos = 0
         for i, seg in enumerate(self.segments):
@@ -280,50 +279,11 @@ class Message:
     @json_ready
     def to_dict(self) -> dict:
         return {"Kind": self.kind, "SegmType": self.segment_type, "ConversID": self.conversation_id,
-                "RequestID": self.request_id, "StreamOffsetStart": self.stream_offset_start,
-                "StreamOffsetEnd": self.stream_offset_end, "MDOffset": self.md_offset,
+                "RequestID": self.request_id, "StreamOffsetStart": self.offset,
+                "StreamOffsetEnd": self.end, "MDOffset": self.md_offset,
                 "MDLength": self.md_length, "DataLength": self.data_length,
                 "Encoding": self.encoding, "CCSID": self.ccsid, "Segments": len(self.segments),
                 "API": self.api, "Options": self.options}
-
-
-@dataclass(frozen=True)
-class FramingError:
-    """A damaged unit (segment, multi-segment message, or bytes that are no
-    segment).  ``offset`` is the stream offset where the unit starts and
-    ``length`` its extent in the stream (missing bytes included);
-    ``structure``/``field``/``error_offset`` say where the problem was found
-    (``error_offset`` absolute in the stream); ``raw`` holds the unit's bytes
-    that were received (at most ``max_raw``; ``raw_truncated`` says when
-    more were dropped)."""
-
-    offset: int
-    structure: str
-    field: str
-    reason: str
-    raw: bytes = _dc_field(repr=False)  # (the attribute "field" above hides dataclasses.field)
-    length: int = 0
-    error_offset: int = 0
-    raw_truncated: bool = False
-    conversation_id: int | None = None
-    segment_type: int | None = None
-
-    @json_ready
-    def to_dict(self) -> dict:
-        return {"Offset": self.offset, "Length": self.length, "Structure": self.structure,
-                "Field": self.field, "ErrorOffset": self.error_offset, "Reason": self.reason,
-                "RawLength": len(self.raw), "RawTruncated": self.raw_truncated,
-                "ConversID": self.conversation_id, "SegmType": self.segment_type}
-
-
-@dataclass(frozen=True)
-class Resynchronised:
-    """The framer is on a segment boundary again at stream ``offset``;
-    ``skipped_bytes`` stream bytes (missing or reported in FramingErrors)
-    lie between the end of the last whole segment and ``offset``."""
-
-    offset: int
-    skipped_bytes: int
 
 
 # ----------------------------------------------------------------------
@@ -1072,8 +1032,8 @@ class MQStreamFramer:
         ccsid = seg0.ccsid if seg0.ccsid > 0 else (500 if seg0.ebcdic else 819)
         self._events.append(Message(
             kind=seg0.type_name, segment_type=t, conversation_id=seg0.conversation_id,
-            request_id=seg0.request_id, stream_offset_start=start, stream_offset_end=end,
-            message_bytes=unit[md_pos:md_pos + md_len] + unit[d0:d1],
+            request_id=seg0.request_id, offset=start, end=end,
+            data=unit[md_pos:md_pos + md_len] + unit[d0:d1],
             md_offset=_to_stream(segmap, md_pos), md_length=md_len, data_length=found["data_length"],
             encoding=ENCODING_LITTLE if seg0.order == LITTLE else ENCODING_BIG, ccsid=ccsid,
             segments=tuple(segments), api=found.get("api"), options=found.get("options"),

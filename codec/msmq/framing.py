@@ -67,12 +67,12 @@ import struct
 from collections import deque
 from typing import Iterator, NamedTuple, Union
 
-from ..render import json_ready
 from ..errors import DecodeError
+from ..stream_events import FramerStateError, FramingError, Resynchronised
 from . import constants as C
 
 __all__ = [
-    "MSMQStreamFramer", "Packet", "FramingError", "Resynchronised", "Incomplete",
+    "MSMQStreamFramer", "Packet", "FramingError", "Resynchronised", "FramerStateError", "Incomplete",
     "NEED_DATA", "CLOSED", "framed_length", "packet_kind", "check_base_header",
     "decode_ping", "STATES", "frame_datagram",
 ]
@@ -105,34 +105,10 @@ class Packet(NamedTuple):
     state: str = "Initial"  # session state of this direction after the packet
     note: str = ""         # why the packet is unexpected in the session state ("" if not)
 
-
-class FramingError(NamedTuple):
-    """Stream bytes that are not a (whole) packet.  ``offset`` is the stream
-    offset of ``raw[0]`` (of the structure when ``raw`` is empty); structure,
-    field and reason as in :class:`~mqcodec.errors.DecodeError`."""
-
-    offset: int
-    structure: str
-    field: str
-    reason: str
-    raw: bytes
-
-    def to_decode_error(self) -> DecodeError:
-        return DecodeError(self.structure, self.field, self.offset, self.reason)
-
-    @json_ready
-    def to_dict(self) -> dict:
-        return {"offset": self.offset, "structure": self.structure, "field": self.field,
-                "reason": self.reason, "length": len(self.raw)}
-
-
-class Resynchronised(NamedTuple):
-    """A packet was found again at ``offset`` after ``skipped`` stream bytes
-    (garbage already reported as FramingError, plus gap bytes) that were not
-    framed."""
-
-    offset: int
-    skipped: int
+    @property
+    def end(self) -> int:
+        """The stream offset after the packet."""
+        return self.offset + self.length
 
 
 class Incomplete(NamedTuple):
@@ -295,7 +271,7 @@ class MSMQStreamFramer:
     def feed(self, data) -> None:
         """Append in-order stream bytes."""
         if self._closed:
-            raise RuntimeError("feed() after close()")
+            raise FramerStateError("feed() after close()")
         if data:
             self._buf += data
             self.stats["bytes"] += len(data)
@@ -303,7 +279,7 @@ class MSMQStreamFramer:
     def gap(self, nbytes: int) -> None:
         """``nbytes`` stream bytes after everything fed so far were not captured."""
         if self._closed:
-            raise RuntimeError("gap() after close()")
+            raise FramerStateError("gap() after close()")
         nbytes = int(nbytes)
         if nbytes < 0:
             raise ValueError("gap of %d bytes" % nbytes)

@@ -1,0 +1,80 @@
+"""The events every stream framer yields, whatever the protocol.
+
+A framer (:class:`mqcodec.ibmmq.framing.MQStreamFramer`,
+:class:`mqcodec.msmq.framing.MSMQStreamFramer`) is fed one TCP direction's
+bytes (``feed``), told of bytes the capture lost (``gap``) and of the end
+(``close``), and iterated for what it found, in stream order:
+
+* its protocol's unit: ``Message`` (IBM MQ, also ``Segment`` and ``Unit``)
+  or ``Packet`` (MSMQ), each with ``offset`` (the stream offset of its first
+  byte), ``data`` (its bytes, what the protocol's decoder takes) and
+  ``kind``;
+* :class:`FramingError`: stream bytes that are not a whole unit, with their
+  ``raw`` bytes and where the problem was found;
+* :class:`Resynchronised`: the framer is on a unit boundary again.
+
+Using a framer out of order raises :class:`FramerStateError`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field as _dc_field
+from typing import Optional
+
+from .errors import DecodeError, MQCodecError
+from .render import json_ready
+
+__all__ = ["FramingError", "Resynchronised", "FramerStateError"]
+
+
+class FramerStateError(MQCodecError, RuntimeError):
+    """The framer was used out of order (e.g. ``feed`` after ``close``)."""
+
+
+@dataclass(frozen=True)
+class FramingError:
+    """Stream bytes that are not a (whole) unit: a damaged unit, or bytes that
+    are none.  ``offset`` is the stream offset where they start and ``length``
+    their extent in the stream when it is known to exceed ``raw`` (missing
+    bytes included; 0: ``raw`` is all of it); ``structure``/``field``/
+    ``reason`` as in :class:`~mqcodec.errors.DecodeError`, ``error_offset``
+    where the problem was found (absolute in the stream; 0: at ``offset``);
+    ``raw`` the bytes received (IBM MQ keeps at most ``max_raw``:
+    ``raw_truncated``).  ``conversation_id``/``segment_type``: the IBM MQ
+    unit's, when its header was read."""
+
+    offset: int
+    structure: str
+    field: str
+    reason: str
+    raw: bytes = _dc_field(repr=False)  # (the attribute "field" above hides dataclasses.field)
+    length: int = 0
+    error_offset: int = 0
+    raw_truncated: bool = False
+    conversation_id: Optional[int] = None
+    segment_type: Optional[int] = None
+
+    @property
+    def end(self) -> int:
+        """The stream offset after the bytes this error covers."""
+        return self.offset + max(self.length, len(self.raw))
+
+    def to_decode_error(self) -> DecodeError:
+        return DecodeError(self.structure, self.field, self.error_offset or self.offset, self.reason)
+
+    @json_ready
+    def to_dict(self) -> dict:
+        return {"Offset": self.offset, "Length": self.end - self.offset, "Structure": self.structure,
+                "Field": self.field, "ErrorOffset": self.error_offset, "Reason": self.reason,
+                "RawLength": len(self.raw), "RawTruncated": self.raw_truncated,
+                "ConversID": self.conversation_id, "SegmType": self.segment_type}
+
+
+@dataclass(frozen=True)
+class Resynchronised:
+    """The framer is on a unit boundary again at stream ``offset``; ``skipped``
+    stream bytes (missing, or reported in FramingErrors) lie between the end of
+    the last whole unit and ``offset``."""
+
+    offset: int
+    skipped: int
