@@ -124,3 +124,14 @@ def test_message_properties_fixed_part_is_declared():
         # the last field that starts within the bytes present
         starts = {0: "Flags", 1: "LabelLength", 3: "MessageClass", 30: "ApplicationTag", 55: "ExtensionSize"}
         assert e.value.field == starts[cut] and "56 fixed bytes needed, %d inside the packet" % cut in e.value.reason
+
+
+def test_the_type_annotations_name_the_declared_fields():
+    """Each class annotates its fields for type checkers (tests/test_typing.py):
+    the annotations and the declaration name the same fields, in order."""
+    from mqcodec.msmq.properties import MessagePropertiesHeader
+    from mqcodec.msmq.user import UserHeader
+
+    for cls in HEADERS + [UserHeader, MessagePropertiesHeader]:
+        annotated = [n for n in vars(cls).get("__annotations__", {}) if not n.isupper()]
+        assert annotated == list(cls.FIELDS + cls.EXTRA), cls.STRUCTURE

@@ -14,7 +14,7 @@ offset in a :class:`~mqcodec.errors.DecodeError` are absolute in ``data``;
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import construct as cs
 
@@ -26,7 +26,7 @@ from . import constants as C
 __all__ = [
     "BitFlags", "BaseFlags", "InternalFlags", "OperatingSystemFlags", "PingFlags",
     "BaseHeader", "InternalHeader", "ConnectionParametersHeader", "EstablishConnectionHeader",
-    "PingPacket", "FixedHeader", "Guid", "Flags", "guid_from_bytes", "guid_to_bytes", "GUID_ZERO",
+    "PingPacket", "FixedHeader", "Guid", "FlagsField", "guid_from_bytes", "guid_to_bytes", "GUID_ZERO",
 ]
 
 GUID_ZERO = uuid.UUID(int=0)
@@ -151,7 +151,7 @@ class Guid(cs.Adapter):
         return guid_to_bytes(obj)
 
 
-class Flags(cs.Adapter):
+class FlagsField(cs.Adapter):
     """An integer field of named bit fields, as ``flags`` (a :class:`BitFlags`
     class); an int is taken when building."""
 
@@ -169,8 +169,10 @@ class Flags(cs.Adapter):
 class FixedHeader:
     """A header whose fields, defaults, decode, encode and ``to_dict`` come
     from its declaration: ``LAYOUT`` (a construct Struct whose field names are
-    the specification's; :class:`Guid` and :class:`Flags` fields decode to
+    the specification's; :class:`Guid` and :class:`FlagsField` fields decode to
     their Python types) and ``DEFAULTS`` (every other field defaults to 0).
+    Each field is also annotated with its Python type in the class body, for
+    type checkers (tests/test_msmq_declared.py keeps the two lists equal).
     A subclass adds its specification's checks in ``check`` (after the layout
     was read) and ``check_encode``.  A header with a variable part after the
     fixed one (UserHeader) names its fields in ``EXTRA`` (default None, or
@@ -187,9 +189,6 @@ class FixedHeader:
     EXTRA: ClassVar[tuple[str, ...]] = ()
     _KINDS: ClassVar[dict[str, cs.Construct]] = {}
 
-    if TYPE_CHECKING:  # the fields are the declaration's, set by __init__
-        def __getattr__(self, name: str) -> Any: ...
-
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         if "LAYOUT" in cls.__dict__:
@@ -204,7 +203,7 @@ class FixedHeader:
         for name in self.FIELDS:
             v = values[name] if name in values else self.DEFAULTS.get(name, 0)
             kind = self._KINDS[name]
-            if isinstance(kind, Flags) and not isinstance(v, kind.flags):
+            if isinstance(kind, FlagsField) and not isinstance(v, kind.flags):
                 v = kind.flags(v)
             elif isinstance(kind, Guid) and isinstance(v, str):
                 v = uuid.UUID(v)
@@ -283,10 +282,16 @@ class BaseHeader(FixedHeader):
     ``PacketSize`` None: computed by ``encode_packet``."""
 
     STRUCTURE = "BaseHeader"
+    VersionNumber: int
+    Reserved: int
+    Flags: BaseFlags
+    Signature: int
+    PacketSize: int | None
+    TimeToReachQueue: int
     LAYOUT = cs.Struct(
         "VersionNumber" / cs.Int8ul,
         "Reserved" / cs.Int8ul,
-        "Flags" / Flags(BaseFlags, cs.Int16ul),
+        "Flags" / FlagsField(BaseFlags, cs.Int16ul),
         "Signature" / cs.Int32ul,
         "PacketSize" / cs.Int32ul,
         "TimeToReachQueue" / cs.Int32ul,
@@ -326,9 +331,11 @@ class InternalHeader(FixedHeader):
     """[MS-MQQB] 2.2.1: packet type (PT) and connection state (CS)."""
 
     STRUCTURE = "InternalHeader"
+    Reserved: int
+    Flags: InternalFlags
     LAYOUT = cs.Struct(
         "Reserved" / cs.Int16ul,
-        "Flags" / Flags(InternalFlags, cs.Int16ul),
+        "Flags" / FlagsField(InternalFlags, cs.Int16ul),
     )
 
     @json_ready
@@ -345,6 +352,10 @@ class ConnectionParametersHeader(FixedHeader):
     """[MS-MQQB] 2.2.2.1: acknowledgment timeouts and window size (12 bytes)."""
 
     STRUCTURE = "ConnectionParametersHeader"
+    RecoverableAckTimeout: int
+    AckTimeout: int
+    Reserved: int
+    WindowSize: int
     LAYOUT = cs.Struct(
         "RecoverableAckTimeout" / cs.Int32ul,
         "AckTimeout" / cs.Int32ul,
@@ -372,11 +383,17 @@ class EstablishConnectionHeader(FixedHeader):
     flags and 512 bytes of padding (kept as received)."""
 
     STRUCTURE = "EstablishConnectionHeader"
+    ClientGuid: uuid.UUID
+    ServerGuid: uuid.UUID
+    TimeStamp: int
+    OperatingSystem: OperatingSystemFlags
+    Reserved: int
+    Padding: bytes
     LAYOUT = cs.Struct(
         "ClientGuid" / Guid(),
         "ServerGuid" / Guid(),
         "TimeStamp" / cs.Int32ul,
-        "OperatingSystem" / Flags(OperatingSystemFlags, cs.Int16ul),
+        "OperatingSystem" / FlagsField(OperatingSystemFlags, cs.Int16ul),
         "Reserved" / cs.Int16ul,
         "Padding" / cs.Bytes(512),
     )
@@ -405,8 +422,12 @@ class PingPacket(FixedHeader):
     has no BaseHeader."""
 
     STRUCTURE = "PingPacket"
+    Flags: PingFlags
+    Signature: int
+    Cookie: int
+    QMGuid: uuid.UUID
     LAYOUT = cs.Struct(
-        "Flags" / Flags(PingFlags, cs.Int16ul),
+        "Flags" / FlagsField(PingFlags, cs.Int16ul),
         "Signature" / cs.Int16ul,
         "Cookie" / cs.Int32ul,
         "QMGuid" / Guid(),

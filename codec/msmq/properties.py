@@ -14,7 +14,7 @@ import construct as cs
 from ..render import json_ready
 from ..errors import DecodeError, EncodeError, Problems
 from ..layout import build, field_offsets
-from .base import BitFlags, FixedHeader, Flags
+from .base import BitFlags, FixedHeader, FlagsField
 from . import constants as C
 
 __all__ = ["MessagePropertiesFlags", "MessagePropertiesHeader", "message_class_name"]
@@ -44,8 +44,26 @@ class MessagePropertiesHeader(FixedHeader):
     AllocationBodySize and ExtensionSize None: computed when encoding."""
 
     STRUCTURE = "MessagePropertiesHeader"
+    Flags: MessagePropertiesFlags
+    LabelLength: int | None
+    MessageClass: int
+    CorrelationID: bytes
+    BodyType: int
+    ApplicationTag: int
+    MessageSize: int | None
+    AllocationBodySize: int | None
+    PrivacyLevel: int
+    HashAlgorithm: int
+    EncryptionAlgorithm: int
+    ExtensionSize: int | None
+    Label: str | None
+    label_raw: bytes | None
+    ExtensionData: bytes
+    MessageBody: bytes
+    Padding: bytes | None
+    truncated: bool
     LAYOUT = cs.Struct(
-        "Flags" / Flags(MessagePropertiesFlags, cs.Int8ul),
+        "Flags" / FlagsField(MessagePropertiesFlags, cs.Int8ul),
         "LabelLength" / cs.Int8ul,
         "MessageClass" / cs.Int16ul,
         "CorrelationID" / cs.Bytes(20),

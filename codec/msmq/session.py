@@ -15,6 +15,13 @@ class SessionHeader(FixedHeader):
     """[MS-MQMQ] 2.2.20.4: 16 bytes of acknowledgment state and window size."""
 
     STRUCTURE = "SessionHeader"
+    AckSequenceNumber: int
+    RecoverableMsgAckSeqNumber: int
+    RecoverableMsgAckFlags: int
+    UserMsgSequenceNumber: int
+    RecoverableMsgSeqNumber: int
+    WindowSize: int
+    Reserved: int
     LAYOUT = cs.Struct(
         "AckSequenceNumber" / cs.Int16ul,
         "RecoverableMsgAckSeqNumber" / cs.Int16ul,

@@ -18,7 +18,7 @@ import construct as cs
 from ..render import json_ready
 from ..errors import DecodeError, EncodeError, Problems
 from ..layout import field_offsets
-from .base import GUID_ZERO, BitFlags, FixedHeader, Flags, Guid, guid_from_bytes, guid_to_bytes
+from .base import GUID_ZERO, BitFlags, FixedHeader, FlagsField, Guid, guid_from_bytes, guid_to_bytes
 from . import constants as C
 
 __all__ = [
@@ -240,13 +240,23 @@ class UserHeader(FixedHeader):
     (DQ, AQ, RQ) and a ConnectorType when Flags.CQ is set."""
 
     STRUCTURE = "UserHeader"
+    SourceQueueManager: uuid.UUID
+    QueueManagerAddress: uuid.UUID
+    TimeToBeReceived: int
+    SentTime: int
+    MessageID: int
+    Flags: UserFlags
+    DestinationQueue: Any
+    AdminQueue: Any
+    ResponseQueue: Any
+    ConnectorType: uuid.UUID | None
     LAYOUT = cs.Struct(
         "SourceQueueManager" / Guid(),
         "QueueManagerAddress" / Guid(),
         "TimeToBeReceived" / cs.Int32ul,
         "SentTime" / cs.Int32ul,
         "MessageID" / cs.Int32ul,
-        "Flags" / Flags(UserFlags, cs.Int32ul),
+        "Flags" / FlagsField(UserFlags, cs.Int32ul),
     )
     DEFAULTS = {"SourceQueueManager": GUID_ZERO, "QueueManagerAddress": GUID_ZERO,
                 "TimeToBeReceived": C.INFINITE, "Flags": int(UserFlags(MP=1))}
