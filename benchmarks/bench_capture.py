@@ -13,7 +13,8 @@ Rows of each (group "<capture> process"; records = frames):
   tshark fields               - `tshark -r F -T fields -e mq.tsh.type`
   mqcodec --threads 1 | 2     - `python -m mqcodec pcap2parquet F -o OUT --threads N`
   mqcodec, baseline --threads 1 - the same with another mqcodec tree first on PYTHONPATH
-                                (MQCODEC_BENCH_BASELINE=DIR, e.g. made by benchmarks/baseline_tree.sh)
+                                (MQCODEC_BENCH_BASELINE=DIR, e.g. made by benchmarks/baseline_tree.sh;
+                                MQCODEC_BENCH_BASELINE_THREADS=default for a tree older than --threads)
 
 Warm, in this process, against each other (group "synth in-process"; no tshark row: tshark has
 no warm in-process form):
@@ -118,8 +119,12 @@ def process_rows(path, work: pathlib.Path) -> list:
         rows.append(("mqcodec --threads %d" % n, mqcodec_cmd(path, work / "out", n), work / "out", None))
     base = os.environ.get("MQCODEC_BENCH_BASELINE")
     if base:
-        # a tree of another commit may not know --threads: its default (one thread then)
-        rows.append(("mqcodec, baseline", mqcodec_cmd(path, work / "out", 1)[:-2], work / "out", base))
+        # MQCODEC_BENCH_BASELINE_THREADS=default: a tree of a commit before --threads (its default
+        # was one thread); else --threads 1, like the first mqcodec row
+        cmd = mqcodec_cmd(path, work / "out", 1)
+        if os.environ.get("MQCODEC_BENCH_BASELINE_THREADS") == "default":
+            cmd = cmd[:-2]
+        rows.append(("mqcodec, baseline", cmd, work / "out", base))
     return rows
 
 

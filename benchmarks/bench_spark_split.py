@@ -11,8 +11,10 @@ tests/spark_cluster.py's, started for each row with the row's workers (one core
 each, 1 GiB), the application taking every core; ranges of 128 MiB
 (``MQCODEC_SPLIT_BENCH_RANGE_MB``). Each row is one round: the whole job, Parquet
 written to a temporary folder. The summary prints each row's seconds and the
-2-worker speed-up; ``extra_info`` holds the job's summary (ranges, tasks,
-shuffled bytes).
+2-worker speed-up and each row's busy CPU seconds of the whole machine
+(``extra_info["cpu_s"]``, from /proc/stat: a 1-worker row that keeps more than
+one core busy bounds what a second worker can add on a 2-core machine); ``extra_info`` also
+holds the job's summary (ranges, tasks, shuffled bytes).
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ RANGE_MB = int(os.environ.get("MQCODEC_SPLIT_BENCH_RANGE_MB", "128"))
 #: simulator bytes per message (whole conversations, both protocols), measured on seed 1
 BYTES_PER_MESSAGE = 2930
 TIMES: dict = {}
+CPU: dict = {}
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +59,7 @@ def test_split_capture_on_the_cluster(benchmark, capture, workers, tmp_path):
     from mqcodec.spark import pipeline
     from mqcodec.spark.session import get_session
 
+    cpu0 = _cpu()
     with StandaloneCluster(tmp_path / "cluster", workers=workers, cores=1) as cluster:
         conf = dict(cluster.app_conf)
         conf.update({"spark.cores.max": str(workers), "spark.executor.memory": "768m",
@@ -80,9 +84,23 @@ def test_split_capture_on_the_cluster(benchmark, capture, workers, tmp_path):
         benchmark.extra_info.update({k: summary.get(k) for k in ("ranges", "tasks", "shuffled_bytes", "frames",
                                                                  "messages", "calls")})
         benchmark.extra_info["capture_bytes"] = os.path.getsize(capture)
+    # the machine's busy CPU during the row (this process, the master, the workers, their executors
+    # and Python workers; nothing else should run), cluster start and stop included
+    CPU[workers] = _cpu() - cpu0
+    benchmark.extra_info["cpu_s"] = round(CPU[workers], 1)
+
+
+def _cpu() -> float:
+    """Busy CPU seconds of the whole machine since boot (/proc/stat: all but idle and iowait)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def teardown_module(module):
     if 1 in TIMES and 2 in TIMES:
         print("\nsplit capture of %d MiB: 1 worker %.1f s, 2 workers %.1f s: x%.2f"
               % (MB, TIMES[1], TIMES[2], TIMES[1] / TIMES[2]))
+    for w in sorted(CPU):
+        print("  %d worker(s): %.0f CPU s for the row (cluster start and stop included)" % (w, CPU[w]))
