@@ -381,7 +381,7 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
                                                              + np.diff(offsets))]
     names += ["_conn", "_dir", "_end"]
     if held is None:
-        raise RuntimeError("pcap2parquet_compiled._take: messages taken with no _Held to hold them")
+        raise RuntimeError("mqcodec.convert.compiled._take: messages taken with no _Held to hold them")
     held.settle(conv, core, pa.Table.from_arrays(arrays, names=names), produced, final=final)
     return n
 

@@ -14,8 +14,8 @@ are counted in the summary.  Memory is bounded: messages are decoded and
 written in chunks (one Parquet row group per chunk), and the reassembly and
 framing layers bound their own buffers.
 
-``Converter`` is I/O-free apart from the Parquet writers it is given; the
-CLI (``mqcodec pcap2parquet``) and the Spark data source drive it.
+``Converter`` is I/O-free apart from the sink it is given; the local engine
+(:func:`mqcodec.convert.convert`) and the Spark engine's tasks drive it.
 """
 from __future__ import annotations
 
@@ -100,8 +100,16 @@ class Converter:
     pa.Table)`` for every chunk of rows of one of the output tables
     (:data:`mqcodec.convert.tables.TABLES`, schemas :func:`mqcodec.convert.tables.table_schema`):
     a :class:`mqcodec.convert.sinks.DatasetSink` writes them as Parquet datasets
-    (what :func:`convert` does), a :class:`mqcodec.convert.sinks.TableCollector`
-    keeps them in memory."""
+    (what :func:`mqcodec.convert.convert` does), a :class:`mqcodec.convert.sinks.TableCollector`
+    keeps them in memory.
+
+    The compiled engine's driver (:mod:`mqcodec.convert.compiled`) works on a
+    converter through its public members only (tests/test_layers.py): the
+    rows waiting for their chunk (``pending``, ``pending_bytes``, ``blocks``,
+    ``block_rows``, ``call_rows``), the capture's ``keys`` and ``made``, the
+    pure pipeline's entry points (``pure_pipeline``, ``on_events``,
+    ``add_capture_pure``, ``unit_batch``, ``end_capture``), ``opening_frames``
+    and ``replaying``."""
 
     def __init__(self, sink: _tables.Sink, options: ConvertOptions | None = None):
         self.options = options or ConvertOptions()
