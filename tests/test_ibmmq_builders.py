@@ -290,7 +290,7 @@ def test_failed_get_reply_yields_no_message():
     assert events[0].type_name == "MQGET_REPLY"
     get = B.encode_get(_md("little"), hobj=4, buffer_length=100, conversation_id=1, request_id=9)
     msgs = [e for e in framer_events(get) if isinstance(e, Message)]
-    assert len(msgs) == 1 and msgs[0].data_length == 100 and msgs[0].data == b""
+    assert len(msgs) == 1 and msgs[0].data_length == 100 and msgs[0].body == b""
 
 
 def test_open_reply_round_trips_and_splits():
