@@ -391,6 +391,8 @@ def finish_reports(reports: list, files: list, rows, figures: dict) -> list:
 
     from pyspark.sql import functions as F
 
+    from mqcodec.convert.converter import report_file_structure
+
     from .storage import display_name
 
     frames = figures.pop("_frames")
@@ -417,15 +419,9 @@ def finish_reports(reports: list, files: list, rows, figures: dict) -> list:
         m = merged.get(i, {"capture": display_name(uri), "stats": Counter(), "tasks": 0})
         captures.append({"index": i, "capture": m["capture"], "stats": dict(m["stats"]), "tasks": m["tasks"]})
         c = structure.get(i)
-        if c is not None:   # what the local engine reports of the file structure (Converter.end_capture)
-            if c["file_error"] is not None:
-                captures[-1]["file_error"] = c["file_error"]
-                summary["captures ended by a file error"] += 1
-            if c["truncation"] is not None:
-                captures[-1]["truncation"] = c["truncation"]
-                summary["captures cut short"] += 1
-            summary["pcapng blocks skipped"] += c["skipped_blocks"]
-            summary["frames with impossible timestamps"] += c["impossible_timestamps"]
+        if c is not None:   # as the local engine reports the file structure
+            report_file_structure(captures[-1], summary, file_error=c["file_error"], truncation=c["truncation"],
+                                  skipped_blocks=c["skipped_blocks"], impossible_timestamps=c["impossible_timestamps"])
     per_capture = {"summary": {k: v for k, v in summary.items() if v}, "messages_by_protocol_and_kind": {},
                    "captures": captures}
     out.append({"index": len(files), "capture": "(captures)", "report": json.dumps(per_capture, default=str)})

@@ -36,7 +36,7 @@ from .protocols import detect_protocol, new_framer, port_protocol
 from .sources import frames_until_error, reopen, rereadable
 from .tables import BLOCK_SCHEMA
 
-__all__ = ["Converter"]
+__all__ = ["Converter", "report_file_structure"]
 
 # ---------------------------------------------------------------------------
 # per-direction state
@@ -318,22 +318,12 @@ class Converter:
         return proc
 
     def end_capture(self, report: dict, reader, file_error: list) -> None:
-        # damage in the file structure after the first frame ends the capture, not the job
-        # (docs/ROBUSTNESS.md): the frames before it are converted and it is counted
-        if file_error:
-            self.summary["captures ended by a file error"] += 1
-            report["file_error"] = str(file_error[0])
-        self._report_conflicts(report)
-        if reader.truncation is not None:
-            self.summary["captures cut short"] += 1
-            report["truncation"] = reader.truncation._asdict()
         inner = getattr(reader.parser, "inner", None)
-        skipped_blocks = getattr(inner, "skipped_blocks", None)
-        if skipped_blocks:
-            self.summary["pcapng blocks skipped"] += sum(skipped_blocks.values())
-        impossible = getattr(inner, "impossible_timestamps", 0)
-        if impossible:
-            self.summary["frames with impossible timestamps"] += impossible
+        report_file_structure(report, self.summary, file_error=str(file_error[0]) if file_error else None,
+                              truncation=None if reader.truncation is None else reader.truncation._asdict(),
+                              skipped_blocks=sum((getattr(inner, "skipped_blocks", None) or {}).values()),
+                              impossible_timestamps=getattr(inner, "impossible_timestamps", 0))
+        self._report_conflicts(report)
         self._capture_done(report)
 
     def _capture_done(self, report: dict) -> None:
@@ -1141,6 +1131,24 @@ def _rows_block(rows: list) -> pa.Table:
         else:
             arrays.append(pa.array([r[name] for r in rows], f.type))
     return pa.Table.from_arrays(arrays, schema=BLOCK_SCHEMA)
+
+
+def report_file_structure(report: dict, summary: Counter, *, file_error: Optional[str], truncation: Optional[dict],
+                          skipped_blocks: int, impossible_timestamps: int) -> None:
+    """What a capture's report and the job's summary say of its file structure
+    (both engines: the cluster engine merges it from its ranges).  Damage after
+    the first frame ends the capture, not the job (docs/ROBUSTNESS.md): the
+    frames before it are converted and it is counted."""
+    if file_error is not None:
+        summary["captures ended by a file error"] += 1
+        report["file_error"] = file_error
+    if truncation is not None:
+        summary["captures cut short"] += 1
+        report["truncation"] = truncation
+    if skipped_blocks:
+        summary["pcapng blocks skipped"] += skipped_blocks
+    if impossible_timestamps:
+        summary["frames with impossible timestamps"] += impossible_timestamps
 
 
 def _trimmer():
