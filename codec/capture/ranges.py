@@ -594,10 +594,11 @@ class RangeReader:
         try:
             yield from self._read(src)
         finally:
-            p = self._parser
-            if p is not None:
-                self.skipped_blocks = dict(getattr(p, "skipped_blocks", None) or {})
-                self.impossible_timestamps = getattr(p, "impossible_timestamps", 0)
+            p = self._parser   # a format parser, or the whole-file reader holding one (gzip)
+            if isinstance(p, CaptureReader):
+                p = getattr(p.parser, "inner", None)
+            self.skipped_blocks = dict(getattr(p, "skipped_blocks", None) or {})
+            self.impossible_timestamps = getattr(p, "impossible_timestamps", 0)
             src.close()
 
     def _read(self, src: _Source):
@@ -611,7 +612,7 @@ class RangeReader:
             src.f.seek(0)
             reader = CaptureReader(src.f, chunk_size=self.chunk_size, strict=self.strict)
             number = self.first_number - 1
-            self._parser = _Inner(reader)
+            self._parser = reader
             for frame in reader:
                 self.frames += 1
                 yield frame._replace(number=frame.number + number)
@@ -672,17 +673,6 @@ class RangeReader:
                     t = self.truncation
                     raise DecodeError(t.structure, t.field, t.offset,
                                       "file cut short: %d bytes needed, %d present" % (t.needed, t.present))
-
-
-class _Inner:
-    """The format parser inside a whole-file reader, looked up when asked (it
-    is known once the reader has read the file's first bytes)."""
-
-    def __init__(self, reader: CaptureReader):
-        self._reader = reader
-
-    def __getattr__(self, name: str):
-        return getattr(getattr(self._reader.parser, "inner", None), name)
 
 
 def read_range(source, rng: ByteRange, *, first_number: int = 1, scan: RangeScan | None = None,
