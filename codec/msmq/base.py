@@ -306,14 +306,14 @@ class BaseHeader(FixedHeader):
         0x524F494C ([MS-MQQB] 3.1.5.1.2).  A bad version or signature is an
         error even in lenient mode: nothing after it can be trusted.  (The
         framer bounds the packet; ``end`` is not checked here.)"""
-        v = parse_at(cls.LAYOUT, data, offset, cls.STRUCTURE)
-        if v.VersionNumber != C.BASE_VERSION:
+        h = cls.read_fixed(data, offset)
+        if h.VersionNumber != C.BASE_VERSION:
             raise DecodeError(cls.STRUCTURE, "VersionNumber", offset,
-                              "version 0x%02X, MUST be 0x10" % v.VersionNumber)
-        if v.Signature != C.BASE_SIGNATURE:
+                              "version 0x%02X, MUST be 0x10" % h.VersionNumber)
+        if h.Signature != C.BASE_SIGNATURE:
             raise DecodeError(cls.STRUCTURE, "Signature", offset + 4,
                               "signature %r, MUST be 0x524F494C ('LIOR')" % bytes(data[offset + 4:offset + 8]))
-        return cls(**{name: v[name] for name in cls.FIELDS}), offset + cls.SIZE
+        return h, offset + cls.SIZE
 
     def check_encode(self) -> None:
         if self.PacketSize is None:
@@ -442,15 +442,15 @@ class PingPacket(FixedHeader):
 
     @classmethod
     def decode(cls, data, offset=0, end=None, *, lenient=False, warnings=None):
-        v = parse_at(cls.LAYOUT, data, offset, cls.STRUCTURE)
-        if v.Signature != C.PING_SIGNATURE:
+        h = cls.read_fixed(data, offset)
+        if h.Signature != C.PING_SIGNATURE:
             raise DecodeError(cls.STRUCTURE, "Signature", offset + 2,
-                              "signature 0x%04X, MUST be 0x5548" % v.Signature)
-        return cls(**{name: v[name] for name in cls.FIELDS}), offset + cls.SIZE
+                              "signature 0x%04X, MUST be 0x5548" % h.Signature)
+        return h, offset + cls.SIZE
 
     @json_ready
     def to_dict(self) -> dict:
-        d: dict[str, Any] = {"packet": "Ping", "PingPacket": FixedHeader.to_dict.__wrapped__(self)}  # type: ignore[attr-defined]
+        d: dict[str, Any] = {"packet": "Ping", "PingPacket": FixedHeader.to_dict(self)}
         if self.trailing:
             d["trailing"] = self.trailing
         if self.warnings:
