@@ -5,7 +5,9 @@
   row groups, for both capture pipelines; a writer's failure reaches the
   caller; the writers' queues are bounded; the Spark engine rejects it.
 * ``python -m mqcodec pcap2parquet`` never imports pandas (both capture
-  pipelines, the real capture and an empty one).
+  pipelines, the real capture and an empty one); with the compiled core, a
+  capture with no message imports neither the IBM MQ call declarations, nor
+  construct, nor ``pyarrow.compute``.
 """
 from __future__ import annotations
 
@@ -205,8 +207,15 @@ def test_spark_engine_rejects_threads(tmp_path):
 # ---------------------------------------------------------------------------
 # start: no pandas on the conversion path
 # ---------------------------------------------------------------------------
+#: what a capture with no message does not need: the IBM MQ call declarations and
+#: construct (the pure readers and decoders), Arrow's compute functions (about 50 ms
+#: of wrapping at import), numpy.ma (imported by the first plain np.unique)
+HEAVY = ("mqcodec.ibmmq.calls", "mqcodec.ibmmq.conversation", "construct", "pyarrow.compute", "numpy.ma",
+         "mqcodec.ccsid")
+
 _WRAPPER = """\
 import json, runpy, sys
+HEAVY = %r
 sys.argv = ["mqcodec"] + sys.argv[1:]
 status = 0
 try:
@@ -214,7 +223,8 @@ try:
 except SystemExit as exc:
     status = exc.code
 print(json.dumps({"status": status, "pandas": sorted(m for m in sys.modules if m.split(".")[0] == "pandas"),
-                  "pyarrow": "pyarrow" in sys.modules}), file=sys.stderr)
+                  "pyarrow": "pyarrow" in sys.modules,
+                  "heavy": sorted(m for m in HEAVY if m in sys.modules)}), file=sys.stderr)
 """
 
 
@@ -236,13 +246,18 @@ def test_pcap2parquet_does_not_import_pandas(tmp_path, impl, which, empty_captur
         pytest.skip("pandas not installed: nothing to check")
     capture = {"real": JMS, "empty": empty_capture, "simulated": simulated}[which]
     wrapper = tmp_path / "wrapper.py"
-    wrapper.write_text(_WRAPPER)
+    wrapper.write_text(_WRAPPER % (HEAVY,))
     r = subprocess.run([sys.executable, str(wrapper), "pcap2parquet", str(capture), "-o", str(tmp_path / "o"),
                         "--capture-impl", impl, "--threads", "2"], capture_output=True)
     state = json.loads(r.stderr.decode().strip().splitlines()[-1])
     assert state["status"] == 0, r.stderr
     assert state["pyarrow"]  # the job did run
     assert state["pandas"] == []
+    if which == "empty" and impl == "c":
+        # a fast start (issue 18): the compiled engine imports what a capture needs, when it needs it
+        assert state["heavy"] == []
+    elif which == "real":
+        assert "mqcodec.ibmmq.calls" in state["heavy"]   # (the probe sees what is imported)
     report = json.loads(r.stdout)
     frames = {"real": 695, "empty": 0}.get(which)
     if frames is not None:
@@ -258,14 +273,14 @@ def test_pcap2parquet_does_not_import_pandas(tmp_path, impl, which, empty_captur
 
 
 def test_lazy_packages_resolve_every_public_name():
-    """mqcodec.ibmmq and mqcodec.msmq import their modules on first use
+    """mqcodec.ibmmq, .msmq, .capture and .convert import their modules on first use
     (mqcodec._lazy): every name of their __all__ still resolves, to the
     object its module defines, and from-imports and dir() see them."""
     import importlib
 
     from mqcodec import _lazy
 
-    for package in ("mqcodec.ibmmq", "mqcodec.msmq"):
+    for package in ("mqcodec.ibmmq", "mqcodec.msmq", "mqcodec.capture", "mqcodec.convert"):
         mod = importlib.import_module(package)
         names = _lazy._names(mod.__file__)
         assert names, package

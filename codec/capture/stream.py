@@ -22,7 +22,6 @@ from collections import Counter
 
 from .ipfrag import FragmentReassembler, IPv4Fragment
 from .packet import Skipped, TCPSegment, UDPDatagram, decode_frame, decode_reassembled
-from .reader import open_capture
 from .tcp import TCPReassembler
 
 __all__ = ["CaptureProcessor", "iter_capture_events"]
@@ -116,6 +115,8 @@ class CaptureProcessor:
 def iter_capture_events(source, *, strict: bool = False, processor: CaptureProcessor | None = None, **options):
     """Yield every event of a capture file (path or binary file object)."""
     proc = processor if processor is not None else CaptureProcessor(**options)
+    from .reader import open_capture   # (here: CaptureProcessor alone needs no file reader)
+
     reader = open_capture(source, strict=strict)
     for frame in reader:
         yield from proc.feed(frame)

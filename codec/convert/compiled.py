@@ -57,7 +57,7 @@ def _chunks(source, errors=None, where=None):
 
 
 def _pieces(source, where=None):
-    from ..capture.reader import GZIP_MAGIC, Gunzip as _Gunzip
+    from ..capture.gunzip import GZIP_MAGIC, Gunzip as _Gunzip
 
     src = reopen(source)
     if isinstance(src, (bytes, bytearray, memoryview)):
@@ -257,12 +257,12 @@ class _Held:
     def settle(self, conv, core, new, produced: Counter, *, final: bool = False) -> int:
         """Add ``new`` rows; write those that are final (all of them with ``final``
         except replayed connections'); returns the number written."""
+        parts = [t for t in (self.table, new) if t is not None and t.num_rows]
+        if not parts:
+            return 0   # (before the imports: a capture with no message pays for neither)
         from ..capture.tcp import OVERLAP_WINDOW
         import pyarrow.compute as pc
 
-        parts = [t for t in (self.table, new) if t is not None and t.num_rows]
-        if not parts:
-            return 0
         t = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
         conn = t.column("_conn").to_numpy()
         dirs = t.column("_dir").to_numpy().astype(np.int64)
@@ -399,7 +399,7 @@ def _units(conv, core, b: dict, is_unit, name: str, conns: dict, produced: Count
     units = np.flatnonzero(is_unit)
     conn_u = np.asarray(b["conn"], dtype=np.int64)[units]
     dir_u = np.asarray(b["direction"], dtype=np.int64)[units]
-    for c in np.unique(conn_u).tolist():
+    for c in set(conn_u.tolist()):   # (not np.unique: its first plain call imports numpy.ma)
         if c not in conns:
             conns[c] = core.connection(c)
     starts = offsets[units] - base
@@ -491,7 +491,7 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     not a whole capture, :func:`mqcodec.convert.spool.spool`); ``tcp_stream`` is then the number of
     the frame that opened the connection and the opening frames go to
     ``conv.opening_frames`` (``Converter.add_frames``)."""
-    from ..capture import CaptureProcessor, open_capture
+    from ..capture.stream import CaptureProcessor
 
     opts = conv.options
     from ..capture.budget import DEFAULT_LIMIT
@@ -563,6 +563,8 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     reader: Any
     if core.stop is not None:
         # the pure reader's account of the damaged or cut file: it stops where the core stopped
+        from ..capture.reader import open_capture
+
         reader = open_capture(reopen(source))
         for _ in frames_until_error(reader, file_error):
             pass

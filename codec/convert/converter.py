@@ -200,17 +200,25 @@ class Converter:
     def _start_capture(self, index: int, *, same_keys: bool = False) -> None:
         """The per-capture state, for capture ``index`` (``same_keys``: keep
         the message_key rank state of the last call for this index)."""
-        from ..ibmmq import conversation
-
-        # the tracker compiled (mqcodec._ext.conversation: the same source) with the compiled core
-        tracker = _impl.pick("conversation", self.options.capture_impl or self.options.impl,
-                             what="conversation tracker") or conversation
         if not (same_keys and self._capture_index == index):
             self.keys = _keys.MessageKeys(index)
         self._capture_index = index
-        self._tracker = tracker.CallTracker()
+        self._tracker = None   # made by the capture's first IBM MQ unit (_calls_tracker)
         self._ranks = {}
         self._core_links = deque()
+
+    def _calls_tracker(self):
+        """The capture's conversation state machine, made when its first IBM MQ
+        unit comes (a capture without one does not import the IBM MQ call
+        declarations): the tracker compiled (mqcodec._ext.conversation, the same
+        source) with the compiled core, else the pure one."""
+        if self._tracker is None:
+            from ..ibmmq import conversation
+
+            tracker = _impl.pick("conversation", self.options.capture_impl or self.options.impl,
+                                 what="conversation tracker") or conversation
+            self._tracker = tracker.CallTracker()
+        return self._tracker
 
     def add_frames(self, frames, name: str, *, index: int = 0) -> list[int]:
         """Convert frames of a capture that are not the whole capture -- one
@@ -544,7 +552,7 @@ class Converter:
         k = _keys.count_in_frame(self._ranks.setdefault((stream, direction), {}), frame)
         call_key = _keys.make_key(self.keys.base, frame, k)
         cols = decode_unit(data, length)
-        att = self._tracker.unit(call_key, stream, ts, cols)
+        att = self._calls_tracker().unit(call_key, stream, ts, cols)
         row = cols
         row.update(call_key=call_key, capture=capture, frame=frame, src_ip=src, src_port=sport,
                    dst_ip=dst, dst_port=dport, tcp_stream=stream, stream_offset=offset, length=length,
@@ -611,7 +619,7 @@ class Converter:
         keys = keys_a.tolist()
         known_ts = ts >= 0
         ts_l = ts.tolist() if known_ts.all() else [t if t >= 0 else None for t in ts.tolist()]
-        att = self._tracker.units(keys, stream_l, ts_l, {k: _pylist(decoded.column(k)) for k in TRACKED})
+        att = self._calls_tracker().units(keys, stream_l, ts_l, {k: _pylist(decoded.column(k)) for k in TRACKED})
         qn, qm, rck = att.queue_name, att.queue_manager, att.request_call_key
         lat = [None if x is None else x // 1000 for x in att.latency_ns]
         # where each unit was seen, as columns

@@ -222,7 +222,7 @@ def _pcf_parameters() -> pa.Schema:
 
 
 def _mq_calls() -> pa.Schema:
-    from ..ibmmq.calls import CALL_COLUMNS
+    from ..ibmmq.call_columns import CALL_COLUMNS
 
     fields = [pa.field("call_key", pa.int64(), nullable=False)]
     fields += [f for f in COMMON if f.name not in ("message_key", "kind", "error", "error_structure",

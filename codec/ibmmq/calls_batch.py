@@ -145,7 +145,7 @@ def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
     little = bo == 2
     encoding, ccsid = r.i32(hlen - 8, little), r.i16(hlen - 4, little)
     known = np.zeros(n, dtype=bool)
-    for c in np.unique(ccsid[fast]).tolist():
+    for c in sorted(set(ccsid[fast].tolist())):   # (not np.unique: its first plain call imports numpy.ma)
         if c > 0 and is_known(c):
             known |= ccsid == c
     ccsid_eff = np.where(known, ccsid, 819)

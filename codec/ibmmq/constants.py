@@ -27,6 +27,7 @@ KeyError for a name that is not in the family.
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, cast
 
 from .constants_data import DATA
@@ -75,17 +76,28 @@ class ConstantFamily:
     def __init__(self, prefix: str, items: Mapping[str, object], preferred: Iterable[str] = ()):
         self.prefix = prefix
         self._by_name = dict(items)
-        self._by_value: dict[object, str] = {}
-        self._names_by_value: dict[object, list[str]] = {}
+        self._preferred = tuple(preferred)
+
+    # the value -> name indexes, made on first use: importing the constants costs
+    # no work per family (a command that names nothing does not pay for them)
+    @cached_property
+    def _by_value(self) -> dict[object, str]:
+        by_value: dict[object, str] = {}
         for name, value in self._by_name.items():
-            if is_range_marker(name):
-                continue
-            key = _key(value)
-            self._by_value.setdefault(key, name)  # first name wins for aliases
-            self._names_by_value.setdefault(key, []).append(name)
-        for name in preferred:
+            if not is_range_marker(name):
+                by_value.setdefault(_key(value), name)  # first name wins for aliases
+        for name in self._preferred:
             if name in self._by_name:
-                self._by_value[_key(self._by_name[name])] = name
+                by_value[_key(self._by_name[name])] = name
+        return by_value
+
+    @cached_property
+    def _names_by_value(self) -> dict[object, list[str]]:
+        names: dict[object, list[str]] = {}
+        for name, value in self._by_name.items():
+            if not is_range_marker(name):
+                names.setdefault(_key(value), []).append(name)
+        return names
 
     def name_of(self, value, default=None):
         try:
