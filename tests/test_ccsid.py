@@ -170,3 +170,33 @@ def test_unknown_ccsid_is_never_guessed():
 def test_unmappable_character_is_an_encode_error_for_icu_too():
     with pytest.raises(EncodeError, match="CCSID 939"):
         ccsid.encode_text("\U0001F600", 939)
+
+
+def test_tables_module_is_what_the_converters_give():
+    """mqcodec.ccsid_tables (data, read by the compiled decoders at import) is
+    exactly what ``python -m mqcodec.ccsid`` generates from the installed
+    converters: a converter that changes shows here as a difference."""
+    import pathlib
+
+    from mqcodec import ccsid_tables
+
+    assert pathlib.Path(ccsid_tables.__file__).read_text(encoding="utf-8") == ccsid.tables_source()
+    assert set(ccsid_tables.SINGLE_BYTE) == {c for c in set(ccsid.CCSID_CODECS) | set(ccsid.ICU_CONVERTERS)
+                                            if ccsid.is_single_byte(c)}
+
+
+def test_converters_load_on_first_use():
+    """Importing mqcodec.ccsid and a compiled decoder (which builds its tables
+    from the data) loads neither the ebcdic package nor PyICU; the first
+    conversion that needs one loads it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, importlib, mqcodec.ccsid as c\n"
+            "from mqcodec import _impl\n"
+            "_impl.pick('mq_batch', None)\n"
+            "print(sorted(m for m in ('ebcdic', 'icu') if m in sys.modules))\n"
+            "c.decode_text(b'\\xc1', 1047); print(sorted(m for m in ('ebcdic', 'icu') if m in sys.modules))\n"
+            "c.decode_text(b'\\xc1', 420); print(sorted(m for m in ('ebcdic', 'icu') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[:3] == ["[]", "['ebcdic']", "['ebcdic', 'icu']"]
