@@ -130,6 +130,32 @@ def test_background_sink_keeps_order_and_bounds_its_queue():
     assert max(waits) > 0.005  # the caller waited on a full queue
 
 
+def test_background_sink_starts_its_workers_with_the_first_big_table():
+    """With start_rows the tables smaller than it are written by the caller
+    until the first one that is not; from then on the workers write, and every
+    table keeps its order."""
+    inner = _SlowSink()
+    sink = sinks.BackgroundSink(inner, workers=2, start_rows=5)
+    for n in (1, 4, 2):
+        sink(tables.MQ_MESSAGES, _rows(n))
+        sink(tables.MQ_CALLS, _rows(n))
+    assert inner.thread_names == {threading.current_thread().name} and not sink._threads
+    for n in (5, 1, 3):   # 5 rows: the workers start; the small tables after it are theirs too
+        sink(tables.MQ_MESSAGES, _rows(n))
+        sink(tables.MQ_CALLS, _rows(n))
+    sink.close()
+    for t in (tables.MQ_MESSAGES, tables.MQ_CALLS):
+        assert [n for name, n in inner.got if name == t] == [1, 4, 2, 5, 1, 3]
+    assert {"mqcodec-writer-0", "mqcodec-writer-1"} <= inner.thread_names
+    assert len(inner.thread_names) == 3
+
+    inner = _SlowSink()
+    sink = sinks.BackgroundSink(inner, workers=1, start_rows=100)
+    sink(tables.MQ_MESSAGES, _rows(3))
+    sink.close()   # no worker ever started: nothing to join
+    assert inner.got == [(tables.MQ_MESSAGES, 3)] and inner.closed is True
+
+
 def test_background_sink_workers_per_table():
     inner = _SlowSink()
     sink = sinks.BackgroundSink(inner, workers=4)

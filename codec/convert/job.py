@@ -33,7 +33,9 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
     sink: Any = DatasetSink(outdir, partition_by=partition_by)
     writers = writer_threads(options.threads)
     if writers:
-        sink = BackgroundSink(sink, workers=writers)
+        # the writers start with the first chunk of at least a quarter of chunk_messages
+        # rows: a small capture (one small chunk at its end) is written by this thread
+        sink = BackgroundSink(sink, workers=writers, start_rows=max(1, options.chunk_messages // 4))
     failed: list = []  # what writing raised: an output error (a full disk), not an unreadable input
 
     def write(table: str, rows: pa.Table) -> None:

@@ -115,11 +115,16 @@ class BackgroundSink:
     ``max_pending`` tables; past that the caller waits, so memory stays a few
     chunks whatever the capture's size.  An exception of a worker (a full
     disk, say) is raised again in the caller, by its next call or by
-    :meth:`close`; the tables given after it are dropped, not written."""
+    :meth:`close`; the tables given after it are dropped, not written.
 
-    def __init__(self, sink, *, workers: int = 1, max_pending: int = 2 * len(TABLES)) -> None:
+    ``start_rows``: the workers start with the first table of at least that
+    many rows; the smaller tables given before it are written by the caller
+    (nothing is queued yet, so the order holds).  A small job then never
+    pays for handing the GIL back and forth between threads that have
+    nothing to overlap (0: the workers start at once)."""
+
+    def __init__(self, sink, *, workers: int = 1, max_pending: int = 2 * len(TABLES), start_rows: int = 0) -> None:
         import queue
-        import threading
 
         if workers < 1:
             raise ValueError("workers must be >= 1, not %r" % (workers,))
@@ -127,6 +132,14 @@ class BackgroundSink:
         self._error: Optional[BaseException] = None
         self._reported = False  # the caller has seen self._error
         self._queues: list = [queue.Queue(maxsize=max(1, max_pending)) for _ in range(workers)]
+        self._threads: list = []
+        self._start_rows = start_rows
+        if start_rows <= 0:
+            self._start()
+
+    def _start(self) -> None:
+        import threading
+
         self._threads = [threading.Thread(target=self._run, args=(q,), name="mqcodec-writer-%d" % i, daemon=True)
                          for i, q in enumerate(self._queues)]
         for t in self._threads:
@@ -138,6 +151,11 @@ class BackgroundSink:
 
     def __call__(self, table: str, rows: pa.Table) -> None:
         self._raise()
+        if not self._threads:
+            if rows.num_rows < self._start_rows:
+                self.sink(table, rows)
+                return
+            self._start()
         self._queue(table).put((table, rows))  # waits while the worker's queue is full
 
     def _run(self, q) -> None:
@@ -162,10 +180,11 @@ class BackgroundSink:
         ``sink`` (see :meth:`DatasetSink.close`).  After a worker's exception
         ``sink`` is closed without completing the tables, and the exception
         is raised unless a call raised it already."""
-        for q in self._queues:
-            q.put(None)
-        for t in self._threads:
-            t.join()
+        if self._threads:
+            for q in self._queues:
+                q.put(None)
+            for t in self._threads:
+                t.join()
         if self._error is not None:
             self.sink.close(complete=False)
             if not self._reported:
