@@ -835,7 +835,7 @@ def _overflow(what):
 
 
 # ------------------------------------------------------------------- entry
-def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, first=0):
+def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, first=0, parameters=True):
     """Decode PCF records ``buf[offsets[i]:offsets[i+1]]``.
 
     ``buf``: any contiguous bytes-like; ``offsets``: n+1 offsets (any integer
@@ -845,7 +845,9 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
     EBCDIC MQEPH StrucId).  ``first``: the number of the first record
     (the ``record`` columns count from it).  Returns ``(headers,
     parameters)`` as ``pyarrow.RecordBatch`` in the schemas of
-    ``mqcodec.batch.schema``.
+    ``mqcodec.batch.schema``.  ``parameters`` False: pass 1 alone (every
+    check, so the headers and errors are the same), the parameters batch
+    empty.
     """
     from mqcodec.batch.schema import PCF_HEADERS, PCF_PARAMETERS
 
@@ -862,6 +864,7 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
     cdef int32_t cs = int(ccsid) if has_ccsid else DEFAULT_CCSID
     cdef const uint8_t* base = &data[0]
     cdef bint has_valid = valid is not None
+    cdef bint want_params = bool(parameters)
     cdef Cols c
     cdef Hdr h
     cdef int j
@@ -903,6 +906,8 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
             _record(&c, &h, base, offs[r], offs[r + 1] - offs[r], r, forced, has_ccsid, cs, enc_given)
 
     # ---- allocate every parameter column once, with exact sizes
+    if not want_params:   # the headers alone: no parameter is written
+        c.np = c.ni = c.nsl = c.nb = c.nsv_raw = c.nsl_raw = 0
     cdef int64_t npar = c.np, ni = c.ni, nsl = c.nsl, nb = c.nb
     cdef int64_t sv_cap = c.nsv_raw + 64, sl_cap = c.nsl_raw + 64
     cdef int v
@@ -951,10 +956,11 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
     try:
         _reserve(&c.sv, sv_cap)
         _reserve(&c.sl, sl_cap)
-        with nogil:
-            for r in range(nrec):
-                if h.h_ok[r]:
-                    _record(&c, &h, base, offs[r], offs[r + 1] - offs[r], r, forced, has_ccsid, cs, enc_given)
+        if want_params:
+            with nogil:
+                for r in range(nrec):
+                    if h.h_ok[r]:
+                        _record(&c, &h, base, offs[r], offs[r + 1] - offs[r], r, forced, has_ccsid, cs, enc_given)
         if c.sv_over:
             raise _overflow("string_value")
         if c.sl_over:

@@ -86,13 +86,17 @@ class Decoder:
     ``rows``.  ``children``: ``(name, schema of the child table)``; the child
     table carries ``record`` and is what :func:`explode_children` returns
     (``name`` names it, e.g. ``"parameters"``).  Each may be the object
-    itself or ``"module:attribute"``.
+    itself or ``"module:attribute"``.  ``rows_only``: keyword arguments
+    that make ``function`` skip its child table (returned empty), for the
+    callers that read the rows alone (:func:`decode_arrow` and every column
+    UDF).
     """
 
     name: str
     function: Any
     schema: Any
     children: tuple[str, Any] | None = None
+    rows_only: Any = None   # a dict of keyword arguments, or None
 
     def batch_function(self) -> Callable:
         return _resolve(self.function)
@@ -137,16 +141,17 @@ class Decoder:
 DECODERS: dict[str, Decoder] = {}
 
 
-def register(name: str, function: Any, schema: Any, children: tuple[str, Any] | None = None) -> Decoder:
+def register(name: str, function: Any, schema: Any, children: tuple[str, Any] | None = None,
+             rows_only: dict | None = None) -> Decoder:
     """Add (or replace) a batch decoder under ``name``."""
-    dec = Decoder(name, function, schema, children)
+    dec = Decoder(name, function, schema, children, rows_only)
     DECODERS[name] = dec
     return dec
 
 
 # The registry: one line a decoder.
 register("pcf", "mqcodec.batch:decode_pcf_batch", "mqcodec.batch.schema:PCF_HEADERS",
-         children=("parameters", "mqcodec.batch.schema:PCF_PARAMETERS"))
+         children=("parameters", "mqcodec.batch.schema:PCF_PARAMETERS"), rows_only={"parameters": False})
 register("mq", "mqcodec.batch:decode_mq_batch", "mqcodec.batch.schema:MQ_MESSAGES")
 register("msmq", "mqcodec.batch:decode_msmq_batch", "mqcodec.batch.schema:MSMQ_PACKETS")
 
@@ -202,14 +207,19 @@ def _columns(table: pa.RecordBatch, schema: pa.Schema) -> list[pa.Array]:
     return [table.column(f.name) for f in schema]
 
 
-def decode_rows(records: Any, kind: "str | Decoder", **options) -> tuple[pa.RecordBatch, pa.Table | None]:
+def decode_rows(records: Any, kind: "str | Decoder", *, children: bool = True,
+                **options) -> tuple[pa.RecordBatch, pa.Table | None]:
     """Run the batch decoder ``kind``: ``(rows, children)`` with the
     ``record`` column kept, rows in record order as one record batch, the
     child table as the decoder made it (a ``pa.Table``, possibly of several
     batches: nothing is copied for a caller that does not read it; None for
-    a decoder without a child table)."""
+    a decoder without a child table).  ``children`` False: the caller reads
+    the rows alone, and the decoder skips its child table where it can
+    (``Decoder.rows_only``; the child table is then empty)."""
     dec = get(kind)
     arr = _binary(records)
+    if not children and dec.rows_only:
+        options = {**dec.rows_only, **options}
     out = dec.batch_function()(arr, **options)
     if dec.children is None:
         rows, kids = out, None
@@ -236,7 +246,7 @@ def decode_arrow(records: Any, kind: "str | Decoder", *, target: pa.DataType | N
     :func:`explode_children` the child rows in Spark.  ``options`` go to the
     batch function (e.g. ``encoding=546`` for PCF)."""
     dec = get(kind)
-    rows, _ = decode_rows(records, dec, **options)
+    rows, _ = decode_rows(records, dec, children=False, **options)
     return _struct(rows, dec.arrow_schema(), target)
 
 

@@ -134,6 +134,22 @@ def test_error_rows_keep_raw_bytes_and_drop_parameters(impl):
     assert b.parameters.column("record").to_pylist() == [0]
 
 
+def test_headers_alone_are_the_same_headers(impl, vectors):
+    """parameters=False: the same headers (errors of bad parameters included:
+    every record is still walked whole), an empty parameters table of the
+    same schema."""
+    good = _cfh("<", 1) + struct.pack("<4i", 3, 16, 1, 7)
+    bad = _cfh("<", 2) + struct.pack("<4i", 3, 16, 1, 7) + struct.pack("<4i", 3, 99, 2, 8)
+    recs = [good, bad, None, b"\x00" * 3, (vectors / "ibmmq" / "statistics_q.dat").read_bytes(),
+            (vectors / "ibmmq" / "pcf_with_cfif.dat").read_bytes()]
+    whole = decode_pcf_batch(recs, impl=impl)
+    alone = decode_pcf_batch(recs, impl=impl, parameters=False)
+    assert alone.headers.equals(whole.headers)
+    assert alone.parameters.num_rows == 0 and alone.parameters.schema.equals(whole.parameters.schema)
+    assert whole.parameters.num_rows > 375   # (the whole decode has them: statistics_q alone holds 375)
+    assert alone.headers.column("error_field").to_pylist()[1] == "StrucLength"
+
+
 def test_input_kinds_give_the_same_tables(impl):
     recs = [_cfh("<", 1) + struct.pack("<4i", 3, 16, i, -i) + b"tail" for i in range(5)]
     recs[2] = b"\x00" * 3

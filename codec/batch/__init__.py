@@ -45,7 +45,7 @@ class PcfBatch(NamedTuple):
 
 
 def decode_pcf_batch(records: Any, *, encoding: int | None = None, ccsid: int | None = None,
-                     impl: str | None = None) -> PcfBatch:
+                     impl: str | None = None, parameters: bool = True) -> PcfBatch:
     """Decode many PCF message bodies (MQCFH or MQEPH first) at once.
 
     ``records``: a ``pyarrow`` Binary/LargeBinary array (its buffers are
@@ -58,9 +58,13 @@ def decode_pcf_batch(records: Any, *, encoding: int | None = None, ccsid: int | 
     the ``record`` columns count from 0 over the whole input.  Both tables
     are ``pyarrow.Table`` objects made of one record batch per piece of the
     input (``_front.PCF_CHUNK``); the pieces never change a value.
+    ``parameters`` False: the headers alone (every record is still walked
+    whole, so its errors are the same), the parameters table empty -- what
+    a caller that reads only the headers pays (the Spark ``pcf`` decoder's
+    struct column).
     """
     mod = _PCF.pick(impl)
-    kw = {"encoding": mqlong("encoding", encoding), "ccsid": mqlong("ccsid", ccsid)}
+    kw = {"encoding": mqlong("encoding", encoding), "ccsid": mqlong("ccsid", ccsid), "parameters": bool(parameters)}
     return PcfBatch(*dispatch(
         records, lambda data, offsets, valid, first: mod.decode_pcf_buffers(data, offsets, valid=valid,
                                                                              first=first, **kw),

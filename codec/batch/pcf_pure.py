@@ -35,7 +35,7 @@ _INT_LIST = (_pcf.T_INTEGER_LIST, _pcf.T_INTEGER64_LIST)
 _BYTES = (_pcf.T_BYTE_STRING, _pcf.T_BYTE_STRING_FILTER, _pcf.T_USER)
 
 
-def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, first=0):
+def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, first=0, parameters=True):
     """Decode the records ``buf[offsets[i]:offsets[i+1]]`` (same contract as
     ``mqcodec._ext.pcf_batch.decode_pcf_buffers``)."""
     mv, offs, valid = check_offsets(buf, offsets, valid)
@@ -43,12 +43,14 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
     starts = offs.tolist()
     records = (None if valid is not None and not valid[i] else bytes(mv[starts[i]:starts[i + 1]])
                for i in range(n))
-    return decode_records(records, encoding=encoding, ccsid=ccsid, first=first)
+    return decode_records(records, encoding=encoding, ccsid=ccsid, first=first, parameters=parameters)
 
 
-def decode_records(records, *, encoding=None, ccsid=None, first=0):
+def decode_records(records, *, encoding=None, ccsid=None, first=0, parameters=True):
     """Decode an iterable of ``bytes`` (or None for a null record); record
-    numbers count from ``first``."""
+    numbers count from ``first``.  ``parameters`` False: every record is still
+    decoded whole (a bad parameter fails its record), but the parameters
+    batch is returned empty."""
     h: dict[str, list] = {f.name: [] for f in PCF_HEADERS}
     p: dict[str, list] = {f.name: [] for f in PCF_PARAMETERS}
     for rec, data in enumerate(records, first):
@@ -68,7 +70,8 @@ def decode_records(records, *, encoding=None, ccsid=None, first=0):
         h["parameters_end"].append(len(data) - len(msg.trailing))
         for name in ("error_structure", "error_field", "error_offset", "error_reason", "raw"):
             h[name].append(None)
-        _parameter_rows(p, rec, msg)
+        if parameters:
+            _parameter_rows(p, rec, msg)
     headers = pa.RecordBatch.from_arrays([pa.array(h[f.name], f.type) for f in PCF_HEADERS],
                                          schema=PCF_HEADERS)
     params = pa.RecordBatch.from_arrays([pa.array(p[f.name], f.type) for f in PCF_PARAMETERS],
