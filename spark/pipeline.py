@@ -108,6 +108,8 @@ class _Output:
         parent = self.final.getParent()
         self.tmp = self._Path(parent, ".%s.mqcodec-%s" % (self.final.getName(), uuid.uuid4().hex[:12]))
         self.uri = target
+        #: the temporary folder as a local path when the output is local (file://), else None
+        self.local: Optional[str] = resolve(self.tmp.toString()) if self.fs.getScheme() == "file" else None
 
     def table(self, name: str) -> str:
         return self._Path(self.tmp, name).toString()
@@ -149,7 +151,11 @@ def convert(inputs: Iterable[str], outdir: str, options: Any = None, *, master: 
     ``threads`` (the local engine's :attr:`ConvertOptions.threads
     <mqcodec.convert.ConvertOptions.threads>`) must be None: Spark runs
     as many tasks at once as its master gives (``local[N]``, or the cluster's
-    executor cores), and its JVM writes the Parquet files."""
+    executor cores).
+
+    A local ``outdir`` without ``split_size``: a task per capture writes
+    its tables' Parquet files itself (:func:`_run_in_tasks`); otherwise the
+    data source's rows go through Spark's writer."""
     from mqcodec.convert import ConvertOptions
 
     options = dataclasses.replace(options or ConvertOptions(), **fields)
@@ -190,12 +196,14 @@ def _run(spark, files, outdir, options, *, partition_by, split_size=None, partit
 
     from .datasource import ALL, TAG, register
 
+    out = _Output(spark, outdir)
+    if not split_size and out.local is not None:
+        return _run_in_tasks(spark, files, out, options, partition_by=partition_by)
     register(spark)
     saved = {k: spark.conf.get(k, None) for k in WRITE_CONF}
     for k, v in WRITE_CONF.items():
         spark.conf.set(k, v)
     reader = spark.read.format("mqcodec").option("table", ALL).option("options", options.to_text())
-    out = _Output(spark, outdir)
     figures: dict = {}
     if split_size:
         from .split import split_rows
@@ -245,6 +253,71 @@ def _run(spark, files, outdir, options, *, partition_by, split_size=None, partit
     if split_size:
         merged["summary"].update(figures)
     return merged
+
+
+def _run_in_tasks(spark, files, out: _Output, options, *, partition_by) -> dict:
+    """A task per capture converts it and writes its rows of every table as
+    Parquet files itself (``part-<capture index>``, the local engine's
+    files: :class:`mqcodec.convert.sinks.DatasetSink`) into the output's
+    temporary folder; the driver collects the reports and moves the tables
+    into place.  Nothing goes through the JVM but the reports: the rows are
+    not turned into Spark rows, cached and written again (measured: 35-42 s
+    for a 58 MB capture that way, against 2.4 s for the local engine).
+    For a local output (``file://``, or a plain path: the executors see the
+    same files, as on one machine or a shared mount); other filesystems go
+    through Spark's writer."""
+    from mqcodec.convert.tables import MQ_MESSAGES, MSMQ_PACKETS
+
+    text = options.to_text()
+    root = out.local
+    if root is None:
+        raise ValueError("mqcodec.spark.pipeline: the tasks write only a local output")
+    items = list(enumerate(files))
+    try:
+        reports = spark.sparkContext.parallelize(items, len(items)).map(
+            lambda item: _write_capture(item[0], item[1], root, text, partition_by)).collect()
+        unread = sum(json.loads(r["report"])["summary"].get("captures not read", 0) for r in reports)
+        if unread >= len(files):
+            from mqcodec.convert import NoCaptureRead
+
+            raise NoCaptureRead("no input could be read as a capture: " + "; ".join(
+                "%s: %s" % (c["capture"], c.get("error")) for r in reports for c in json.loads(r["report"])["captures"]))
+        from mqcodec.convert.tables import TABLES
+
+        out.commit(TABLES)
+    except BaseException:
+        out.discard()
+        raise
+    return _merge(sorted(reports, key=lambda r: r["index"]), (MQ_MESSAGES, MSMQ_PACKETS))
+
+
+def _write_capture(index: int, uri: str, root: str, options_text: str, partition_by) -> dict:
+    """On an executor: convert capture ``index`` (``uri``) and write its rows
+    under ``root`` (the job's temporary folder); its report as the data
+    source's ``captures`` row."""
+    from mqcodec.convert import ConvertOptions, Converter
+    from mqcodec.convert.sinks import DatasetSink
+    from mqcodec.errors import DecodeError
+
+    from .storage import display_name, open_input
+
+    options = ConvertOptions.from_text(options_text)
+    sink = DatasetSink(root, partition_by=partition_by, part="part-%05d" % index)
+    conv = Converter(sink, options)
+    name = display_name(uri)
+    source = None
+    try:
+        try:
+            source = open_input(uri)
+            conv.add_capture(source, name=name, index=index)
+        except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
+            conv.not_read(name, exc, index=index)
+        finally:
+            if source is not None and source is not uri:
+                source.close()
+    finally:
+        sink.close(complete=True)
+    return {"index": index, "capture": name, "report": json.dumps(conv.report(top=None), sort_keys=True, default=str)}
 
 
 def _merge(rows: list, tables) -> dict:

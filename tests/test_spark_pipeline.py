@@ -86,3 +86,43 @@ def test_every_conversion_option_reaches_the_tasks(tmp_path, spark):
                          spark=spark)
     with pytest.raises(Exception, match="raw: 'maybe' is not true or false"):
         spark.read.format("mqcodec").option("raw", "maybe").load(str(sim)).count()
+
+
+@pytest.mark.parametrize("partition_by", [None, "date"])
+def test_both_ways_of_writing_give_the_local_engines_files(tmp_path, spark, monkeypatch, partition_by):
+    """A local output is written by the tasks themselves (the local engine's
+    Parquet files, a part file per capture); any other goes through the data
+    source and Spark's writer.  Both give the local engine's rows, summary
+    and layout (the Spark writer forced here by making the output look
+    remote to the engine)."""
+    from mqcodec.convert import convert
+    from mqcodec.spark import pipeline
+
+    sims = []
+    for seed in (12, 13):
+        sims.append(tmp_path / ("sim%d.pcap" % seed))
+        synth.write_capture(str(sims[-1]), seed=seed, messages=8)
+    inputs = [str(p) for p in sims]
+    local = convert(inputs, str(tmp_path / "local"), partition_by=partition_by)
+    tasks = pipeline.convert(inputs, str(tmp_path / "tasks"), spark=spark, partition_by=partition_by)
+    original = pipeline._Output.__init__
+
+    def remote(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        self.local = None
+
+    monkeypatch.setattr(pipeline._Output, "__init__", remote)
+    jvm = pipeline.convert(inputs, str(tmp_path / "jvm"), spark=spark, partition_by=partition_by)
+    for got in (tasks, jvm):
+        summary = dict(got["summary"])
+        assert summary.pop("engine") == "spark"
+        assert summary == local["summary"]
+    for table in TABLES:
+        want = sorted(read_table(str(tmp_path / "local"), table).to_pylist(), key=repr)
+        assert want, table
+        for engine in ("tasks", "jvm"):
+            assert sorted(read_table(str(tmp_path / engine), table).to_pylist(), key=repr) == want, (engine, table)
+    # the tasks' files: one part file per capture (and date), named by the capture's index
+    names = {p.name for p in (tmp_path / "tasks" / "pcf_parameters").iterdir()}
+    assert names == {"part-00000.parquet", "part-00001.parquet"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["jvm", "local", "sim12.pcap", "sim13.pcap", "tasks"]

@@ -56,12 +56,16 @@ class DatasetSink:
 
     NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
-    def __init__(self, outdir: str, *, partition_by: Optional[str] = None, compression: str = "zstd") -> None:
+    def __init__(self, outdir: str, *, partition_by: Optional[str] = None, compression: str = "zstd",
+                 part: str = "part-00000") -> None:
+        """``part``: the name of the part files (without ``.parquet``): each
+        task of the Spark engine writes its capture's own."""
         if partition_by not in (None, "date"):
             raise ValueError("partition_by must be None or 'date', not %r" % (partition_by,))
         self.outdir = outdir
         self.partition_by = partition_by
         self.compression = compression
+        self.part = part
         self._writers: dict[tuple[str, Optional[str]], object] = {}
         self.paths: list[str] = []
 
@@ -86,7 +90,7 @@ class DatasetSink:
             if date is not None:
                 folder = os.path.join(folder, "date=" + date)
             os.makedirs(folder, exist_ok=True)
-            path = os.path.join(folder, "part-00000.parquet")
+            path = os.path.join(folder, self.part + ".parquet")
             w = self._writers[key] = pq.ParquetWriter(path, table_schema(table), compression=self.compression)
             self.paths.append(path)
         w.write_table(rows)  # type: ignore[attr-defined]
