@@ -37,8 +37,8 @@ from typing import Any, Optional, Union
 from .errors import DecodeWarning, EncodeError, MQCodecError
 
 # The converters are loaded on first use, not at import: the ``ebcdic`` package
-# (it registers cp1047, cp277, cp1141..cp1149, ...) before the first Python codec
-# conversion, PyICU (a dependency in pyproject; without it the ICU_CONVERTERS
+# (it registers cp1047, cp277, cp1141..cp1149, ...) when a codec is not found,
+# PyICU (a dependency in pyproject; without it the ICU_CONVERTERS
 # CCSIDs are unknown) before the first ICU one.  The single-byte tables the
 # compiled decoders read are data (:mod:`mqcodec.ccsid_tables`), so a process
 # that decodes no text through a converter loads neither.
@@ -261,8 +261,11 @@ def decode_text(raw: bytes, ccsid: int, *, trim: bool = True) -> str:
     raw = bytes(raw)
     name = CCSID_CODECS.get(ccsid)
     if name is not None:
-        _python_codecs()
-        text = codecs.decode(raw, name, "replace")
+        try:
+            text = codecs.decode(raw, name, "replace")
+        except LookupError:   # a codec of the ebcdic package, not registered yet
+            _python_codecs()
+            text = codecs.decode(raw, name, "replace")
     elif _icu_name(ccsid) is not None:
         text = _icu_decode(raw, ccsid) if raw else ""
     else:
@@ -290,8 +293,11 @@ def decode_or_keep(raw: bytes, ccsid: int, warnings: Optional[list], structure: 
 def _encode(text: str, ccsid: int) -> bytes:
     name = CCSID_CODECS.get(ccsid)
     if name is not None:
-        _python_codecs()
-        return text.encode(name)
+        try:
+            return text.encode(name)
+        except LookupError:   # a codec of the ebcdic package, not registered yet
+            _python_codecs()
+            return text.encode(name)
     if _icu_name(ccsid) is None:
         raise UnknownCCSID(ccsid)
     icu = _icu_module()

@@ -187,8 +187,9 @@ def test_tables_module_is_what_the_converters_give():
 
 def test_converters_load_on_first_use():
     """Importing mqcodec.ccsid and a compiled decoder (which builds its tables
-    from the data) loads neither the ebcdic package nor PyICU; the first
-    conversion that needs one loads it."""
+    from the data) loads neither the ebcdic package nor PyICU, nor does a
+    conversion with a codec of the standard library; the first conversion
+    that needs one loads it."""
     import subprocess
     import sys
 
@@ -196,7 +197,10 @@ def test_converters_load_on_first_use():
             "from mqcodec import _impl\n"
             "_impl.pick('mq_batch', None)\n"
             "print(sorted(m for m in ('ebcdic', 'icu') if m in sys.modules))\n"
+            "c.decode_text(b'QM1', 819); c.decode_text(b'\\xc1', 500); c.encode_text('A', 37)\n"
+            "print(sorted(m for m in ('ebcdic', 'icu') if m in sys.modules))\n"
             "c.decode_text(b'\\xc1', 1047); print(sorted(m for m in ('ebcdic', 'icu') if m in sys.modules))\n"
             "c.decode_text(b'\\xc1', 420); print(sorted(m for m in ('ebcdic', 'icu') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
-    assert out[:3] == ["[]", "['ebcdic']", "['ebcdic', 'icu']"]
+    # (the standard library's codecs, 819, 500, 37, load neither)
+    assert out[:4] == ["[]", "[]", "['ebcdic']", "['ebcdic', 'icu']"]
