@@ -21,6 +21,8 @@ or, the Spark rows interleaved round by round (what BENCHMARKS.md records: on a 
 machine the load changes between rows run one after the other):
       .venv/bin/python benchmarks/bench_spark.py
 (MQCODEC_BENCH_SPARK_N records, default 200,000; MQCODEC_BENCH_SPARK_ROUNDS, default 3).
+The Spark engine against the local engine (:func:`engine_main`):
+      .venv/bin/python benchmarks/bench_spark.py engine
 """
 import os
 import shutil
@@ -185,5 +187,62 @@ def main() -> None:
                                                        min(base) / min(ts)))
 
 
+def engine_main() -> None:
+    """``--engine spark`` against the local engine on the simulator capture
+    (MQCODEC_BENCH_CAPTURE_MESSAGES, default 20,000 here), rounds interleaved:
+    in one warm session (``local[2]``, workers started) against
+    ``convert(threads=1)`` in this process, on one capture and on two copies
+    of it; then whole processes (``python -m mqcodec pcap2parquet``), Spark's
+    start included.  ``python benchmarks/bench_spark.py engine``."""
+    import statistics
+    import subprocess
+    import tempfile
+    import time
+
+    from mqcodec import synth
+    from mqcodec.convert import ConvertOptions, convert
+    from mqcodec.spark import pipeline
+
+    messages = int(os.environ.get("MQCODEC_BENCH_CAPTURE_MESSAGES", "20000"))
+    with tempfile.TemporaryDirectory(prefix="mqcodec-bench-") as tmp:
+        one = os.path.join(tmp, "a.pcap")
+        frames = synth.write_capture(one, seed=1, messages=messages)
+        two = os.path.join(tmp, "b.pcap")
+        shutil.copyfile(one, two)
+        spark = make_session()
+        spark.sparkContext.parallelize([1, 2], 2).map(lambda x: x).collect()   # the workers started
+        rows = {"spark, 1 capture": lambda o: pipeline.convert([one], o, spark=spark),
+                "local --threads 1, 1 capture": lambda o: convert([one], o, ConvertOptions(threads=1)),
+                "spark, 2 captures": lambda o: pipeline.convert([one, two], o, spark=spark),
+                "local --threads 1, 2 captures": lambda o: convert([one, two], o, ConvertOptions(threads=1))}
+        times: dict = {k: [] for k in rows}
+        for _ in range(ROUNDS + 1):
+            for name, run in rows.items():
+                out = os.path.join(tmp, "out")
+                shutil.rmtree(out, ignore_errors=True)
+                t = time.perf_counter()
+                run(out)
+                times[name].append(time.perf_counter() - t)
+        spark.stop()
+        print("%d frames a capture, warm session, %d rounds after a warm-up" % (frames, ROUNDS))
+        print("| row | median s | x local, same captures |")
+        print("|---|---:|---:|")
+        for name, ts in times.items():
+            local = times["local --threads 1, " + name.split(", ")[1]]
+            print("| %s | %.2f | %.2f |" % (name, statistics.median(ts[1:]), statistics.median(local[1:])
+                                            / statistics.median(ts[1:])))
+        cmds = {"local --threads 1": ["--threads", "1"], "spark local[2]": ["--engine", "spark", "--master", "local[2]"]}
+        procs: dict = {k: [] for k in cmds}
+        for _ in range(ROUNDS):
+            for name, extra in cmds.items():
+                out = os.path.join(tmp, "out")
+                shutil.rmtree(out, ignore_errors=True)
+                t = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "mqcodec", "pcap2parquet", one, "-o", out, *extra],
+                               check=True, capture_output=True)
+                procs[name].append(time.perf_counter() - t)
+        print("whole process, 1 capture: " + "; ".join("%s %.2f s" % (k, statistics.median(v)) for k, v in procs.items()))
+
+
 if __name__ == "__main__":
-    main()
+    engine_main() if sys.argv[1:] == ["engine"] else main()
