@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
+import shutil
 import uuid
 from collections import Counter
 from typing import Any, Iterable, Optional
@@ -302,8 +304,20 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
     from .storage import display_name, open_input
 
     options = ConvertOptions.from_text(options_text)
-    sink = DatasetSink(root, partition_by=partition_by, part="part-%05d" % index)
-    conv = Converter(sink, options)
+    # the attempt writes into a folder of its own, moved into place when it succeeds: a retried
+    # or speculative attempt of the same capture never writes into a file another one writes
+    attempt = os.path.join(root, ".attempt-%05d-%s" % (index, uuid.uuid4().hex[:12]))
+    sink = DatasetSink(attempt, partition_by=partition_by, part="part-%05d" % index)
+    failed: list = []   # what writing raised: an output error (a full disk) fails the task
+
+    def write(table: str, rows) -> None:
+        try:
+            sink(table, rows)
+        except BaseException as exc:
+            failed.append(exc)
+            raise
+
+    conv = Converter(write, options)
     name = display_name(uri)
     source = None
     try:
@@ -311,12 +325,19 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
             source = open_input(uri)
             conv.add_capture(source, name=name, index=index)
         except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
+            if failed and exc is failed[-1]:
+                raise
             conv.not_read(name, exc, index=index)
         finally:
             if source is not None and source is not uri:
                 source.close()
-    finally:
         sink.close(complete=True)
+        for path in sink.paths:   # attempt/<table>[/date=...]/part-N.parquet -> root/<table>[/date=...]/
+            final = os.path.join(root, os.path.relpath(path, attempt))
+            os.makedirs(os.path.dirname(final), exist_ok=True)
+            os.replace(path, final)
+    finally:
+        shutil.rmtree(attempt, ignore_errors=True)
     return {"index": index, "capture": name, "report": json.dumps(conv.report(top=None), sort_keys=True, default=str)}
 
 

@@ -126,3 +126,22 @@ def test_both_ways_of_writing_give_the_local_engines_files(tmp_path, spark, monk
     names = {p.name for p in (tmp_path / "tasks" / "pcf_parameters").iterdir()}
     assert names == {"part-00000.parquet", "part-00001.parquet"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["jvm", "local", "sim12.pcap", "sim13.pcap", "tasks"]
+
+
+def test_a_task_that_cannot_write_fails_the_job(tmp_path, spark):
+    """An output the tasks cannot write (here its folder's parent is a file)
+    fails the job with the writing error, in one line, as it fails the local
+    engine (not "no input could be read")."""
+    from mqcodec.convert import convert
+    from mqcodec.spark import pipeline
+
+    sim = tmp_path / "sim.pcap"
+    synth.write_capture(str(sim), seed=12, messages=4)
+    blocker = tmp_path / "afile"
+    blocker.write_text("not a folder")
+    with pytest.raises(OSError, match="Not a directory"):
+        convert([str(sim)], str(blocker / "out"))
+    with pytest.raises(pipeline.SparkJobFailed, match="Not a directory") as info:
+        pipeline.convert([str(sim)], str(blocker / "out"), spark=spark)
+    assert "\n" not in str(info.value)
+    assert blocker.read_text() == "not a folder"
