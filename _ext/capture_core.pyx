@@ -100,13 +100,15 @@ cdef enum:
     R_PENDING_AT_CLOSE = 11
     R_ACK_PAST_HOLE = 12
     R_OVERLAP = 13
+    R_GAP_FRAMER = 14
 
 REPLAY_REASONS = ["out-of-order segment or hole", "snap-length cut payload", "framer bailed",
                   "framer bailed at close", "bytes acknowledged but not captured at close",
                   "FIN acknowledged past a hole", "buffer cap", "frame-mark cap",
                   "protocol detected by content after the stream start", "IPv4-fragmented segment",
                   "reassembly buffer overflow", "hole left at close", "bytes acknowledged past a hole",
-                  "retransmitted or overlapping payload"]
+                  "retransmitted or overlapping payload",
+                  "gap the framer does not follow (MSMQ, or bytes buffered or a unit open at the gap)"]
 
 # slot states
 cdef enum:
@@ -355,6 +357,10 @@ cdef struct Conn:
     int64_t last_frame    # -1: not retired
     int64_t emitted[2]
     int64_t undetected
+    int64_t gaps          # what the core counted of this connection in Stats.gaps ...
+    int64_t gap_bytes
+    int64_t resyncs
+    int64_t resync_bytes
     uint32_t base[2]
     uint8_t has_base[2]
     uint8_t syn[2]
@@ -385,6 +391,12 @@ cdef struct Stats:
     int64_t out_of_order
     int64_t bad_ts            # frames whose time does not fit in int64 ns (ts = TS_UNKNOWN)
     int64_t reasons[16]
+    # the pure converter's summary counters of the connections the core follows
+    # (a connection handed to the replay takes its own back: go_replay)
+    int64_t gaps
+    int64_t gap_bytes
+    int64_t resyncs
+    int64_t resync_bytes
 
 # IPv4 fragment reassembly: mqcodec.capture.ipfrag.FragmentReassembler (defaults
 # of CaptureProcessor) in C.  Datagrams are kept in insertion order (the
@@ -859,6 +871,12 @@ cdef void go_replay(Core* c, Py_ssize_t ci, int reason) noexcept nogil:
     live_free(cn)
     c.st.undetected -= cn.undetected
     cn.undetected = 0
+    # the replay counts this connection's gaps and resynchronisations itself
+    c.st.gaps -= cn.gaps
+    c.st.gap_bytes -= cn.gap_bytes
+    c.st.resyncs -= cn.resyncs
+    c.st.resync_bytes -= cn.resync_bytes
+    cn.gaps = cn.gap_bytes = cn.resyncs = cn.resync_bytes = 0
     c.st.replay += 1
     c.st.reasons[reason] += 1
     check_amb(c, cn)
@@ -1280,8 +1298,60 @@ cdef bint close_half(Core* c, Py_ssize_t ci, int d) noexcept nogil:
         if r != 0:
             go_replay(c, ci, R_FRAMER_CLOSE)
             return False
+        if h.proto == P_MQ and h.mq.resyncs:
+            c.st.resyncs += h.mq.resyncs
+            c.st.resync_bytes += h.mq.resync_bytes
+            cn.resyncs += h.mq.resyncs
+            cn.resync_bytes += h.mq.resync_bytes
     half_free(h)
     return True
+
+
+cdef void deliver_gap(Core* c, Py_ssize_t ci, int d, int64_t n) noexcept nogil:
+    """The pure converter's Gap event for one direction (n > 0 bytes at the
+    direction's next offset, already advanced past them by the caller): counted;
+    the IBM MQ framer follows it (framing.MQStreamFramer.gap) when nothing is
+    buffered and no unit is open; any other framer, or that case: replay."""
+    cdef Conn* cn = &c.conns[ci]
+    cdef Half* h = &cn.live.h[d]
+    c.st.gaps += 1
+    c.st.gap_bytes += n
+    cn.gaps += 1
+    cn.gap_bytes += n
+    if not h.framer_on:
+        if h.proto == P_NONE:
+            return        # no framer (yet): the pure converter only counts the gap
+        if h.proto != P_MQ:
+            go_replay(c, ci, R_GAP_FRAMER)
+            return
+        # known by its port: the pure converter's framer exists from stream offset 0,
+        # so a gap before any byte is the stream's start (else: the replay says)
+        if h.next - n != 0:
+            go_replay(c, ci, R_GAP_FRAMER)
+            return
+        mq_framer_init(&h.mq, 0)
+        if c.units:
+            h.mq.unit_emit = core_emit_unit
+        h.framer_on = True
+    if h.proto != P_MQ or mq_framer_gap(&h.mq, n, h.buf.n) != 0:
+        go_replay(c, ci, R_GAP_FRAMER)
+
+
+cdef void skip_to(Core* c, Py_ssize_t ci, int d, int64_t limit) noexcept nogil:
+    """TCPReassembler._skip_to: [next, limit) declared lost (a Gap), then the
+    waiting segments that became in order delivered."""
+    cdef Conn* cn = &c.conns[ci]
+    cdef Half* h = &cn.live.h[d]
+    cdef int64_t n
+    if limit > h.next:
+        n = limit - h.next
+        h.next = limit
+        h.tail.n = 0
+        deliver_gap(c, ci, d, n)
+        if cn.state == C_REPLAY:
+            return
+    if h.npend:
+        drain(c, ci, d)
 
 cdef void finish_conn(Core* c, Py_ssize_t ci, int64_t last_frame) noexcept nogil:
     """TCPReassembler._finish for a fast-path connection, then _retire."""
@@ -1296,14 +1366,20 @@ cdef void finish_conn(Core* c, Py_ssize_t ci, int64_t last_frame) noexcept nogil
             if h.closed:
                 continue
             if cn.has_base[d]:
-                if h.npend:
-                    go_replay(c, ci, R_PENDING_AT_CLOSE)   # the pure reassembler declares the hole a Gap
+                # TCPReassembler._flush_half: each hole before a waiting segment, then
+                # what the FIN or the highest ACK says was sent, declared lost
+                while h.npend:
+                    skip_to(c, ci, d, h.pend[0].off)
+                    if cn.state == C_REPLAY:
+                        break
+                if cn.state == C_REPLAY:
                     break
                 has_end = h.has_fin or h.has_max_ack
                 end = h.fin if h.has_fin else h.max_ack
                 if has_end and end > h.next:
-                    go_replay(c, ci, R_GAP_AT_CLOSE)      # the pure reassembler declares a Gap
-                    break
+                    skip_to(c, ci, d, end)
+                    if cn.state == C_REPLAY:
+                        break
             if not close_half(c, ci, d):
                 break
     retire(c, ci, last_frame)
@@ -1410,8 +1486,10 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                     go_replay(c, ci, R_OUT_OF_ORDER)
                     return
                 if h.pbytes > c.pure_max_bytes or h.npend > c.pure_max_segments:
-                    go_replay(c, ci, R_PURE_OVERFLOW)
-                    return
+                    # the pure reassembler's "buffer" Gap before the oldest waiting byte
+                    skip_to(c, ci, d, h.pend[0].off)
+                    if cn.state == C_REPLAY:
+                        return
             else:
                 p = pk.payload
                 n = pk.plen
@@ -1445,9 +1523,18 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
             peer.max_ack = aoff
             peer.has_max_ack = True
         if aoff > peer.next and (peer.npend or (peer.has_fin and aoff > peer.fin)):
-            # acknowledged bytes never captured: the pure reassembler declares a Gap
-            go_replay(c, ci, R_ACK_PAST_HOLE if peer.npend else R_ACK_GAP)
-            return
+            # acknowledged bytes never captured: the pure reassembler declares them lost
+            while peer.npend and aoff > peer.next:
+                skip_to(c, ci, 1 - d, min(aoff, peer.pend[0].off))
+                if cn.state == C_REPLAY:
+                    return
+            if peer.has_fin and aoff > peer.fin:
+                skip_to(c, ci, 1 - d, peer.fin)
+                if cn.state == C_REPLAY:
+                    return
+            if peer.has_fin and peer.next >= peer.fin:
+                if not close_half(c, ci, 1 - d):
+                    return
     if cn.live.h[0].closed and cn.live.h[1].closed:
         retire(c, ci, frame)
 
@@ -2396,6 +2483,8 @@ cdef class CaptureCore(_Walker):
                 "budget checks": self.c.budget_checks, "buffered bytes at the largest check": self.c.budget_peak,
                 "pcapng blocks skipped": self.c.skipped_blocks, "open connections": self.c.open_conns,
                 "frames with impossible timestamps": s.bad_ts,
+                "gaps": s.gaps, "gap bytes": s.gap_bytes, "resynchronisations": s.resyncs,
+                "bytes skipped by resynchronisation": s.resync_bytes,
                 "replay reasons": {REPLAY_REASONS[i]: s.reasons[i] for i in range(len(REPLAY_REASONS))
                                    if s.reasons[i]}}
 

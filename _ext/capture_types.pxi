@@ -6,8 +6,9 @@
 # and mqcodec.msmq.framing.MSMQStreamFramer: for the byte streams they accept
 # they emit exactly the Message/Packet events the pure framers emit, in the
 # same order, and they BAIL (return -1) wherever the pure framer would do
-# anything else (a FramingError, a Resynchronised, a layout the fast path does
-# not know).  The capture core then hands the whole connection to the pure
+# anything else (a FramingError, a layout the fast path does not know; a
+# Resynchronised too, but for the IBM MQ framer's after a gap at a segment
+# boundary, which it follows: mq_framer_gap).  The capture core then hands the whole connection to the pure
 # pipeline, which replays it from its first frame and skips the messages the
 # fast path already emitted: those are, by construction, a prefix of the pure
 # framer's messages for that direction.

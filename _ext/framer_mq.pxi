@@ -6,11 +6,13 @@
 # joined across segments, messages found in units) and emits exactly the
 # pure framer's Message events, at the same moment (when the last byte of
 # the segment that completes the unit has arrived).  Everywhere the pure
-# framer would report anything else (a FramingError, a Resynchronised: bad
-# eye-catcher, MQSegmLen out of range, a continuation without a first
-# segment, a unit whose structures do not parse, a joined unit above the
-# size limits, an incomplete stream at close) it returns FRAMER_BAIL, and
-# the pure framer takes the direction over.
+# framer would report anything else (a FramingError: bad eye-catcher,
+# MQSegmLen out of range, a continuation without a first segment, a unit
+# whose structures do not parse, a joined unit above the size limits, an
+# incomplete stream at close) it returns FRAMER_BAIL, and the pure framer
+# takes the direction over.  A gap with nothing buffered and no unit open it
+# follows itself (mq_framer_gap): the Resynchronised at the next segment
+# header, when the bytes after the gap start with one.
 #
 # The rules below follow codec/ibmmq/framing.py (MQStreamFramer._process,
 # _segment, _check_size, _unit, _parse_message_unit) line by line; the
@@ -121,6 +123,13 @@ cdef struct MQPend:
 cdef struct MQFramer:
     int64_t offset         # stream offset of buf[0] at the next run
     int bailed
+    # lost at a gap (the pure framer's LOST state, entered at a gap with nothing
+    # buffered and no open unit): the next bytes must start with a plausible
+    # segment header, else the framer bails (the pure framer would report garbage)
+    int lost
+    int64_t lost_since     # stream offset where sync was lost (the first gap's start)
+    int64_t resyncs        # Resynchronised events so far, and their skipped bytes
+    int64_t resync_bytes
     int npend
     MQPend pend[_MQ_MAX_PEND]   # in the pure framer's dict order
     uint8_t* scratch       # MQMD + data of a message whose bytes are not contiguous
@@ -410,9 +419,22 @@ cdef int _mq_check_size(MQFramer* f, int i) noexcept nogil:
 # ----------------------------------------------------------------------
 # the framer
 # ----------------------------------------------------------------------
+#: tsh.SEGMENT_TYPES: the segment types a plausible header may carry (framing._plausible);
+#: tests/test_framer_mq_compiled.py checks this list against the declaration
+MQ_SEGMENT_TYPE_CODES = list(range(0x01, 0x10)) + list(range(0x81, 0x90)) + list(range(0x91, 0xA0)) \
+    + list(range(0xA1, 0xAB)) + list(range(0xB1, 0xBB))
+cdef uint8_t _MQ_TYPE_KNOWN[256]
+for _t in MQ_SEGMENT_TYPE_CODES:
+    _MQ_TYPE_KNOWN[_t] = 1
+
+
 cdef void mq_framer_init(MQFramer* f, int64_t offset) noexcept nogil:
     f.offset = offset
     f.bailed = 0
+    f.lost = 0
+    f.lost_since = 0
+    f.resyncs = 0
+    f.resync_bytes = 0
     f.npend = 0
     f.scratch = NULL
     f.scap = 0
@@ -500,14 +522,67 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
     return r
 
 
+cdef int _mq_plausible(const uint8_t* buf, Py_ssize_t n) noexcept nogil:
+    """framing._scan at the first byte after a gap: 1 a plausible segment header
+    starts there (framing._plausible), 0 more bytes are needed to tell, -1 no
+    (the pure framer collects garbage: a FramingError to come)."""
+    cdef uint32_t ident, seglen
+    cdef Py_ssize_t hlen
+    if n < 4:
+        return 0                # the pure scan keeps the last 3 bytes and waits
+    ident = _mq_be32(buf)
+    if ident == MQF_ID_TSHM or ident == MQF_ID_TSHM_E:
+        hlen = _MQ_TSHM_LEN
+    elif ident == MQF_ID_TSH or ident == MQF_ID_TSHC or ident == MQF_ID_TSH_E or ident == MQF_ID_TSHC_E:
+        hlen = _MQ_TSH_LEN
+    else:
+        return -1
+    if n < hlen:
+        return 0
+    seglen = _mq_be32(buf + 4)
+    if seglen < <uint32_t>hlen or seglen > MQF_MAX_SEG:
+        return -1
+    if buf[hlen - 20] != 1 and buf[hlen - 20] != 2:
+        return -1
+    if not _MQ_TYPE_KNOWN[buf[hlen - 19]]:
+        return -1
+    return 1
+
+
+cdef int mq_framer_gap(MQFramer* f, int64_t n, Py_ssize_t buffered) noexcept nogil:
+    """framing.MQStreamFramer.gap(n) in the case the fast path follows: nothing
+    buffered and no open multi-segment unit (the pure framer loses sync at
+    the gap; from the first gap on, ``lost_since``).  0, or FRAMER_BAIL (bytes
+    buffered or a unit open: the pure framer reports them as FramingErrors)."""
+    if f.bailed or buffered != 0 or f.npend != 0:
+        f.bailed = 1
+        return FRAMER_BAIL
+    if not f.lost:
+        f.lost = 1
+        f.lost_since = f.offset
+    f.offset += n
+    return 0
+
+
 cdef Py_ssize_t mq_framer_run(MQFramer* f, const uint8_t* buf, Py_ssize_t n, emit_fn emit,
                               void* ctx) noexcept nogil:
-    """framing.MQStreamFramer._process in SYNC state."""
+    """framing.MQStreamFramer._process in SYNC state (and the resynchronisation
+    right after a gap, when the bytes after it start with a segment header)."""
     cdef Py_ssize_t pos = 0, hlen
     cdef uint32_t ident, seglen
-    cdef int tshm
+    cdef int tshm, r
     if f.bailed:
         return FRAMER_BAIL
+    if f.lost:
+        r = _mq_plausible(buf, n)
+        if r == 0:
+            return 0
+        if r < 0:
+            f.bailed = 1
+            return FRAMER_BAIL
+        f.lost = 0              # Resynchronised(offset, offset - lost_since)
+        f.resyncs += 1
+        f.resync_bytes += f.offset - f.lost_since
     while n - pos >= 8:
         ident = _mq_be32(buf + pos)
         if ident == MQF_ID_TSHM or ident == MQF_ID_TSHM_E:
@@ -538,7 +613,7 @@ cdef int mq_framer_close(MQFramer* f, Py_ssize_t remaining) noexcept nogil:
     FramingError in the pure framer."""
     if f.bailed or remaining != 0 or f.npend != 0:
         return FRAMER_BAIL
-    return 0
+    return 0                    # (lost at a gap with nothing after it: nothing to report)
 
 
 # ----------------------------------------------------------------------

@@ -85,6 +85,12 @@ def _same(data, **opts):
 def test_real_capture():
     report = _same(REAL.read_bytes())
     assert report["summary"]["messages"] > 0
+    # its two lost segments (a peer acknowledges past each) fall on segment boundaries: the
+    # core follows the gaps and the resynchronisations itself, as the pure pipeline counts them
+    assert report["summary"].get("connections replayed by the pure pipeline", 0) == 0
+    core = report["captures"][-1]["core"]
+    assert (core["gaps"], core["resynchronisations"]) == (2, 2)
+    assert report["summary"]["gaps"] == 2 and report["summary"]["bytes skipped by resynchronisation"] == 204
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -108,9 +114,12 @@ def test_gzip_and_pcapng():
 @pytest.mark.parametrize("seed", range(6))
 def test_dropped_duplicated_reordered_segments(seed):
     report = _same(_pcap(reordered(_packets(4, 30), seed)))
-    # a gap can only come from the pure reassembler: its connection was replayed
+    # a gap is followed by the core where the IBM MQ framer resynchronises at the next segment
+    # header; any other gap hands its connection to the replay (both counted as the pure
+    # pipeline counts them: _same compares the summaries)
     if report["summary"].get("gaps"):
-        assert report["summary"].get("connections replayed by the pure pipeline", 0) >= 1
+        assert report["captures"][-1]["core"]["gaps"] > 0 or \
+            report["summary"].get("connections replayed by the pure pipeline", 0) >= 1
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -158,7 +167,12 @@ def test_core_giving_up_mid_capture_is_resumed_by_the_pure_pipeline(monkeypatch)
                         start_ns=pk[half][0], step_ns=1)
     hs = a.handshake()
     conv = hs + a.send(0, bytes(range(256)) * 4)
-    del conv[5]                      # a lost segment: the connection goes to replay
+    # the same segment again with other bytes (an overlap conflict): the connection goes to replay
+    b = TcpConversation(("10.9.0.1", 40000), ("10.9.0.2", 9999), isn_client=7, mss=300,
+                        start_ns=pk[half][0], step_ns=1)
+    other = (b.handshake() + b.send(0, bytes(255 - x for x in range(256)) * 4))[5]
+    assert other.length and other.frame != conv[5].frame
+    conv.insert(6, other)
     conv += a.close() + [hs[0]]      # ... is closed both ways, then its SYN again
     data = _pcap(pk[:half] + [(p.ts_ns, p.frame) for p in conv] + pk[half:])
     ours = _convert(data, None, chunk_messages=5)

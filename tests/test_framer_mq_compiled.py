@@ -577,3 +577,11 @@ def test_synth_capture_mutated(seed):
             b[i] ^= 1 << rnd.randrange(8)
         differential(bytes(b), chunk_sizes(len(b), rnd, "random"), start)
         differential(bytes(b[:rnd.randrange(len(b))]), [len(b)], start)
+
+
+def test_segment_types_of_a_plausible_header_are_the_declared_ones():
+    """The compiled resynchronisation (a plausible header after a gap) knows the
+    segment types the pure framer does (tsh.SEGMENT_TYPES)."""
+    from mqcodec.ibmmq.tsh import SEGMENT_TYPES
+
+    assert sorted(_mod.MQ_SEGMENT_TYPE_CODES) == sorted(SEGMENT_TYPES)

@@ -559,6 +559,11 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     undetected = stats.get("bytes in streams of no known protocol", 0)
     if undetected:
         conv.summary["bytes in streams of no known protocol"] += undetected
+    # the gaps and resynchronisations of the connections the core followed (those of the
+    # replayed ones the replay counted)
+    for key in ("gaps", "gap bytes", "resynchronisations", "bytes skipped by resynchronisation"):
+        if stats.get(key):
+            conv.summary[key] += stats[key]
     file_error: list = []
     reader: Any
     if core.stop is not None:
