@@ -1353,8 +1353,35 @@ cdef void skip_to(Core* c, Py_ssize_t ci, int d, int64_t limit) noexcept nogil:
     if h.npend:
         drain(c, ci, d)
 
-cdef void finish_conn(Core* c, Py_ssize_t ci, int64_t last_frame) noexcept nogil:
-    """TCPReassembler._finish for a fast-path connection, then _retire."""
+cdef void count_eof_gaps(Core* c, Py_ssize_t ci, int d) noexcept nogil:
+    """TCPReassembler._flush_half at the end of the capture, as the pure
+    converter takes its events there (``gaps_only``): the Gaps are counted,
+    neither they nor the bytes waiting after them reach the framer."""
+    cdef Conn* cn = &c.conns[ci]
+    cdef Half* h = &cn.live.h[d]
+    cdef int64_t nxt = h.next, end
+    cdef Py_ssize_t k
+    for k in range(h.npend):       # _skip_to(heap[0]) then _drain, entry after entry
+        if h.pend[k].off > nxt:
+            c.st.gaps += 1
+            c.st.gap_bytes += h.pend[k].off - nxt
+            cn.gaps += 1
+            cn.gap_bytes += h.pend[k].off - nxt
+            nxt = h.pend[k].off
+        end = h.pend[k].off + h.pend[k].length
+        if end > nxt:
+            nxt = end
+    end = h.fin if h.has_fin else h.max_ack
+    if (h.has_fin or h.has_max_ack) and end > nxt:
+        c.st.gaps += 1
+        c.st.gap_bytes += end - nxt
+        cn.gaps += 1
+        cn.gap_bytes += end - nxt
+
+
+cdef void finish_conn(Core* c, Py_ssize_t ci, int64_t last_frame, bint eof=False) noexcept nogil:
+    """TCPReassembler._finish for a fast-path connection, then _retire
+    (``eof``: at the end of the capture, see count_eof_gaps)."""
     cdef Conn* cn = &c.conns[ci]
     cdef Half* h
     cdef int d
@@ -1365,7 +1392,9 @@ cdef void finish_conn(Core* c, Py_ssize_t ci, int64_t last_frame) noexcept nogil
             h = &cn.live.h[d]
             if h.closed:
                 continue
-            if cn.has_base[d]:
+            if cn.has_base[d] and eof:
+                count_eof_gaps(c, ci, d)
+            elif cn.has_base[d]:
                 # TCPReassembler._flush_half: each hole before a waiting segment, then
                 # what the FIN or the highest ACK says was sent, declared lost
                 while h.npend:
@@ -2381,7 +2410,7 @@ cdef class CaptureCore(_Walker):
             with nogil:
                 for ci in range(c.nconns):
                     if c.conns[ci].state == C_FAST and not c.conns[ci].retired:
-                        finish_conn(c, ci, c.number - 1)
+                        finish_conn(c, ci, c.number - 1, True)
             if c.oom:
                 raise MemoryError("capture core")
 

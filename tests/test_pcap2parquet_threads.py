@@ -54,11 +54,16 @@ def _files(outdir) -> dict:
 
 
 @pytest.mark.parametrize("impl", ["c", "py"])
-def test_threads_write_the_same_files(tmp_path, simulated, impl):
+def test_threads_write_the_same_files(tmp_path, simulated, impl, monkeypatch):
     """N=1 (no background thread), N=2 (one writer) and N=5 (one writer per
     table): equal tables, row groups included, on the simulator's capture and
     the real one converted in one job, in small chunks (many row groups)."""
     _capture_impl(impl)
+    from mqcodec.convert import compiled
+
+    # the compiled core takes its input in pieces of 8 KiB: a chunk of rows ends after
+    # each piece that makes enough of them (whole MiB pieces: one chunk per capture here)
+    monkeypatch.setattr(compiled, "CHUNK", 8192)
     inputs = [str(simulated), str(JMS)]
     results = {}
     for n in (1, 2, 5):
