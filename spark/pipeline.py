@@ -298,7 +298,7 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
     under ``root`` (the job's temporary folder); its report as the data
     source's ``captures`` row."""
     from mqcodec.convert import ConvertOptions, Converter
-    from mqcodec.convert.sinks import DatasetSink
+    from mqcodec.convert.sinks import DatasetSink, WriteFailures
     from mqcodec.errors import DecodeError
 
     from .storage import display_name, open_input
@@ -308,15 +308,7 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
     # or speculative attempt of the same capture never writes into a file another one writes
     attempt = os.path.join(root, ".attempt-%05d-%s" % (index, uuid.uuid4().hex[:12]))
     sink = DatasetSink(attempt, partition_by=partition_by, part="part-%05d" % index)
-    failed: list = []   # what writing raised: an output error (a full disk) fails the task
-
-    def write(table: str, rows) -> None:
-        try:
-            sink(table, rows)
-        except BaseException as exc:
-            failed.append(exc)
-            raise
-
+    write = WriteFailures(sink)   # what writing raised: an output error (a full disk) fails the task
     conv = Converter(write, options)
     name = display_name(uri)
     source = None
@@ -325,7 +317,7 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
             source = open_input(uri)
             conv.add_capture(source, name=name, index=index)
         except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
-            if failed and exc is failed[-1]:
+            if write.raised_by(exc):
                 raise
             conv.not_read(name, exc, index=index)
         finally:

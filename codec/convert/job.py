@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
-import pyarrow as pa
-
 from ..errors import NoCaptureRead
 from ..progress import CaptureProgress
 from .converter import Converter
 from .keys import check_job_size
 from .options import ConvertOptions, writer_threads
-from .sinks import BackgroundSink, DatasetSink
+from .sinks import BackgroundSink, DatasetSink, WriteFailures
 
 __all__ = ["convert"]
 
@@ -36,15 +34,7 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
         # the writers start with the first chunk of at least a quarter of chunk_messages
         # rows: a small capture (one small chunk at its end) is written by this thread
         sink = BackgroundSink(sink, workers=writers, start_rows=max(1, options.chunk_messages // 4))
-    failed: list = []  # what writing raised: an output error (a full disk), not an unreadable input
-
-    def write(table: str, rows: pa.Table) -> None:
-        try:
-            sink(table, rows)
-        except BaseException as exc:
-            failed.append(exc)
-            raise
-
+    write = WriteFailures(sink)  # what writing raised: an output error (a full disk), not an unreadable input
     conv = Converter(write, options)
     read = 0
     os_errors_only = True
@@ -54,7 +44,7 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
             try:
                 conv.add_capture(path, progress=bar, index=index)
             except (DecodeError, OSError) as exc:
-                if failed and exc is failed[-1]:
+                if write.raised_by(exc):
                     raise
                 conv.not_read(path, exc, index=index)
                 os_errors_only = os_errors_only and isinstance(exc, OSError)

@@ -109,6 +109,27 @@ class DatasetSink:
         return self.paths
 
 
+class WriteFailures:
+    """A sink wrapped so that what writing raises is recognised later: a
+    converter reports an OSError of reading as a capture not read, but an
+    OSError of writing (a full disk) must fail the job.  ``raised_by(exc)``:
+    ``exc`` came from the sink."""
+
+    def __init__(self, sink) -> None:
+        self.sink = sink
+        self.failed: list[BaseException] = []
+
+    def __call__(self, table: str, rows: pa.Table) -> None:
+        try:
+            self.sink(table, rows)
+        except BaseException as exc:
+            self.failed.append(exc)
+            raise
+
+    def raised_by(self, exc: BaseException) -> bool:
+        return bool(self.failed) and exc is self.failed[-1]
+
+
 class BackgroundSink:
     """Hands the tables it is given to ``sink`` (a :class:`DatasetSink`) on
     ``workers`` background threads, so that Parquet encoding and writing --
