@@ -177,7 +177,7 @@ def is_ebcdic(ccsid: int) -> bool:
     """True for an EBCDIC page: byte 0xC1 is "A" (as in every EBCDIC page)."""
     if not is_known(ccsid):
         return False
-    table = single_byte_table(ccsid)
+    table = _table(ccsid)
     if table is not None:
         return table[0xC1] == "A"
     return decode_text(b"\xc1", ccsid, trim=False) == "A"
@@ -198,6 +198,12 @@ def single_byte_table(ccsid: int) -> Optional[list[str]]:
     """The character of each byte 0x00..0xFF of a single-byte ``ccsid``
     (what :func:`decode_text` gives for it, substitution included); None for
     other CCSIDs.  The compiled batch decoders build their tables from it."""
+    table = _table(ccsid)
+    return None if table is None else list(table)
+
+
+def _table(ccsid: int) -> Optional[tuple]:
+    """single_byte_table's table, shared (not copied)."""
     table = _SINGLE_BYTE_TABLES.get(ccsid)
     if table is None:
         if not is_single_byte(ccsid):
@@ -207,7 +213,7 @@ def single_byte_table(ccsid: int) -> Optional[list[str]]:
         text = SINGLE_BYTE.get(ccsid)
         table = tuple(text) if text is not None else converter_table(ccsid)
         _SINGLE_BYTE_TABLES[ccsid] = table
-    return list(table)
+    return table
 
 
 def converter_table(ccsid: int) -> tuple:
