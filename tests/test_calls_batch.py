@@ -17,14 +17,18 @@ from mqcodec.capture.writer import TcpConversation, write_pcap
 from mqcodec.ibmmq.calls import decode_unit
 from mqcodec.ibmmq.calls_batch import DECODED_SCHEMA, decode_units
 from mqcodec.ibmmq.builders import (
-    api_header, default_gmo, default_pmo, encode_get_reply, encode_message_data, encode_put, encode_put_reply,
-    encode_segments,
+    api_header, default_gmo, default_od, default_pmo, encode_async_message, encode_close, encode_close_reply,
+    encode_conn, encode_conn_reply, encode_disc, encode_disc_reply, encode_fcno, encode_get_reply, encode_initial_data, encode_inq,
+    encode_inq_reply, encode_message_data, encode_open, encode_open_reply, encode_put, encode_put1,
+    encode_put_reply, encode_segments, encode_userid_data,
 )
 from mqcodec.ibmmq.headers import MQMD
+from mqcodec.ibmmq.wire import MQOD_LENGTHS
 from mqcodec.ibmmq.message import MQMessage, encode_message
 from mqcodec.convert import ConvertOptions, Converter
 from mqcodec.convert.sinks import TableCollector
 
+from conftest import CAPTURES
 from test_mq_calls import ENGINES
 
 
@@ -114,7 +118,65 @@ def _samples() -> list:
         out.append(encode_segments(0x09, b"", byte_order=order, ebcdic=True))           # EBCDIC TSHM: slow
         out.append(encode_segments(0x05, struct.pack(f + "III", 12, 29, 77), byte_order=order))  # STATUS: slow
         out.append(encode_segments(0xA1, struct.pack(">I", 16) + struct.pack(f + "iII", 0, 0, 7),
-                                   byte_order=order))                                     # XA: slow
+                                   byte_order=order))                                     # XA
+        out += _call_samples(order, f, msg)
+    return out
+
+
+def _od_bytes(order: str, version: int, name: str) -> bytes:
+    """An MQOD of ``version`` naming queue ``name`` (version 3 on: resolved names too)."""
+    f = "<" if order == _LE else ">"
+    od = bytearray(default_od(order, object_name=name))
+    od[4:8] = struct.pack(f + "i", version)
+    od += bytes(MQOD_LENGTHS[version] - len(od))
+    if version >= 3:
+        od[240:336] = b"RESOLVED.Q".ljust(48) + b"QM.R".ljust(48)
+    return bytes(od)
+
+
+def _call_samples(order: str, f: str, msg) -> list:
+    """A unit of every other type decode_unit reads a body of, in ``order``."""
+    out = [encode_conn(qmgr_name="QM1", appl_name="app", appl_type=28, options=0x40, xoptions=1,
+                       fcno=encode_fcno(order), byte_order=order),
+           encode_conn_reply(qmgr_name="QM1", appl_name="app", appl_type=11, byte_order=order),
+           encode_disc(byte_order=order), encode_disc_reply(byte_order=order),
+           encode_close(hobj=3, options=2, byte_order=order), encode_close_reply(hobj=3, byte_order=order),
+           encode_inq(hobj=4, selectors=[13, 20, 2016], int_attr_count=2, char_attr_length=48, byte_order=order),
+           encode_inq_reply(hobj=4, selectors=[13, 20], int_attrs=[7, -1], char_attrs=b"QUEUE.NAME".ljust(48),
+                            byte_order=order),
+           encode_inq_reply(hobj=4, selectors=[], int_attrs=[], char_attrs=b"", byte_order=order),
+           encode_inq_reply(hobj=4, selectors=[1], int_attrs=[9], char_attrs=b"X", byte_order=order)[:-3],
+           encode_initial_data(channel_name="SYSTEM.DEF.SVRCONN", qmgr_name="QM1", byte_order=order),
+           encode_userid_data(user_id="alice", password="secret", long_user_id="alice@example", byte_order=order),
+           encode_userid_data(user_id="bob", byte_order=order),
+           encode_async_message(msg, hobj=9, resolved_q_name="ASYNC.Q", byte_order=order, reason=2079),
+           encode_async_message(msg, hobj=9, resolved_q_name="", byte_order=order),
+           encode_put1(msg, object_name="PUT1.Q", object_qmgr_name="QM2", byte_order=order)]
+    for v in (1, 2, 3, 4):
+        out.append(encode_open(object_name="Q%d" % v, options=0x2010, od_version=v, byte_order=order))
+        out.append(encode_open_reply(object_name="Q%d" % v, options=0x2010, hobj=v, od_version=v,
+                                     byte_order=order))
+        out.append(encode_put1(msg, od=_od_bytes(order, v, "P%d" % v), byte_order=order))
+    od = _od_bytes(order, 3, "SPI.Q")
+    for verb, pad in ((12, b"SPOU" + b"\x00" * 12), (1, b""), (12, b"\x00" * 2)):
+        out.append(encode_segments(0x8C, api_header(order, 0, 0, 0, 6) + struct.pack(f + "III", verb, 1, 4096)
+                                   + pad + od, byte_order=order))
+        out.append(encode_segments(0x9C, api_header(order, 0, 0, 0, 6) + struct.pack(f + "III", verb, 2, 0)
+                                   + pad + od.replace(b"OD  ", "OD  ".encode("cp500")), byte_order=order))
+    user = b"alice"
+    out.append(encode_segments(0x0A, b"CAUT" + struct.pack(f + "IIIII", 2, 1024, 256, len(user), 6) + user
+                               + b"secret", byte_order=order))                          # CONAUTH_INFO
+    out.append(encode_segments(0x0A, b"CAUT" + struct.pack(f + "IIIII", 1, 1024, 256, 0, 0), byte_order=order))
+    out.append(encode_segments(0x05, struct.pack(f + "II", 8, 1), byte_order=order))  # STATUS, no value
+    out.append(encode_segments(0x05, struct.pack(f + "III", 12, 99, 5), byte_order=order))
+    out.append(encode_segments(0x07, struct.pack(f + "I", 12) + b"pingpong", byte_order=order))
+    out.append(encode_segments(0x03, struct.pack(f + "II", 8, 4242), byte_order=order))
+    out.append(encode_segments(0x0C, struct.pack(f + "IIIII", 5, 6, 2, 0, 1), byte_order=order))
+    out.append(encode_segments(0x0F, struct.pack(f + "IiII", 1, 7, 3, 99), byte_order=order))
+    out.append(encode_segments(0x0F, struct.pack(f + "IiII", 1, 7, 300, 0), byte_order=order))
+    out.append(encode_segments(0x0E, struct.pack(f + "IiIIIIiII", 1, 8, 0, 65536, 4096, 0, -1, 0, 1),
+                               byte_order=order))
+    out.append(encode_segments(0xB6, struct.pack(">I", 16) + struct.pack(f + "iII", -3, 2, 1), byte_order=order))
     return out
 
 
@@ -126,6 +188,90 @@ def test_simulator_units_decode_as_one_by_one(simulator_units):
 
 def test_samples_decode_as_one_by_one():
     _same([(u, len(u)) for u in _samples()])
+
+
+def test_real_capture_units_decode_as_one_by_one():
+    """Every unit of the shared real capture (a JMS client: INITIAL_DATA,
+    USERID_DATA, CONAUTH_INFO, MQCONN, SPI, MQOPEN, MQINQ, MQPUT, MQCLOSE,
+    SOCKET_ACTION, STATUS_DATA, MQDISC, ...), whole and damaged."""
+    conv = _Recorder(TableCollector(), ConvertOptions(capture_impl="py"))
+    conv.add_capture(str(CAPTURES / "ibmmq_jms_client_1414.pcap"), name="real")
+    units = conv.units
+    assert len(units) > 200
+    _same(units)
+    damaged = []
+    for u, full in units[::7]:
+        for pos in range(min(len(u), 400)):
+            b = bytearray(u)
+            b[pos] ^= 0xFF
+            damaged.append((bytes(b), full))
+    _same(damaged)
+
+
+def test_well_formed_units_are_read_over_arrays(monkeypatch):
+    """No well-formed unit of the samples or of the real capture goes to
+    decode_unit (one by one, with construct): only EBCDIC structures do."""
+    from mqcodec.ibmmq import calls
+
+    conv = _Recorder(TableCollector(), ConvertOptions(capture_impl="py"))
+    conv.add_capture(str(CAPTURES / "ibmmq_jms_client_1414.pcap"), name="real")
+    samples = [(u, len(u)) for order in ("little", "big")
+               for u in _call_samples(order, "<" if order == _LE else ">", _message(b"m", order))]
+    sent = []
+    monkeypatch.setattr(calls, "decode_unit", lambda unit, length=None: sent.append(unit) or {})
+    _batch(conv.units + samples)
+    # the SPI replies whose MQOD is EBCDIC (4-aligned: the third spelling's is not, so no MQOD is read)
+    assert len(sent) == 4
+    assert all("OD  ".encode("cp500") in u and u[17 if u[:4] == b"TSHM" else 9] == 0x9C for u in sent)
+
+
+def test_layout_is_the_declarations():
+    """calls_batch.LAYOUT's offsets and sizes are those of the construct
+    declarations decode_unit parses (the reader keeps its own copy as data,
+    so that it loads without construct)."""
+    import construct as cs
+
+    from mqcodec.ibmmq import builders, calls, tsh
+    from mqcodec.ibmmq.calls_batch import LAYOUT, LENGTHS
+    from mqcodec.layout import field_offsets
+
+    decls = {"API_HEADER": tsh.API_HEADER_DECL, "MSH": tsh.MSH_DECL, "XQH_PREFIX": tsh.XQH_PREFIX_DECL,
+             "MQPMO": tsh.MQPMO_DECL, "MQGMO": tsh.MQGMO_DECL, "MQOD": tsh.MQOD_DECL, "CONN": builders.CONN_DECL,
+             "ID": builders.ID_DECL, "UID": builders.UID_DECL, "CAUT": calls.CAUT_DECL, "INQ": builders.INQ_DECL,
+             "SPI": calls.SPI_DECL, "STATUS": calls.STATUS_DECL, "PING": calls.PING_DECL,
+             "RESET": calls.RESET_DECL, "SOCKET": calls.SOCKET_DECL, "NOTIF": calls.NOTIF_DECL,
+             "MSGREQ": calls.MSGREQ_DECL, "XA": calls.XA_DECL, "ASYNC_HEADER": tsh.ASYNC_HEADER_DECL}
+    assert set(decls) == set(LAYOUT)
+    def sized(sc):   # a field of the structure's latest version (cs.If: its then-part)
+        sub = sc.subcon
+        return sub.thensubcon if isinstance(sub, cs.IfThenElse) else sub
+
+    for name, fields in LAYOUT.items():
+        for order in ("big", "little"):
+            decl = decls[name][order]
+            offsets, at = {}, 0
+            for sc in decl.subcons:   # up to the first field of variable size (GreedyBytes, Array)
+                offsets[sc.name] = at
+                try:
+                    at += sized(sc).sizeof()
+                except cs.SizeofError:
+                    break
+            assert all(offsets[f] == off for f, off in field_offsets(decl).items())
+            subcons = {sc.name: sc for sc in decl.subcons}
+            for field, (offset, size) in fields.items():
+                assert offsets[field] == offset, (name, field)
+                assert sized(subcons[field]).sizeof() == size, (name, field)
+    assert LENGTHS["API_HEADER"] == tsh.API_HEADER_LENGTH and LENGTHS["MSH"] == tsh.MSH_LENGTH
+    assert LENGTHS["XQH_PREFIX"] == tsh.XQH_PREFIX_LENGTH
+    assert (LENGTHS["ASYNC_SHORT"], LENGTHS["ASYNC_FIXED"]) == (tsh.ASYNC_HEADER_SHORT_LENGTH,
+                                                                 tsh.ASYNC_HEADER_FIXED_LENGTH)
+    assert (LENGTHS["CONN_SHORT"], LENGTHS["CONN"]) == (calls.CONN_SHORT_LENGTH, calls.CONN_LENGTH)
+    assert (LENGTHS["ID_SHORT"], LENGTHS["ID_V4"], LENGTHS["ID_EXT"]) == (
+        calls.ID_SHORT_LENGTH, calls.ID_V4_LENGTH, calls.ID_EXT_LENGTH)
+    assert (LENGTHS["UID"], LENGTHS["UID_LONG"], LENGTHS["CAUT"]) == (calls.UID_LENGTH, calls.UID_LONG_LENGTH,
+                                                                      calls.CAUT_LENGTH)
+    for key in ("INQ", "SPI", "STATUS", "RESET", "SOCKET", "NOTIF", "MSGREQ", "XA"):
+        assert LENGTHS[key] == getattr(calls, key + "_LENGTH"), key
 
 
 def test_empty_batch_and_tiny_units():

@@ -28,11 +28,17 @@ from ..errors import DecodeError
 from ..layout import parse_at
 from .call_columns import CALL_COLUMNS   # the columns as data, re-exported
 from .tsh import (
-    CAUT_IDS, GMO_IDS, ID_IDS, MD_IDS, MSH_IDS, OD_IDS, PMO_IDS, UID_IDS, XQH_IDS,
     API_HEADER_DECL, API_HEADER_LENGTH, ASYNC_HEADER_DECL, ASYNC_HEADER_FIXED_LENGTH,
-    ASYNC_HEADER_SHORT_LENGTH, BIG, LITTLE, MQGMO_LENGTHS, MQMD_LENGTHS, MQOD_LENGTHS, MQPMO_LENGTHS,
-    MSH_LENGTH, SEGMENT_TYPES, TSH_IDS, TSH_IDS_EBCDIC, TSH_LENGTH, TSHM_LENGTH, XQH_PREFIX_LENGTH,
-    order_of, segment_type_name,
+    ASYNC_HEADER_SHORT_LENGTH, MSH_LENGTH, XQH_PREFIX_LENGTH,
+)
+# the values (segment types and their classes, value names, eye-catchers, lengths): .wire, re-exported
+from .wire import (  # noqa: F401
+    ASYNC_MESSAGE, BIG, CAUT_IDS, CONAUTH_INFO, GMO_IDS, ID_IDS, INITIAL_DATA, LITTLE, MD_IDS, MESSAGE_DATA,
+    MQCLOSE, MQCONN, MQGET, MQGMO_LENGTHS, MQINQ, MQMD_LENGTHS, MQOD_LENGTHS, MQOPEN, MQPMO_LENGTHS, MQPUT,
+    MQPUT1, MQSET, MSH_IDS, NOTIFICATION, NOTIFICATION_CODES, OD_IDS, PING_DATA, PMO_IDS, REPLY_BIT,
+    REQUEST_MSGS, RESET_DATA, SEGMENT_TYPES, SOCKET_ACTION, SOCKET_ACTION_TYPES, SPI, SPI_VERBS, STATUS_CODES,
+    STATUS_DATA, TSH_IDS, TSH_IDS_EBCDIC, TSH_LENGTH, TSHM_LENGTH, UID_IDS, USERID_DATA, XQH_IDS, is_api,
+    is_reply, is_request, name_text, order_of, reply_type_of, request_type_of, segment_type_name,
 )
 
 from .builders import (  # noqa: E402  (one declaration each, shared with the simulator's encoders)
@@ -170,63 +176,6 @@ XA_DECL = _both(lambda o: cs.Struct(
 ))
 XA_LENGTH = 16
 
-# --------------------------------------------------------------------------
-# Value names (tshark -G values: mq.spi.verb, mq.status.code, mq.notif.code)
-# --------------------------------------------------------------------------
-SPI_VERBS = {1: "QUERY", 2: "PUT", 3: "GET", 4: "ACTIVATE", 5: "SYNCHPOINT", 6: "RESERVE",
-             7: "SUBSCRIBE", 11: "NOTIFY", 12: "OPEN"}
-STATUS_CODES = {
-    1: "NO_CHANNEL", 2: "CHANNEL_WRONG_TYPE", 3: "QM_UNAVAILABLE", 4: "MSG_SEQUENCE_ERROR",
-    5: "QM_TERMINATING", 6: "CAN_NOT_STORE", 7: "USER_CLOSED", 10: "REMOTE_PROTOCOL_ERROR",
-    11: "BIND_FAILED", 12: "MSGWRAP_DIFFERENT", 14: "REMOTE_CHANNEL_UNAVAILABLE",
-    15: "TERMINATED_BY_REMOTE_EXIT", 16: "PROTOCOL_GENERAL", 17: "BATCH_FAILURE",
-    18: "MESSAGE_LENGTH_ERROR", 19: "SEGMENT_NUMBER_ERROR", 20: "SECURITY_FAILURE", 21: "WRAP_VALUE_ERROR",
-    22: "CHANNEL_UNAVAILABLE", 23: "CLOSED_BY_EXIT", 24: "CIPHER_SPEC", 25: "PEER_NAME",
-    26: "SSL_CLIENT_CERTIFICATE", 27: "RMT_RSRCS_IN_RECOVERY", 28: "SSL_REFRESHING", 29: "INVALID_HOBJ",
-    30: "CONV_ID_ERROR", 31: "SOCKET_ACTION_TYPE", 32: "STANDBY_Q_MGR", 240: "CCSID_NOT_SUPPORTED",
-    241: "ENCODING_INVALID", 242: "FAP_LEVEL", 243: "NEGOTIATION_FAILED",
-}
-NOTIFICATION_CODES = {
-    1: "GET_INHIBITED", 2: "GET_ALLOWED", 3: "CONN_STATE", 4: "CONN_STATE_REPLY", 5: "Q_STATE",
-    6: "Q_STATE_REPLY", 7: "QM_QUIESCING", 8: "TXN_ALLOWED", 9: "TXN_REVOKE", 10: "TXN_REVOKE_REPLY",
-    11: "CHECK_MSG", 12: "BROWSE_FIRST", 13: "MESSAGE_TOO_LARGE", 14: "STREAMING_FAILURE",
-    15: "CLIENT_ASYNC_EMPTY", 16: "STREAMING_TXN_PAUSED", 17: "RECONNECTION_COMPLETE",
-}
-SOCKET_ACTION_TYPES: dict[int, str] = {}
-
-
-# --------------------------------------------------------------------------
-# Segment type classes
-# --------------------------------------------------------------------------
-MQCONN, MQOPEN, MQCLOSE, MQGET, MQPUT, MQPUT1, MQSET, MQINQ, SPI = 0x81, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8C
-INITIAL_DATA, RESET_DATA, MESSAGE_DATA, STATUS_DATA, PING_DATA = 0x01, 0x03, 0x04, 0x05, 0x07
-USERID_DATA, CONAUTH_INFO = 0x08, 0x0A
-SOCKET_ACTION, ASYNC_MESSAGE, REQUEST_MSGS, NOTIFICATION = 0x0C, 0x0D, 0x0E, 0x0F
-_REPLY_BIT = 0x10
-
-
-def is_api(t: int) -> bool:
-    """MQ API calls and replies: the types with an API header."""
-    return 0x80 < t <= 0x9F
-
-
-def is_request(t: int) -> bool:
-    """An API call or XA request whose reply type exists (t | 0x10)."""
-    return (0x81 <= t <= 0x8F or 0xA1 <= t <= 0xAA) and (t | _REPLY_BIT) in SEGMENT_TYPES
-
-
-def is_reply(t: int) -> bool:
-    return (0x91 <= t <= 0x9F or 0xB1 <= t <= 0xBA) and (t & ~_REPLY_BIT) in SEGMENT_TYPES
-
-
-def reply_type_of(t: int) -> int:
-    return t | _REPLY_BIT
-
-
-def request_type_of(t: int) -> int:
-    return t & ~_REPLY_BIT
-
-
 _IDS = dict(TSH_IDS)
 _IDS.update(TSH_IDS_EBCDIC)
 
@@ -247,12 +196,6 @@ def _need(unit, pos: int, n: int, structure: str, fld: str = "") -> None:
     if pos + n > len(unit):
         raise DecodeError(structure, fld, pos, "truncated: %d bytes needed, %d present"
                           % (n, max(0, len(unit) - pos)))
-
-
-def name_text(raw: bytes, ccsid: int) -> str | None:
-    """A blank- or NUL-padded MQ character field, trimmed; None when empty."""
-    s = decode_text(bytes(raw).rstrip(b"\x00"), ccsid).rstrip(" \x00")
-    return s or None
 
 
 def _i32(unit, pos: int, order: str) -> int:
@@ -363,7 +306,7 @@ def _options(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> None:
     if unit[pos:pos + 4] not in MD_IDS:
         return
     pos += _md(unit, pos, order)
-    base = t & ~_REPLY_BIT
+    base = t & ~REPLY_BIT
     if base in (MQPUT, MQPUT1) and unit[pos:pos + 4] in PMO_IDS:
         _need(unit, pos, 8, "MQPMO", "Version")
         version = _i32(unit, pos + 4, order)
@@ -400,7 +343,7 @@ def _options(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> None:
 
 
 def _decode_api(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> None:
-    base = t & ~_REPLY_BIT
+    base = t & ~REPLY_BIT
     if base == MQCONN:
         if len(unit) - pos >= CONN_SHORT_LENGTH:
             full = len(unit) - pos >= CONN_LENGTH
@@ -432,7 +375,7 @@ def _decode_api(unit, pos: int, t: int, order: str, ccsid: int, out: dict) -> No
                     raise DecodeError("MQINQ", fld, pos + 4 * i, "negative count %d" % n)
             # the counts are checked against the bytes present before construct reads them
             _need(unit, pos + INQ_LENGTH, 4 * nsel, "MQINQ", "Selectors")
-            values = t in (MQINQ | _REPLY_BIT, MQSET) and len(unit) - pos - INQ_LENGTH >= 4 * (nsel + nint) + nchar
+            values = t in (MQINQ | REPLY_BIT, MQSET) and len(unit) - pos - INQ_LENGTH >= 4 * (nsel + nint) + nchar
             q = parse_at((INQ_REPLY_DECL if values else INQ_DECL)[order], unit, pos, "MQINQ")
             out["inq_selectors"] = list(q.Selectors)
             if values:

@@ -1,29 +1,42 @@
 """Many IBM MQ units at once: :func:`decode_units` returns the ``mq_calls``
 columns of :func:`mqcodec.ibmmq.calls.decode_unit` for a whole batch of
-units as one Arrow table, reading the common units over arrays.
+units as one Arrow table, reading the units over arrays.
 
-The units most captures are made of -- MQPUT, MQGET and their replies with
-an MQMD and an ASCII MQPMO/MQGMO, channel MESSAGE_DATA (MSH, MQXQH), and
-the units whose only columns are their TSH (HEARTBEAT, ...) -- are read
-with numpy, one array operation per field for the whole batch; character
-fields are decoded once per distinct (bytes, CCSID), by ``decode_unit``'s
-own text rule.  Every other unit (another type, an EBCDIC identifier, a
-structure version or record count this reader does not take, anything cut
-short or damaged) goes to :func:`decode_unit` itself, so each row is the
-row ``decode_unit`` gives (tests/test_calls_batch.py compares them).
+Every unit type decode_unit reads a body of is read here too, one array
+operation per field for the whole batch: the TSH and the API header; MQCONN,
+MQOPEN (MQOD), MQCLOSE, MQPUT, MQPUT1 and MQGET (MQMD, MQPMO/MQGMO), MQINQ and
+MQSET (the selector and value lists), SPI (its verb, and the MQOD it carries);
+INITIAL_DATA, USERID_DATA, CONAUTH_INFO, STATUS_DATA, PING_DATA, RESET_DATA,
+SOCKET_ACTION, ASYNC_MESSAGE, REQUEST_MSGS, NOTIFICATION, MESSAGE_DATA (MSH,
+MQXQH) and the XA calls.  Character fields are decoded once per distinct
+(bytes, CCSID), by decode_unit's own text rule.  What this reader does not
+take -- an EBCDIC identifier, a structure version it does not know, object
+or put-message records, anything cut short or damaged -- goes to
+:func:`decode_unit` itself, so each row is the row ``decode_unit`` gives
+(tests/test_calls_batch.py compares them unit by unit, on the simulator's
+and the shared real capture's units, every cut of them and damaged bytes).
+
+The offsets below are data (:data:`LAYOUT`); tests/test_calls_batch.py
+checks each against the ``construct`` declaration that reads the field in
+decode_unit.  This module does not import those declarations: a capture of
+well-formed units converts without loading ``construct``.
 """
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
 
-from ..ccsid import is_known
-from .calls import CALL_COLUMNS, name_text, decode_unit
-from .tsh import MQGMO_LENGTHS, MQMD_LENGTHS, MQPMO_LENGTHS, MSH_LENGTH, XQH_PREFIX_LENGTH, segment_type_name
+from ..ccsid import decode_text, is_known
+from .call_columns import CALL_COLUMNS
+from .wire import (
+    MQGMO_LENGTHS, MQMD_LENGTHS, MQOD_LENGTHS, MQPMO_LENGTHS, NOTIFICATION_CODES, SPI_VERBS, STATUS_CODES,
+    name_text, segment_type_name,
+)
 
-__all__ = ["decode_units", "DECODED_SCHEMA"]
+__all__ = ["decode_units", "DECODED_SCHEMA", "LAYOUT"]
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
+_TYPES = dict(CALL_COLUMNS)
 
 #: the table decode_units returns: decode_unit's columns and its error columns
 DECODED_SCHEMA = pa.schema([pa.field(name, t) for name, t in CALL_COLUMNS] + [
@@ -31,18 +44,78 @@ DECODED_SCHEMA = pa.schema([pa.field(name, t) for name, t in CALL_COLUMNS] + [
     pa.field("error_offset", pa.int64()),
 ])
 
+#: Where the fields read here lie: structure -> field -> (offset from the
+#: structure's start, size in bytes), with the names of the declaration
+#: decode_unit parses (tsh.*_DECL, calls.*_DECL, builders.*_DECL).
+LAYOUT: dict[str, dict[str, tuple[int, int]]] = {
+    "API_HEADER": {"ReplyLength": (0, 4), "CompCode": (4, 4), "Reason": (8, 4), "Hobj": (12, 4)},
+    "MSH": {"StructID": (0, 4), "MsgLength": (16, 4)},
+    "XQH_PREFIX": {"StrucId": (0, 4), "RemoteQName": (8, 48), "RemoteQMgrName": (56, 48)},
+    "MQPMO": {"Version": (4, 4), "Options": (8, 4), "ResolvedQName": (32, 48), "ResolvedQMgrName": (80, 48),
+              "RecsPresent": (128, 4)},
+    "MQGMO": {"Version": (4, 4), "Options": (8, 4), "WaitInterval": (12, 4), "ResolvedQName": (24, 48)},
+    "MQOD": {"StrucId": (0, 4), "Version": (4, 4), "ObjectType": (8, 4), "ObjectName": (12, 48),
+             "ObjectQMgrName": (60, 48), "DynamicQName": (108, 48), "RecsPresent": (168, 4),
+             "ResolvedQName": (240, 48), "ResolvedQMgrName": (288, 48)},
+    "CONN": {"QMgrName": (0, 48), "ApplName": (48, 28), "ApplType": (76, 4), "Options": (112, 4),
+             "XOptions": (116, 4)},
+    "ID": {"StructID": (0, 4), "FapLevel": (4, 1), "CapFlag1": (5, 1), "IniErrFlg1": (7, 1),
+           "MaxMsgBtch": (10, 2), "MaxTrSize": (12, 4), "MaxMsgSize": (16, 4), "SeqWrapVal": (20, 4),
+           "ChannelName": (24, 20), "CapFlag2": (44, 1), "CCSID": (46, 2), "QMgrName": (48, 48),
+           "HBInterval": (96, 4), "ConvBySkt": (128, 4), "CapFlag3": (132, 1), "ProdId": (148, 12)},
+    "UID": {"StructID": (0, 4), "UserId": (4, 12), "LongUserId": (28, 64)},
+    "CAUT": {"StructID": (0, 4), "AuthType": (4, 4), "UsrLength": (16, 4)},
+    "INQ": {"SelectorCount": (0, 4), "IntAttrCount": (4, 4), "CharAttrLength": (8, 4)},
+    "SPI": {"Verb": (0, 4), "Version": (4, 4)},
+    "STATUS": {"Length": (0, 4), "Code": (4, 4)},
+    "PING": {"Length": (0, 4)},
+    "RESET": {"SeqNum": (4, 4)},
+    "SOCKET": {"ConversId": (0, 4), "RequestId": (4, 4), "Type": (8, 4), "Parm1": (12, 4), "Parm2": (16, 4)},
+    "NOTIF": {"Handle": (4, 4), "Code": (8, 4), "Value": (12, 4)},
+    "MSGREQ": {"Handle": (4, 4), "RqstBytes": (12, 4), "WaitIntrv": (24, 4)},
+    "XA": {"ReturnValue": (4, 4), "TMFlags": (8, 4), "RMId": (12, 4)},
+    "ASYNC_HEADER": {"Hobj": (4, 4), "SegmIndex": (20, 2), "ReasonCode": (24, 4), "ResolQNLn": (54, 1)},
+}
+#: lengths decode_unit tests the bytes present against (calls.py, tsh.py)
+LENGTHS = {"API_HEADER": 16, "MSH": 20, "XQH_PREFIX": 104, "CONN_SHORT": 112, "CONN": 120, "ID_SHORT": 44,
+           "ID_V4": 104, "ID_EXT": 160, "UID": 28, "UID_LONG": 92, "CAUT": 24, "INQ": 12, "SPI": 12,
+           "STATUS": 8, "RESET": 8, "SOCKET": 20, "NOTIF": 16, "MSGREQ": 36, "XA": 16, "ASYNC_SHORT": 24,
+           "ASYNC_FIXED": 55}
+#: how far past the SPI verb header decode_unit looks for the MQOD (calls._decode_api)
+SPI_OD_SCAN = 2048
+#: the widest variable-length character field read here (CAUT user id); longer ones go to decode_unit
+MAX_TEXT = 1024
+
+
+def _off(structure: str, field: str) -> int:
+    return LAYOUT[structure][field][0]
+
+
+def _width(structure: str, field: str) -> int:
+    return LAYOUT[structure][field][1]
+
 
 def _id(s: bytes) -> int:
     return int.from_bytes(s, "big")
 
 
 _TSH, _TSHM, _TSHC = _id(b"TSH "), _id(b"TSHM"), _id(b"TSHC")
-_MD, _PMO, _GMO, _MSH, _XQH = _id(b"MD  "), _id(b"PMO "), _id(b"GMO "), _id(b"MSH "), _id(b"XQH ")
-_MD_E, _PMO_E, _GMO_E = _id(b"\xd4\xc4\x40\x40"), _id(b"\xd7\xd4\xd6\x40"), _id(b"\xc7\xd4\xd6\x40")
-_MSH_E, _XQH_E = _id(b"\xd4\xe2\xc8\x40"), _id(b"\xe7\xd8\xc8\x40")
-#: non-API types decode_unit reads a body of (calls._decode_other); MESSAGE_DATA (4) is read here
-_OTHER_BODIES = np.array([0x01, 0x03, 0x05, 0x07, 0x08, 0x0A, 0x0C, 0x0D, 0x0E, 0x0F])
+#: StrucIds, ASCII and EBCDIC (an EBCDIC one sends the unit to decode_unit)
+_ASCII = {k: _id(v) for k, v in (("MD", b"MD  "), ("PMO", b"PMO "), ("GMO", b"GMO "), ("MSH", b"MSH "),
+                                 ("XQH", b"XQH "), ("OD", b"OD  "), ("ID", b"ID  "), ("UID", b"UID "),
+                                 ("CAUT", b"CAUT"))}
+_EBCDIC = {k: _id(v.encode("cp500")) for k, v in (("MD", "MD  "), ("PMO", "PMO "), ("GMO", "GMO "),
+                                                  ("MSH", "MSH "), ("XQH", "XQH "), ("OD", "OD  "),
+                                                  ("ID", "ID  "), ("UID", "UID "), ("CAUT", "CAUT"))}
+_OD_ASCII, _OD_EBCDIC = b"OD  ", "OD  ".encode("cp500")
 _TYPE_NAMES = [segment_type_name(t) for t in range(256)]
+_MQCONN, _MQOPEN, _MQCLOSE, _MQGET, _MQPUT, _MQPUT1, _MQSET, _MQINQ, _SPI = (
+    0x81, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8C)
+
+
+def _lengths(versions: dict, version: np.ndarray) -> np.ndarray:
+    """The structure length of each version (0 where the version is unknown)."""
+    return np.select([version == v for v in versions], list(versions.values()), 0)
 
 
 class _Reader:
@@ -84,21 +157,29 @@ class _Reader:
         v = self.u32(pos, little)
         return np.where(v >= 1 << 31, v - (1 << 32), v)
 
-    def i16(self, pos, little) -> np.ndarray:
+    def u16(self, pos, little) -> np.ndarray:
         b0, b1 = self.u8(pos), self.u8(pos + 1)
-        v = np.where(little, (b1 << 8) | b0, (b0 << 8) | b1)
+        return np.where(little, (b1 << 8) | b0, (b0 << 8) | b1)
+
+    def i16(self, pos, little) -> np.ndarray:
+        v = self.u16(pos, little)
         return np.where(v >= 1 << 15, v - (1 << 16), v)
 
-    def texts(self, rows, pos, width, ccsid) -> pa.Array:
-        """The character field of ``width`` bytes at ``pos`` of units ``rows``
-        (decode_unit's ``name_text``: NUL/blank trimmed, None when empty), as a
+    def texts(self, rows, at, width: int, ccsid, lengths=None) -> pa.Array:
+        """The character fields of ``width`` bytes at buffer positions ``at``
+        of units ``rows`` (only their first ``lengths`` bytes, if given), by
+        decode_unit's ``name_text`` (NUL/blank trimmed, None when empty), as a
         dictionary array; each distinct (bytes, CCSID) decoded once."""
         if len(rows) == 0:
             return pa.array([], _DICT)
-        at = self.starts[rows] + pos[rows]
+        buf = self.buf
+        if len(buf) < int(at.max()) + width:   # a variable field's window may run past the buffer
+            buf = np.concatenate([buf, np.zeros(width, dtype=np.uint8)])
         raw = np.empty((len(rows), width + 2), dtype=np.uint8)
         # each row's field copied whole: a view of every width-byte window of the buffer
-        raw[:, :width] = np.lib.stride_tricks.sliding_window_view(self.buf, width)[at]
+        raw[:, :width] = np.lib.stride_tricks.sliding_window_view(buf, width)[at]
+        if lengths is not None:   # bytes past the field's own length: NULs, which name_text trims
+            raw[:, :width][np.arange(width)[None, :] >= lengths[:, None]] = 0
         cc = ccsid[rows].astype(np.uint16)
         raw[:, width] = cc >> 8
         raw[:, width + 1] = cc & 0xFF
@@ -126,6 +207,62 @@ def _scatter(n: int, rows: np.ndarray, part: pa.Array) -> pa.Array:
     return part.take(pa.array(where, mask=where < 0))
 
 
+def _named(codes: np.ndarray, valid: np.ndarray, names: dict) -> pa.Array:
+    """The value names of ``codes`` (None for a code without one) as a dictionary array."""
+    distinct = sorted(set(codes[valid].tolist())) or [0]
+    labels = [names.get(c) for c in distinct]
+    index = np.searchsorted(np.asarray(distinct, dtype=np.int64), codes).clip(0, len(distinct) - 1)
+    unnamed = np.asarray([s is None for s in labels], dtype=bool)
+    mask = ~valid | unnamed[index] | (np.asarray(distinct, dtype=np.int64)[index] != codes)
+    return pa.DictionaryArray.from_arrays(pa.array(index.astype(np.int32), mask=mask),
+                                          pa.array([s or "" for s in labels], pa.string()))
+
+
+class _Columns:
+    """The columns of a batch while they are read: integers as (values,
+    valid) over every unit, character fields as the places to read them
+    from; :meth:`arrays` keeps only the units read here (``fast``)."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.ints: dict[str, tuple] = {}
+        self.texts: dict[str, list] = {}
+        self.other: dict[str, tuple] = {}   # name -> (rows, Arrow array of those rows), built per row
+
+    def put(self, name: str, values, valid) -> None:
+        old = self.ints.get(name)
+        if old is not None:   # another structure's rows (hobj: API header, NOTIFICATION, ...)
+            values, valid = np.where(valid, values, old[0]), valid | old[1]
+        self.ints[name] = (values, valid)
+
+    def text(self, name: str, where, at, width: int, lengths=None) -> None:
+        self.texts.setdefault(name, []).append((where, at, width, lengths))
+
+    def arrays(self, r: _Reader, fast: np.ndarray, ccsid: np.ndarray) -> dict:
+        n = self.n
+        out = {name: _column(values, fast & valid, _TYPES[name]) for name, (values, valid) in self.ints.items()}
+        for name, sources in self.texts.items():
+            rows_parts, arrays = [], []
+            for where, at, width, lengths in sources:
+                rows = np.flatnonzero(fast & where)
+                if len(rows):
+                    rows_parts.append(rows)
+                    arrays.append(r.texts(rows, r.starts[rows] + at[rows], width, ccsid,
+                                          None if lengths is None else lengths[rows]))
+            if not rows_parts:
+                continue
+            if len(arrays) == 1:
+                out[name] = _scatter(n, rows_parts[0], arrays[0])
+            else:   # one column read from several structures: joined as strings, encoded again
+                joined = pa.concat_arrays([a.cast(pa.string()) for a in arrays])
+                out[name] = _scatter(n, np.concatenate(rows_parts), joined).dictionary_encode()
+        for name, (rows, array) in self.other.items():
+            keep = fast[rows]
+            if keep.any():
+                out[name] = _scatter(n, rows[keep], array.filter(pa.array(keep)))
+        return out
+
+
 def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
     """The ``mq_calls`` columns (:data:`DECODED_SCHEMA`) of the units
     ``data[starts[i]:starts[i] + lengths[i]]``, each as
@@ -136,6 +273,7 @@ def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
     n = len(starts)
     full = lens if full_lengths is None else np.asarray(full_lengths, dtype=np.int64)
     r = _Reader(buf, starts, lens)
+    c = _Columns(n)
     ident = r.be32(0)
     tshm = ident == _TSHM
     fast = (ident == _TSH) | tshm | (ident == _TSHC)
@@ -145,63 +283,197 @@ def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
     little = bo == 2
     encoding, ccsid = r.i32(hlen - 8, little), r.i16(hlen - 4, little)
     known = np.zeros(n, dtype=bool)
-    for c in sorted(set(ccsid[fast].tolist())):   # (not np.unique: its first plain call imports numpy.ma)
-        if c > 0 and is_known(c):
-            known |= ccsid == c
+    for cc in sorted(set(ccsid[fast].tolist())):   # (not np.unique: its first plain call imports numpy.ma)
+        if cc > 0 and is_known(cc):
+            known |= ccsid == cc
     ccsid_eff = np.where(known, ccsid, 819)
     api = (t > 0x80) & (t <= 0x9F)
     base = t & ~0x10
-    getput = api & ((base == 0x85) | (base == 0x86))
-    msg = t == 0x04
-    # types read here: MQPUT/MQGET and replies, MESSAGE_DATA, and the non-API, non-XA types with no body
-    fast &= getput | msg | (~api & ~((t >= 0xA1) & (t <= 0xBA)) & ~np.isin(t, _OTHER_BODIES))
-    cols: dict[str, tuple] = {}   # name -> (values, valid)
-    # API header
-    pos = hlen + 16
-    fast &= ~api | r.has(pos, 0)
-    cols["reply_length"] = (r.be32(hlen), api)
-    cols["completion_code"] = (r.i32(hlen + 4, little), api)
-    cols["reason_code"] = (r.i32(hlen + 8, little), api)
-    cols["hobj"] = (r.i32(hlen + 12, little), api)
-    # MQMD, then MQPMO / MQGMO
-    sid = r.be32(pos)
-    fast &= ~(getput & (sid == _MD_E))
-    md = getput & (sid == _MD)
-    fast &= ~md | r.has(pos, 8)
-    mdv = r.i32(pos + 4, little)
-    mdlen = np.select([mdv == 1, mdv == 2], [MQMD_LENGTHS[1], MQMD_LENGTHS[2]], 0)
-    fast &= ~md | ((mdlen > 0) & r.has(pos, mdlen))
-    pos = pos + mdlen
-    sid = r.be32(pos)
-    put, get = md & (base == 0x86), md & (base == 0x85)
-    fast &= ~(put & (sid == _PMO_E)) & ~(get & (sid == _GMO_E))
-    pmo, gmo = put & (sid == _PMO), get & (sid == _GMO)
-    fast &= ~(pmo | gmo) | r.has(pos, 8)
-    ver = r.i32(pos + 4, little)
-    pmolen = np.select([ver == v for v in MQPMO_LENGTHS], list(MQPMO_LENGTHS.values()), 0)
-    gmolen = np.select([ver == v for v in MQGMO_LENGTHS], list(MQGMO_LENGTHS.values()), 0)
-    size = np.where(pmo, pmolen, np.where(gmo, gmolen, 0))
-    fast &= ~(pmo | gmo) | ((size > 0) & r.has(pos, size))
-    fast &= ~(pmo & (ver >= 2)) | (r.i32(pos + 128, little) <= 0)   # put message records: decode_unit
-    cols["pmo_options"] = (r.u32(pos + 8, little), pmo)
-    cols["gmo_options"] = (r.u32(pos + 8, little), gmo)
-    cols["gmo_wait_interval"] = (r.i32(pos + 12, little), gmo)
-    opts = pmo | gmo
-    dpos = pos + size
-    cols["data_length"] = (r.i32(dpos, little), opts & r.has(dpos, 4))
-    # MESSAGE_DATA: MSH, then MQXQH
-    mpos = hlen
-    sid = r.be32(mpos)
-    fast &= ~(msg & (sid == _MSH_E))
-    msh = msg & (sid == _MSH)
-    fast &= ~msh | r.has(mpos, MSH_LENGTH)
-    mpos = np.where(msh, mpos + MSH_LENGTH, mpos)
-    sid = r.be32(mpos)
-    fast &= ~(msg & (sid == _XQH_E))
-    xqh = msg & (sid == _XQH)
-    fast &= ~xqh | r.has(mpos, XQH_PREFIX_LENGTH)
+    rest = lens - hlen
 
-    slow = np.flatnonzero(~fast)
+    # ---- API header, then the body of each call
+    a = "API_HEADER"
+    fast &= ~api | r.has(hlen, LENGTHS[a])
+    c.put("reply_length", r.be32(hlen + _off(a, "ReplyLength")), api)
+    c.put("completion_code", r.i32(hlen + _off(a, "CompCode"), little), api)
+    c.put("reason_code", r.i32(hlen + _off(a, "Reason"), little), api)
+    c.put("hobj", r.i32(hlen + _off(a, "Hobj"), little), api)
+    pos = hlen + LENGTHS[a]
+    body = lens - pos
+
+    # MQCONN
+    conn = api & (base == _MQCONN) & (body >= LENGTHS["CONN_SHORT"])
+    c.text("conn_q_mgr_name", conn, pos + _off("CONN", "QMgrName"), _width("CONN", "QMgrName"))
+    c.text("conn_appl_name", conn, pos + _off("CONN", "ApplName"), _width("CONN", "ApplName"))
+    c.put("conn_appl_type", r.i32(pos + _off("CONN", "ApplType"), little), conn)
+    conn_full = conn & (body >= LENGTHS["CONN"])
+    c.put("conn_options", r.u32(pos + _off("CONN", "Options"), little), conn_full)
+    c.put("conn_x_options", r.u32(pos + _off("CONN", "XOptions"), little), conn_full)
+
+    # MQOPEN, MQPUT1: an MQOD first (no MQOD: nothing more is read)
+    sid = r.be32(pos)
+    opens = api & ((base == _MQOPEN) | (base == _MQPUT1))
+    fast &= ~(opens & (sid == _EBCDIC["OD"]))
+    od = opens & (sid == _ASCII["OD"])
+    od_ok, od_size = _mqod(r, c, od, pos, little)
+    fast &= ~od | od_ok
+    after = pos + od_size
+    c.put("open_options", r.u32(after, little), od & (base == _MQOPEN) & r.has(after, 4))
+
+    # MQCLOSE
+    c.put("close_options", r.u32(pos, little), api & (base == _MQCLOSE) & (body >= 4))
+
+    # MQMD, then MQPMO / MQGMO and DataLength: MQPUT, MQGET, and MQPUT1 after its MQOD
+    put1 = od & (base == _MQPUT1)
+    getput = (api & ((base == _MQGET) | (base == _MQPUT))) | put1
+    mpos = np.where(put1, after, pos)
+    sid = r.be32(mpos)
+    fast &= ~(getput & (sid == _EBCDIC["MD"]))
+    md = getput & (sid == _ASCII["MD"])
+    fast &= ~md | r.has(mpos, 8)
+    mdlen = _lengths(MQMD_LENGTHS, r.i32(mpos + 4, little))
+    fast &= ~md | ((mdlen > 0) & r.has(mpos, mdlen))
+    mpos = mpos + mdlen
+    sid = r.be32(mpos)
+    put, get = md & (base != _MQGET), md & (base == _MQGET)
+    fast &= ~(put & (sid == _EBCDIC["PMO"])) & ~(get & (sid == _EBCDIC["GMO"]))
+    pmo, gmo = put & (sid == _ASCII["PMO"]), get & (sid == _ASCII["GMO"])
+    fast &= ~(pmo | gmo) | r.has(mpos, 8)
+    ver = r.i32(mpos + _off("MQPMO", "Version"), little)
+    size = np.where(pmo, _lengths(MQPMO_LENGTHS, ver), np.where(gmo, _lengths(MQGMO_LENGTHS, ver), 0))
+    fast &= ~(pmo | gmo) | ((size > 0) & r.has(mpos, size))
+    # put message records: decode_unit
+    fast &= ~(pmo & (ver >= 2)) | (r.i32(mpos + _off("MQPMO", "RecsPresent"), little) <= 0)
+    c.put("pmo_options", r.u32(mpos + _off("MQPMO", "Options"), little), pmo)
+    c.put("gmo_options", r.u32(mpos + _off("MQGMO", "Options"), little), gmo)
+    c.put("gmo_wait_interval", r.i32(mpos + _off("MQGMO", "WaitInterval"), little), gmo)
+    c.text("resolved_q_name", pmo, mpos + _off("MQPMO", "ResolvedQName"), _width("MQPMO", "ResolvedQName"))
+    c.text("resolved_q_mgr_name", pmo, mpos + _off("MQPMO", "ResolvedQMgrName"),
+           _width("MQPMO", "ResolvedQMgrName"))
+    c.text("resolved_q_name", gmo, mpos + _off("MQGMO", "ResolvedQName"), _width("MQGMO", "ResolvedQName"))
+    dpos = mpos + size
+    c.put("data_length", r.i32(dpos, little), (pmo | gmo) & r.has(dpos, 4))
+
+    # MQINQ, MQSET and replies: counts, then the lists
+    fast &= _inq(r, c, api & ((base == _MQINQ) | (base == _MQSET)) & (body >= LENGTHS["INQ"]), t, pos,
+                 little, ccsid_eff)
+
+    # SPI: the verb header, then an MQOD within SPI_OD_SCAN bytes
+    spi = api & (base == _SPI) & (body >= LENGTHS["SPI"])
+    verb = r.u32(pos + _off("SPI", "Verb"), little)
+    c.put("spi_verb", verb, spi)
+    c.put("spi_version", r.u32(pos + _off("SPI", "Version"), little), spi)
+    c.other["spi_verb_name"] = (np.arange(n), _named(verb, spi, SPI_VERBS))
+    fast &= _spi_od(r, c, buf, spi, pos, lens, little)
+
+    # ---- the other types: a body after the TSH
+    other = ~api
+    tpos = hlen
+    # INITIAL_DATA
+    sid = r.be32(tpos)
+    i = other & (t == 0x01) & (rest >= 5)
+    fast &= ~(i & (sid == _EBCDIC["ID"]))
+    i &= sid == _ASCII["ID"]
+    fast &= ~i | (rest >= LENGTHS["ID_SHORT"])
+    s = "ID"
+    c.put("id_fap_level", r.u8(tpos + _off(s, "FapLevel")), i)
+    c.put("id_cap_flags1", r.u8(tpos + _off(s, "CapFlag1")), i)
+    c.put("id_ini_err_flags1", r.u8(tpos + _off(s, "IniErrFlg1")), i)
+    c.put("id_max_msg_batch", r.u16(tpos + _off(s, "MaxMsgBtch"), little), i)
+    c.put("id_max_tr_size", r.u32(tpos + _off(s, "MaxTrSize"), little), i)
+    c.put("id_max_msg_size", r.u32(tpos + _off(s, "MaxMsgSize"), little), i)
+    c.put("id_seq_wrap_value", r.u32(tpos + _off(s, "SeqWrapVal"), little), i)
+    c.text("id_channel_name", i, tpos + _off(s, "ChannelName"), _width(s, "ChannelName"))
+    i4 = i & (rest >= LENGTHS["ID_V4"])
+    c.put("id_cap_flags2", r.u8(tpos + _off(s, "CapFlag2")), i4)
+    c.put("id_ccsid", r.u16(tpos + _off(s, "CCSID"), little), i4)
+    c.text("id_q_mgr_name", i4, tpos + _off(s, "QMgrName"), _width(s, "QMgrName"))
+    c.put("id_hb_interval", r.u32(tpos + _off(s, "HBInterval"), little), i4)
+    ie = i & (rest >= LENGTHS["ID_EXT"])
+    c.put("id_cap_flags3", r.u8(tpos + _off(s, "CapFlag3")), ie)
+    c.put("id_conv_by_socket", r.u32(tpos + _off(s, "ConvBySkt"), little), ie)
+    c.text("id_prod_id", ie, tpos + _off(s, "ProdId"), _width(s, "ProdId"))
+    # USERID_DATA
+    u = other & (t == 0x08) & (rest >= 4)
+    fast &= ~(u & (sid == _EBCDIC["UID"]))
+    u &= sid == _ASCII["UID"]
+    fast &= ~u | (rest >= LENGTHS["UID"])
+    c.text("uid_user_id", u, tpos + _off("UID", "UserId"), _width("UID", "UserId"))
+    c.text("uid_long_user_id", u & (rest >= LENGTHS["UID_LONG"]), tpos + _off("UID", "LongUserId"),
+           _width("UID", "LongUserId"))
+    # CONAUTH_INFO: the user id of UsrLength bytes after the structure
+    ca = other & (t == 0x0A) & (rest >= 4)
+    fast &= ~(ca & (sid == _EBCDIC["CAUT"]))
+    ca &= sid == _ASCII["CAUT"]
+    fast &= ~ca | (rest >= LENGTHS["CAUT"])
+    c.put("caut_auth_type", r.u32(tpos + _off("CAUT", "AuthType"), little), ca)
+    usr = r.u32(tpos + _off("CAUT", "UsrLength"), little)
+    named = ca & (usr <= rest - LENGTHS["CAUT"])
+    fast &= ~named | (usr <= MAX_TEXT)
+    width = int(usr[fast & named].max()) if (fast & named).any() else 0
+    if width:
+        c.text("caut_user_id", named, tpos + LENGTHS["CAUT"], width, usr)
+    # STATUS_DATA
+    st = other & (t == 0x05) & (rest >= LENGTHS["STATUS"])
+    code = r.u32(tpos + _off("STATUS", "Code"), little)
+    c.put("status_code", code, st)
+    c.other["status_code_name"] = (np.arange(n), _named(code, st, STATUS_CODES))
+    c.put("status_value", r.u32(tpos + 8, little),
+          st & (r.u32(tpos + _off("STATUS", "Length"), little) >= 12) & (rest >= 12))
+    # PING_DATA, RESET_DATA
+    c.put("ping_length", r.u32(tpos + _off("PING", "Length"), little), other & (t == 0x07) & (rest > 4))
+    c.put("reset_seq_num", r.u32(tpos + _off("RESET", "SeqNum"), little),
+          other & (t == 0x03) & (rest >= LENGTHS["RESET"]))
+    # SOCKET_ACTION
+    so = other & (t == 0x0C) & (rest >= LENGTHS["SOCKET"])
+    for col, fld in (("socket_conversation_id", "ConversId"), ("socket_request_id", "RequestId"),
+                     ("socket_type", "Type"), ("socket_parm1", "Parm1"), ("socket_parm2", "Parm2")):
+        c.put(col, r.u32(tpos + _off("SOCKET", fld), little), so)
+    # NOTIFICATION
+    no = other & (t == 0x0F) & (rest >= LENGTHS["NOTIF"])
+    c.put("hobj", r.i32(tpos + _off("NOTIF", "Handle"), little), no)
+    code = r.u32(tpos + _off("NOTIF", "Code"), little)
+    c.put("notification_code", code, no)
+    c.other["notification_code_name"] = (np.arange(n), _named(code, no, NOTIFICATION_CODES))
+    c.put("notification_value", r.u32(tpos + _off("NOTIF", "Value"), little), no)
+    # REQUEST_MSGS
+    mr = other & (t == 0x0E) & (rest >= LENGTHS["MSGREQ"])
+    c.put("hobj", r.i32(tpos + _off("MSGREQ", "Handle"), little), mr)
+    c.put("msgreq_rqst_bytes", r.u32(tpos + _off("MSGREQ", "RqstBytes"), little), mr)
+    c.put("msgreq_wait_interval", r.i32(tpos + _off("MSGREQ", "WaitIntrv"), little), mr)
+    # ASYNC_MESSAGE: the handle in every segment; the first segment's long form adds the
+    # reason and the resolved queue name (ResolQNLn bytes)
+    s = "ASYNC_HEADER"
+    am = other & (t == 0x0D) & (rest >= LENGTHS["ASYNC_SHORT"])
+    c.put("hobj", r.i32(tpos + _off(s, "Hobj"), little), am)
+    am &= (r.u16(tpos + _off(s, "SegmIndex"), little) == 0) & (rest >= LENGTHS["ASYNC_FIXED"])
+    c.put("reason_code", r.i32(tpos + _off(s, "ReasonCode"), little), am)
+    qlen = r.u8(tpos + _off(s, "ResolQNLn"))
+    fast &= ~am | (rest >= LENGTHS["ASYNC_FIXED"] + qlen)
+    width = int(qlen[fast & am].max()) if (fast & am).any() else 0
+    if width:
+        c.text("resolved_q_name", am, tpos + LENGTHS["ASYNC_FIXED"], width, qlen)
+    # MESSAGE_DATA: MSH, then MQXQH
+    msg = other & (t == 0x04)
+    mp = tpos
+    sid = r.be32(mp)
+    fast &= ~(msg & (sid == _EBCDIC["MSH"]))
+    msh = msg & (sid == _ASCII["MSH"])
+    fast &= ~msh | r.has(mp, LENGTHS["MSH"])
+    mp = np.where(msh, mp + LENGTHS["MSH"], mp)
+    sid = r.be32(mp)
+    fast &= ~(msg & (sid == _EBCDIC["XQH"]))
+    xqh = msg & (sid == _ASCII["XQH"])
+    fast &= ~xqh | r.has(mp, LENGTHS["XQH_PREFIX"])
+    for col, fld in (("remote_q_name", "RemoteQName"), ("remote_q_mgr_name", "RemoteQMgrName")):
+        c.text(col, xqh, mp + _off("XQH_PREFIX", fld), _width("XQH_PREFIX", fld))
+    # XA_*: no API header
+    xa = (t >= 0xA1) & (t <= 0xBA) & (rest >= LENGTHS["XA"])
+    c.put("xa_return_value", r.i32(tpos + _off("XA", "ReturnValue"), little), xa)
+    c.put("xa_tm_flags", r.u32(tpos + _off("XA", "TMFlags"), little), xa)
+    c.put("xa_rmid", r.u32(tpos + _off("XA", "RMId"), little), xa)
+
+    # ---- the table
     f = fast
     arrays = {
         "structid": pa.array(np.where(tshm, 1, np.where(ident == _TSHC, 2, 0)), pa.int32()),
@@ -217,25 +489,19 @@ def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
     arrays["structid"] = pa.DictionaryArray.from_arrays(arrays["structid"], pa.array(["TSH", "TSHM", "TSHC"]))
     arrays["segment_type_name"] = pa.DictionaryArray.from_arrays(pa.array(t.astype(np.int32)),
                                                                  pa.array(_TYPE_NAMES, pa.string()))
-    for name, (values, valid) in cols.items():
-        arrays[name] = _column(values, f & valid, dict(CALL_COLUMNS)[name])
-    texts = (("resolved_q_name", pmo, pos + 32, 48), ("resolved_q_mgr_name", pmo, pos + 80, 48),
-             ("remote_q_name", xqh, mpos + 8, 48), ("remote_q_mgr_name", xqh, mpos + 56, 48))
-    gmo_name = r.texts(np.flatnonzero(f & gmo), pos + 24, 48, ccsid_eff)
-    for name, where, p, width in texts:
-        sel = np.flatnonzero(f & where)
-        part = _scatter(n, sel, r.texts(sel, p, width, ccsid_eff))
-        if name == "resolved_q_name":
-            g = _scatter(n, np.flatnonzero(f & gmo), gmo_name)
-            part = _coalesce(part, g)
-        arrays[name] = part
+    arrays.update(c.arrays(r, f, ccsid_eff))
     fields = []
     for fld in DECODED_SCHEMA:
-        a = arrays.get(fld.name)
-        fields.append(pa.nulls(n, fld.type) if a is None else a)
+        arr = arrays.get(fld.name)
+        if arr is not None and arr.type != fld.type:
+            arr = arr.cast(fld.type)
+        fields.append(pa.nulls(n, fld.type) if arr is None else arr)
     table = pa.Table.from_arrays(fields, schema=DECODED_SCHEMA)
+    slow = np.flatnonzero(~fast)
     if len(slow):
         # every other unit: decode_unit's own rows, in place of the fast reader's
+        from .calls import decode_unit   # the declarations (construct): only when a unit needs them
+
         slow_rows = [decode_unit(bytes(buf[s:s + ln]), int(fl))
                      for s, ln, fl in zip(starts[slow].tolist(), lens[slow].tolist(), full[slow].tolist())]
         table = pa.concat_tables([table, pa.Table.from_pylist(slow_rows, schema=DECODED_SCHEMA)])
@@ -245,8 +511,108 @@ def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
     return table
 
 
-def _coalesce(a: pa.Array, b: pa.Array) -> pa.Array:
-    """``a`` where valid, else ``b`` (dictionary arrays, as strings)."""
-    import pyarrow.compute as pc
+def _mqod(r: _Reader, c: _Columns, od: np.ndarray, pos: np.ndarray, little: np.ndarray) -> tuple:
+    """The MQOD at ``pos`` of the units ``od``: its columns; returns (read
+    here, its size).  Not read here: a version this reader does not know, an
+    MQOD cut short, object or response records (decode_unit's errors and
+    record walk)."""
+    s = "MQOD"
+    ok = r.has(pos, 8)
+    version = r.i32(pos + _off(s, "Version"), little)
+    size = _lengths(MQOD_LENGTHS, version)
+    ok &= (size > 0) & r.has(pos, size)
+    ok &= (version < 2) | (r.i32(pos + _off(s, "RecsPresent"), little) <= 0)
+    good = od & ok
+    c.put("od_object_type", r.i32(pos + _off(s, "ObjectType"), little), good)
+    for col, fld, where in (("od_object_name", "ObjectName", good), ("od_object_q_mgr_name", "ObjectQMgrName", good),
+                            ("od_dynamic_q_name", "DynamicQName", good),
+                            ("od_resolved_q_name", "ResolvedQName", good & (version >= 3)),
+                            ("od_resolved_q_mgr_name", "ResolvedQMgrName", good & (version >= 3))):
+        c.text(col, where, pos + _off(s, fld), _width(s, fld))
+    return ok, np.where(good, size, 0)
 
-    return pc.coalesce(a.cast(pa.string()), b.cast(pa.string())).dictionary_encode().cast(_DICT)
+
+def _inq(r: _Reader, c: _Columns, inq: np.ndarray, t: np.ndarray, pos: np.ndarray, little: np.ndarray,
+         ccsid: np.ndarray) -> np.ndarray:
+    """MQINQ / MQSET (and replies) with their counts present: the selector
+    list, and in MQINQ_REPLY and MQSET the integer values and the characters
+    when all of them are present.  Returns the units read here (negative
+    counts and selectors cut short are decode_unit's errors)."""
+    s = "INQ"
+    n = len(t)
+    nsel = r.i32(pos + _off(s, "SelectorCount"), little)
+    nint = r.i32(pos + _off(s, "IntAttrCount"), little)
+    nchar = r.i32(pos + _off(s, "CharAttrLength"), little)
+    start = pos + LENGTHS[s]
+    room = r.lens - start
+    ok = ~inq | ((nsel >= 0) & (nint >= 0) & (nchar >= 0) & (4 * nsel <= room))
+    rows = np.flatnonzero(inq & ok)
+    if len(rows) == 0:
+        return ok
+    values = np.isin(t[rows], (0x99, 0x88)) & (room[rows] >= 4 * (nsel[rows] + nint[rows]) + nchar[rows])
+    at = r.starts[rows] + start[rows]
+    c.other["inq_selectors"] = (rows, _int_lists(r, at, nsel[rows], little[rows]))
+    vrows = np.flatnonzero(values)
+    c.other["inq_int_values"] = (rows[vrows], _int_lists(r, at[vrows] + 4 * nsel[rows][vrows], nint[rows][vrows],
+                                                         little[rows][vrows]))
+    crows = vrows[nchar[rows][vrows] > 0]
+    if len(crows):
+        cat = at[crows] + 4 * (nsel[rows][crows] + nint[rows][crows])
+        chars = [decode_text(r.buf[a:a + ln].tobytes(), int(cc), trim=False)
+                 for a, ln, cc in zip(cat.tolist(), nchar[rows][crows].tolist(), ccsid[rows][crows].tolist())]
+        c.other["inq_char_values"] = (rows[crows], pa.array(chars, pa.string()))
+    return ok
+
+
+def _int_lists(r: _Reader, at: np.ndarray, counts: np.ndarray, little: np.ndarray) -> pa.Array:
+    """Lists of ``counts[i]`` signed 32-bit integers at buffer positions ``at[i]``."""
+    offsets = np.zeros(len(at) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    total = int(offsets[-1])
+    first = np.repeat(at - 4 * offsets[:-1], counts)
+    where = first + 4 * np.arange(total, dtype=np.int64)
+    v = r._le[np.minimum(where, r.last_window)] if total else np.zeros(0, dtype=np.uint32)
+    v = np.where(np.repeat(little, counts), v, v.byteswap()).astype(np.int64)
+    v = np.where(v >= 1 << 31, v - (1 << 32), v)
+    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(v, pa.int64()))
+
+
+def _spi_od(r: _Reader, c: _Columns, buf: np.ndarray, spi: np.ndarray, pos: np.ndarray, lens: np.ndarray,
+            little: np.ndarray) -> np.ndarray:
+    """The MQOD an SPI carries (SPI OPEN): the first 4-aligned place after the
+    verb header, within SPI_OD_SCAN bytes, where an MQOD StrucId and a known
+    version stand (calls._decode_api's scan).  Returns the units read here (an
+    EBCDIC MQOD, or one this reader does not take, goes to decode_unit)."""
+    ok = np.ones(len(spi), dtype=bool)
+    rows = np.flatnonzero(spi)
+    if len(rows) == 0:
+        return ok
+    found_rows, found_at = [], []
+    for row, s, p, end, lt in zip(rows.tolist(), r.starts[rows].tolist(), pos[rows].tolist(),
+                                  np.minimum(lens[rows], pos[rows] + SPI_OD_SCAN).tolist(), little[rows].tolist()):
+        q0 = p + LENGTHS["SPI"]
+        seg = buf[s + q0:s + end].tobytes() if end > q0 else b""
+        hit = None
+        for ident, ebcdic in ((_OD_ASCII, False), (_OD_EBCDIC, True)):
+            i = seg.find(ident)
+            while i != -1 and i + 8 <= len(seg) and (hit is None or i < hit[0]):
+                if i % 4 == 0 and int.from_bytes(seg[i + 4:i + 8], "little" if lt else "big", signed=True) \
+                        in MQOD_LENGTHS:
+                    hit = (i, ebcdic)
+                    break
+                i = seg.find(ident, i + 1)
+        if hit is None:
+            continue
+        if hit[1]:
+            ok[row] = False
+        else:
+            found_rows.append(row)
+            found_at.append(q0 + hit[0])
+    if found_rows:
+        where = np.zeros(len(spi), dtype=bool)
+        where[found_rows] = True
+        at = np.zeros(len(spi), dtype=np.int64)
+        at[found_rows] = found_at
+        od_ok, _ = _mqod(r, c, where, at, little)
+        ok &= ~where | od_ok
+    return ok

@@ -47,7 +47,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
-from mqcodec.ibmmq.calls import MQCLOSE, MQOPEN, MQPUT1, SPI, is_reply, is_request  # absolute: _ext compiles this file too
+from mqcodec.ibmmq.wire import MQCLOSE, MQOPEN, MQPUT1, SPI, is_reply, is_request  # absolute: _ext compiles this file too
 
 __all__ = ["CallTracker", "Attribution", "Attributions", "MQCC_FAILED", "TRACKED"]
 

@@ -25,6 +25,16 @@ from __future__ import annotations
 
 import construct as cs
 
+# the data of the segments (eye-catchers, lengths, segment types, flags) lives in .wire,
+# which loads without construct; re-exported here next to the declarations
+from .wire import (  # noqa: F401
+    BIG, BYTE_ORDER_BIG, BYTE_ORDER_LITTLE, CAUT_IDS, GMO_IDS, ID_IDS, LITTLE, MD_IDS, MQ_MAXMSGL_CEILING,
+    MQGMO_LENGTHS, MQMD_LENGTHS, MQOD_LENGTHS, MQPMO_LENGTHS, MSH_IDS, OD_IDS, PMO_IDS, SEGMENT_TYPE_VALUES,
+    SEGMENT_TYPES, TCF_CLOSE_CHANNEL, TCF_CONFIRM_REQUEST, TCF_DLQ_USED, TCF_ERROR, TCF_FIRST, TCF_LAST,
+    TCF_REQUEST_ACCEPTED, TCF_REQUEST_CLOSE, TSH_IDS, TSH_IDS_EBCDIC, TSH_LENGTH, TSHM_LENGTH, UID_IDS, XQH_IDS,
+    order_of, segment_type_name,
+)
+
 __all__ = [
     "BIG", "LITTLE", "BYTE_ORDER_BIG", "BYTE_ORDER_LITTLE", "order_of",
     "TSH_IDS", "TSH_IDS_EBCDIC", "TSH_LENGTH", "TSHM_LENGTH",
@@ -39,82 +49,6 @@ __all__ = [
     "TCF_FIRST", "TCF_LAST", "TCF_REQUEST_ACCEPTED", "TCF_DLQ_USED",
     "MQ_MAXMSGL_CEILING",
 ]
-
-BIG = "big"
-LITTLE = "little"
-
-#: TSH ``ByteOrder`` values (packet-mq.h MQ_BIG_ENDIAN / MQ_LITTLE_ENDIAN).
-BYTE_ORDER_BIG = 1
-BYTE_ORDER_LITTLE = 2
-
-
-def order_of(byte_order_field: int) -> str:
-    """Byte order named by a TSH ``ByteOrder`` byte.  Wireshark reads 2 as
-    little-endian and anything else as big-endian; so do we."""
-    return LITTLE if byte_order_field == BYTE_ORDER_LITTLE else BIG
-
-
-#: Eye-catchers: ASCII and EBCDIC (z/OS) spellings.
-TSH_IDS = {b"TSH ": "TSH", b"TSHM": "TSHM", b"TSHC": "TSHC"}
-TSH_IDS_EBCDIC = {b"\xe3\xe2\xc8\x40": "TSH", b"\xe3\xe2\xc8\xd4": "TSHM", b"\xe3\xe2\xc8\xc3": "TSHC"}
-#: StrucIds of the structures inside a unit: (ASCII, EBCDIC) spellings.
-MD_IDS = (b"MD  ", b"\xd4\xc4\x40\x40")
-PMO_IDS = (b"PMO ", b"\xd7\xd4\xd6\x40")
-GMO_IDS = (b"GMO ", b"\xc7\xd4\xd6\x40")
-OD_IDS = (b"OD  ", b"\xd6\xc4\x40\x40")
-XQH_IDS = (b"XQH ", b"\xe7\xd8\xc8\x40")
-MSH_IDS = (b"MSH ", b"\xd4\xe2\xc8\x40")
-ID_IDS = (b"ID  ", b"\xc9\xc4\x40\x40")
-UID_IDS = (b"UID ", b"\xe4\xc9\xc4\x40")
-CAUT_IDS = (b"CAUT", b"\xc3\xc1\xe4\xe3")
-
-TSH_LENGTH = 28          # TSH and TSHC
-TSHM_LENGTH = 36         # TSHM: ConversID and RequestID after MQSegmLen
-
-#: The largest message IBM MQ accepts (MAXMSGL ceiling, 100 MiB); used as
-#: the default bound on a segment and on a reassembled message.
-MQ_MAXMSGL_CEILING = 100 * 1024 * 1024
-
-# --------------------------------------------------------------------------
-# Control flags 1 (packet-mq.h MQ_TCF_*)
-# --------------------------------------------------------------------------
-TCF_CONFIRM_REQUEST = 0x01
-TCF_ERROR = 0x02
-TCF_REQUEST_CLOSE = 0x04
-TCF_CLOSE_CHANNEL = 0x08
-TCF_FIRST = 0x10
-TCF_LAST = 0x20
-TCF_REQUEST_ACCEPTED = 0x40
-TCF_DLQ_USED = 0x80
-
-# --------------------------------------------------------------------------
-# Segment types (packet-mq.h MQ_TST_*; names as Wireshark prints them)
-# --------------------------------------------------------------------------
-SEGMENT_TYPES: dict[int, str] = {
-    0x01: "INITIAL_DATA", 0x02: "RESYNC_DATA", 0x03: "RESET_DATA", 0x04: "MESSAGE_DATA",
-    0x05: "STATUS_DATA", 0x06: "SECURITY_DATA", 0x07: "PING_DATA", 0x08: "USERID_DATA",
-    0x09: "HEARTBEAT", 0x0A: "CONAUTH_INFO", 0x0B: "RENEGOTIATE_DATA", 0x0C: "SOCKET_ACTION",
-    0x0D: "ASYNC_MESSAGE", 0x0E: "REQUEST_MSGS", 0x0F: "NOTIFICATION",
-    0x81: "MQCONN", 0x82: "MQDISC", 0x83: "MQOPEN", 0x84: "MQCLOSE", 0x85: "MQGET",
-    0x86: "MQPUT", 0x87: "MQPUT1", 0x88: "MQSET", 0x89: "MQINQ", 0x8A: "MQCMIT",
-    0x8B: "MQBACK", 0x8C: "SPI", 0x8D: "MQSTAT", 0x8E: "MQSUB", 0x8F: "MQSUBRQ",
-    0x91: "MQCONN_REPLY", 0x92: "MQDISC_REPLY", 0x93: "MQOPEN_REPLY", 0x94: "MQCLOSE_REPLY",
-    0x95: "MQGET_REPLY", 0x96: "MQPUT_REPLY", 0x97: "MQPUT1_REPLY", 0x98: "MQSET_REPLY",
-    0x99: "MQINQ_REPLY", 0x9A: "MQCMIT_REPLY", 0x9B: "MQBACK_REPLY", 0x9C: "SPI_REPLY",
-    0x9D: "MQSTAT_REPLY", 0x9E: "MQSUB_REPLY", 0x9F: "MQSUBRQ_REPLY",
-    0xA1: "XA_START", 0xA2: "XA_END", 0xA3: "XA_OPEN", 0xA4: "XA_CLOSE", 0xA5: "XA_PREPARE",
-    0xA6: "XA_COMMIT", 0xA7: "XA_ROLLBACK", 0xA8: "XA_FORGET", 0xA9: "XA_RECOVER",
-    0xAA: "XA_COMPLETE",
-    0xB1: "XA_START_REPLY", 0xB2: "XA_END_REPLY", 0xB3: "XA_OPEN_REPLY", 0xB4: "XA_CLOSE_REPLY",
-    0xB5: "XA_PREPARE_REPLY", 0xB6: "XA_COMMIT_REPLY", 0xB7: "XA_ROLLBACK_REPLY",
-    0xB8: "XA_FORGET_REPLY", 0xB9: "XA_RECOVER_REPLY", 0xBA: "XA_COMPLETE_REPLY",
-}
-SEGMENT_TYPE_VALUES: dict[str, int] = {v: k for k, v in SEGMENT_TYPES.items()}
-
-
-def segment_type_name(value: int) -> str:
-    return SEGMENT_TYPES.get(value, "UNKNOWN_0x%02X" % value)
-
 
 _I32 = {BIG: cs.Int32sb, LITTLE: cs.Int32sl}
 _U32 = {BIG: cs.Int32ub, LITTLE: cs.Int32ul}
@@ -208,7 +142,6 @@ XQH_PREFIX_DECL = _both(lambda o: cs.Struct(
 ))
 XQH_PREFIX_LENGTH = 104
 
-MQMD_LENGTHS = {1: 324, 2: 364}
 
 
 def _pmo(o):
@@ -240,7 +173,6 @@ def _pmo(o):
 
 #: MQPMO, put-message options (versions 1-3: 128, 152, 176 bytes on the wire).
 MQPMO_DECL = _both(_pmo)
-MQPMO_LENGTHS = {1: 128, 2: 152, 3: 176}
 
 
 def _gmo(o):
@@ -269,13 +201,12 @@ def _gmo(o):
 
 #: MQGMO, get-message options (versions 1-4: 72, 80, 100, 112 bytes).
 MQGMO_DECL = _both(_gmo)
-MQGMO_LENGTHS = {1: 72, 2: 80, 3: 100, 4: 112}
+
 
 #: MQOD, object descriptor (MQPUT1): versions 1-4 are 168, 200, 336, 400
 #: bytes; version 2 and later may be followed by RecsPresent object records
 #: (96 bytes each, when ObjectRecOffset is not 0) and response records (8
-#: bytes each, when ResponseRecOffset is not 0).
-MQOD_LENGTHS = {1: 168, 2: 200, 3: 336, 4: 400}
+#: bytes each, when ResponseRecOffset is not 0); the lengths are .wire's MQOD_LENGTHS.
 def _mqod(o: str, *, versions: bool) -> cs.Struct:
     """The MQOD: version 1's fields, and with ``versions`` those of 2-4."""
     fields = [
