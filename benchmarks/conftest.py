@@ -37,6 +37,7 @@ def pytest_terminal_summary(terminalreporter):
         group = name.split(":")[0]
         family = group.split("@")[0]      # "pcf@100k" compares with "pcf"'s once-measured rows
         c = base.get(group + ":construct compiled", base.get(family + ":construct compiled"))
+        c = c or base.get(group + ":construct")   # a group without a compiled declaration (calls)
         m = mbs.get(group + ":memory copy")
         t = base.get(group + ":tshark fields", base.get(family + ":tshark fields"))
         i = base.get(group + ":identity")      # the Spark rows: the same mechanism doing nothing

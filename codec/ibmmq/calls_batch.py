@@ -113,78 +113,66 @@ _MQCONN, _MQOPEN, _MQCLOSE, _MQGET, _MQPUT, _MQPUT1, _MQSET, _MQINQ, _SPI = (
     0x81, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8C)
 
 
+_NUMPY = {pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64}
+
+
 def _lengths(versions: dict, version: np.ndarray) -> np.ndarray:
     """The structure length of each version (0 where the version is unknown)."""
     return np.select([version == v for v in versions], list(versions.values()), 0)
 
 
+def _array(values: np.ndarray, valid: np.ndarray | None, t: pa.DataType) -> pa.Array:
+    """An Arrow integer array of ``values`` (null where not ``valid``), built
+    from the buffers (no cast, and numpy.ma stays unloaded)."""
+    data = pa.py_buffer(np.ascontiguousarray(values, dtype=_NUMPY[t]))
+    if valid is None or valid.all():
+        return pa.Array.from_buffers(t, len(values), [None, data])
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(t, len(values), [bitmap, data], null_count=int(len(valid) - valid.sum()))
+
+
 class _Reader:
-    """Byte-level reads at per-unit positions, over the whole batch."""
+    """The batch: its buffer, and each unit's start and length in it."""
 
     def __init__(self, buf: np.ndarray, starts: np.ndarray, lens: np.ndarray):
-        self.buf, self.starts, self.lens = buf, starts, lens
-        self.last = max(len(buf) - 1, 0)
+        self.starts, self.lens = starts, lens
+        if len(buf) < 4:
+            buf = np.concatenate([buf, np.zeros(4, dtype=np.uint8)])
+        self.buf = buf
+        self.last = len(buf) - 1
         # every 4-byte window of the buffer as one unaligned 32-bit integer (stride 1 byte): a
         # 32-bit field in one 1-D gather (a field past the buffer's end reads its last window:
         # such a field is outside its unit, never used)
-        if len(buf) < 4:
-            buf = np.concatenate([buf, np.zeros(4, dtype=np.uint8)])
-        self._le = np.ndarray((len(buf) - 3,), dtype="<u4", buffer=buf, strides=(1,))
-        self._be = np.ndarray((len(buf) - 3,), dtype=">u4", buffer=buf, strides=(1,))
+        self.le = np.ndarray((len(buf) - 3,), dtype="<u4", buffer=buf, strides=(1,))
+        self.be = np.ndarray((len(buf) - 3,), dtype=">u4", buffer=buf, strides=(1,))
         self.last_window = len(buf) - 4
+        self.little = np.zeros(len(starts), dtype=bool)
 
-    def has(self, pos, n) -> np.ndarray:
-        return pos + n <= self.lens
+    def rows(self, rows: np.ndarray, pos) -> "_Rows":
+        """The units ``rows``, each with a structure at ``pos`` (offset in the
+        unit: one for all, or one per unit of the batch)."""
+        return _Rows(self, rows, pos[rows] if isinstance(pos, np.ndarray) else np.full(len(rows), pos, np.int64))
 
-    def u8(self, pos) -> np.ndarray:
-        if len(self.buf) == 0:
-            return np.zeros(len(self.starts), dtype=np.int64)
-        return self.buf[np.minimum(self.starts + pos, self.last)].astype(np.int64)
-
-    def _at(self, pos) -> np.ndarray:
-        return np.minimum(self.starts + pos, self.last_window)
-
-    def be32(self, pos) -> np.ndarray:
-        """Four bytes as an unsigned big-endian integer (-1 where absent)."""
-        v = self._be[self._at(pos)].astype(np.int64)
-        return np.where(self.has(pos, 4), v, -1)
-
-    def u32(self, pos, little) -> np.ndarray:
-        v = self._le[self._at(pos)]
-        return np.where(little, v, v.byteswap()).astype(np.int64)
-
-    def i32(self, pos, little) -> np.ndarray:
-        v = self.u32(pos, little)
-        return np.where(v >= 1 << 31, v - (1 << 32), v)
-
-    def u16(self, pos, little) -> np.ndarray:
-        b0, b1 = self.u8(pos), self.u8(pos + 1)
-        return np.where(little, (b1 << 8) | b0, (b0 << 8) | b1)
-
-    def i16(self, pos, little) -> np.ndarray:
-        v = self.u16(pos, little)
-        return np.where(v >= 1 << 15, v - (1 << 16), v)
-
-    def texts(self, rows, at, width: int, ccsid, lengths=None) -> pa.Array:
+    def texts(self, at: np.ndarray, width: int, ccsid: np.ndarray, lengths=None) -> pa.Array:
         """The character fields of ``width`` bytes at buffer positions ``at``
-        of units ``rows`` (only their first ``lengths`` bytes, if given), by
+        (only their first ``lengths`` bytes, if given), in ``ccsid``, by
         decode_unit's ``name_text`` (NUL/blank trimmed, None when empty), as a
         dictionary array; each distinct (bytes, CCSID) decoded once."""
-        if len(rows) == 0:
+        if len(at) == 0:
             return pa.array([], _DICT)
         buf = self.buf
         if len(buf) < int(at.max()) + width:   # a variable field's window may run past the buffer
             buf = np.concatenate([buf, np.zeros(width, dtype=np.uint8)])
-        raw = np.empty((len(rows), width + 2), dtype=np.uint8)
-        # each row's field copied whole: a view of every width-byte window of the buffer
+        raw = np.empty((len(at), width + 2), dtype=np.uint8)
+        # each field copied whole: a view of every width-byte window of the buffer
         raw[:, :width] = np.lib.stride_tricks.sliding_window_view(buf, width)[at]
         if lengths is not None:   # bytes past the field's own length: NULs, which name_text trims
             raw[:, :width][np.arange(width)[None, :] >= lengths[:, None]] = 0
-        cc = ccsid[rows].astype(np.uint16)
+        cc = ccsid.astype(np.uint16)
         raw[:, width] = cc >> 8
         raw[:, width + 1] = cc & 0xFF
         # distinct (bytes, CCSID) keys by Arrow's hash table (a sort of wide keys costs more)
-        keys = pa.FixedSizeBinaryArray.from_buffers(pa.binary(width + 2), len(rows),
+        keys = pa.FixedSizeBinaryArray.from_buffers(pa.binary(width + 2), len(at),
                                                     [None, pa.py_buffer(raw)]).dictionary_encode()
         values, nulls = [], []
         for b in keys.dictionary.to_pylist():
@@ -192,63 +180,125 @@ class _Reader:
             values.append(s or "")
             nulls.append(s is None)
         indices = keys.indices.to_numpy()
-        mask = np.asarray(nulls, dtype=bool)[indices]
-        return pa.DictionaryArray.from_arrays(pa.array(indices, mask=mask), pa.array(values, pa.string()))
+        valid = ~np.asarray(nulls, dtype=bool)[indices]
+        return pa.DictionaryArray.from_arrays(_array(indices, valid, pa.int32()), pa.array(values, pa.string()))
 
 
-def _column(values, valid, t: pa.DataType) -> pa.Array:
-    return pa.array(np.asarray(values), mask=~np.asarray(valid, dtype=bool)).cast(t)
+class _Rows:
+    """Some units of the batch, each with a structure at ``pos`` (its offset
+    in the unit): the reads of that structure's fields, one array operation
+    per field over these units only."""
+
+    __slots__ = ("r", "rows", "pos", "at", "lens", "little")
+
+    def __init__(self, r: _Reader, rows: np.ndarray, pos: np.ndarray):
+        self.r, self.rows, self.pos = r, rows, pos
+        self.at = r.starts[rows] + pos
+        self.lens = r.lens[rows]
+        self.little = r.little[rows]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def sub(self, keep: np.ndarray) -> "_Rows":
+        return _Rows(self.r, self.rows[keep], self.pos[keep])
+
+    def moved(self, by) -> "_Rows":
+        return _Rows(self.r, self.rows, self.pos + by)
+
+    def rest(self) -> np.ndarray:
+        """Bytes of the unit from the structure on."""
+        return self.lens - self.pos
+
+    def has(self, n) -> np.ndarray:
+        return self.pos + n <= self.lens
+
+    def u8(self, off: int) -> np.ndarray:
+        return self.r.buf[np.minimum(self.at + off, self.r.last)].astype(np.int64)
+
+    def u16(self, off: int) -> np.ndarray:
+        b0, b1 = self.u8(off), self.u8(off + 1)
+        return np.where(self.little, (b1 << 8) | b0, (b0 << 8) | b1)
+
+    def be32(self, off: int) -> np.ndarray:
+        """Four bytes as an unsigned big-endian integer (-1 where absent)."""
+        v = self.r.be[np.minimum(self.at + off, self.r.last_window)].astype(np.int64)
+        return np.where(self.has(off + 4), v, -1)
+
+    def u32(self, off) -> np.ndarray:
+        v = self.r.le[np.minimum(self.at + off, self.r.last_window)]
+        return np.where(self.little, v, v.byteswap()).astype(np.int64)
+
+    def i32(self, off) -> np.ndarray:
+        v = self.u32(off)
+        return np.where(v >= 1 << 31, v - (1 << 32), v)
+
+
+def _concat(parts: list) -> _Rows:
+    return _Rows(parts[0].r, np.concatenate([p.rows for p in parts]), np.concatenate([p.pos for p in parts]))
 
 
 def _scatter(n: int, rows: np.ndarray, part: pa.Array) -> pa.Array:
     """``part`` (one value per unit of ``rows``) spread over ``n`` units, null elsewhere."""
-    where = np.full(n, -1, dtype=np.int64)
-    where[rows] = np.arange(len(rows))
-    return part.take(pa.array(where, mask=where < 0))
+    where = np.full(n, -1, dtype=np.int32)
+    where[rows] = np.arange(len(rows), dtype=np.int32)
+    return part.take(_array(where, where >= 0, pa.int32()))
 
 
-def _named(codes: np.ndarray, valid: np.ndarray, names: dict) -> pa.Array:
-    """The value names of ``codes`` (None for a code without one) as a dictionary array."""
-    distinct = sorted(set(codes[valid].tolist())) or [0]
+def _named(codes: np.ndarray, names: dict) -> pa.Array:
+    """The value names of ``codes`` (null for a code without one) as a dictionary array."""
+    distinct = sorted(set(codes.tolist()))
     labels = [names.get(c) for c in distinct]
-    index = np.searchsorted(np.asarray(distinct, dtype=np.int64), codes).clip(0, len(distinct) - 1)
-    unnamed = np.asarray([s is None for s in labels], dtype=bool)
-    mask = ~valid | unnamed[index] | (np.asarray(distinct, dtype=np.int64)[index] != codes)
-    return pa.DictionaryArray.from_arrays(pa.array(index.astype(np.int32), mask=mask),
+    index = np.searchsorted(np.asarray(distinct, dtype=np.int64), codes).astype(np.int32)
+    valid = ~np.asarray([s is None for s in labels], dtype=bool)[index] if distinct else np.zeros(0, bool)
+    return pa.DictionaryArray.from_arrays(_array(index, valid, pa.int32()),
                                           pa.array([s or "" for s in labels], pa.string()))
 
 
 class _Columns:
-    """The columns of a batch while they are read: integers as (values,
-    valid) over every unit, character fields as the places to read them
-    from; :meth:`arrays` keeps only the units read here (``fast``)."""
+    """The columns of a batch while they are read, as parts (the units of a
+    structure, their values); :meth:`arrays` assembles them, keeping only
+    the units read here (``fast``)."""
 
     def __init__(self, n: int):
         self.n = n
-        self.ints: dict[str, tuple] = {}
+        self.fast = np.ones(n, dtype=bool)
+        self.ints: dict[str, list] = {}
         self.texts: dict[str, list] = {}
-        self.other: dict[str, tuple] = {}   # name -> (rows, Arrow array of those rows), built per row
+        self.arrow: dict[str, tuple] = {}   # name -> (rows, Arrow array of those rows)
 
-    def put(self, name: str, values, valid) -> None:
-        old = self.ints.get(name)
-        if old is not None:   # another structure's rows (hobj: API header, NOTIFICATION, ...)
-            values, valid = np.where(valid, values, old[0]), valid | old[1]
-        self.ints[name] = (values, valid)
+    def not_here(self, rows: np.ndarray) -> None:
+        """These units go to decode_unit."""
+        self.fast[rows] = False
 
-    def text(self, name: str, where, at, width: int, lengths=None) -> None:
-        self.texts.setdefault(name, []).append((where, at, width, lengths))
+    def put(self, name: str, part: _Rows, values: np.ndarray) -> None:
+        self.ints.setdefault(name, []).append((part.rows, values))
 
-    def arrays(self, r: _Reader, fast: np.ndarray, ccsid: np.ndarray) -> dict:
-        n = self.n
-        out = {name: _column(values, fast & valid, _TYPES[name]) for name, (values, valid) in self.ints.items()}
+    def text(self, name: str, part: _Rows, off: int, width: int, lengths=None) -> None:
+        if len(part):
+            self.texts.setdefault(name, []).append((part.rows, part.at + off, width, lengths))
+
+    def named(self, name: str, part: _Rows, codes: np.ndarray, names: dict) -> None:
+        self.arrow[name] = (part.rows, _named(codes, names))
+
+    def arrays(self, r: _Reader, ccsid: np.ndarray) -> dict:
+        n, fast = self.n, self.fast
+        out = {}
+        for name, parts in self.ints.items():
+            values = np.zeros(n, dtype=np.int64)
+            valid = np.zeros(n, dtype=bool)
+            for rows, v in parts:
+                values[rows] = v
+                valid[rows] = True
+            out[name] = _array(values, valid & fast, _TYPES[name])
         for name, sources in self.texts.items():
             rows_parts, arrays = [], []
-            for where, at, width, lengths in sources:
-                rows = np.flatnonzero(fast & where)
-                if len(rows):
-                    rows_parts.append(rows)
-                    arrays.append(r.texts(rows, r.starts[rows] + at[rows], width, ccsid,
-                                          None if lengths is None else lengths[rows]))
+            for rows, at, width, lengths in sources:
+                keep = fast[rows]
+                if keep.any():
+                    rows_parts.append(rows[keep])
+                    arrays.append(r.texts(at[keep], width, ccsid[rows[keep]],
+                                          None if lengths is None else lengths[keep]))
             if not rows_parts:
                 continue
             if len(arrays) == 1:
@@ -256,10 +306,10 @@ class _Columns:
             else:   # one column read from several structures: joined as strings, encoded again
                 joined = pa.concat_arrays([a.cast(pa.string()) for a in arrays])
                 out[name] = _scatter(n, np.concatenate(rows_parts), joined).dictionary_encode()
-        for name, (rows, array) in self.other.items():
+        for name, (rows, array) in self.arrow.items():
             keep = fast[rows]
             if keep.any():
-                out[name] = _scatter(n, rows[keep], array.filter(pa.array(keep)))
+                out[name] = _scatter(n, rows[keep], array.filter(pa.array(keep)) if not keep.all() else array)
         return out
 
 
@@ -274,222 +324,46 @@ def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
     full = lens if full_lengths is None else np.asarray(full_lengths, dtype=np.int64)
     r = _Reader(buf, starts, lens)
     c = _Columns(n)
-    ident = r.be32(0)
+    every = r.rows(np.arange(n), 0)
+    ident = every.be32(0)
     tshm = ident == _TSHM
-    fast = (ident == _TSH) | tshm | (ident == _TSHC)
+    c.fast &= (ident == _TSH) | tshm | (ident == _TSHC)
     hlen = np.where(tshm, 36, 28)
-    fast &= r.has(hlen, 0)
-    bo, t = r.u8(hlen - 20), r.u8(hlen - 19)
-    little = bo == 2
-    encoding, ccsid = r.i32(hlen - 8, little), r.i16(hlen - 4, little)
+    c.fast &= hlen <= lens
+    tsh = r.rows(np.arange(n), hlen - 20)     # ByteOrder, SegmType, CtlFlag1, CtlFlag2 ... Encoding, CCSID
+    bo, t = tsh.u8(0), tsh.u8(1)
+    r.little = bo == 2
+    tsh = r.rows(np.arange(n), hlen - 20)
+    encoding, ccsid = tsh.i32(12), tsh.u16(16)
+    ccsid = np.where(ccsid >= 1 << 15, ccsid - (1 << 16), ccsid)
     known = np.zeros(n, dtype=bool)
-    for cc in sorted(set(ccsid[fast].tolist())):   # (not np.unique: its first plain call imports numpy.ma)
+    for cc in sorted(set(ccsid[c.fast].tolist())):   # (not np.unique: its first plain call imports numpy.ma)
         if cc > 0 and is_known(cc):
             known |= ccsid == cc
     ccsid_eff = np.where(known, ccsid, 819)
     api = (t > 0x80) & (t <= 0x9F)
     base = t & ~0x10
-    rest = lens - hlen
 
-    # ---- API header, then the body of each call
-    a = "API_HEADER"
-    fast &= ~api | r.has(hlen, LENGTHS[a])
-    c.put("reply_length", r.be32(hlen + _off(a, "ReplyLength")), api)
-    c.put("completion_code", r.i32(hlen + _off(a, "CompCode"), little), api)
-    c.put("reason_code", r.i32(hlen + _off(a, "Reason"), little), api)
-    c.put("hobj", r.i32(hlen + _off(a, "Hobj"), little), api)
-    pos = hlen + LENGTHS[a]
-    body = lens - pos
-
-    # MQCONN
-    conn = api & (base == _MQCONN) & (body >= LENGTHS["CONN_SHORT"])
-    c.text("conn_q_mgr_name", conn, pos + _off("CONN", "QMgrName"), _width("CONN", "QMgrName"))
-    c.text("conn_appl_name", conn, pos + _off("CONN", "ApplName"), _width("CONN", "ApplName"))
-    c.put("conn_appl_type", r.i32(pos + _off("CONN", "ApplType"), little), conn)
-    conn_full = conn & (body >= LENGTHS["CONN"])
-    c.put("conn_options", r.u32(pos + _off("CONN", "Options"), little), conn_full)
-    c.put("conn_x_options", r.u32(pos + _off("CONN", "XOptions"), little), conn_full)
-
-    # MQOPEN, MQPUT1: an MQOD first (no MQOD: nothing more is read)
-    sid = r.be32(pos)
-    opens = api & ((base == _MQOPEN) | (base == _MQPUT1))
-    fast &= ~(opens & (sid == _EBCDIC["OD"]))
-    od = opens & (sid == _ASCII["OD"])
-    od_ok, od_size = _mqod(r, c, od, pos, little)
-    fast &= ~od | od_ok
-    after = pos + od_size
-    c.put("open_options", r.u32(after, little), od & (base == _MQOPEN) & r.has(after, 4))
-
-    # MQCLOSE
-    c.put("close_options", r.u32(pos, little), api & (base == _MQCLOSE) & (body >= 4))
-
-    # MQMD, then MQPMO / MQGMO and DataLength: MQPUT, MQGET, and MQPUT1 after its MQOD
-    put1 = od & (base == _MQPUT1)
-    getput = (api & ((base == _MQGET) | (base == _MQPUT))) | put1
-    mpos = np.where(put1, after, pos)
-    sid = r.be32(mpos)
-    fast &= ~(getput & (sid == _EBCDIC["MD"]))
-    md = getput & (sid == _ASCII["MD"])
-    fast &= ~md | r.has(mpos, 8)
-    mdlen = _lengths(MQMD_LENGTHS, r.i32(mpos + 4, little))
-    fast &= ~md | ((mdlen > 0) & r.has(mpos, mdlen))
-    mpos = mpos + mdlen
-    sid = r.be32(mpos)
-    put, get = md & (base != _MQGET), md & (base == _MQGET)
-    fast &= ~(put & (sid == _EBCDIC["PMO"])) & ~(get & (sid == _EBCDIC["GMO"]))
-    pmo, gmo = put & (sid == _ASCII["PMO"]), get & (sid == _ASCII["GMO"])
-    fast &= ~(pmo | gmo) | r.has(mpos, 8)
-    ver = r.i32(mpos + _off("MQPMO", "Version"), little)
-    size = np.where(pmo, _lengths(MQPMO_LENGTHS, ver), np.where(gmo, _lengths(MQGMO_LENGTHS, ver), 0))
-    fast &= ~(pmo | gmo) | ((size > 0) & r.has(mpos, size))
-    # put message records: decode_unit
-    fast &= ~(pmo & (ver >= 2)) | (r.i32(mpos + _off("MQPMO", "RecsPresent"), little) <= 0)
-    c.put("pmo_options", r.u32(mpos + _off("MQPMO", "Options"), little), pmo)
-    c.put("gmo_options", r.u32(mpos + _off("MQGMO", "Options"), little), gmo)
-    c.put("gmo_wait_interval", r.i32(mpos + _off("MQGMO", "WaitInterval"), little), gmo)
-    c.text("resolved_q_name", pmo, mpos + _off("MQPMO", "ResolvedQName"), _width("MQPMO", "ResolvedQName"))
-    c.text("resolved_q_mgr_name", pmo, mpos + _off("MQPMO", "ResolvedQMgrName"),
-           _width("MQPMO", "ResolvedQMgrName"))
-    c.text("resolved_q_name", gmo, mpos + _off("MQGMO", "ResolvedQName"), _width("MQGMO", "ResolvedQName"))
-    dpos = mpos + size
-    c.put("data_length", r.i32(dpos, little), (pmo | gmo) & r.has(dpos, 4))
-
-    # MQINQ, MQSET and replies: counts, then the lists
-    fast &= _inq(r, c, api & ((base == _MQINQ) | (base == _MQSET)) & (body >= LENGTHS["INQ"]), t, pos,
-                 little, ccsid_eff)
-
-    # SPI: the verb header, then an MQOD within SPI_OD_SCAN bytes
-    spi = api & (base == _SPI) & (body >= LENGTHS["SPI"])
-    verb = r.u32(pos + _off("SPI", "Verb"), little)
-    c.put("spi_verb", verb, spi)
-    c.put("spi_version", r.u32(pos + _off("SPI", "Version"), little), spi)
-    c.other["spi_verb_name"] = (np.arange(n), _named(verb, spi, SPI_VERBS))
-    fast &= _spi_od(r, c, buf, spi, pos, lens, little)
-
-    # ---- the other types: a body after the TSH
-    other = ~api
-    tpos = hlen
-    # INITIAL_DATA
-    sid = r.be32(tpos)
-    i = other & (t == 0x01) & (rest >= 5)
-    fast &= ~(i & (sid == _EBCDIC["ID"]))
-    i &= sid == _ASCII["ID"]
-    fast &= ~i | (rest >= LENGTHS["ID_SHORT"])
-    s = "ID"
-    c.put("id_fap_level", r.u8(tpos + _off(s, "FapLevel")), i)
-    c.put("id_cap_flags1", r.u8(tpos + _off(s, "CapFlag1")), i)
-    c.put("id_ini_err_flags1", r.u8(tpos + _off(s, "IniErrFlg1")), i)
-    c.put("id_max_msg_batch", r.u16(tpos + _off(s, "MaxMsgBtch"), little), i)
-    c.put("id_max_tr_size", r.u32(tpos + _off(s, "MaxTrSize"), little), i)
-    c.put("id_max_msg_size", r.u32(tpos + _off(s, "MaxMsgSize"), little), i)
-    c.put("id_seq_wrap_value", r.u32(tpos + _off(s, "SeqWrapVal"), little), i)
-    c.text("id_channel_name", i, tpos + _off(s, "ChannelName"), _width(s, "ChannelName"))
-    i4 = i & (rest >= LENGTHS["ID_V4"])
-    c.put("id_cap_flags2", r.u8(tpos + _off(s, "CapFlag2")), i4)
-    c.put("id_ccsid", r.u16(tpos + _off(s, "CCSID"), little), i4)
-    c.text("id_q_mgr_name", i4, tpos + _off(s, "QMgrName"), _width(s, "QMgrName"))
-    c.put("id_hb_interval", r.u32(tpos + _off(s, "HBInterval"), little), i4)
-    ie = i & (rest >= LENGTHS["ID_EXT"])
-    c.put("id_cap_flags3", r.u8(tpos + _off(s, "CapFlag3")), ie)
-    c.put("id_conv_by_socket", r.u32(tpos + _off(s, "ConvBySkt"), little), ie)
-    c.text("id_prod_id", ie, tpos + _off(s, "ProdId"), _width(s, "ProdId"))
-    # USERID_DATA
-    u = other & (t == 0x08) & (rest >= 4)
-    fast &= ~(u & (sid == _EBCDIC["UID"]))
-    u &= sid == _ASCII["UID"]
-    fast &= ~u | (rest >= LENGTHS["UID"])
-    c.text("uid_user_id", u, tpos + _off("UID", "UserId"), _width("UID", "UserId"))
-    c.text("uid_long_user_id", u & (rest >= LENGTHS["UID_LONG"]), tpos + _off("UID", "LongUserId"),
-           _width("UID", "LongUserId"))
-    # CONAUTH_INFO: the user id of UsrLength bytes after the structure
-    ca = other & (t == 0x0A) & (rest >= 4)
-    fast &= ~(ca & (sid == _EBCDIC["CAUT"]))
-    ca &= sid == _ASCII["CAUT"]
-    fast &= ~ca | (rest >= LENGTHS["CAUT"])
-    c.put("caut_auth_type", r.u32(tpos + _off("CAUT", "AuthType"), little), ca)
-    usr = r.u32(tpos + _off("CAUT", "UsrLength"), little)
-    named = ca & (usr <= rest - LENGTHS["CAUT"])
-    fast &= ~named | (usr <= MAX_TEXT)
-    width = int(usr[fast & named].max()) if (fast & named).any() else 0
-    if width:
-        c.text("caut_user_id", named, tpos + LENGTHS["CAUT"], width, usr)
-    # STATUS_DATA
-    st = other & (t == 0x05) & (rest >= LENGTHS["STATUS"])
-    code = r.u32(tpos + _off("STATUS", "Code"), little)
-    c.put("status_code", code, st)
-    c.other["status_code_name"] = (np.arange(n), _named(code, st, STATUS_CODES))
-    c.put("status_value", r.u32(tpos + 8, little),
-          st & (r.u32(tpos + _off("STATUS", "Length"), little) >= 12) & (rest >= 12))
-    # PING_DATA, RESET_DATA
-    c.put("ping_length", r.u32(tpos + _off("PING", "Length"), little), other & (t == 0x07) & (rest > 4))
-    c.put("reset_seq_num", r.u32(tpos + _off("RESET", "SeqNum"), little),
-          other & (t == 0x03) & (rest >= LENGTHS["RESET"]))
-    # SOCKET_ACTION
-    so = other & (t == 0x0C) & (rest >= LENGTHS["SOCKET"])
-    for col, fld in (("socket_conversation_id", "ConversId"), ("socket_request_id", "RequestId"),
-                     ("socket_type", "Type"), ("socket_parm1", "Parm1"), ("socket_parm2", "Parm2")):
-        c.put(col, r.u32(tpos + _off("SOCKET", fld), little), so)
-    # NOTIFICATION
-    no = other & (t == 0x0F) & (rest >= LENGTHS["NOTIF"])
-    c.put("hobj", r.i32(tpos + _off("NOTIF", "Handle"), little), no)
-    code = r.u32(tpos + _off("NOTIF", "Code"), little)
-    c.put("notification_code", code, no)
-    c.other["notification_code_name"] = (np.arange(n), _named(code, no, NOTIFICATION_CODES))
-    c.put("notification_value", r.u32(tpos + _off("NOTIF", "Value"), little), no)
-    # REQUEST_MSGS
-    mr = other & (t == 0x0E) & (rest >= LENGTHS["MSGREQ"])
-    c.put("hobj", r.i32(tpos + _off("MSGREQ", "Handle"), little), mr)
-    c.put("msgreq_rqst_bytes", r.u32(tpos + _off("MSGREQ", "RqstBytes"), little), mr)
-    c.put("msgreq_wait_interval", r.i32(tpos + _off("MSGREQ", "WaitIntrv"), little), mr)
-    # ASYNC_MESSAGE: the handle in every segment; the first segment's long form adds the
-    # reason and the resolved queue name (ResolQNLn bytes)
-    s = "ASYNC_HEADER"
-    am = other & (t == 0x0D) & (rest >= LENGTHS["ASYNC_SHORT"])
-    c.put("hobj", r.i32(tpos + _off(s, "Hobj"), little), am)
-    am &= (r.u16(tpos + _off(s, "SegmIndex"), little) == 0) & (rest >= LENGTHS["ASYNC_FIXED"])
-    c.put("reason_code", r.i32(tpos + _off(s, "ReasonCode"), little), am)
-    qlen = r.u8(tpos + _off(s, "ResolQNLn"))
-    fast &= ~am | (rest >= LENGTHS["ASYNC_FIXED"] + qlen)
-    width = int(qlen[fast & am].max()) if (fast & am).any() else 0
-    if width:
-        c.text("resolved_q_name", am, tpos + LENGTHS["ASYNC_FIXED"], width, qlen)
-    # MESSAGE_DATA: MSH, then MQXQH
-    msg = other & (t == 0x04)
-    mp = tpos
-    sid = r.be32(mp)
-    fast &= ~(msg & (sid == _EBCDIC["MSH"]))
-    msh = msg & (sid == _ASCII["MSH"])
-    fast &= ~msh | r.has(mp, LENGTHS["MSH"])
-    mp = np.where(msh, mp + LENGTHS["MSH"], mp)
-    sid = r.be32(mp)
-    fast &= ~(msg & (sid == _EBCDIC["XQH"]))
-    xqh = msg & (sid == _ASCII["XQH"])
-    fast &= ~xqh | r.has(mp, LENGTHS["XQH_PREFIX"])
-    for col, fld in (("remote_q_name", "RemoteQName"), ("remote_q_mgr_name", "RemoteQMgrName")):
-        c.text(col, xqh, mp + _off("XQH_PREFIX", fld), _width("XQH_PREFIX", fld))
-    # XA_*: no API header
-    xa = (t >= 0xA1) & (t <= 0xBA) & (rest >= LENGTHS["XA"])
-    c.put("xa_return_value", r.i32(tpos + _off("XA", "ReturnValue"), little), xa)
-    c.put("xa_tm_flags", r.u32(tpos + _off("XA", "TMFlags"), little), xa)
-    c.put("xa_rmid", r.u32(tpos + _off("XA", "RMId"), little), xa)
+    _api(c, r.rows(np.flatnonzero(api), hlen), base, t, ccsid_eff)
+    _other(c, r.rows(np.flatnonzero(~api), hlen), t)
 
     # ---- the table
-    f = fast
+    f = c.fast
     arrays = {
-        "structid": pa.array(np.where(tshm, 1, np.where(ident == _TSHC, 2, 0)), pa.int32()),
-        "segment_type": _column(t, f, pa.int16()),
-        "ctl_flags1": _column(r.u8(hlen - 18), f, pa.int16()),
-        "ctl_flags2": _column(r.u8(hlen - 17), f, pa.int16()),
-        "byte_order": _column(bo, f, pa.int16()),
-        "encoding": _column(encoding, f, pa.int64()),
-        "ccsid": _column(ccsid, f, pa.int32()),
-        "conversation_id": _column(r.be32(8), f & tshm, pa.int64()),
-        "request_id": _column(r.be32(12), f & tshm, pa.int64()),
+        "segment_type": _array(t, f, pa.int16()),
+        "ctl_flags1": _array(tsh.u8(2), f, pa.int16()),
+        "ctl_flags2": _array(tsh.u8(3), f, pa.int16()),
+        "byte_order": _array(bo, f, pa.int16()),
+        "encoding": _array(encoding, f, pa.int64()),
+        "ccsid": _array(ccsid, f, pa.int32()),
+        "conversation_id": _array(every.be32(8), f & tshm, pa.int64()),
+        "request_id": _array(every.be32(12), f & tshm, pa.int64()),
     }
-    arrays["structid"] = pa.DictionaryArray.from_arrays(arrays["structid"], pa.array(["TSH", "TSHM", "TSHC"]))
-    arrays["segment_type_name"] = pa.DictionaryArray.from_arrays(pa.array(t.astype(np.int32)),
+    arrays["structid"] = pa.DictionaryArray.from_arrays(
+        _array(np.where(tshm, 1, np.where(ident == _TSHC, 2, 0)), None, pa.int32()), pa.array(["TSH", "TSHM", "TSHC"]))
+    arrays["segment_type_name"] = pa.DictionaryArray.from_arrays(_array(t, None, pa.int32()),
                                                                  pa.array(_TYPE_NAMES, pa.string()))
-    arrays.update(c.arrays(r, f, ccsid_eff))
+    arrays.update(c.arrays(r, ccsid_eff))
     fields = []
     for fld in DECODED_SCHEMA:
         arr = arrays.get(fld.name)
@@ -497,7 +371,7 @@ def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
             arr = arr.cast(fld.type)
         fields.append(pa.nulls(n, fld.type) if arr is None else arr)
     table = pa.Table.from_arrays(fields, schema=DECODED_SCHEMA)
-    slow = np.flatnonzero(~fast)
+    slow = np.flatnonzero(~f)
     if len(slow):
         # every other unit: decode_unit's own rows, in place of the fast reader's
         from .calls import decode_unit   # the declarations (construct): only when a unit needs them
@@ -511,57 +385,142 @@ def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
     return table
 
 
-def _mqod(r: _Reader, c: _Columns, od: np.ndarray, pos: np.ndarray, little: np.ndarray) -> tuple:
-    """The MQOD at ``pos`` of the units ``od``: its columns; returns (read
-    here, its size).  Not read here: a version this reader does not know, an
+def _api(c: _Columns, a: _Rows, base: np.ndarray, t: np.ndarray, ccsid: np.ndarray) -> None:
+    """API calls and replies (``a``: at the API header): the header, then each call's body."""
+    s = "API_HEADER"
+    ok = a.has(LENGTHS[s])
+    c.not_here(a.rows[~ok])
+    a = a.sub(ok)
+    c.put("reply_length", a, a.be32(_off(s, "ReplyLength")))
+    c.put("completion_code", a, a.i32(_off(s, "CompCode")))
+    c.put("reason_code", a, a.i32(_off(s, "Reason")))
+    c.put("hobj", a, a.i32(_off(s, "Hobj")))
+    b = a.moved(LENGTHS[s])
+    call = base[b.rows]
+    body = b.rest()
+
+    # MQCONN
+    s = "CONN"
+    conn = b.sub((call == _MQCONN) & (body >= LENGTHS["CONN_SHORT"]))
+    c.text("conn_q_mgr_name", conn, _off(s, "QMgrName"), _width(s, "QMgrName"))
+    c.text("conn_appl_name", conn, _off(s, "ApplName"), _width(s, "ApplName"))
+    c.put("conn_appl_type", conn, conn.i32(_off(s, "ApplType")))
+    full = conn.sub(conn.has(LENGTHS["CONN"]))
+    c.put("conn_options", full, full.u32(_off(s, "Options")))
+    c.put("conn_x_options", full, full.u32(_off(s, "XOptions")))
+
+    # MQOPEN, MQPUT1: an MQOD first (no MQOD: nothing more is read)
+    od = b.sub((call == _MQOPEN) | (call == _MQPUT1))
+    sid = od.be32(0)
+    c.not_here(od.rows[sid == _EBCDIC["OD"]])
+    od = od.sub(sid == _ASCII["OD"])
+    od, size = _mqod(c, od)
+    after = od.moved(size)
+    opened = after.sub((base[after.rows] == _MQOPEN) & after.has(4))
+    c.put("open_options", opened, opened.u32(0))
+
+    # MQCLOSE
+    close = b.sub((call == _MQCLOSE) & (body >= 4))
+    c.put("close_options", close, close.u32(0))
+
+    # MQMD, then MQPMO / MQGMO and DataLength: MQPUT, MQGET, and MQPUT1 after its MQOD
+    md = _concat([b.sub((call == _MQGET) | (call == _MQPUT)), after.sub(base[after.rows] == _MQPUT1)])
+    sid = md.be32(0)
+    c.not_here(md.rows[sid == _EBCDIC["MD"]])
+    md = md.sub(sid == _ASCII["MD"])
+    ok = md.has(8)
+    c.not_here(md.rows[~ok])
+    md = md.sub(ok)
+    mdlen = _lengths(MQMD_LENGTHS, md.i32(4))
+    ok = (mdlen > 0) & md.has(mdlen)
+    c.not_here(md.rows[~ok])
+    opts = md.sub(ok).moved(mdlen[ok])
+    sid = opts.be32(0)
+    get = base[opts.rows] == _MQGET
+    c.not_here(opts.rows[(~get & (sid == _EBCDIC["PMO"])) | (get & (sid == _EBCDIC["GMO"]))])
+    for name, rows, lengths in (("MQPMO", ~get & (sid == _ASCII["PMO"]), MQPMO_LENGTHS),
+                                ("MQGMO", get & (sid == _ASCII["GMO"]), MQGMO_LENGTHS)):
+        o = opts.sub(rows)
+        ok = o.has(8)
+        c.not_here(o.rows[~ok])
+        o = o.sub(ok)
+        version = o.i32(_off(name, "Version"))
+        size = _lengths(lengths, version)
+        ok = (size > 0) & o.has(size)
+        if name == "MQPMO":   # put message records: decode_unit
+            ok &= (version < 2) | (o.i32(_off(name, "RecsPresent")) <= 0)
+        c.not_here(o.rows[~ok])
+        o, size = o.sub(ok), size[ok]
+        if name == "MQPMO":
+            c.put("pmo_options", o, o.u32(_off(name, "Options")))
+            c.text("resolved_q_mgr_name", o, _off(name, "ResolvedQMgrName"), _width(name, "ResolvedQMgrName"))
+        else:
+            c.put("gmo_options", o, o.u32(_off(name, "Options")))
+            c.put("gmo_wait_interval", o, o.i32(_off(name, "WaitInterval")))
+        c.text("resolved_q_name", o, _off(name, "ResolvedQName"), _width(name, "ResolvedQName"))
+        data = o.moved(size)
+        data = data.sub(data.has(4))
+        c.put("data_length", data, data.i32(0))
+
+    # MQINQ, MQSET and replies: the counts, then the lists
+    _inq(c, b.sub(((call == _MQINQ) | (call == _MQSET)) & (body >= LENGTHS["INQ"])), t, ccsid)
+
+    # SPI: the verb header, then an MQOD within SPI_OD_SCAN bytes
+    spi = b.sub((call == _SPI) & (body >= LENGTHS["SPI"]))
+    verb = spi.u32(_off("SPI", "Verb"))
+    c.put("spi_verb", spi, verb)
+    c.put("spi_version", spi, spi.u32(_off("SPI", "Version")))
+    c.named("spi_verb_name", spi, verb, SPI_VERBS)
+    _spi_od(c, spi)
+
+
+def _mqod(c: _Columns, od: _Rows) -> tuple:
+    """The MQODs at ``od``: their columns; returns (the MQODs read here,
+    their sizes).  The others -- a version this reader does not know, an
     MQOD cut short, object or response records (decode_unit's errors and
-    record walk)."""
+    record walk) -- go to decode_unit."""
     s = "MQOD"
-    ok = r.has(pos, 8)
-    version = r.i32(pos + _off(s, "Version"), little)
+    ok = od.has(8)
+    version = od.i32(_off(s, "Version"))
     size = _lengths(MQOD_LENGTHS, version)
-    ok &= (size > 0) & r.has(pos, size)
-    ok &= (version < 2) | (r.i32(pos + _off(s, "RecsPresent"), little) <= 0)
-    good = od & ok
-    c.put("od_object_type", r.i32(pos + _off(s, "ObjectType"), little), good)
-    for col, fld, where in (("od_object_name", "ObjectName", good), ("od_object_q_mgr_name", "ObjectQMgrName", good),
-                            ("od_dynamic_q_name", "DynamicQName", good),
-                            ("od_resolved_q_name", "ResolvedQName", good & (version >= 3)),
-                            ("od_resolved_q_mgr_name", "ResolvedQMgrName", good & (version >= 3))):
-        c.text(col, where, pos + _off(s, fld), _width(s, fld))
-    return ok, np.where(good, size, 0)
+    ok &= (size > 0) & od.has(size)
+    ok &= (version < 2) | (od.i32(_off(s, "RecsPresent")) <= 0)
+    c.not_here(od.rows[~ok])
+    od, version, size = od.sub(ok), version[ok], size[ok]
+    c.put("od_object_type", od, od.i32(_off(s, "ObjectType")))
+    for col, fld in (("od_object_name", "ObjectName"), ("od_object_q_mgr_name", "ObjectQMgrName"),
+                     ("od_dynamic_q_name", "DynamicQName")):
+        c.text(col, od, _off(s, fld), _width(s, fld))
+    v3 = od.sub(version >= 3)
+    for col, fld in (("od_resolved_q_name", "ResolvedQName"), ("od_resolved_q_mgr_name", "ResolvedQMgrName")):
+        c.text(col, v3, _off(s, fld), _width(s, fld))
+    return od, size
 
 
-def _inq(r: _Reader, c: _Columns, inq: np.ndarray, t: np.ndarray, pos: np.ndarray, little: np.ndarray,
-         ccsid: np.ndarray) -> np.ndarray:
+def _inq(c: _Columns, q: _Rows, t: np.ndarray, ccsid: np.ndarray) -> None:
     """MQINQ / MQSET (and replies) with their counts present: the selector
     list, and in MQINQ_REPLY and MQSET the integer values and the characters
-    when all of them are present.  Returns the units read here (negative
-    counts and selectors cut short are decode_unit's errors)."""
+    when all of them are present (negative counts and selectors cut short
+    are decode_unit's errors)."""
     s = "INQ"
-    n = len(t)
-    nsel = r.i32(pos + _off(s, "SelectorCount"), little)
-    nint = r.i32(pos + _off(s, "IntAttrCount"), little)
-    nchar = r.i32(pos + _off(s, "CharAttrLength"), little)
-    start = pos + LENGTHS[s]
-    room = r.lens - start
-    ok = ~inq | ((nsel >= 0) & (nint >= 0) & (nchar >= 0) & (4 * nsel <= room))
-    rows = np.flatnonzero(inq & ok)
-    if len(rows) == 0:
-        return ok
-    values = np.isin(t[rows], (0x99, 0x88)) & (room[rows] >= 4 * (nsel[rows] + nint[rows]) + nchar[rows])
-    at = r.starts[rows] + start[rows]
-    c.other["inq_selectors"] = (rows, _int_lists(r, at, nsel[rows], little[rows]))
-    vrows = np.flatnonzero(values)
-    c.other["inq_int_values"] = (rows[vrows], _int_lists(r, at[vrows] + 4 * nsel[rows][vrows], nint[rows][vrows],
-                                                         little[rows][vrows]))
-    crows = vrows[nchar[rows][vrows] > 0]
-    if len(crows):
-        cat = at[crows] + 4 * (nsel[rows][crows] + nint[rows][crows])
-        chars = [decode_text(r.buf[a:a + ln].tobytes(), int(cc), trim=False)
-                 for a, ln, cc in zip(cat.tolist(), nchar[rows][crows].tolist(), ccsid[rows][crows].tolist())]
-        c.other["inq_char_values"] = (rows[crows], pa.array(chars, pa.string()))
-    return ok
+    nsel, nint, nchar = (q.i32(_off(s, f)) for f in ("SelectorCount", "IntAttrCount", "CharAttrLength"))
+    room = q.rest() - LENGTHS[s]
+    ok = (nsel >= 0) & (nint >= 0) & (nchar >= 0) & (4 * nsel <= room)
+    c.not_here(q.rows[~ok])
+    q, nsel, nint, nchar, room = q.sub(ok), nsel[ok], nint[ok], nchar[ok], room[ok]
+    if len(q) == 0:
+        return
+    at = q.at + LENGTHS[s]
+    c.arrow["inq_selectors"] = (q.rows, _int_lists(q.r, at, nsel, q.little))
+    values = np.isin(t[q.rows], (0x99, 0x88)) & (room >= 4 * (nsel + nint) + nchar)
+    c.arrow["inq_int_values"] = (q.rows[values], _int_lists(q.r, (at + 4 * nsel)[values], nint[values],
+                                                            q.little[values]))
+    chars = values & (nchar > 0)
+    if chars.any():
+        cat = (at + 4 * (nsel + nint))[chars]
+        text = [decode_text(q.r.buf[a:a + ln].tobytes(), cc, trim=False)
+                for a, ln, cc in zip(cat.tolist(), nchar[chars].tolist(), ccsid[q.rows[chars]].tolist())]
+        c.arrow["inq_char_values"] = (q.rows[chars], pa.array(text, pa.string()))
 
 
 def _int_lists(r: _Reader, at: np.ndarray, counts: np.ndarray, little: np.ndarray) -> pa.Array:
@@ -569,50 +528,152 @@ def _int_lists(r: _Reader, at: np.ndarray, counts: np.ndarray, little: np.ndarra
     offsets = np.zeros(len(at) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     total = int(offsets[-1])
-    first = np.repeat(at - 4 * offsets[:-1], counts)
-    where = first + 4 * np.arange(total, dtype=np.int64)
-    v = r._le[np.minimum(where, r.last_window)] if total else np.zeros(0, dtype=np.uint32)
+    where = np.repeat(at - 4 * offsets[:-1], counts) + 4 * np.arange(total, dtype=np.int64)
+    v = r.le[np.minimum(where, r.last_window)]
     v = np.where(np.repeat(little, counts), v, v.byteswap()).astype(np.int64)
     v = np.where(v >= 1 << 31, v - (1 << 32), v)
-    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(v, pa.int64()))
+    return pa.ListArray.from_arrays(_array(offsets, None, pa.int32()), _array(v, None, pa.int64()))
 
 
-def _spi_od(r: _Reader, c: _Columns, buf: np.ndarray, spi: np.ndarray, pos: np.ndarray, lens: np.ndarray,
-            little: np.ndarray) -> np.ndarray:
-    """The MQOD an SPI carries (SPI OPEN): the first 4-aligned place after the
-    verb header, within SPI_OD_SCAN bytes, where an MQOD StrucId and a known
-    version stand (calls._decode_api's scan).  Returns the units read here (an
-    EBCDIC MQOD, or one this reader does not take, goes to decode_unit)."""
-    ok = np.ones(len(spi), dtype=bool)
-    rows = np.flatnonzero(spi)
-    if len(rows) == 0:
-        return ok
-    found_rows, found_at = [], []
-    for row, s, p, end, lt in zip(rows.tolist(), r.starts[rows].tolist(), pos[rows].tolist(),
-                                  np.minimum(lens[rows], pos[rows] + SPI_OD_SCAN).tolist(), little[rows].tolist()):
-        q0 = p + LENGTHS["SPI"]
-        seg = buf[s + q0:s + end].tobytes() if end > q0 else b""
+def _spi_od(c: _Columns, spi: _Rows) -> None:
+    """The MQOD an SPI carries (SPI OPEN): at the first 4-aligned place after
+    the verb header, within SPI_OD_SCAN bytes, where an MQOD StrucId and a
+    known version stand (calls._decode_api's scan).  An EBCDIC MQOD goes to
+    decode_unit."""
+    if len(spi) == 0:
+        return
+    first = spi.moved(LENGTHS["SPI"])
+    ends = np.minimum(spi.lens, spi.pos + SPI_OD_SCAN) - first.pos
+    found, places = [], []
+    buf = spi.r.buf
+    for i, (a, span, lt) in enumerate(zip(first.at.tolist(), ends.tolist(), first.little.tolist())):
+        seg = buf[a:a + span].tobytes() if span > 0 else b""
         hit = None
         for ident, ebcdic in ((_OD_ASCII, False), (_OD_EBCDIC, True)):
-            i = seg.find(ident)
-            while i != -1 and i + 8 <= len(seg) and (hit is None or i < hit[0]):
-                if i % 4 == 0 and int.from_bytes(seg[i + 4:i + 8], "little" if lt else "big", signed=True) \
+            j = seg.find(ident)
+            while j != -1 and j + 8 <= len(seg) and (hit is None or j < hit[0]):
+                if j % 4 == 0 and int.from_bytes(seg[j + 4:j + 8], "little" if lt else "big", signed=True) \
                         in MQOD_LENGTHS:
-                    hit = (i, ebcdic)
+                    hit = (j, ebcdic)
                     break
-                i = seg.find(ident, i + 1)
+                j = seg.find(ident, j + 1)
         if hit is None:
             continue
         if hit[1]:
-            ok[row] = False
+            c.not_here(first.rows[i:i + 1])
         else:
-            found_rows.append(row)
-            found_at.append(q0 + hit[0])
-    if found_rows:
-        where = np.zeros(len(spi), dtype=bool)
-        where[found_rows] = True
-        at = np.zeros(len(spi), dtype=np.int64)
-        at[found_rows] = found_at
-        od_ok, _ = _mqod(r, c, where, at, little)
-        ok &= ~where | od_ok
-    return ok
+            found.append(i)
+            places.append(hit[0])
+    if found:
+        idx = np.asarray(found, dtype=np.int64)
+        _mqod(c, first.sub(idx).moved(np.asarray(places, dtype=np.int64)))
+
+
+def _other(c: _Columns, u: _Rows, t: np.ndarray) -> None:
+    """The types without an API header (``u``: after the TSH)."""
+    tt = t[u.rows]
+    rest = u.rest()
+    sid = u.be32(0)
+    # INITIAL_DATA, USERID_DATA, CONAUTH_INFO: a StrucId first (absent: nothing is read)
+    ident = {}
+    for key, segment_type, least in (("ID", 0x01, 5), ("UID", 0x08, 4), ("CAUT", 0x0A, 4)):
+        here = (tt == segment_type) & (rest >= least)
+        c.not_here(u.rows[here & (sid == _EBCDIC[key])])
+        x = u.sub(here & (sid == _ASCII[key]))
+        ok = x.has(LENGTHS["ID_SHORT" if key == "ID" else key])
+        c.not_here(x.rows[~ok])
+        ident[key] = x.sub(ok)
+    s, x = "ID", ident["ID"]
+    c.put("id_fap_level", x, x.u8(_off(s, "FapLevel")))
+    c.put("id_cap_flags1", x, x.u8(_off(s, "CapFlag1")))
+    c.put("id_ini_err_flags1", x, x.u8(_off(s, "IniErrFlg1")))
+    c.put("id_max_msg_batch", x, x.u16(_off(s, "MaxMsgBtch")))
+    c.put("id_max_tr_size", x, x.u32(_off(s, "MaxTrSize")))
+    c.put("id_max_msg_size", x, x.u32(_off(s, "MaxMsgSize")))
+    c.put("id_seq_wrap_value", x, x.u32(_off(s, "SeqWrapVal")))
+    c.text("id_channel_name", x, _off(s, "ChannelName"), _width(s, "ChannelName"))
+    x4 = x.sub(x.has(LENGTHS["ID_V4"]))
+    c.put("id_cap_flags2", x4, x4.u8(_off(s, "CapFlag2")))
+    c.put("id_ccsid", x4, x4.u16(_off(s, "CCSID")))
+    c.text("id_q_mgr_name", x4, _off(s, "QMgrName"), _width(s, "QMgrName"))
+    c.put("id_hb_interval", x4, x4.u32(_off(s, "HBInterval")))
+    xe = x.sub(x.has(LENGTHS["ID_EXT"]))
+    c.put("id_cap_flags3", xe, xe.u8(_off(s, "CapFlag3")))
+    c.put("id_conv_by_socket", xe, xe.u32(_off(s, "ConvBySkt")))
+    c.text("id_prod_id", xe, _off(s, "ProdId"), _width(s, "ProdId"))
+    s, x = "UID", ident["UID"]
+    c.text("uid_user_id", x, _off(s, "UserId"), _width(s, "UserId"))
+    x = x.sub(x.has(LENGTHS["UID_LONG"]))
+    c.text("uid_long_user_id", x, _off(s, "LongUserId"), _width(s, "LongUserId"))
+    # CONAUTH_INFO: the user id of UsrLength bytes after the structure
+    s, x = "CAUT", ident["CAUT"]
+    c.put("caut_auth_type", x, x.u32(_off(s, "AuthType")))
+    usr = x.u32(_off(s, "UsrLength"))
+    named = usr <= x.rest() - LENGTHS[s]
+    c.not_here(x.rows[named & (usr > MAX_TEXT)])
+    named &= usr <= MAX_TEXT
+    if (usr[named] > 0).any():
+        c.text("caut_user_id", x.sub(named), LENGTHS[s], int(usr[named].max()), usr[named])
+    # STATUS_DATA
+    s = "STATUS"
+    x = u.sub((tt == 0x05) & (rest >= LENGTHS[s]))
+    code = x.u32(_off(s, "Code"))
+    c.put("status_code", x, code)
+    c.named("status_code_name", x, code, STATUS_CODES)
+    v = x.sub((x.u32(_off(s, "Length")) >= 12) & x.has(12))
+    c.put("status_value", v, v.u32(8))
+    # PING_DATA, RESET_DATA
+    x = u.sub((tt == 0x07) & (rest > 4))
+    c.put("ping_length", x, x.u32(_off("PING", "Length")))
+    x = u.sub((tt == 0x03) & (rest >= LENGTHS["RESET"]))
+    c.put("reset_seq_num", x, x.u32(_off("RESET", "SeqNum")))
+    # SOCKET_ACTION
+    x = u.sub((tt == 0x0C) & (rest >= LENGTHS["SOCKET"]))
+    for col, fld in (("socket_conversation_id", "ConversId"), ("socket_request_id", "RequestId"),
+                     ("socket_type", "Type"), ("socket_parm1", "Parm1"), ("socket_parm2", "Parm2")):
+        c.put(col, x, x.u32(_off("SOCKET", fld)))
+    # NOTIFICATION
+    s = "NOTIF"
+    x = u.sub((tt == 0x0F) & (rest >= LENGTHS[s]))
+    c.put("hobj", x, x.i32(_off(s, "Handle")))
+    code = x.u32(_off(s, "Code"))
+    c.put("notification_code", x, code)
+    c.named("notification_code_name", x, code, NOTIFICATION_CODES)
+    c.put("notification_value", x, x.u32(_off(s, "Value")))
+    # REQUEST_MSGS
+    s = "MSGREQ"
+    x = u.sub((tt == 0x0E) & (rest >= LENGTHS[s]))
+    c.put("hobj", x, x.i32(_off(s, "Handle")))
+    c.put("msgreq_rqst_bytes", x, x.u32(_off(s, "RqstBytes")))
+    c.put("msgreq_wait_interval", x, x.i32(_off(s, "WaitIntrv")))
+    # ASYNC_MESSAGE: the handle in every segment; the first segment's long form adds the
+    # reason and the resolved queue name (ResolQNLn bytes)
+    s = "ASYNC_HEADER"
+    x = u.sub((tt == 0x0D) & (rest >= LENGTHS["ASYNC_SHORT"]))
+    c.put("hobj", x, x.i32(_off(s, "Hobj")))
+    x = x.sub((x.u16(_off(s, "SegmIndex")) == 0) & x.has(LENGTHS["ASYNC_FIXED"]))
+    c.put("reason_code", x, x.i32(_off(s, "ReasonCode")))
+    qlen = x.u8(_off(s, "ResolQNLn"))
+    ok = x.has(LENGTHS["ASYNC_FIXED"] + qlen)
+    c.not_here(x.rows[~ok])
+    if (qlen[ok] > 0).any():
+        c.text("resolved_q_name", x.sub(ok), LENGTHS["ASYNC_FIXED"], int(qlen[ok].max()), qlen[ok])
+    # MESSAGE_DATA: MSH, then MQXQH
+    m = u.sub(tt == 0x04)
+    sid = m.be32(0)
+    c.not_here(m.rows[sid == _EBCDIC["MSH"]])
+    msh = sid == _ASCII["MSH"]
+    c.not_here(m.rows[msh & ~m.has(LENGTHS["MSH"])])
+    m = m.moved(np.where(msh, LENGTHS["MSH"], 0))
+    sid = m.be32(0)
+    c.not_here(m.rows[sid == _EBCDIC["XQH"]])
+    x = m.sub(sid == _ASCII["XQH"])
+    c.not_here(x.rows[~x.has(LENGTHS["XQH_PREFIX"])])
+    for col, fld in (("remote_q_name", "RemoteQName"), ("remote_q_mgr_name", "RemoteQMgrName")):
+        c.text(col, x, _off("XQH_PREFIX", fld), _width("XQH_PREFIX", fld))
+    # XA_*: no API header
+    s = "XA"
+    x = u.sub((tt >= 0xA1) & (tt <= 0xBA) & (rest >= LENGTHS[s]))
+    c.put("xa_return_value", x, x.i32(_off(s, "ReturnValue")))
+    c.put("xa_tm_flags", x, x.u32(_off(s, "TMFlags")))
+    c.put("xa_rmid", x, x.u32(_off(s, "RMId")))
