@@ -38,10 +38,9 @@ cimport numpy as cnp
 import pyarrow as pa
 
 from mqcodec import ccsid as _ccsid
-from mqcodec.layout import field_offsets as _field_offsets
-from mqcodec.ibmmq import headers as _h
-from mqcodec.ibmmq import message as _m
-from mqcodec.ibmmq import pcf as _pcf
+# the layouts as data, generated from the declarations (tests/test_batch_mq.py checks they are current):
+# the declarations themselves (and construct) are not loaded by this module
+from mqcodec.batch import mq_layout as _L
 from mqcodec.batch import mq_pure as _pure
 from mqcodec.batch.errors import NULL_RECORD as _NULL_RECORD
 from mqcodec.batch.schema import MQ_MESSAGES
@@ -64,27 +63,27 @@ DEF S_MQEPH = 12
 DEF S_RECORD = 13
 
 #: Format names announcing headers, in kind order (index + 1 = kind)
-_KIND_FORMATS = ["MQXMIT", "MQHMDE", "MQDEAD", "MQHRF2", "MQHRF", "MQCICS", "MQIMS", "MQHWIH",
-                 "MQHREF", "MQHDIST"]
-if set(_KIND_FORMATS) != set(_h.HEADER_BY_FORMAT):
-    raise ImportError("mqcodec._ext.mq_batch does not know the headers %s: rebuild it"
-                      % sorted(set(_h.HEADER_BY_FORMAT) ^ set(_KIND_FORMATS)))
-_KIND_CLASS = [_h.MQMD] + [_h.HEADER_BY_FORMAT[f] for f in _KIND_FORMATS]
-if _KIND_CLASS[S_MQXQH] is not _h.MQXQH or _KIND_CLASS[S_MQRFH2] is not _h.MQRFH2:
+_KIND_FORMATS = ("MQXMIT", "MQHMDE", "MQDEAD", "MQHRF2", "MQHRF", "MQCICS", "MQIMS", "MQHWIH",
+                 "MQHREF", "MQHDIST")
+if tuple(_L.KIND_FORMATS) != _KIND_FORMATS or len(_L.KINDS) != 11:
+    raise ImportError("mqcodec._ext.mq_batch does not know the headers %s: rebuild it" % (_L.KIND_FORMATS,))
+# (NAME, STRUC_ID, (first, last version), HAS_STRUC_LENGTH, FIXED_LENGTH, Encoding, CodedCharSetId, Format)
+_KINDS = list(_L.KINDS)
+if _KINDS[S_MQXQH][0] != "MQXQH" or _KINDS[S_MQRFH2][0] != "MQRFH2":
     raise ImportError("mqcodec._ext.mq_batch: unexpected header kinds")
-STRUCTURES = [c.NAME for c in _KIND_CLASS] + ["MQCFH", "MQEPH", _NULL_RECORD[0]]
+STRUCTURES = [k[0] for k in _KINDS] + ["MQCFH", "MQEPH", _NULL_RECORD[0]]
 
-cdef int _MAX_HEADERS = _m.MAX_HEADERS
-cdef int64_t _MIN_PARAM = _pcf.MIN_PARAMETER_LENGTH
+cdef int _MAX_HEADERS = _L.MAX_HEADERS
+cdef int64_t _MIN_PARAM = _L.MIN_PARAMETER_LENGTH
 
 # format code: 0 = no header (opaque/string body), 1..10 header kind,
 # 20 = PCF with MQCFH first, 21 = MQEPH first
 DEF FMT_PCF = 20
 DEF FMT_EPH = 21
 _FORMAT_CODE = {f: k + 1 for k, f in enumerate(_KIND_FORMATS)}
-for _f in _m.PCF_FORMATS:
+for _f in _L.PCF_FORMATS:
     _FORMAT_CODE[_f] = FMT_PCF
-_FORMAT_CODE[_m.EMBEDDED_PCF_FORMAT] = FMT_EPH
+_FORMAT_CODE[_L.EMBEDDED_PCF_FORMAT] = FMT_EPH
 
 # ------------------------------------------------------------ fields
 FIELDS = ["", "StrucId", "Version", "StrucLength", "Format", "MsgDesc", "NameValueLength",
@@ -153,9 +152,10 @@ REASONS = [
 
 def _reason(int structure, int code, args):
     if code == R_STRUCID:
-        return "expected %r, found %s" % (_KIND_CLASS[structure].STRUC_ID, "%08x" % (int(args[0]) & 0xFFFFFFFF))
+        return "expected %r, found %s" % (_KINDS[structure][1], "%08x" % (int(args[0]) & 0xFFFFFFFF))
     if code == R_VERSION:
-        return "version %d is not %s" % (int(args[0]), " or ".join(map(str, _KIND_CLASS[structure].VERSIONS)))
+        first, last = _KINDS[structure][2]
+        return "version %d is not %s" % (int(args[0]), " or ".join(map(str, range(first, last + 1))))
     fmt = REASONS[code]
     n = fmt.count("%d")
     return fmt % tuple(int(a) for a in args[:n]) if n else fmt
@@ -173,33 +173,24 @@ cdef int64_t _cc_off[NKIND]
 cdef int64_t _fmt_off[NKIND]
 
 for _k in range(11):
-    _cls = _KIND_CLASS[_k]
-    _a = _cls.STRUC_ID.encode("ascii")
-    _e = _cls.STRUC_ID.encode("cp500")
+    _name, _sid, (_first, _last), _sl, _fx, _enc, _cc, _fmt = _KINDS[_k]
+    _a = _sid.encode("ascii")
+    _e = _sid.encode("cp500")
     for _i in range(4):
         _id_ascii[_k][_i] = _a[_i]
         _id_ebcdic[_k][_i] = _e[_i]
-    _vs = tuple(_cls.VERSIONS)
-    if _vs != tuple(range(min(_vs), max(_vs) + 1)):
-        raise ImportError("mqcodec._ext.mq_batch: versions of %s are not a range" % _cls.NAME)
-    _vmin[_k] = min(_vs)
-    _vmax[_k] = max(_vs)
-    _has_sl[_k] = bool(_cls.HAS_STRUC_LENGTH) if _k else False
-    _fixed[_k] = _cls.FIXED_LENGTH
-    if _k == S_MQXQH:
-        _offs = {k: 104 + v for k, v in _field_offsets(_h.MQMD1_DECL[_h.BIG]).items()}
-        if _field_offsets(_h.MQXQH_DECL[_h.BIG])["MsgDesc"] != 104:
-            raise ImportError("mqcodec._ext.mq_batch: MQXQH.MsgDesc moved")
-    else:
-        _offs = _field_offsets(_cls.decl(_vmax[_k], _h.BIG))
-    _enc_off[_k] = _offs["Encoding"]
-    _cc_off[_k] = _offs["CodedCharSetId"]
-    _fmt_off[_k] = _offs["Format"]
+    _vmin[_k] = _first
+    _vmax[_k] = _last
+    _has_sl[_k] = _sl
+    _fixed[_k] = _fx
+    _enc_off[_k] = _enc
+    _cc_off[_k] = _cc
+    _fmt_off[_k] = _fmt
 
 # MQEPH StrucId (pcf.py: ASCII "EPH " or EBCDIC C5 D7 C8 40)
 for _i in range(4):
-    _id_ascii[S_MQEPH][_i] = _pcf._EPH_ASCII[_i]
-    _id_ebcdic[S_MQEPH][_i] = _pcf._EPH_EBCDIC[_i]
+    _id_ascii[S_MQEPH][_i] = _L.EPH_STRUC_IDS[0][_i]
+    _id_ebcdic[S_MQEPH][_i] = _L.EPH_STRUC_IDS[1][_i]
 
 # "cut" tables: the fields parse_at / pcf._truncated name when the fixed part
 # is cut short (the last field starting at or before the cut)
@@ -225,24 +216,20 @@ def _set_cut(int t, items, int64_t size):
     _cut_size[t] = size
 
 
-_set_cut(CUT_MD1, _field_offsets(_h.MQMD1_DECL[_h.BIG]).items(), _h.MQMD1_DECL[_h.BIG].sizeof())
-_set_cut(CUT_MD2, _field_offsets(_h.MQMD2_DECL[_h.BIG]).items(), _h.MQMD2_DECL[_h.BIG].sizeof())
-_set_cut(CUT_XQH, _field_offsets(_h.MQXQH_DECL[_h.BIG]).items(), _h.MQXQH_DECL[_h.BIG].sizeof())
-_set_cut(CUT_DLH, _field_offsets(_h.MQDLH_DECL[_h.BIG]).items(), _h.MQDLH_DECL[_h.BIG].sizeof())
-for _t, _name in ((CUT_CFH, "MQCFH"), (CUT_EPH, "MQEPH")):
-    _fx = _pcf._FIXED[">"][_name]
-    _set_cut(_t, [(f, _fx.offsets[f]) for f in _fx.fields], _fx.size)
-if _cut_size[CUT_MD1] != _h.MQMD.LENGTHS[1] or _cut_size[CUT_MD2] != _h.MQMD.LENGTHS[2] \
-        or _cut_size[CUT_XQH] != _h.MQXQH.FIXED_LENGTH or _cut_size[CUT_DLH] != _h.MQDLH.FIXED_LENGTH \
+for _t, _name in ((CUT_MD1, "MD1"), (CUT_MD2, "MD2"), (CUT_XQH, "XQH"), (CUT_DLH, "DLH"), (CUT_CFH, "CFH"),
+                  (CUT_EPH, "EPH")):
+    _set_cut(_t, _L.CUTS[_name][0], _L.CUTS[_name][1])
+if _cut_size[CUT_MD1] != _L.MQMD_LENGTHS[1] or _cut_size[CUT_MD2] != _L.MQMD_LENGTHS[2] \
+        or _cut_size[CUT_XQH] != _L.MQXQH_FIXED_LENGTH or _cut_size[CUT_DLH] != _L.MQDLH_FIXED_LENGTH \
         or _cut_size[CUT_CFH] != 36 or _cut_size[CUT_EPH] != 68:
     raise ImportError("mqcodec._ext.mq_batch: fixed sizes disagree with the declarations")
 # MQEPH: Version, StrucLength at +4/+8; embedded MQCFH at +32 (pcf.py)
-if _pcf._FIXED[">"]["MQEPH"].offsets["PCFHeader.Type"] != 32:
+if _L.MQEPH_PCF_HEADER_OFFSET != 32:
     raise ImportError("mqcodec._ext.mq_batch: MQEPH.PCFHeader moved")
 
 # MQMD columns: offsets of the fields in an MQMD version 2
-_MD_OFFS = _field_offsets(_h.MQMD2_DECL[_h.BIG])
-_MD_SIZES = {sc.name: sc.sizeof() for sc in _h.MQMD2_DECL[_h.BIG].subcons}
+_MD_OFFS = {name: off for name, off, size in _L.MQMD2_FIELDS}
+_MD_SIZES = {name: size for name, off, size in _L.MQMD2_FIELDS}
 _INT_COLS = list(_pure.MD_INT_FIELDS)
 _CHAR_COLS = list(_pure.MD_CHAR_FIELDS)
 _BYTE_COLS = list(_pure.MD_BYTE_FIELDS)
@@ -262,7 +249,7 @@ for _i, _c in enumerate(_CHAR_COLS):
     _md_char_off[_i] = _MD_OFFS[_pure.MD_CHAR_FIELDS[_c]]
     _md_char_len[_i] = _MD_SIZES[_pure.MD_CHAR_FIELDS[_c]]
 _PCF_COLS = list(_pure.PCF_COLUMNS)
-_CFH_FIELDS = list(_pcf._FIXED[">"]["MQCFH"].fields)
+_CFH_FIELDS = list(_L.MQCFH_FIELDS)
 _PCF_INDEX = [_CFH_FIELDS.index(_pure.PCF_COLUMNS[c]) for c in _PCF_COLS]
 
 # the Format names the C walk compares (ASCII, upper case)

@@ -672,3 +672,35 @@ def test_md_only_records(impl):
     assert (got[2]["error_structure"], got[2]["error_offset"]) == ("MQRFH2", 364)
     with pytest.raises(ValueError):
         decode_mq_batch([md], impl=impl, md_only=[True, False])
+
+
+def test_layout_tables_are_current():
+    """mqcodec.batch.mq_layout (the compiled decoder's tables, as data) is what
+    the declarations give now: ``python -m mqcodec.batch.mq_pure`` regenerates it."""
+    import pathlib
+
+    from mqcodec.batch import mq_layout
+
+    assert pathlib.Path(mq_layout.__file__).read_text(encoding="utf-8") == mq_pure.layout_source()
+    # and against the header classes themselves, field by field (the source is generated from them)
+    kinds = {k[0]: k for k in mq_layout.KINDS}
+    for cls in (MQMD, MQXQH, MQMDE, MQDLH, MQRFH2, MQRFH, MQCIH, MQIIH):
+        name, struc_id, (first, last), _, fixed, *_ = kinds[cls.NAME]
+        assert (struc_id, tuple(range(first, last + 1)), fixed) == (cls.STRUC_ID, tuple(cls.VERSIONS),
+                                                                    cls.FIXED_LENGTH)
+    assert dict((f, o) for f, o, _ in mq_layout.MQMD2_FIELDS) == dict(offsets(MQMD2_LAYOUT))
+
+
+def test_compiled_decoder_loads_without_the_declarations():
+    """The compiled decoder's import reads mq_layout, not the header
+    declarations (construct): a capture's first MQ message costs no
+    declaration loading."""
+    code = ("import sys, mqcodec._ext.mq_batch\n"
+            "print(sorted(m for m in ('construct', 'mqcodec.ibmmq.headers', 'mqcodec.ibmmq.pcf') if m in sys.modules))")
+    try:
+        import mqcodec._ext.mq_batch  # noqa: F401
+    except ImportError:
+        pytest.skip("the compiled decoder is not built")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -223,6 +223,11 @@ _FIXED: dict[str, dict[str, _Fixed]] = {
     order: {name: _Fixed(name, decl, order) for name, decl in decls.items()}
     for order, decls in DECLARATIONS.items()
 }
+#: the fixed layouts of :data:`DECLARATIONS` (byte order -> structure -> its
+#: ``fields``, ``offsets`` and ``size``), read by the compiled decoders' table generator
+FIXED_LAYOUTS = _FIXED
+#: the MQEPH's StrucId, ASCII and EBCDIC
+EPH_STRUC_IDS = (_EPH_ASCII, _EPH_EBCDIC)
 
 #: MQCFT value -> name of the structure that carries it.
 PARAMETER_TYPES: dict[int, str] = {
