@@ -88,6 +88,18 @@ non_negative = _ranged(0, None, "a non-negative integer")
 frame_number = _ranged(1, None, "a frame number")
 
 
+def table_names(text: str) -> tuple:
+    """``--tables``: output table names, separated by commas."""
+    from .convert.tables import TABLES
+
+    names = tuple(t.strip() for t in text.split(",") if t.strip())
+    unknown = [t for t in names if t not in TABLES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError("%r names no table (the tables are %s)" % (
+            ",".join(unknown) or text, ",".join(TABLES)))
+    return names
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors: ``mqcodec CMD: error: ... (see mqcodec CMD --help)``, exit 2."""
 
@@ -264,7 +276,8 @@ def _options(args: argparse.Namespace):
 
     return ConvertOptions(mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port), raw=args.raw,
                           chunk_messages=args.chunk, chunk_bytes=args.chunk_bytes, capture_impl=args.capture_impl,
-                          buffer_budget=args.buffer_budget, threads=args.threads)
+                          buffer_budget=args.buffer_budget, threads=args.threads,
+                          **({"tables": args.tables} if args.tables else {}))
 
 
 def _without_pandas() -> None:
@@ -503,6 +516,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--engine local: 1 decodes and writes in one thread; N > 1 also writes Parquet on N - 1 "
                         "background threads (at most one per table) while the next chunk is decoded. The files "
                         "are the same whatever N (default: the cores this process may use)")
+    c.add_argument("--tables", type=table_names, default=None, metavar="NAME[,NAME...]",
+                   help="make only these tables (mq_messages, msmq_packets, pcf_parameters, mq_calls); the "
+                        "others are not decoded, and their rows are the same as in a run that makes all "
+                        "(default: all)")
     c.add_argument("-v", "--verbose", action="store_true", help="include per-capture frame statistics")
     c.set_defaults(func=_cmd_pcap2parquet)
 

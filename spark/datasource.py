@@ -214,7 +214,12 @@ class _CaptureReader(DataSourceReader):
         table = self.table
         wanted = TABLES if table == ALL else (table,)
         target = self.target
-        for name, part in convert_capture(index, uri, _convert_options(self.options), wanted):
+        options = _convert_options(self.options)
+        if table in options.tables:   # one table read: only it is made (its rows are the same)
+            import dataclasses
+
+            options = dataclasses.replace(options, tables=(table,))
+        for name, part in convert_capture(index, uri, options, wanted):
             if name == "captures":
                 if name not in wanted:
                     continue

@@ -194,7 +194,7 @@ def _run(spark, files, outdir, options, *, partition_by, split_size=None, partit
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
-    from mqcodec.convert.tables import MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS, TABLES
+    from mqcodec.convert.tables import MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS
 
     from .datasource import ALL, TAG, register
 
@@ -232,7 +232,7 @@ def _run(spark, files, outdir, options, *, partition_by, split_size=None, partit
 
             raise NoCaptureRead("no input could be read as a capture: " + "; ".join(
                 "%s: %s" % (c["capture"], c.get("error")) for r in reports for c in json.loads(r["report"])["captures"]))
-        for table in TABLES:
+        for table in options.tables:
             df = rows.where(F.col(TAG) == table).select("%s.*" % table)
             if numbering is not None:
                 df = numbering(df, table)
@@ -240,7 +240,7 @@ def _run(spark, files, outdir, options, *, partition_by, split_size=None, partit
             if partition_by == "date" and table != PCF_PARAMETERS:  # as the local engine (mqcodec.convert.sinks.DatasetSink)
                 writer = df.withColumn("date", utc_date("ts")).write.partitionBy("date")
             writer.mode("overwrite").options(**WRITE_OPTIONS).parquet(out.table(table))
-        out.commit(TABLES)
+        out.commit(options.tables)
     except BaseException:
         out.discard()
         raise
@@ -284,9 +284,7 @@ def _run_in_tasks(spark, files, out: _Output, options, *, partition_by) -> dict:
 
             raise NoCaptureRead("no input could be read as a capture: " + "; ".join(
                 "%s: %s" % (c["capture"], c.get("error")) for r in reports for c in json.loads(r["report"])["captures"]))
-        from mqcodec.convert.tables import TABLES
-
-        out.commit(TABLES)
+        out.commit(options.tables)
     except BaseException:
         out.discard()
         raise
@@ -307,7 +305,7 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
     # the attempt writes into a folder of its own, moved into place when it succeeds: a retried
     # or speculative attempt of the same capture never writes into a file another one writes
     attempt = os.path.join(root, ".attempt-%05d-%s" % (index, uuid.uuid4().hex[:12]))
-    sink = DatasetSink(attempt, partition_by=partition_by, part="part-%05d" % index)
+    sink = DatasetSink(attempt, partition_by=partition_by, part="part-%05d" % index, tables=options.tables)
     write = WriteFailures(sink)   # what writing raised: an output error (a full disk) fails the task
     conv = Converter(write, options)
     name = display_name(uri)

@@ -118,6 +118,8 @@ def test_exit_codes_documented_once_each_in_help_and_readme():
     ("--chunk-bytes", "-1", "not a positive integer"),
     ("--buffer-budget", "-5", "not a positive integer"),
     ("--buffer-budget", "1.5", "is not an integer"),
+    ("--tables", "mq_calls,calls", "'calls' names no table (the tables are mq_messages,"),
+    ("--tables", ",", "names no table"),
 ])
 def test_pcap2parquet_rejects_bad_values(tmp_path, impl, option, value, says, engines_available):
     _engine(impl, engines_available)

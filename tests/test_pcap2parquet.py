@@ -207,13 +207,13 @@ def test_options_as_text_and_strings():
     strings (``from_strings``)."""
     opts = ConvertOptions(mq_ports=(1414, 1415), msmq_ports=(), detect_by_content=False, raw=True,
                           chunk_messages=7, chunk_bytes=4096, capture_impl="py", buffer_budget=1 << 20,
-                          max_connections=9, threads=None)
+                          max_connections=9, threads=None, tables=("mq_calls", "mq_messages"))
     assert ConvertOptions.from_text(opts.to_text()) == opts
     assert ConvertOptions.from_text(ConvertOptions().to_text()) == ConvertOptions()
     got = ConvertOptions.from_strings({"mq_ports": "1414, 1415", "msmq_ports": "", "detect_by_content": "False",
                                        "raw": "true", "chunk_messages": "7", "chunk_bytes": "4096",
                                        "capture_impl": "py", "buffer_budget": "1048576", "max_connections": "9",
-                                       "threads": "none"})
+                                       "threads": "none", "tables": "mq_calls, mq_messages"})
     assert got == opts
     # a base with some fields replaced, values as themselves
     assert ConvertOptions.from_strings({"chunk_messages": 8}, opts) == ConvertOptions(
@@ -224,3 +224,39 @@ def test_options_as_text_and_strings():
         ConvertOptions.from_strings({"raw": "yes"})
     with pytest.raises(ValueError, match="invalid literal for int"):
         ConvertOptions.from_strings({"mq_ports": "14a"})
+    # the tables: known names, at least one, in TABLES' order whatever the order given
+    assert ConvertOptions(tables=("mq_calls", "mq_messages")).tables == ("mq_messages", "mq_calls")
+    with pytest.raises(ValueError, match="no table 'calls' .the tables are mq_messages, msmq_packets"):
+        ConvertOptions(tables=("calls",))
+    with pytest.raises(ValueError, match="no table chosen"):
+        ConvertOptions.from_strings({"tables": ""})
+
+
+@pytest.mark.parametrize("impl", ["c", "py"])
+def test_chosen_tables_are_those_of_a_full_run(tmp_path, impl):
+    """``tables``: only the tables chosen are written, each with the rows of a
+    run that makes them all (the other tables are not decoded at all: MQ
+    units are neither read nor paired when neither mq_calls nor mq_messages
+    is chosen, messages are decoded only for their PCF bodies when
+    pcf_parameters is chosen without mq_messages).  Small chunks, so that
+    each table is written in several row groups."""
+    if impl == "c":
+        pytest.importorskip("mqcodec._ext.capture_core")
+    from mqcodec.convert.tables import TABLES
+
+    sim = tmp_path / "sim.pcap"
+    synth.write_capture(str(sim), seed=5, messages=120)
+    base = dict(capture_impl=impl, chunk_messages=50)
+    full = convert([str(sim)], str(tmp_path / "all"), ConvertOptions(**base))
+    want = {t: read_table(str(tmp_path / "all"), t) for t in TABLES}
+    assert all(want[t].num_rows > 0 for t in TABLES)
+    for n, chosen in enumerate([(t,) for t in TABLES] + [("pcf_parameters", "mq_calls"),
+                                                         ("msmq_packets", "mq_messages")]):
+        out = tmp_path / ("some%d" % n)
+        report = convert([str(sim)], str(out), ConvertOptions(tables=chosen, **base))
+        assert sorted(p.name for p in out.iterdir()) == sorted(chosen)
+        for t in chosen:
+            got = read_table(str(out), t)
+            assert got.schema == want[t].schema and got.to_pylist() == want[t].to_pylist(), (chosen, t)
+        assert report["summary"]["messages"] == full["summary"]["messages"]
+        assert report["summary"]["frames"] == full["summary"]["frames"]

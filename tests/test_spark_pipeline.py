@@ -55,21 +55,27 @@ def test_every_conversion_option_reaches_the_tasks(tmp_path, spark):
 
     sim = tmp_path / "sim.pcap"
     synth.write_capture(str(sim), seed=12, messages=10)
-    for opts in (ConvertOptions(capture_impl="py", raw=True, chunk_messages=3, chunk_bytes=1024),
-                 ConvertOptions(mq_ports=(1415,), detect_by_content=False, max_connections=5,
-                                buffer_budget=1 << 20)):
-        local = convert([str(sim)], str(tmp_path / "local"), opts)
-        remote = pipeline.convert([str(sim)], str(tmp_path / "spark"), opts, spark=spark)
+    for n, opts in enumerate((ConvertOptions(capture_impl="py", raw=True, chunk_messages=3, chunk_bytes=1024),
+                              ConvertOptions(mq_ports=(1415,), detect_by_content=False, max_connections=5,
+                                             buffer_budget=1 << 20),
+                              ConvertOptions(tables=("pcf_parameters", "mq_calls")))):
+        local = convert([str(sim)], str(tmp_path / ("local%d" % n)), opts)
+        remote = pipeline.convert([str(sim)], str(tmp_path / ("spark%d" % n)), opts, spark=spark)
         for table in TABLES:
-            assert read_table(str(tmp_path / "spark"), table).num_rows == read_table(str(tmp_path / "local"),
-                                                                                   table).num_rows, table
+            if table not in opts.tables:   # not made by either engine
+                assert not (tmp_path / ("local%d" % n) / table).exists(), table
+                assert not (tmp_path / ("spark%d" % n) / table).exists(), table
+                continue
+            got = read_table(str(tmp_path / ("spark%d" % n)), table).num_rows
+            assert got == read_table(str(tmp_path / ("local%d" % n)), table).num_rows, table
+            assert got > 0 or n == 1, table
         assert remote["summary"]["messages"] == local["summary"]["messages"]
         if opts.raw:
-            raw = read_table(str(tmp_path / "spark"), "mq_messages").column("raw")
+            raw = read_table(str(tmp_path / "spark0"), "mq_messages").column("raw")
             assert raw.null_count == 0 and len(raw) > 0
-        else:   # the IBM MQ traffic is on 1414, not recognised by its content: MSMQ rows only
-            assert read_table(str(tmp_path / "spark"), "mq_messages").num_rows == 0
-            assert read_table(str(tmp_path / "spark"), "msmq_packets").num_rows > 0
+        elif n == 1:   # the IBM MQ traffic is on 1414, not recognised by its content: MSMQ rows only
+            assert read_table(str(tmp_path / "spark1"), "mq_messages").num_rows == 0
+            assert read_table(str(tmp_path / "spark1"), "msmq_packets").num_rows > 0
     # the data source alone: one option per field, or all at once
     register(spark)
     for reader in (spark.read.format("mqcodec").option("capture_impl", "py"),
@@ -113,6 +119,13 @@ def test_both_ways_of_writing_give_the_local_engines_files(tmp_path, spark, monk
 
     monkeypatch.setattr(pipeline._Output, "__init__", remote)
     jvm = pipeline.convert(inputs, str(tmp_path / "jvm"), spark=spark, partition_by=partition_by)
+    # the Spark writer writes the tables chosen, and only those
+    chosen = pipeline.convert(inputs, str(tmp_path / "jvm_calls"), spark=spark, partition_by=partition_by,
+                              tables=("mq_calls",))
+    assert sorted(p.name for p in (tmp_path / "jvm_calls").iterdir() if not p.name.startswith(".")) == ["mq_calls"]
+    assert sorted(read_table(str(tmp_path / "jvm_calls"), "mq_calls").to_pylist(), key=repr) == sorted(
+        read_table(str(tmp_path / "local"), "mq_calls").to_pylist(), key=repr)
+    assert chosen["summary"]["messages"] == local["summary"]["messages"]
     for got in (tasks, jvm):
         summary = dict(got["summary"])
         assert summary.pop("engine") == "spark"
@@ -125,7 +138,8 @@ def test_both_ways_of_writing_give_the_local_engines_files(tmp_path, spark, monk
     # the tasks' files: one part file per capture (and date), named by the capture's index
     names = {p.name for p in (tmp_path / "tasks" / "pcf_parameters").iterdir()}
     assert names == {"part-00000.parquet", "part-00001.parquet"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["jvm", "local", "sim12.pcap", "sim13.pcap", "tasks"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["jvm", "jvm_calls", "local", "sim12.pcap", "sim13.pcap",
+                                                          "tasks"]
 
 
 def test_a_task_that_cannot_write_fails_the_job(tmp_path, spark):

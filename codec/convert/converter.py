@@ -95,6 +95,11 @@ class _Direction:
         return frame, ts, captured
 
 
+#: the mq_messages link columns of a unit when no table needs units read
+_NO_LINK = {"call_key": None, "queue_name": None, "queue_manager": None, "remote_q_name": None,
+            "remote_q_mgr_name": None}
+
+
 class Converter:
     """Feed captures, get tables.  ``sink`` is called with ``(table name,
     pa.Table)`` for every chunk of rows of one of the output tables
@@ -130,6 +135,9 @@ class Converter:
         self.replaying = None  # compiled.Replay while replaying connections
         self._conflict_streams: Counter = Counter()  # tcp_stream -> conflicting overlaps (this capture)
         self._msmq_ports = frozenset(self.options.msmq_ports)
+        # the IBM MQ units are read (decode_unit) and paired (CallTracker) for mq_calls and for
+        # the link columns of mq_messages; with neither table they are framed only
+        self._units_wanted = self.options.wants(_tables.MQ_CALLS) or self.options.wants(_tables.MQ_MESSAGES)
         # mq_calls: rows ready to write, requests held until their reply (or the end of
         # the capture), the conversation state machine, and call_key ranks per direction
         # (_calls: rows of _unit, dicts, or of _unit_batch: (batch table, row indices,
@@ -547,6 +555,8 @@ class Converter:
     def _unit(self, capture, stream, direction, src, sport, dst, dport, offset, frame, ts, data, length):
         """One IBM MQ unit -> a mq_calls row (written now, or held until its
         reply); returns (call_key, the mq_messages link columns)."""
+        if not self._units_wanted:   # no table made of units: neither read nor paired
+            return None, _NO_LINK
         from ..ibmmq.calls import decode_unit
 
         k = _keys.count_in_frame(self._ranks.setdefault((stream, direction), {}), frame)
@@ -595,10 +605,13 @@ class Converter:
         (:data:`mqcodec.convert.tables.MQ_LINK`, strings) as a table."""
         import numpy as np
 
+        n = len(starts)
+        if not self._units_wanted:   # no table made of units: neither read nor paired
+            return pa.table({"call_key": pa.nulls(n, pa.int64()),
+                             **{f.name: pa.nulls(n, pa.string()) for f in _tables.MQ_LINK[1:]}})
         from ..ibmmq.calls_batch import decode_units
         from ..ibmmq.conversation import TRACKED
 
-        n = len(starts)
         decoded = decode_units(data, starts, lens, full)
         stream_l = stream.tolist()
         # call_key: the capture, the unit's first frame and its rank among the units of
@@ -722,7 +735,7 @@ class Converter:
     def _write_calls(self) -> None:
         rows, self._calls = self._calls, []
         self.call_rows = 0
-        if not rows:
+        if not rows or not self.options.wants(_tables.MQ_CALLS):
             return
         table = _calls_table(rows)
         import pyarrow.compute as pc
@@ -787,6 +800,13 @@ class Converter:
         for protocol, table_name, in_protocol in (("mq", _tables.MQ_MESSAGES, is_mq),
                                                   ("msmq", _tables.MSMQ_PACKETS, pc.invert(is_mq))):
             if not pc.any(in_protocol).as_py():
+                continue
+            if not self.options.wants(table_name):
+                # not made: the PCF bodies of the good IBM MQ messages may still be wanted
+                good = pc.and_(in_protocol, decodable)
+                if protocol == "mq" and self.options.wants(_tables.PCF_PARAMETERS) and pc.any(good).as_py():
+                    self._mq_pcf_only(block.filter(good))
+                self._count(protocol, block.filter(in_protocol))
                 continue
             parts, where = [], []
             good = pc.and_(in_protocol, decodable)
@@ -867,12 +887,23 @@ class Converter:
             decoded[name] = table.column(name)
         return decoded
 
-    def _mq_part(self, part: pa.Table) -> pa.Table:
+    def _mq_decode(self, part: pa.Table) -> pa.Table:
+        return _batch.decode_mq_batch(part.column("_data").combine_chunks(), impl=self.options.impl,
+                                      md_only=part.column("_md_only").to_pylist())
+
+    def _mq_pcf_only(self, part: pa.Table) -> None:
+        """The PCF bodies of IBM MQ messages whose own rows are not made."""
         import pyarrow.compute as pc
 
-        data = part.column("_data")
-        table = _batch.decode_mq_batch(data.combine_chunks(), impl=self.options.impl,
-                                       md_only=part.column("_md_only").to_pylist())
+        table = self._mq_decode(part)
+        self._pcf(part, table, pc.is_valid(table.column("error_structure")))
+
+    def _mq_part(self, part: pa.Table) -> pa.Table:
+        """IBM MQ messages through the MQ batch decoder (their mq_messages
+        rows), and their PCF bodies through the PCF one."""
+        import pyarrow.compute as pc
+
+        table = self._mq_decode(part)
         decoded = self._decoded(table)
         decoded["md_put_timestamp"] = _put_timestamp(table.column("md_put_date"), table.column("md_put_time"))
         # channel MESSAGE_DATA: the message came in an MQXQH (Format MQXMIT) the framer took off
@@ -893,7 +924,7 @@ class Converter:
         """PCF bodies -> long-form parameters, grouped by the CCSID strings inherit."""
         import pyarrow.compute as pc
 
-        if "body_offset" not in table.schema.names:
+        if "body_offset" not in table.schema.names or not self.options.wants(_tables.PCF_PARAMETERS):
             return
         has = pc.and_(pc.and_(pc.invert(failed), pc.is_valid(table.column("pcf_type"))),
                       pc.is_valid(table.column("body_offset")))

@@ -41,6 +41,24 @@ class ConvertOptions:
     #: while this one decodes the next chunk; None = the cores this process may use.
     #: The files are the same whatever N.
     threads: Optional[int] = None
+    #: the output tables to make (a subset of :data:`mqcodec.convert.tables.TABLES`); the
+    #: others are not decoded at all: ``("mq_calls",)`` alone frames and reads the IBM MQ
+    #: units but decodes no message, no PCF body and no MSMQ packet. The rows of a table are
+    #: the same whatever else is chosen.
+    tables: tuple = TABLES
+
+    def __post_init__(self) -> None:
+        unknown = [t for t in self.tables if t not in TABLES]
+        if unknown or not self.tables:
+            raise ValueError("tables: %s (the tables are %s)" % (
+                "no table chosen" if not self.tables else "no table %s" % ", ".join(map(repr, unknown)),
+                ", ".join(TABLES)))
+        # one order whatever the caller's: TABLES'
+        object.__setattr__(self, "tables", tuple(t for t in TABLES if t in self.tables))
+
+    def wants(self, table: str) -> bool:
+        """``table`` is one of the tables to make."""
+        return table in self.tables
 
     def to_text(self) -> str:
         """The options as one JSON string (how the Spark engine hands them to its
@@ -77,7 +95,8 @@ def _option_value(name: str, default, value):
         return tuple(value) if isinstance(default, tuple) else value
     text = value.strip()
     if isinstance(default, tuple):
-        return tuple(int(p) for p in text.split(",") if p.strip())
+        parts = [p.strip() for p in text.split(",") if p.strip()]
+        return tuple(parts) if name == "tables" else tuple(int(p) for p in parts)
     if isinstance(default, bool):
         if text.lower() not in ("true", "false"):
             raise ValueError("option %s: %r is not true or false" % (name, value))

@@ -4,7 +4,7 @@ written on background threads (:class:`BackgroundSink`), or kept in memory
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 import pyarrow as pa
 
@@ -57,9 +57,12 @@ class DatasetSink:
     NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
     def __init__(self, outdir: str, *, partition_by: Optional[str] = None, compression: str = "zstd",
-                 part: str = "part-00000") -> None:
+                 part: str = "part-00000", tables: Sequence[str] = TABLES) -> None:
         """``part``: the name of the part files (without ``.parquet``): each
-        task of the Spark engine writes its capture's own."""
+        task of the Spark engine writes its capture's own.  ``tables``: the
+        tables of the job (:attr:`ConvertOptions.tables`), which :meth:`close`
+        completes."""
+        self.tables = tuple(tables)
         if partition_by not in (None, "date"):
             raise ValueError("partition_by must be None or 'date', not %r" % (partition_by,))
         self.outdir = outdir
@@ -100,7 +103,7 @@ class DatasetSink:
         no rows an empty part file, so that every table can be read."""
         if complete:
             written = {t for t, _ in self._writers}
-            for table in TABLES:
+            for table in self.tables:
                 if table not in written:
                     self._write(table, None, table_schema(table).empty_table())
         for w in self._writers.values():
