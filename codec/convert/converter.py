@@ -639,8 +639,12 @@ class Converter:
         seen, at = np.unique(conn, return_inverse=True)
         info = [conns[c] for c in seen.tolist()]
         c2s = direction == 0
-        cip = np.array([x[0] for x in info], dtype=object)[at]
-        sip = np.array([x[2] for x in info], dtype=object)[at]
+        # the addresses as dictionary indices: one string per address, not one per unit
+        words = list(dict.fromkeys([x[0] for x in info] + [x[2] for x in info]))
+        word = {w: i for i, w in enumerate(words)}
+        cip = np.array([word[x[0]] for x in info], dtype=np.int32)[at]
+        sip = np.array([word[x[2]] for x in info], dtype=np.int32)[at]
+        ips = pa.array(words, pa.string())
         cport = np.array([x[1] for x in info], dtype=np.int64)[at]
         sport = np.array([x[3] for x in info], dtype=np.int64)[at]
         error = decoded.column("error")
@@ -658,13 +662,14 @@ class Converter:
         where[pick] = np.arange(len(pick))
         extra = {
             "call_key": pa.array(keys_a, pa.int64()),
-            "capture": pa.array([capture], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
+            "capture": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)),
+                                                      pa.array([capture], pa.string())),
             "frame": pa.array(frame, mask=frame < 0),
             "ts": pa.array(ts // 1000, mask=~known_ts).cast(pa.timestamp("us", tz="UTC")),
             "ts_nanos": pa.array(ts % 1000, mask=~known_ts).cast(pa.int16()),
-            "src_ip": pa.array(np.where(c2s, cip, sip), pa.string()),
+            "src_ip": pa.DictionaryArray.from_arrays(pa.array(np.where(c2s, cip, sip)), ips),
             "src_port": pa.array(np.where(c2s, cport, sport)).cast(pa.int32()),
-            "dst_ip": pa.array(np.where(c2s, sip, cip), pa.string()),
+            "dst_ip": pa.DictionaryArray.from_arrays(pa.array(np.where(c2s, sip, cip)), ips),
             "dst_port": pa.array(np.where(c2s, sport, cport)).cast(pa.int32()),
             "tcp_stream": pa.array(stream), "stream_offset": pa.array(offset), "length": pa.array(full),
             "queue_name": pa.array(qn, pa.string()), "queue_manager": pa.array(qm, pa.string()),

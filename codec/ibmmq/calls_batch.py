@@ -272,14 +272,16 @@ class _Columns:
         self.fast[rows] = False
 
     def put(self, name: str, part: _Rows, values: np.ndarray) -> None:
-        self.ints.setdefault(name, []).append((part.rows, values))
+        if len(part):   # (a column no unit has stays out: all null)
+            self.ints.setdefault(name, []).append((part.rows, values))
 
     def text(self, name: str, part: _Rows, off: int, width: int, lengths=None) -> None:
         if len(part):
             self.texts.setdefault(name, []).append((part.rows, part.at + off, width, lengths))
 
     def named(self, name: str, part: _Rows, codes: np.ndarray, names: dict) -> None:
-        self.arrow[name] = (part.rows, _named(codes, names))
+        if len(part):
+            self.arrow[name] = (part.rows, _named(codes, names))
 
     def arrays(self, r: _Reader, ccsid: np.ndarray) -> dict:
         n, fast = self.n, self.fast
