@@ -229,6 +229,33 @@ def test_pcap2parquet_stdout_is_the_json_result_only(tmp_path, impl, engines_ava
     assert r.stderr == b""  # not a terminal: no progress bar
 
 
+def test_the_command_ends_its_process_when_its_work_is_done(tmp_path):
+    """``mqcodec`` (cli.run) ends the process as soon as main returns, without
+    the interpreter's teardown: the status is main's, everything written to
+    stdout and stderr arrives (large outputs too), the files are complete; a
+    reader that goes away is no error; argparse's exits are as before."""
+    out = tmp_path / "out"
+    r = run("pcap2parquet", JMS, "-o", out, "--threads", "2")
+    assert r.returncode == 0 and json.loads(r.stdout)["summary"]["frames"] == 695
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(out / "mq_calls").num_rows > 200   # footers written: the files were closed
+    big = run("show", JMS, "--format", "json")                # every unit: far more than a pipe buffer
+    assert big.returncode == 0 and len(big.stdout) > 1 << 16
+    units = json.loads(big.stdout)                            # the whole document arrived
+    assert len(units) > 200 and units[-1]["header"]["tcp_stream"] is not None
+    p = subprocess.Popen([sys.executable, "-m", "mqcodec", "show", str(JMS), "--format", "json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.readline()
+    p.stdout.close()                                          # | head -1
+    assert p.wait(timeout=120) == 0 and b"Traceback" not in p.stderr.read()
+    p.stderr.close()
+    one_line_error(run("pcap2parquet", JMS), 2)               # argparse: -o missing
+    code = "import sys; from mqcodec import cli; sys.argv = ['mqcodec', 'show', %r, '--frame', '27']; cli.run()"
+    r = subprocess.run([sys.executable, "-c", code % str(JMS)], capture_output=True)
+    assert r.returncode == 0 and b"Frame 27, " in r.stdout
+
+
 def test_synth_reports_on_stderr(tmp_path):
     r = run("synth", "-o", tmp_path / "s.pcap", "--messages", "5")
     assert r.returncode == 0 and r.stdout == b""

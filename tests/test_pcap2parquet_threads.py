@@ -249,8 +249,9 @@ import json, runpy, sys
 HEAVY = %r
 sys.argv = ["mqcodec"] + sys.argv[1:]
 status = 0
+from mqcodec.cli import main   # what the command runs (its run() would end the process at once)
 try:
-    runpy.run_module("mqcodec", run_name="__main__", alter_sys=True)
+    status = main(sys.argv[1:])
 except SystemExit as exc:
     status = exc.code
 print(json.dumps({"status": status, "pandas": sorted(m for m in sys.modules if m.split(".")[0] == "pandas"),
