@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .errors import DecodeError, DecodeWarning, EncodeError, MQCodecError
-from .render import to_json
 
 if TYPE_CHECKING:  # imported on first use at run time (see __getattr__)
     from . import batch, convert, ibmmq, msmq
+    from .render import to_json
 
 __version__ = "0.1.0"
 
@@ -32,6 +32,11 @@ _LAZY = ("ibmmq", "msmq", "batch", "convert")
 
 
 def __getattr__(name: str) -> Any:  # lazy sub-packages: `import mqcodec` stays cheap
+    if name == "to_json":   # (render loads json and uuid, which a conversion never needs)
+        from .render import to_json
+
+        globals()["to_json"] = to_json
+        return to_json
     if name in _LAZY:
         import importlib
 

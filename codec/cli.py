@@ -20,7 +20,6 @@ import sys
 
 from . import __version__
 from .errors import DecodeError, EncodeError, KeyOverflow, NoCaptureRead
-from .render import to_json, to_text
 
 EXIT_OK = 0
 #: the command line is wrong (argparse's own code) or the input does not decode
@@ -188,6 +187,8 @@ def render(obj, fmt: str = "json") -> bytes:
     (``surrogatepass``).  It is written as the escape ``\\udXXX``: in JSON that
     is the standard escape of the same code unit (``json.loads`` gives it
     back); in text it is readable.  Never an exception."""
+    from .render import to_json, to_text
+
     text = to_json(obj.to_dict()) if fmt == "json" else to_text(obj.to_dict())
     return text.encode("utf-8", "backslashreplace") + b"\n"
 
