@@ -237,7 +237,10 @@ def _run(spark, files, outdir, options, *, partition_by, split_size=None, partit
             if numbering is not None:
                 df = numbering(df, table)
             writer = df.write
-            if partition_by == "date" and table != PCF_PARAMETERS:  # as the local engine (mqcodec.convert.sinks.DatasetSink)
+            # as the local engine (mqcodec.convert.sinks.DatasetSink): a table with no rows is one
+            # empty file, not partitioned (Spark's partitioned writer would write no file at all,
+            # and a folder without one cannot be read)
+            if partition_by == "date" and table != PCF_PARAMETERS and not df.isEmpty():
                 writer = df.withColumn("date", utc_date("ts")).write.partitionBy("date")
             writer.mode("overwrite").options(**WRITE_OPTIONS).parquet(out.table(table))
         out.commit(options.tables)
@@ -284,6 +287,12 @@ def _run_in_tasks(spark, files, out: _Output, options, *, partition_by) -> dict:
 
             raise NoCaptureRead("no input could be read as a capture: " + "; ".join(
                 "%s: %s" % (c["capture"], c.get("error")) for r in reports for c in json.loads(r["report"])["captures"]))
+        # a task writes the tables its capture has rows of; a table no capture has rows of
+        # gets one empty part file, as the local engine gives it (every table can be read)
+        from mqcodec.convert.sinks import DatasetSink
+
+        empty = DatasetSink(root, tables=[t for t in options.tables if not os.path.isdir(os.path.join(root, t))])
+        empty.close(complete=True)
         out.commit(options.tables)
     except BaseException:
         out.discard()
@@ -321,7 +330,7 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
         finally:
             if source is not None and source is not uri:
                 source.close()
-        sink.close(complete=True)
+        sink.close(complete=False)   # no empty files per capture: the driver completes the tables
         for path in sink.paths:   # attempt/<table>[/date=...]/part-N.parquet -> root/<table>[/date=...]/
             final = os.path.join(root, os.path.relpath(path, attempt))
             os.makedirs(os.path.dirname(final), exist_ok=True)

@@ -43,10 +43,20 @@ WORKER_CORES = 2
 WORKER_MEMORY = "1g"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_port(taken: "set[int] | None" = None) -> int:
+    """A port nothing listens on now, and not one of ``taken`` (the ports chosen
+    for daemons that have not bound theirs yet: the kernel may hand the same
+    free port out twice, and a worker's web UI on the master's port answered
+    the fixture's JSON request with HTML once). Added to ``taken``."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if taken is None:
+            return port
+        if port not in taken:
+            taken.add(port)
+            return port
 
 
 def spark_class() -> str:
@@ -65,8 +75,9 @@ class StandaloneCluster:
         self.workers = workers
         self.cores = cores
         self.timeout = timeout
-        self.port = free_port()
-        self.webui = free_port()
+        self.ports: set[int] = set()
+        self.port = free_port(self.ports)
+        self.webui = free_port(self.ports)
         self.url = "spark://127.0.0.1:%d" % self.port
         self.json_url = "http://127.0.0.1:%d/json" % self.webui
         self.procs: list[subprocess.Popen] = []
@@ -104,7 +115,7 @@ class StandaloneCluster:
                 work.mkdir(exist_ok=True)
                 self._spawn("worker%d" % i, ["org.apache.spark.deploy.worker.Worker", self.url,
                                              "--host", "127.0.0.1", "--cores", str(self.cores),
-                                             "--memory", WORKER_MEMORY, "--webui-port", str(free_port()),
+                                             "--memory", WORKER_MEMORY, "--webui-port", str(free_port(self.ports)),
                                              "--work-dir", str(work)])
             self._wait(lambda s: s.get("aliveworkers", 0) >= self.workers, "%d registered workers" % self.workers)
         except BaseException:
@@ -127,7 +138,7 @@ class StandaloneCluster:
                 s = self.state()
                 if ready(s):
                     return s
-            except OSError:
+            except (OSError, ValueError):   # not listening yet, or not answering JSON yet
                 pass
             if time.monotonic() > deadline:
                 raise ClusterError("no %s after %.0f s\n%s" % (what, self.timeout, self.log_tails()))

@@ -4,6 +4,8 @@ tests/test_tables_readers.py.)"""
 import pytest
 
 from mqcodec import synth
+
+from conftest import CAPTURES
 from mqcodec.convert.tables import TABLES, table_schema
 from mqcodec.convert.sinks import read_table
 
@@ -108,9 +110,17 @@ def test_both_ways_of_writing_give_the_local_engines_files(tmp_path, spark, monk
     for seed in (12, 13):
         sims.append(tmp_path / ("sim%d.pcap" % seed))
         synth.write_capture(str(sims[-1]), seed=seed, messages=8)
-    inputs = [str(p) for p in sims]
+    # and a capture with IBM MQ traffic only: no msmq_packets or pcf_parameters rows of its own
+    inputs = [str(p) for p in sims] + [str(CAPTURES / "ibmmq_jms_client_1414.pcap")]
     local = convert(inputs, str(tmp_path / "local"), partition_by=partition_by)
     tasks = pipeline.convert(inputs, str(tmp_path / "tasks"), spark=spark, partition_by=partition_by)
+    # a table no capture has rows of: one empty part file, as the local engine's
+    only_real = pipeline.convert(inputs[2:], str(tmp_path / "tasks_real"), spark=spark, partition_by=partition_by)
+    assert only_real["summary"]["messages"] > 0
+    for table in ("msmq_packets", "pcf_parameters"):
+        files = list((tmp_path / "tasks_real" / table).rglob("*.parquet"))
+        assert [f.name for f in files] == ["part-00000.parquet"] and read_table(str(tmp_path / "tasks_real"),
+                                                                                 table).num_rows == 0
     original = pipeline._Output.__init__
 
     def remote(self, *args, **kwargs):
@@ -119,6 +129,11 @@ def test_both_ways_of_writing_give_the_local_engines_files(tmp_path, spark, monk
 
     monkeypatch.setattr(pipeline._Output, "__init__", remote)
     jvm = pipeline.convert(inputs, str(tmp_path / "jvm"), spark=spark, partition_by=partition_by)
+    # a table without rows is a readable empty table through Spark's writer too
+    pipeline.convert(inputs[2:], str(tmp_path / "jvm_real"), spark=spark, partition_by=partition_by)
+    for table in ("msmq_packets", "pcf_parameters"):
+        assert read_table(str(tmp_path / "jvm_real"), table).num_rows == 0
+        assert spark.read.parquet(str(tmp_path / "jvm_real" / table)).count() == 0
     # the Spark writer writes the tables chosen, and only those
     chosen = pipeline.convert(inputs, str(tmp_path / "jvm_calls"), spark=spark, partition_by=partition_by,
                               tables=("mq_calls",))
@@ -135,11 +150,14 @@ def test_both_ways_of_writing_give_the_local_engines_files(tmp_path, spark, monk
         assert want, table
         for engine in ("tasks", "jvm"):
             assert sorted(read_table(str(tmp_path / engine), table).to_pylist(), key=repr) == want, (engine, table)
-    # the tasks' files: one part file per capture (and date), named by the capture's index
+    # the tasks' files: one part file per capture (and date) with rows, named by the capture's
+    # index; none for a capture without rows of the table
     names = {p.name for p in (tmp_path / "tasks" / "pcf_parameters").iterdir()}
     assert names == {"part-00000.parquet", "part-00001.parquet"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["jvm", "jvm_calls", "local", "sim12.pcap", "sim13.pcap",
-                                                          "tasks"]
+    assert {p.name for p in (tmp_path / "tasks" / "msmq_packets").rglob("*.parquet")} == names
+    assert "part-00002.parquet" in {p.name for p in (tmp_path / "tasks" / "mq_calls").rglob("*.parquet")}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["jvm", "jvm_calls", "jvm_real", "local", "sim12.pcap",
+                                                          "sim13.pcap", "tasks", "tasks_real"]
 
 
 def test_a_task_that_cannot_write_fails_the_job(tmp_path, spark):
