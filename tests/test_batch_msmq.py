@@ -657,3 +657,21 @@ def test_a_tuple_of_two_records_is_two_records(vectors, mimpl):
     t = decode_msmq_batch((a, b), impl=mimpl)
     assert t.column("kind").to_pylist() == ["SessionAck", "ConnectionParameters"]
     assert t.column("base_packet_size").to_pylist() == [len(a), len(b)]
+
+
+def test_compiled_decoder_loads_without_the_declarations():
+    """The compiled MSMQ decoder reads msmq_pure's tables only: importing it
+    (as a conversion of an MSMQ capture does) loads neither the MSMQ header
+    declarations nor construct."""
+    import subprocess
+    import sys
+
+    try:
+        import mqcodec._ext.msmq_batch  # noqa: F401
+    except ImportError:
+        pytest.skip("the compiled decoder is not built")
+    code = ("import sys, mqcodec._ext.msmq_batch\n"
+            "print(sorted(m for m in ('construct', 'mqcodec.msmq.base', 'mqcodec.msmq.packet') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -27,8 +27,6 @@ import pyarrow as pa
 from ..errors import DecodeError
 from . import _front
 from ._front import Implementations, check_offsets, dispatch
-from ..msmq import decode_packet
-from ..msmq.base import PingPacket
 from .schema import MSMQ_PACKETS
 
 __all__ = ["decode_msmq_buffers", "decode_records", "decode_batch", "STRUCTURES", "FIELDS",
@@ -223,10 +221,15 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0) -> p
 def decode_records(records, record_numbers=None) -> pa.RecordBatch:
     """Decode an iterable of ``bytes`` (None = null record).  ``record_numbers``
     gives the ``record`` column (default 0, 1, ...)."""
+    # the pure decoder's modules, imported when it runs (the compiled twin reads only this
+    # module's tables: an MSMQ capture converts without loading the declarations)
+    from ..msmq import decode_packet
+    from ..msmq.base import PingPacket
+
     cols: dict[str, list] = {f.name: [] for f in MSMQ_PACKETS}
     names = list(cols)
     for k, data in enumerate(records):
-        row = _row(data)
+        row = _row(data, decode_packet, PingPacket)
         row["record"] = k if record_numbers is None else int(record_numbers[k])
         for name in names:
             cols[name].append(row.get(name))
@@ -234,7 +237,7 @@ def decode_records(records, record_numbers=None) -> pa.RecordBatch:
                                       schema=MSMQ_PACKETS)
 
 
-def _row(data) -> dict:
+def _row(data, decode_packet, PingPacket) -> dict:
     if data is None:
         return dict(zip(("error_structure", "error_field", "error_offset", "error_reason"), NULL_RECORD))
     try:
