@@ -29,8 +29,11 @@ import pyarrow as pa
 from ..ccsid import decode_text, is_known
 from .call_columns import CALL_COLUMNS
 from .wire import (
-    MQGMO_LENGTHS, MQMD_LENGTHS, MQOD_LENGTHS, MQPMO_LENGTHS, NOTIFICATION_CODES, SPI_VERBS, STATUS_CODES,
-    name_text, segment_type_name,
+    ASYNC_MESSAGE, CAUT_IDS, CONAUTH_INFO, GMO_IDS, ID_IDS, INITIAL_DATA, MD_IDS, MESSAGE_DATA, MQCLOSE, MQCONN,
+    MQGET, MQGMO_LENGTHS, MQINQ, MQMD_LENGTHS, MQOD_LENGTHS, MQOPEN, MQPMO_LENGTHS, MQPUT, MQPUT1, MQSET,
+    MSH_IDS, NOTIFICATION, NOTIFICATION_CODES, OD_IDS, PING_DATA, PMO_IDS, REPLY_BIT, REQUEST_MSGS, RESET_DATA,
+    SOCKET_ACTION, SPI, SPI_VERBS, STATUS_CODES, STATUS_DATA, TSH_IDS, UID_IDS, USERID_DATA, XQH_IDS, name_text,
+    segment_type_name,
 )
 
 __all__ = ["decode_units", "DECODED_SCHEMA", "LAYOUT"]
@@ -99,18 +102,13 @@ def _id(s: bytes) -> int:
     return int.from_bytes(s, "big")
 
 
-_TSH, _TSHM, _TSHC = _id(b"TSH "), _id(b"TSHM"), _id(b"TSHC")
-#: StrucIds, ASCII and EBCDIC (an EBCDIC one sends the unit to decode_unit)
-_ASCII = {k: _id(v) for k, v in (("MD", b"MD  "), ("PMO", b"PMO "), ("GMO", b"GMO "), ("MSH", b"MSH "),
-                                 ("XQH", b"XQH "), ("OD", b"OD  "), ("ID", b"ID  "), ("UID", b"UID "),
-                                 ("CAUT", b"CAUT"))}
-_EBCDIC = {k: _id(v.encode("cp500")) for k, v in (("MD", "MD  "), ("PMO", "PMO "), ("GMO", "GMO "),
-                                                  ("MSH", "MSH "), ("XQH", "XQH "), ("OD", "OD  "),
-                                                  ("ID", "ID  "), ("UID", "UID "), ("CAUT", "CAUT"))}
-_OD_ASCII, _OD_EBCDIC = b"OD  ", "OD  ".encode("cp500")
+_TSH, _TSHM, _TSHC = (_id(next(k for k, v in TSH_IDS.items() if v == name)) for name in ("TSH", "TSHM", "TSHC"))
+#: StrucIds as integers, ASCII and EBCDIC (an EBCDIC one sends the unit to decode_unit): wire's
+_IDS = {"MD": MD_IDS, "PMO": PMO_IDS, "GMO": GMO_IDS, "MSH": MSH_IDS, "XQH": XQH_IDS, "OD": OD_IDS, "ID": ID_IDS,
+        "UID": UID_IDS, "CAUT": CAUT_IDS}
+_ASCII = {k: _id(v[0]) for k, v in _IDS.items()}
+_EBCDIC = {k: _id(v[1]) for k, v in _IDS.items()}
 _TYPE_NAMES = [segment_type_name(t) for t in range(256)]
-_MQCONN, _MQOPEN, _MQCLOSE, _MQGET, _MQPUT, _MQPUT1, _MQSET, _MQINQ, _SPI = (
-    0x81, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8C)
 
 
 _NUMPY = {pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64}
@@ -334,8 +332,7 @@ def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
     c.fast &= hlen <= lens
     tsh = r.rows(np.arange(n), hlen - 20)     # ByteOrder, SegmType, CtlFlag1, CtlFlag2 ... Encoding, CCSID
     bo, t = tsh.u8(0), tsh.u8(1)
-    r.little = bo == 2
-    tsh = r.rows(np.arange(n), hlen - 20)
+    r.little = tsh.little = bo == 2   # the byte order of every later read (the TSH's ByteOrder)
     encoding, ccsid = tsh.i32(12), tsh.u16(16)
     ccsid = np.where(ccsid >= 1 << 15, ccsid - (1 << 16), ccsid)
     known = np.zeros(n, dtype=bool)
@@ -344,7 +341,7 @@ def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
             known |= ccsid == cc
     ccsid_eff = np.where(known, ccsid, 819)
     api = (t > 0x80) & (t <= 0x9F)
-    base = t & ~0x10
+    base = t & ~REPLY_BIT
 
     _api(c, r.rows(np.flatnonzero(api), hlen), base, t, ccsid_eff)
     _other(c, r.rows(np.flatnonzero(~api), hlen), t)
@@ -403,7 +400,7 @@ def _api(c: _Columns, a: _Rows, base: np.ndarray, t: np.ndarray, ccsid: np.ndarr
 
     # MQCONN
     s = "CONN"
-    conn = b.sub((call == _MQCONN) & (body >= LENGTHS["CONN_SHORT"]))
+    conn = b.sub((call == MQCONN) & (body >= LENGTHS["CONN_SHORT"]))
     c.text("conn_q_mgr_name", conn, _off(s, "QMgrName"), _width(s, "QMgrName"))
     c.text("conn_appl_name", conn, _off(s, "ApplName"), _width(s, "ApplName"))
     c.put("conn_appl_type", conn, conn.i32(_off(s, "ApplType")))
@@ -412,21 +409,21 @@ def _api(c: _Columns, a: _Rows, base: np.ndarray, t: np.ndarray, ccsid: np.ndarr
     c.put("conn_x_options", full, full.u32(_off(s, "XOptions")))
 
     # MQOPEN, MQPUT1: an MQOD first (no MQOD: nothing more is read)
-    od = b.sub((call == _MQOPEN) | (call == _MQPUT1))
+    od = b.sub((call == MQOPEN) | (call == MQPUT1))
     sid = od.be32(0)
     c.not_here(od.rows[sid == _EBCDIC["OD"]])
     od = od.sub(sid == _ASCII["OD"])
     od, size = _mqod(c, od)
     after = od.moved(size)
-    opened = after.sub((base[after.rows] == _MQOPEN) & after.has(4))
+    opened = after.sub((base[after.rows] == MQOPEN) & after.has(4))
     c.put("open_options", opened, opened.u32(0))
 
     # MQCLOSE
-    close = b.sub((call == _MQCLOSE) & (body >= 4))
+    close = b.sub((call == MQCLOSE) & (body >= 4))
     c.put("close_options", close, close.u32(0))
 
     # MQMD, then MQPMO / MQGMO and DataLength: MQPUT, MQGET, and MQPUT1 after its MQOD
-    md = _concat([b.sub((call == _MQGET) | (call == _MQPUT)), after.sub(base[after.rows] == _MQPUT1)])
+    md = _concat([b.sub((call == MQGET) | (call == MQPUT)), after.sub(base[after.rows] == MQPUT1)])
     sid = md.be32(0)
     c.not_here(md.rows[sid == _EBCDIC["MD"]])
     md = md.sub(sid == _ASCII["MD"])
@@ -438,7 +435,7 @@ def _api(c: _Columns, a: _Rows, base: np.ndarray, t: np.ndarray, ccsid: np.ndarr
     c.not_here(md.rows[~ok])
     opts = md.sub(ok).moved(mdlen[ok])
     sid = opts.be32(0)
-    get = base[opts.rows] == _MQGET
+    get = base[opts.rows] == MQGET
     c.not_here(opts.rows[(~get & (sid == _EBCDIC["PMO"])) | (get & (sid == _EBCDIC["GMO"]))])
     for name, rows, lengths in (("MQPMO", ~get & (sid == _ASCII["PMO"]), MQPMO_LENGTHS),
                                 ("MQGMO", get & (sid == _ASCII["GMO"]), MQGMO_LENGTHS)):
@@ -465,10 +462,10 @@ def _api(c: _Columns, a: _Rows, base: np.ndarray, t: np.ndarray, ccsid: np.ndarr
         c.put("data_length", data, data.i32(0))
 
     # MQINQ, MQSET and replies: the counts, then the lists
-    _inq(c, b.sub(((call == _MQINQ) | (call == _MQSET)) & (body >= LENGTHS["INQ"])), t, ccsid)
+    _inq(c, b.sub(((call == MQINQ) | (call == MQSET)) & (body >= LENGTHS["INQ"])), t, ccsid)
 
     # SPI: the verb header, then an MQOD within SPI_OD_SCAN bytes
-    spi = b.sub((call == _SPI) & (body >= LENGTHS["SPI"]))
+    spi = b.sub((call == SPI) & (body >= LENGTHS["SPI"]))
     verb = spi.u32(_off("SPI", "Verb"))
     c.put("spi_verb", spi, verb)
     c.put("spi_version", spi, spi.u32(_off("SPI", "Version")))
@@ -514,7 +511,7 @@ def _inq(c: _Columns, q: _Rows, t: np.ndarray, ccsid: np.ndarray) -> None:
         return
     at = q.at + LENGTHS[s]
     c.arrow["inq_selectors"] = (q.rows, _int_lists(q.r, at, nsel, q.little))
-    values = np.isin(t[q.rows], (0x99, 0x88)) & (room >= 4 * (nsel + nint) + nchar)
+    values = np.isin(t[q.rows], (MQINQ | REPLY_BIT, MQSET)) & (room >= 4 * (nsel + nint) + nchar)
     c.arrow["inq_int_values"] = (q.rows[values], _int_lists(q.r, (at + 4 * nsel)[values], nint[values],
                                                             q.little[values]))
     chars = values & (nchar > 0)
@@ -551,7 +548,7 @@ def _spi_od(c: _Columns, spi: _Rows) -> None:
     for i, (a, span, lt) in enumerate(zip(first.at.tolist(), ends.tolist(), first.little.tolist())):
         seg = buf[a:a + span].tobytes() if span > 0 else b""
         hit = None
-        for ident, ebcdic in ((_OD_ASCII, False), (_OD_EBCDIC, True)):
+        for ident, ebcdic in ((OD_IDS[0], False), (OD_IDS[1], True)):
             j = seg.find(ident)
             while j != -1 and j + 8 <= len(seg) and (hit is None or j < hit[0]):
                 if j % 4 == 0 and int.from_bytes(seg[j + 4:j + 8], "little" if lt else "big", signed=True) \
@@ -578,7 +575,7 @@ def _other(c: _Columns, u: _Rows, t: np.ndarray) -> None:
     sid = u.be32(0)
     # INITIAL_DATA, USERID_DATA, CONAUTH_INFO: a StrucId first (absent: nothing is read)
     ident = {}
-    for key, segment_type, least in (("ID", 0x01, 5), ("UID", 0x08, 4), ("CAUT", 0x0A, 4)):
+    for key, segment_type, least in (("ID", INITIAL_DATA, 5), ("UID", USERID_DATA, 4), ("CAUT", CONAUTH_INFO, 4)):
         here = (tt == segment_type) & (rest >= least)
         c.not_here(u.rows[here & (sid == _EBCDIC[key])])
         x = u.sub(here & (sid == _ASCII[key]))
@@ -618,25 +615,25 @@ def _other(c: _Columns, u: _Rows, t: np.ndarray) -> None:
         c.text("caut_user_id", x.sub(named), LENGTHS[s], int(usr[named].max()), usr[named])
     # STATUS_DATA
     s = "STATUS"
-    x = u.sub((tt == 0x05) & (rest >= LENGTHS[s]))
+    x = u.sub((tt == STATUS_DATA) & (rest >= LENGTHS[s]))
     code = x.u32(_off(s, "Code"))
     c.put("status_code", x, code)
     c.named("status_code_name", x, code, STATUS_CODES)
     v = x.sub((x.u32(_off(s, "Length")) >= 12) & x.has(12))
     c.put("status_value", v, v.u32(8))
     # PING_DATA, RESET_DATA
-    x = u.sub((tt == 0x07) & (rest > 4))
+    x = u.sub((tt == PING_DATA) & (rest > 4))
     c.put("ping_length", x, x.u32(_off("PING", "Length")))
-    x = u.sub((tt == 0x03) & (rest >= LENGTHS["RESET"]))
+    x = u.sub((tt == RESET_DATA) & (rest >= LENGTHS["RESET"]))
     c.put("reset_seq_num", x, x.u32(_off("RESET", "SeqNum")))
     # SOCKET_ACTION
-    x = u.sub((tt == 0x0C) & (rest >= LENGTHS["SOCKET"]))
+    x = u.sub((tt == SOCKET_ACTION) & (rest >= LENGTHS["SOCKET"]))
     for col, fld in (("socket_conversation_id", "ConversId"), ("socket_request_id", "RequestId"),
                      ("socket_type", "Type"), ("socket_parm1", "Parm1"), ("socket_parm2", "Parm2")):
         c.put(col, x, x.u32(_off("SOCKET", fld)))
     # NOTIFICATION
     s = "NOTIF"
-    x = u.sub((tt == 0x0F) & (rest >= LENGTHS[s]))
+    x = u.sub((tt == NOTIFICATION) & (rest >= LENGTHS[s]))
     c.put("hobj", x, x.i32(_off(s, "Handle")))
     code = x.u32(_off(s, "Code"))
     c.put("notification_code", x, code)
@@ -644,14 +641,14 @@ def _other(c: _Columns, u: _Rows, t: np.ndarray) -> None:
     c.put("notification_value", x, x.u32(_off(s, "Value")))
     # REQUEST_MSGS
     s = "MSGREQ"
-    x = u.sub((tt == 0x0E) & (rest >= LENGTHS[s]))
+    x = u.sub((tt == REQUEST_MSGS) & (rest >= LENGTHS[s]))
     c.put("hobj", x, x.i32(_off(s, "Handle")))
     c.put("msgreq_rqst_bytes", x, x.u32(_off(s, "RqstBytes")))
     c.put("msgreq_wait_interval", x, x.i32(_off(s, "WaitIntrv")))
     # ASYNC_MESSAGE: the handle in every segment; the first segment's long form adds the
     # reason and the resolved queue name (ResolQNLn bytes)
     s = "ASYNC_HEADER"
-    x = u.sub((tt == 0x0D) & (rest >= LENGTHS["ASYNC_SHORT"]))
+    x = u.sub((tt == ASYNC_MESSAGE) & (rest >= LENGTHS["ASYNC_SHORT"]))
     c.put("hobj", x, x.i32(_off(s, "Hobj")))
     x = x.sub((x.u16(_off(s, "SegmIndex")) == 0) & x.has(LENGTHS["ASYNC_FIXED"]))
     c.put("reason_code", x, x.i32(_off(s, "ReasonCode")))
@@ -661,7 +658,7 @@ def _other(c: _Columns, u: _Rows, t: np.ndarray) -> None:
     if (qlen[ok] > 0).any():
         c.text("resolved_q_name", x.sub(ok), LENGTHS["ASYNC_FIXED"], int(qlen[ok].max()), qlen[ok])
     # MESSAGE_DATA: MSH, then MQXQH
-    m = u.sub(tt == 0x04)
+    m = u.sub(tt == MESSAGE_DATA)
     sid = m.be32(0)
     c.not_here(m.rows[sid == _EBCDIC["MSH"]])
     msh = sid == _ASCII["MSH"]
