@@ -62,10 +62,10 @@ DEF S_MQCFH = 11
 DEF S_MQEPH = 12
 DEF S_RECORD = 13
 
-#: Format names announcing headers, in kind order (index + 1 = kind)
-_KIND_FORMATS = ("MQXMIT", "MQHMDE", "MQDEAD", "MQHRF2", "MQHRF", "MQCICS", "MQIMS", "MQHWIH",
-                 "MQHREF", "MQHDIST")
-if tuple(_L.KIND_FORMATS) != _KIND_FORMATS or len(_L.KINDS) != 11:
+# the Format names announcing headers, kinds 1..10 in order (mq_pure.KIND_FORMATS, through
+# the generated layout); the walk names two kinds by code (S_MQXQH, S_MQRFH2), checked below
+_KIND_FORMATS = tuple(_L.KIND_FORMATS)
+if len(_KIND_FORMATS) != 10 or len(_L.KINDS) != 11:
     raise ImportError("mqcodec._ext.mq_batch does not know the headers %s: rebuild it" % (_L.KIND_FORMATS,))
 # (NAME, STRUC_ID, (first, last version), HAS_STRUC_LENGTH, FIXED_LENGTH, Encoding, CodedCharSetId, Format)
 _KINDS = list(_L.KINDS)
