@@ -65,6 +65,8 @@ from .tsh import (
     TSH_DECL, TSH_IDS, TSH_IDS_EBCDIC, TSH_LENGTH, TSHM_DECL, TSHM_LENGTH, XQH_IDS, XQH_PREFIX_DECL,
     XQH_PREFIX_LENGTH, order_of, segment_type_name,
 )
+from . import framing_errors as _errors
+from .framing_errors import describe as _describe
 
 __all__ = [
     "MQStreamFramer", "Segment", "Unit", "UNIT_PREFIX", "Message", "FramingError", "Resynchronised", "NEED_DATA",
@@ -624,8 +626,8 @@ class MQStreamFramer:
                               "error_offset": at, "lost_since": start}
                 self._state = _SKIP
             else:
-                self._lose(start, "bytes after a segment cut at %d (%s), before the next segment header"
-                           % (at, reason))
+                self._lose(start, ("TSH", "StructID", "bytes after a segment cut at %d (%s), before the next "
+                                              "segment header" % (at, reason)))
         elif self._state == _SKIP and self._skip["raw"]:
             # skipping a damaged segment: the part seen so far is reported now, as the skip
             # would report it at its end (its raw bytes released); the rest of the segment
@@ -661,29 +663,28 @@ class MQStreamFramer:
         self._process()
         at = self.offset
         end = at + nbytes
-        self._fail_pending("gap of %d bytes at stream offset %d" % (nbytes, at), at)
+        self._fail_pending(_errors.GAP_IN_UNIT, at, nbytes)
         avail = len(self._buf) - self._pos
         if self._state == _SYNC:
             start = self._base + self._pos
             if avail:
                 seg_end = self._known_end(self._pos)
                 partial = bytes(self._buf[self._pos:])
+                structure, fld, reason = _describe(_errors.GAP_IN_SEGMENT, nbytes, at)
                 if seg_end is not None and end < seg_end:
                     self._skip = {"start": start, "end": seg_end, "raw": bytearray(partial[:self._max_raw]),
                                   "keep": self._max_raw, "dropped": len(partial) > self._max_raw,
-                                  "reason": "gap of %d bytes at stream offset %d inside the segment" % (nbytes, at),
-                                  "error_offset": at, "lost_since": start}
+                                  "reason": reason, "error_offset": at, "lost_since": start}
                     self._state = _SKIP
                 else:
                     extent = (seg_end if seg_end is not None else end) - start
-                    self._error(start, "TSH", "", at, "gap of %d bytes at stream offset %d inside the segment"
-                                % (nbytes, at), partial, extent)
+                    self._error(start, structure, fld, at, reason, partial, extent)
                     if seg_end is not None and end == seg_end:
                         self._events.append(Resynchronised(end, end - start))
                     else:
-                        self._lose(start, "bytes after a gap, before the next segment header")
+                        self._lose(start, _describe(_errors.AFTER_GAP))
             else:
-                self._lose(start, "bytes after a gap, before the next segment header")
+                self._lose(start, _describe(_errors.AFTER_GAP))
         elif self._state == _SKIP:
             sk = self._skip
             if end < sk["end"]:
@@ -691,7 +692,7 @@ class MQStreamFramer:
             else:
                 self._flush_skip(resync=(end == sk["end"]))
                 if end != sk["end"]:
-                    self._lose(sk["start"], "bytes after a gap, before the next segment header")
+                    self._lose(sk["start"], _describe(_errors.AFTER_GAP))
         else:  # LOST: bytes held for a candidate header cannot complete across a gap
             self._garbage_add(self._base + self._pos, bytes(self._buf[self._pos:]))
             self._flush_garbage()
@@ -711,17 +712,17 @@ class MQStreamFramer:
         if self._state == _SYNC and avail:
             start = self._base + self._pos
             seg_end = self._known_end(self._pos)
-            self._error(start, "TSH", "", end, "stream ends after %d bytes of the segment%s"
-                        % (avail, "" if seg_end is None else " (MQSegmLen %d)" % (seg_end - start)),
-                        bytes(self._buf[self._pos:]), end - start)
+            structure, fld, reason = _describe(_errors.ENDS_IN_SEGMENT, avail,
+                                               -1 if seg_end is None else seg_end - start)
+            self._error(start, structure, fld, end, reason, bytes(self._buf[self._pos:]), end - start)
         elif self._state == _SKIP:
-            self._skip["reason"] += "; stream ends at offset %d" % end
+            self._skip["reason"] += "; stream ends at offset %d" % end   # (as framing_errors.GAP_IN_SEGMENT's c)
             self._skip["end"] = end
             self._flush_skip(resync=False)
         elif self._state == _LOST:
             self._garbage_add(self._base + self._pos, bytes(self._buf[self._pos:]))
             self._flush_garbage()
-        self._fail_pending("stream ends before the last segment", end)
+        self._fail_pending(_errors.ENDS_IN_UNIT, end)
         self._buf = bytearray()
         self._base = end
         self._pos = 0
@@ -763,18 +764,22 @@ class MQStreamFramer:
                                          error_offset=error_offset, raw_truncated=trunc,
                                          conversation_id=conversation_id, segment_type=segment_type))
 
-    def _lose(self, since: int, reason: str | None = None) -> None:
+    def _lose(self, since: int, why: tuple[str, str, str] | None = None) -> None:
+        """Enter the LOST state; ``why`` (structure, field, reason) for the
+        garbage to come, unless one is set already."""
         self._state = _LOST
         self._lost_since = since
-        if reason is not None and self._garbage_why is None:
-            self._garbage_why = ("TSH", "StructID", since, reason)
+        if why is not None and self._garbage_why is None:
+            self._garbage_why = (why[0], why[1], since, why[2])
 
-    def _fail_pending(self, reason: str, at: int) -> None:
+    def _fail_pending(self, code: int, at: int, nbytes: int = 0) -> None:
+        """Every unit waiting for more segments becomes a FramingError
+        (framing_errors.GAP_IN_UNIT or ENDS_IN_UNIT)."""
         for key in list(self._pending):
             p = self._pending.pop(key)
             end = p.segments[-1].offset + p.segments[-1].length
-            self._error(p.start, segment_type_name(p.seg_type), "", at, reason + " inside a %d-segment message"
-                        % len(p.segments), bytes(p.buf), end - p.start, key, p.seg_type)
+            structure, fld, reason = _describe(code, p.seg_type, nbytes, at, len(p.segments))
+            self._error(p.start, structure, fld, at, reason, bytes(p.buf), end - p.start, key, p.seg_type)
 
     def _garbage_add(self, start: int, data: bytes) -> None:
         if not data:
@@ -789,7 +794,11 @@ class MQStreamFramer:
     def _flush_garbage(self) -> None:
         if self._garbage_start is None:
             return
-        why = self._garbage_why or ("TSH", "StructID", self._garbage_start, "no segment header")
+        if self._garbage_why is not None:
+            why = self._garbage_why
+        else:
+            structure, fld, reason = _describe(_errors.NO_HEADER)
+            why = (structure, fld, self._garbage_start, reason)
         trunc = self._garbage_len > len(self._garbage)
         self._events.append(FramingError(offset=self._garbage_start, structure=why[0], field=why[1],
                                          reason=why[3], raw=bytes(self._garbage), length=self._garbage_len,
@@ -869,16 +878,18 @@ class MQStreamFramer:
             start = self._base + pos
             eye = _eye(self._buf, pos)
             if eye is None:
-                self._garbage_why = ("TSH", "StructID", start, "%r at a segment boundary is not TSH, TSHM or TSHC"
-                                     % bytes(self._buf[pos:pos + 4]))
+                structure, fld, reason = _describe(_errors.NOT_A_SEGMENT,
+                                                   int.from_bytes(self._buf[pos:pos + 4], "big"))
+                self._garbage_why = (structure, fld, start, reason)
                 self._lose(start)
                 continue
             name, _ = eye
             hlen = _HEADER_LENGTH[name]
             n = _struct.unpack_from(">I", self._buf, pos + 4)[0]
             if n < hlen or n > self._max_seg:
-                self._garbage_why = (name, "MQSegmLen", start + 4, "MQSegmLen %d outside the valid range %d..%d"
-                                     % (n, hlen, self._max_seg))
+                structure, fld, reason = _describe(_errors.SEGMENT_LENGTH, _errors.HEADER_NAMES.index(name), n,
+                                                   hlen, self._max_seg)
+                self._garbage_why = (structure, fld, start + 4, reason)
                 self._lose(start)
                 # the eye-catcher itself is garbage: scanning resumes after it
                 self._garbage_add(start, bytes(self._buf[pos:pos + 4]))
@@ -944,9 +955,9 @@ class MQStreamFramer:
             if pending is not None:
                 self._pending.pop(key)
                 end = pending.segments[-1].offset + pending.segments[-1].length
-                self._error(pending.start, segment_type_name(pending.seg_type), "", start,
-                            "a new first segment (%s) came before the last segment" % seg.type_name,
-                            bytes(pending.buf), end - pending.start, key, pending.seg_type)
+                structure, fld, reason = _describe(_errors.NEW_FIRST_BEFORE_LAST, pending.seg_type, t)
+                self._error(pending.start, structure, fld, start, reason, bytes(pending.buf), end - pending.start,
+                            key, pending.seg_type)
             if last:
                 self._unit(seg_bytes, [seg], [(0, start, len(seg_bytes))], [], False)
             else:
@@ -955,9 +966,10 @@ class MQStreamFramer:
             return
         # continuation
         if pending is None or pending.seg_type != t:
-            self._error(start, seg.structid, "CtlFlag1", start + len(seg.header) - 18,
-                        "%s continuation segment without a first segment" % seg.type_name,
-                        seg_bytes, len(seg_bytes), seg.conversation_id, t)
+            structure, fld, reason = _describe(_errors.CONTINUATION_WITHOUT_FIRST,
+                                               _errors.HEADER_NAMES.index(seg.structid), t)
+            self._error(start, structure, fld, start + len(seg.header) - 18, reason, seg_bytes, len(seg_bytes),
+                        seg.conversation_id, t)
             return
         skip = len(seg.header) + (ASYNC_HEADER_SHORT_LENGTH if t == ASYNC_MESSAGE else 0)
         if len(seg_bytes) < skip:
