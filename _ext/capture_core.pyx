@@ -397,6 +397,7 @@ cdef struct Stats:
     int64_t gap_bytes
     int64_t resyncs
     int64_t resync_bytes
+    int64_t framing_errors    # IBM MQ FramingError records
 
 # IPv4 fragment reassembly: mqcodec.capture.ipfrag.FragmentReassembler (defaults
 # of CaptureProcessor) in C.  Datagrams are kept in insertion order (the
@@ -500,7 +501,17 @@ cdef struct Core:
     I64 o_proto
     I64 o_kind
     I64 o_md
-    I64 o_full            # MQ unit records: the unit's whole length (messages: their length)
+    I64 o_full            # MQ unit records: the unit's whole length (messages: their length;
+                          # error records: their extent in the stream)
+    # IBM MQ framing error records (kind MQ_ERROR_KIND): the record's index in the
+    # arena, the error's code and numbers (framing_errors.describe), raw cut short
+    I64 e_idx
+    I64 e_code
+    I64 e_a
+    I64 e_b
+    I64 e_c
+    I64 e_d
+    I64 e_trunc
     int64_t seq
     # deferred frames of the current feed: (position in walk buffer, number, ts)
     I64 d_pos             # position of the frame's data in the walk buffer
@@ -832,6 +843,34 @@ cdef int core_emit_unit(void* ctx, int64_t start, const uint8_t* data, Py_ssize_
     """An IBM MQ unit record (kind MQ_UNIT_KIND): its first bytes and its full
     length; not a message (the replay counts units per direction itself)."""
     return core_out(<Core*>ctx, start, data, length, _MQ_UNIT_KIND, 0, full)
+
+
+cdef int core_emit_error(void* ctx, int64_t start, const uint8_t* raw, Py_ssize_t rawlen, int64_t length,
+                         int truncated, int code, int64_t a, int64_t b, int64_t cc, int64_t d) noexcept nogil:
+    """An IBM MQ FramingError record (kind MQ_ERROR_KIND): the raw bytes kept,
+    the extent (full), the code and numbers on the side (e_*).  A row of the
+    direction like a message (emitted: the replay skips it)."""
+    cdef Core* c = <Core*>ctx
+    cdef Py_ssize_t k = c.o_seq.n
+    cdef Py_ssize_t j = c.e_idx.n
+    if (i64_reserve(&c.e_idx, j + 1) < 0 or i64_reserve(&c.e_code, j + 1) < 0 or i64_reserve(&c.e_a, j + 1) < 0
+            or i64_reserve(&c.e_b, j + 1) < 0 or i64_reserve(&c.e_c, j + 1) < 0 or i64_reserve(&c.e_d, j + 1) < 0
+            or i64_reserve(&c.e_trunc, j + 1) < 0):
+        c.oom = True
+        return -1
+    if core_out(c, start, raw, rawlen, _MQ_ERROR_KIND, 0, length) < 0:
+        return -1
+    c.e_idx.p[j] = k
+    c.e_code.p[j] = code
+    c.e_a.p[j] = a
+    c.e_b.p[j] = b
+    c.e_c.p[j] = cc
+    c.e_d.p[j] = d
+    c.e_trunc.p[j] = truncated
+    c.e_idx.n = c.e_code.n = c.e_a.n = c.e_b.n = c.e_c.n = c.e_d.n = c.e_trunc.n = j + 1
+    c.conns[c.cur_conn].emitted[c.cur_dir] += 1
+    c.st.framing_errors += 1
+    return 0
 
 # ---------------------------------------------------------------------------
 # connection bookkeeping
@@ -1250,6 +1289,7 @@ cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, 
             h.proto = proto
         if h.proto == P_MQ:
             mq_framer_init(&h.mq, off)
+            h.mq.err_emit = core_emit_error
             if c.units:
                 h.mq.unit_emit = core_emit_unit
         else:
@@ -1292,7 +1332,8 @@ cdef bint close_half(Core* c, Py_ssize_t ci, int d) noexcept nogil:
         c.cur_conn = ci
         c.cur_dir = d
         if h.proto == P_MQ:
-            r = mq_framer_close(&h.mq, h.buf.n)
+            r = mq_framer_close(&h.mq, h.buf.p, h.buf.n, <void*>c)
+            h.buf.n = 0
         else:
             r = msmq_framer_close(&h.ms, h.buf.n)
         if r != 0:
@@ -1330,11 +1371,16 @@ cdef void deliver_gap(Core* c, Py_ssize_t ci, int d, int64_t n) noexcept nogil:
             go_replay(c, ci, R_GAP_FRAMER)
             return
         mq_framer_init(&h.mq, 0)
+        h.mq.err_emit = core_emit_error
         if c.units:
             h.mq.unit_emit = core_emit_unit
         h.framer_on = True
-    if h.proto != P_MQ or mq_framer_gap(&h.mq, n, h.buf.n) != 0:
+    c.cur_conn = ci
+    c.cur_dir = d
+    if h.proto != P_MQ or mq_framer_gap(&h.mq, n, h.buf.p, h.buf.n, <void*>c) != 0:
         go_replay(c, ci, R_GAP_FRAMER)
+        return
+    h.buf.n = 0     # the framer reported them (framing.MQStreamFramer.gap clears its buffer)
 
 
 cdef void skip_to(Core* c, Py_ssize_t ci, int d, int64_t limit) noexcept nogil:
@@ -1843,9 +1889,8 @@ cdef int64_t half_buffered(Half* h) noexcept nogil:
     cdef int i
     if h.framer_on and h.proto == P_MQ:
         for i in range(h.mq.npend):
-            if h.mq.pend[i].store:
-                n += h.mq.pend[i].size
-        n += h.mq.scap
+            n += h.mq.pend[i].kept
+        n += h.mq.scap + h.mq.g_n + h.mq.sk_n
     return n
 
 cdef int64_t core_buffered(Core* c) noexcept nogil:
@@ -2198,6 +2243,13 @@ cdef class _Walker:
         i64_free(&self.c.o_stream); i64_free(&self.c.o_off); i64_free(&self.c.o_frame); i64_free(&self.c.o_ts)
         i64_free(&self.c.o_proto); i64_free(&self.c.o_kind); i64_free(&self.c.o_md)
         i64_free(&self.c.o_full)
+        i64_free(&self.c.e_idx)
+        i64_free(&self.c.e_code)
+        i64_free(&self.c.e_a)
+        i64_free(&self.c.e_b)
+        i64_free(&self.c.e_c)
+        i64_free(&self.c.e_d)
+        i64_free(&self.c.e_trunc)
         i64_free(&self.c.d_pos); i64_free(&self.c.d_num); i64_free(&self.c.d_ts); i64_free(&self.c.replay_list)
         i64_free(&self.c.d_cap); i64_free(&self.c.d_orig); i64_free(&self.c.d_if); i64_free(&self.c.d_lt)
         free(self.c.ifaces)
@@ -2435,6 +2487,13 @@ cdef class CaptureCore(_Walker):
         out["data"] = PyBytes_FromStringAndSize(<const char*>c.data.p, c.data.n) if c.data.n else b""
         out["deferred"] = self._out
         self._out = []
+        cdef Py_ssize_t ne = c.e_idx.n
+        if ne:
+            out["errors"] = {"index": _arr(&c.e_idx, ne).copy(), "code": _arr(&c.e_code, ne).copy(),
+                             "a": _arr(&c.e_a, ne).copy(), "b": _arr(&c.e_b, ne).copy(),
+                             "c": _arr(&c.e_c, ne).copy(), "d": _arr(&c.e_d, ne).copy(),
+                             "truncated": _arr(&c.e_trunc, ne).astype(np.bool_)}
+            c.e_idx.n = c.e_code.n = c.e_a.n = c.e_b.n = c.e_c.n = c.e_d.n = c.e_trunc.n = 0
         c.o_seq.n = c.o_conn.n = c.o_dir.n = c.o_stream.n = c.o_off.n = 0
         c.o_frame.n = c.o_ts.n = c.o_proto.n = c.o_kind.n = c.o_md.n = c.o_full.n = 0
         c.offs.p[0] = 0
@@ -2505,6 +2564,7 @@ cdef class CaptureCore(_Walker):
         return {"frames": s.frames, "frames deferred": s.deferred, "tcp segments": s.tcp_segments,
                 "connections": s.connections, "replay connections": s.replay,
                 "bytes in streams of no known protocol": s.undetected, "messages": s.messages,
+                "framing error records": s.framing_errors,
                 "retransmitted segments": s.retransmitted, "overlapping segments": s.overlapping,
                 "segments after close": s.after_close, "segments of unknown connections": s.unknown_conn,
                 "tcp fragments": s.tcp_fragments, "reassembled tcp segments": s.reassembled,

@@ -6,9 +6,10 @@
 # and mqcodec.msmq.framing.MSMQStreamFramer: for the byte streams they accept
 # they emit exactly the Message/Packet events the pure framers emit, in the
 # same order, and they BAIL (return -1) wherever the pure framer would do
-# anything else (a FramingError, a layout the fast path does not know; a
-# Resynchronised too, but for the IBM MQ framer's after a gap at a segment
-# boundary, which it follows: mq_framer_gap).  The capture core then hands the whole connection to the pure
+# anything the fast path does not reproduce (a layout it does not know; for
+# MSMQ any FramingError or Resynchronised; for IBM MQ the errors of a segment
+# or unit that does not parse: the IBM MQ framer follows gaps, garbage
+# between segments and incomplete streams itself, error_fn).  The capture core then hands the whole connection to the pure
 # pipeline, which replays it from its first frame and skips the messages the
 # fast path already emitted: those are, by construction, a prefix of the pure
 # framer's messages for that direction.
@@ -36,6 +37,16 @@ ctypedef int (*emit_fn)(void* ctx, int64_t start, const uint8_t* data, Py_ssize_
 # MQ_UNIT_PREFIX), full: its whole joined length.  Returns 0 or -1 (BAIL).
 ctypedef int (*unit_fn)(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t length,
                         int64_t full) noexcept nogil
+
+# Called by the IBM MQ framer for each FramingError, in the pure framer's
+# event order (before the messages that follow it).  start: the error's
+# stream offset; raw/rawlen: the bytes kept (at most the pure framer's
+# max_raw; valid only during the call); length: its extent in the stream;
+# truncated: raw holds only part of the bytes received; code and a..d: what
+# mqcodec.ibmmq.framing_errors.describe turns into its structure, field and
+# reason.  Returns 0 or -1 (BAIL).
+ctypedef int (*error_fn)(void* ctx, int64_t start, const uint8_t* raw, Py_ssize_t rawlen, int64_t length,
+                         int truncated, int code, int64_t a, int64_t b, int64_t c, int64_t d) noexcept nogil
 
 cdef enum:
     FRAMER_BAIL = -1

@@ -2,19 +2,27 @@
 # mqcodec.ibmmq.framing.MQStreamFramer (issue #6).  Included by
 # capture_core.pyx after capture_types.pxi; see docs/framer-mq-compiled.md.
 #
-# It reproduces the pure framer's SYNC state (segment after segment, units
-# joined across segments, messages found in units) and emits exactly the
-# pure framer's Message events, at the same moment (when the last byte of
-# the segment that completes the unit has arrived).  Everywhere the pure
-# framer would report anything else (a FramingError: bad eye-catcher,
-# MQSegmLen out of range, a continuation without a first segment, a unit
-# whose structures do not parse, a joined unit above the size limits, an
-# incomplete stream at close) it returns FRAMER_BAIL, and the pure framer
-# takes the direction over.  A gap with nothing buffered and no unit open it
-# follows itself (mq_framer_gap): the Resynchronised at the next segment
-# header, when the bytes after the gap start with one.
+# It reproduces the pure framer's three states and emits exactly the pure
+# framer's Message and FramingError events, in the same order and at the
+# same moment, and counts its Resynchronised events:
+#   SYNC  segment after segment, units joined across segments, messages found
+#         in units;
+#   LOST  after garbage at a segment boundary (an unknown eye-catcher, MQSegmLen
+#         out of range) or a gap: the search for the next plausible segment
+#         header, at most max_raw bytes of the garbage kept for its error;
+#   SKIP  the rest of a segment a gap cut, up to the end its header gave.
+# Gaps (mq_framer_gap) and the end of the stream (mq_framer_close) report the
+# partial segment and every unit waiting for more segments, as the pure
+# framer does.  Its errors leave through error_fn as a code and numbers
+# (mqcodec.ibmmq.framing_errors, which the pure framer's texts come from).
+# Where a segment or unit itself is wrong (a continuation without a first
+# segment, a new first segment before the last, a unit whose structures do
+# not parse, a joined unit above the size limits, more open units than
+# _MQ_MAX_PEND) it returns FRAMER_BAIL and the pure framer takes the
+# direction over (the capture core's replay).
 #
-# The rules below follow codec/ibmmq/framing.py (MQStreamFramer._process,
+# The rules below follow codec/ibmmq/framing.py (MQStreamFramer.gap, close,
+# _process, _scan, _plausible, _flush_garbage, _flush_skip, _fail_pending,
 # _segment, _check_size, _unit, _parse_message_unit) line by line; the
 # differential tests (tests/test_framer_mq_compiled.py) hold them together.
 from libc.stdlib cimport malloc, free, realloc
@@ -27,9 +35,12 @@ MQ_KIND_NAMES = ["MQGET", "MQPUT", "MQPUT1", "MQGET_REPLY", "MQPUT_REPLY", "MQPU
 cdef enum:
     # the ``kind`` of unit records in the capture core's output (not a message kind)
     _MQ_UNIT_KIND = 8
+    # the ``kind`` of FramingError records in the capture core's output
+    _MQ_ERROR_KIND = 9
     # bytes of a unit handed to the unit callback (framing.UNIT_PREFIX)
     _MQ_UNIT_PREFIX = 65536
 MQ_UNIT_KIND = _MQ_UNIT_KIND
+MQ_ERROR_KIND = _MQ_ERROR_KIND
 MQ_UNIT_PREFIX = _MQ_UNIT_PREFIX
 assert MQ_UNIT_KIND == len(MQ_KIND_NAMES)
 
@@ -66,6 +77,7 @@ cdef extern from *:
     #define MQF_MAX_SEG (100 * 1024 * 1024 + 64 * 1024)
     #define MQF_MAX_MSG (100 * 1024 * 1024 + 64 * 1024)
     #define MQF_MAX_PENDING_BYTES (100 * 1024 * 1024 + 64 * 1024)
+    #define MQF_MAX_RAW (1 << 20)
     #define MQF_ID_TSH 0x54534820u  /* "TSH " */
     #define MQF_ID_TSHM 0x5453484Du  /* "TSHM" */
     #define MQF_ID_TSHC 0x54534843u  /* "TSHC" */
@@ -88,6 +100,7 @@ cdef extern from *:
     const int64_t MQF_MAX_SEG
     const int64_t MQF_MAX_MSG
     const int64_t MQF_MAX_PENDING_BYTES
+    const Py_ssize_t MQF_MAX_RAW
     const uint32_t MQF_ID_TSH
     const uint32_t MQF_ID_TSHM
     const uint32_t MQF_ID_TSHC
@@ -108,12 +121,40 @@ cdef extern from *:
     const uint32_t MQF_ID_MSH_E
 
 
+# the framer's states (framing._SYNC, _LOST, _SKIP) and its error codes
+# (mqcodec.ibmmq.framing_errors; tests/test_framer_mq_compiled.py compares them)
+cdef enum:
+    MQS_SYNC = 0
+    MQS_LOST = 1
+    MQS_SKIP = 2
+    MQE_NOT_A_SEGMENT = 1
+    MQE_SEGMENT_LENGTH = 2
+    MQE_AFTER_GAP = 3
+    MQE_NO_HEADER = 4
+    MQE_GAP_IN_SEGMENT = 5
+    MQE_GAP_IN_UNIT = 6
+    MQE_ENDS_IN_SEGMENT = 7
+    MQE_ENDS_IN_UNIT = 8
+    MQE_CONTINUATION_WITHOUT_FIRST = 9
+    MQE_NEW_FIRST_BEFORE_LAST = 10
+MQ_ERROR_CODES = {"NOT_A_SEGMENT": MQE_NOT_A_SEGMENT, "SEGMENT_LENGTH": MQE_SEGMENT_LENGTH,
+                  "AFTER_GAP": MQE_AFTER_GAP, "NO_HEADER": MQE_NO_HEADER, "GAP_IN_SEGMENT": MQE_GAP_IN_SEGMENT,
+                  "GAP_IN_UNIT": MQE_GAP_IN_UNIT, "ENDS_IN_SEGMENT": MQE_ENDS_IN_SEGMENT,
+                  "ENDS_IN_UNIT": MQE_ENDS_IN_UNIT, "CONTINUATION_WITHOUT_FIRST": MQE_CONTINUATION_WITHOUT_FIRST,
+                  "NEW_FIRST_BEFORE_LAST": MQE_NEW_FIRST_BEFORE_LAST}
+MQ_MAX_RAW = MQF_MAX_RAW
+
+
 cdef struct MQPend:
     int64_t key            # TSHM ConversID, -1 for TSH/TSHC
     int seg_type
-    int store              # 1: a message-bearing type, bytes kept in buf
+    int store              # 1: the whole unit kept in buf (a message-bearing type, or
+                           # units wanted); 0: its first MQF_MAX_RAW bytes, for an error
     int64_t start          # stream offset of the first segment
+    int64_t end            # stream offset after its last segment so far
+    int nsegs              # segments so far
     Py_ssize_t size        # bytes of the unit so far (pure _Pending.size)
+    Py_ssize_t kept        # bytes of it in buf (== size when store)
     uint8_t* buf
     Py_ssize_t cap
     Py_ssize_t hlen        # header length of the first segment
@@ -123,18 +164,43 @@ cdef struct MQPend:
 cdef struct MQFramer:
     int64_t offset         # stream offset of buf[0] at the next run
     int bailed
-    # lost at a gap (the pure framer's LOST state, entered at a gap with nothing
-    # buffered and no open unit): the next bytes must start with a plausible
-    # segment header, else the framer bails (the pure framer would report garbage)
-    int lost
-    int64_t lost_since     # stream offset where sync was lost (the first gap's start)
+    int state              # MQS_SYNC, MQS_LOST, MQS_SKIP
+    int64_t lost_since     # stream offset where sync was lost
     int64_t resyncs        # Resynchronised events so far, and their skipped bytes
     int64_t resync_bytes
+    # LOST: the garbage collected (framing._garbage*): its start (-1: none), its
+    # length, its first MQF_MAX_RAW bytes, and why it is garbage (an error code
+    # and its numbers; why_set 0: framing_errors.NO_HEADER)
+    int64_t g_start
+    int64_t g_len
+    uint8_t* g_buf
+    Py_ssize_t g_n
+    Py_ssize_t g_cap
+    int why_set
+    int why_code
+    int64_t why_a
+    int64_t why_b
+    int64_t why_c
+    int64_t why_d
+    # SKIP: a segment a gap cut (framing._skip): its start and end, where sync
+    # was lost, the gap (bytes, at), the stream's end if it ended inside (-1),
+    # its first MQF_MAX_RAW bytes
+    int64_t sk_start
+    int64_t sk_end
+    int64_t sk_lost_since
+    int64_t sk_nbytes
+    int64_t sk_at
+    int64_t sk_close
+    uint8_t* sk_buf
+    Py_ssize_t sk_n
+    Py_ssize_t sk_cap
+    int sk_dropped
     int npend
     MQPend pend[_MQ_MAX_PEND]   # in the pure framer's dict order
     uint8_t* scratch       # MQMD + data of a message whose bytes are not contiguous
     Py_ssize_t scap
     unit_fn unit_emit      # NULL: no unit records (the pure framer's units=False)
+    error_fn err_emit      # NULL: every FramingError is a BAIL
 
 
 # ----------------------------------------------------------------------
@@ -383,20 +449,33 @@ cdef int _mq_emit_unit(MQFramer* f, const uint8_t* u, Py_ssize_t ulen, Py_ssize_
     return emit(ctx, start, f.scratch, total, kind, d1 == d0)
 
 
-cdef inline int _mq_pend_add(MQPend* p, const uint8_t* data, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t cap
+cdef int _mq_keep(uint8_t** buf, Py_ssize_t* n, Py_ssize_t* cap, const uint8_t* data,
+                  Py_ssize_t k) noexcept nogil:
+    """Append data[0:k] to a growing buffer: 0, or -1 (out of memory)."""
+    cdef Py_ssize_t c
     cdef uint8_t* nb
-    if p.store:
-        if p.size + n > p.cap:
-            cap = p.cap * 2 if p.cap else 65536
-            while cap < p.size + n:
-                cap *= 2
-            nb = <uint8_t*>realloc(p.buf, cap)
-            if nb == NULL:
-                return -1
-            p.buf = nb
-            p.cap = cap
-        memcpy(p.buf + p.size, data, n)
+    if k <= 0:
+        return 0
+    if n[0] + k > cap[0]:
+        c = cap[0] * 2 if cap[0] else 65536
+        while c < n[0] + k:
+            c *= 2
+        nb = <uint8_t*>realloc(buf[0], c)
+        if nb == NULL:
+            return -1
+        buf[0] = nb
+        cap[0] = c
+    memcpy(buf[0] + n[0], data, k)
+    n[0] += k
+    return 0
+
+
+cdef inline int _mq_pend_add(MQPend* p, const uint8_t* data, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t k = n
+    if not p.store:
+        k = MQF_MAX_RAW - p.kept if n > MQF_MAX_RAW - p.kept else n
+    if _mq_keep(&p.buf, &p.kept, &p.cap, data, k) < 0:
+        return -1
     p.size += n
     return 0
 
@@ -431,14 +510,24 @@ for _t in MQ_SEGMENT_TYPE_CODES:
 cdef void mq_framer_init(MQFramer* f, int64_t offset) noexcept nogil:
     f.offset = offset
     f.bailed = 0
-    f.lost = 0
+    f.state = MQS_SYNC
     f.lost_since = 0
     f.resyncs = 0
     f.resync_bytes = 0
+    f.g_start = -1
+    f.g_len = 0
+    f.g_buf = NULL
+    f.g_n = 0
+    f.g_cap = 0
+    f.why_set = 0
+    f.sk_buf = NULL
+    f.sk_n = 0
+    f.sk_cap = 0
     f.npend = 0
     f.scratch = NULL
     f.scap = 0
     f.unit_emit = NULL
+    f.err_emit = NULL
 
 
 cdef void mq_framer_free(MQFramer* f) noexcept nogil:
@@ -450,17 +539,24 @@ cdef void mq_framer_free(MQFramer* f) noexcept nogil:
     free(f.scratch)
     f.scratch = NULL
     f.scap = 0
+    free(f.g_buf)
+    f.g_buf = NULL
+    f.g_n = f.g_cap = 0
+    free(f.sk_buf)
+    f.sk_buf = NULL
+    f.sk_n = f.sk_cap = 0
 
 
-cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hlen, int tshm, int64_t start,
+cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hlen, int hidx, int64_t start,
                      emit_fn emit, void* ctx) noexcept nogil:
-    """framing._segment on one whole segment p[0:n]: 0 or -1 (BAIL)."""
+    """framing._segment on one whole segment p[0:n] (hidx: its header, an index
+    into framing_errors.HEADER_NAMES): 0 or -1 (BAIL)."""
     cdef int little = p[hlen - 20] == 2
     cdef int t = p[hlen - 19]
     cdef int fl = p[hlen - 18]
     cdef int first = (fl & _MQ_TCF_FIRST) != 0
     cdef int last = (fl & _MQ_TCF_LAST) != 0
-    cdef int64_t key = <int64_t>_mq_be32(p + 8) if tshm else -1
+    cdef int64_t key = <int64_t>_mq_be32(p + 8) if hidx == 1 else -1
     cdef int i, pi = -1, spans, r
     cdef Py_ssize_t skip
     cdef MQPend* q
@@ -476,7 +572,16 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
         return _mq_emit_unit(f, p, n, hlen, t, little, start, emit, ctx)
     if first:
         if pi >= 0:
-            return -1           # "a new first segment came before the last segment"
+            # the open unit of this key is reported and dropped; this segment starts the next
+            q = &f.pend[pi]
+            r = _mq_error(f, ctx, q.start, q.buf, q.kept, q.size, q.end - q.start, 0, MQE_NEW_FIRST_BEFORE_LAST,
+                          q.seg_type, t, -1, 0)
+            free(q.buf)
+            for i in range(pi, f.npend - 1):
+                f.pend[i] = f.pend[i + 1]
+            f.npend -= 1
+            if r < 0:
+                return -1
         if last:
             return _mq_emit_unit(f, p, n, hlen, t, little, start, emit, ctx)
         if f.npend >= _MQ_MAX_PEND:
@@ -486,7 +591,10 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
         q.seg_type = t
         q.store = _mq_kind(t) >= 0 or f.unit_emit != NULL
         q.start = start
+        q.end = start + n
+        q.nsegs = 1
         q.size = 0
+        q.kept = 0
         q.buf = NULL
         q.cap = 0
         q.hlen = hlen
@@ -497,7 +605,7 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
         return _mq_check_size(f, f.npend - 1)
     # continuation
     if pi < 0 or f.pend[pi].seg_type != t:
-        return -1               # "continuation segment without a first segment"
+        return _mq_error(f, ctx, start, p, n, n, n, 0, MQE_CONTINUATION_WITHOUT_FIRST, hidx, t, -1, 0)
     skip = hlen + (_MQ_ASYNC_SHORT if t == _MQT_ASYNC_MESSAGE else 0)
     if n < skip:
         return -1               # "continuation segment ... shorter than its headers"
@@ -506,6 +614,8 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
         return -1               # overflow: checked before the copy
     if _mq_pend_add(q, p + skip, n - skip) < 0:
         return -1
+    q.end = start + n
+    q.nsegs += 1
     if _mq_check_size(f, pi) < 0:
         return -1
     if not last:
@@ -523,9 +633,8 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
 
 
 cdef int _mq_plausible(const uint8_t* buf, Py_ssize_t n) noexcept nogil:
-    """framing._scan at the first byte after a gap: 1 a plausible segment header
-    starts there (framing._plausible), 0 more bytes are needed to tell, -1 no
-    (the pure framer collects garbage: a FramingError to come)."""
+    """framing._plausible at buf[0]: 1 a plausible segment header starts
+    there, 0 more bytes are needed to tell, -1 no."""
     cdef uint32_t ident, seglen
     cdef Py_ssize_t hlen
     if n < 4:
@@ -549,58 +658,302 @@ cdef int _mq_plausible(const uint8_t* buf, Py_ssize_t n) noexcept nogil:
     return 1
 
 
-cdef int mq_framer_gap(MQFramer* f, int64_t n, Py_ssize_t buffered) noexcept nogil:
-    """framing.MQStreamFramer.gap(n) in the case the fast path follows: nothing
-    buffered and no open multi-segment unit (the pure framer loses sync at
-    the gap; from the first gap on, ``lost_since``).  0, or FRAMER_BAIL (bytes
-    buffered or a unit open: the pure framer reports them as FramingErrors)."""
-    if f.bailed or buffered != 0 or f.npend != 0:
+cdef inline int _mq_header_length(uint32_t ident) noexcept nogil:
+    """The segment header's length by its eye-catcher, 0 for none."""
+    if ident == MQF_ID_TSHM or ident == MQF_ID_TSHM_E:
+        return _MQ_TSHM_LEN
+    if ident == MQF_ID_TSH or ident == MQF_ID_TSHC or ident == MQF_ID_TSH_E or ident == MQF_ID_TSHC_E:
+        return _MQ_TSH_LEN
+    return 0
+
+
+cdef inline int _mq_header_index(uint32_t ident) noexcept nogil:
+    """framing_errors.HEADER_NAMES index of an eye-catcher: TSH, TSHM, TSHC."""
+    if ident == MQF_ID_TSHM or ident == MQF_ID_TSHM_E:
+        return 1
+    if ident == MQF_ID_TSHC or ident == MQF_ID_TSHC_E:
+        return 2
+    return 0
+
+
+cdef Py_ssize_t _mq_find_candidate(const uint8_t* b, Py_ssize_t i, Py_ssize_t limit) noexcept nogil:
+    """framing._find_candidate: the first position >= i holding a segment
+    eye-catcher, or "TSH" (ASCII or EBCDIC) in the last 3 bytes; -1 if none."""
+    cdef Py_ssize_t j = i
+    while j + 3 <= limit:
+        if (b[j] == 0x54 and b[j + 1] == 0x53 and b[j + 2] == 0x48) or \
+                (b[j] == 0xE3 and b[j + 1] == 0xE2 and b[j + 2] == 0xC8):
+            if j + 4 > limit or _mq_header_length(_mq_be32(b + j)) != 0:
+                return j
+        j += 1
+    return -1
+
+
+cdef int64_t _mq_known_end(MQFramer* f, const uint8_t* buf, Py_ssize_t avail) noexcept nogil:
+    """framing._known_end at buf[0] (stream offset f.offset): the segment's end
+    when its header says so plausibly, else -1."""
+    cdef int hlen
+    cdef uint32_t seglen
+    if avail < 8:
+        return -1
+    hlen = _mq_header_length(_mq_be32(buf))
+    if hlen == 0:
+        return -1
+    seglen = _mq_be32(buf + 4)
+    if seglen < <uint32_t>hlen or seglen > MQF_MAX_SEG:
+        return -1
+    return f.offset + seglen
+
+
+cdef int _mq_error(MQFramer* f, void* ctx, int64_t start, const uint8_t* raw, Py_ssize_t kept, Py_ssize_t full,
+                   int64_t length, int truncated, int code, int64_t a, int64_t b, int64_t c,
+                   int64_t d) noexcept nogil:
+    """framing._error: raw is ``full`` bytes of which the first ``kept`` are at
+    hand; at most MQF_MAX_RAW of them are reported.  0 or -1 (BAIL)."""
+    if f.err_emit == NULL:
+        return -1
+    if full > MQF_MAX_RAW:
+        truncated = 1
+    if kept > MQF_MAX_RAW:
+        kept = MQF_MAX_RAW
+    if length < full:
+        length = full
+    return f.err_emit(ctx, start, raw, kept, length, truncated, code, a, b, c, d)
+
+
+cdef inline void _mq_why(MQFramer* f, int code, int64_t a, int64_t b, int64_t c, int64_t d) noexcept nogil:
+    f.why_set = 1
+    f.why_code = code
+    f.why_a = a
+    f.why_b = b
+    f.why_c = c
+    f.why_d = d
+
+
+cdef inline void _mq_lose(MQFramer* f, int64_t since, int code) noexcept nogil:
+    """framing._lose: LOST from ``since``; ``code`` (0: none) says why, unless
+    a reason is set already."""
+    f.state = MQS_LOST
+    f.lost_since = since
+    if code and not f.why_set:
+        _mq_why(f, code, 0, 0, -1, 0)
+
+
+cdef inline int _mq_garbage_add(MQFramer* f, int64_t start, const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """framing._garbage_add: 0, or -1 (out of memory)."""
+    if n <= 0:
+        return 0
+    if f.g_start < 0:
+        f.g_start = start
+    f.g_len += n
+    if f.g_n < MQF_MAX_RAW:
+        return _mq_keep(&f.g_buf, &f.g_n, &f.g_cap, p, n if n < MQF_MAX_RAW - f.g_n else MQF_MAX_RAW - f.g_n)
+    return 0
+
+
+cdef int _mq_flush_garbage(MQFramer* f, void* ctx) noexcept nogil:
+    """framing._flush_garbage: the garbage so far as one FramingError."""
+    cdef int r = 0
+    if f.g_start < 0:
+        return 0
+    if f.err_emit == NULL:
+        r = -1
+    elif f.why_set:
+        r = f.err_emit(ctx, f.g_start, f.g_buf, f.g_n, f.g_len, f.g_len > f.g_n, f.why_code,
+                       f.why_a, f.why_b, f.why_c, f.why_d)
+    else:
+        r = f.err_emit(ctx, f.g_start, f.g_buf, f.g_n, f.g_len, f.g_len > f.g_n, MQE_NO_HEADER, 0, 0, -1, 0)
+    f.g_start = -1
+    f.g_len = 0
+    f.g_n = 0
+    f.why_set = 0
+    return r
+
+
+cdef int _mq_flush_skip(MQFramer* f, void* ctx, int resync) noexcept nogil:
+    """framing._flush_skip: the cut segment as one FramingError, then SYNC."""
+    cdef int r = _mq_error(f, ctx, f.sk_start, f.sk_buf, f.sk_n, f.sk_n, f.sk_end - f.sk_start, f.sk_dropped,
+                           MQE_GAP_IN_SEGMENT, f.sk_nbytes, f.sk_at, f.sk_close, 0)
+    f.sk_n = 0
+    f.state = MQS_SYNC
+    if resync:
+        f.resyncs += 1
+        f.resync_bytes += f.sk_end - f.sk_lost_since
+    return r
+
+
+cdef int _mq_fail_pending(MQFramer* f, void* ctx, int code, int64_t at, int64_t nbytes) noexcept nogil:
+    """framing._fail_pending: every unit waiting for more segments becomes a
+    FramingError (GAP_IN_UNIT, ENDS_IN_UNIT)."""
+    cdef int i, r = 0
+    cdef MQPend* q
+    for i in range(f.npend):
+        q = &f.pend[i]
+        if r == 0:
+            r = _mq_error(f, ctx, q.start, q.buf, q.kept, q.size, q.end - q.start, 0, code, q.seg_type, nbytes,
+                          at, q.nsegs)
+        free(q.buf)
+        q.buf = NULL
+    f.npend = 0
+    return r
+
+
+cdef int _mq_scan(MQFramer* f, const uint8_t* buf, Py_ssize_t n, Py_ssize_t* ppos, void* ctx) noexcept nogil:
+    """framing._scan from buf[ppos]: 1 synced again (ppos at the header), 0 more
+    bytes needed (ppos after the garbage), -1 BAIL."""
+    cdef Py_ssize_t pos = ppos[0], i = ppos[0], j, keep_from
+    cdef int ok
+    while True:
+        j = _mq_find_candidate(buf, i, n)
+        if j < 0:
+            # keep the last 3 bytes: an eye-catcher may straddle
+            keep_from = n - 3 if n - 3 > pos else pos
+            if _mq_garbage_add(f, f.offset + pos, buf + pos, keep_from - pos) < 0:
+                return -1
+            ppos[0] = keep_from
+            return 0
+        ok = _mq_plausible(buf + j, n - j)
+        if ok >= 0:
+            if _mq_garbage_add(f, f.offset + pos, buf + pos, j - pos) < 0:
+                return -1
+            ppos[0] = j
+            if ok == 0:
+                return 0
+            if _mq_flush_garbage(f, ctx) < 0:
+                return -1
+            f.why_set = 0
+            f.resyncs += 1        # Resynchronised(here, here - lost_since)
+            f.resync_bytes += f.offset + j - f.lost_since
+            f.state = MQS_SYNC
+            return 1
+        i = j + 1
+
+
+cdef int mq_framer_gap(MQFramer* f, int64_t nbytes, const uint8_t* buf, Py_ssize_t avail,
+                       void* ctx) noexcept nogil:
+    """framing.MQStreamFramer.gap(nbytes) with buf[0:avail] the bytes the
+    framer left unconsumed (the caller drops them after the call): the open
+    units and the partial segment become FramingErrors, the framer skips
+    the rest of a segment the gap cut or looks for the next header.  0 or
+    FRAMER_BAIL."""
+    cdef int64_t at, end, seg_end, start
+    cdef int resync
+    if f.bailed:
+        return FRAMER_BAIL
+    if nbytes <= 0:
+        return 0
+    at = f.offset + avail
+    end = at + nbytes
+    if _mq_fail_pending(f, ctx, MQE_GAP_IN_UNIT, at, nbytes) < 0:
         f.bailed = 1
         return FRAMER_BAIL
-    if not f.lost:
-        f.lost = 1
-        f.lost_since = f.offset
-    f.offset += n
+    if f.state == MQS_SYNC:
+        start = f.offset
+        if avail:
+            seg_end = _mq_known_end(f, buf, avail)
+            if seg_end >= 0 and end < seg_end:
+                f.sk_start = start
+                f.sk_end = seg_end
+                f.sk_n = 0
+                if _mq_keep(&f.sk_buf, &f.sk_n, &f.sk_cap, buf, avail if avail < MQF_MAX_RAW else MQF_MAX_RAW) < 0:
+                    f.bailed = 1
+                    return FRAMER_BAIL
+                f.sk_dropped = avail > MQF_MAX_RAW
+                f.sk_nbytes = nbytes
+                f.sk_at = at
+                f.sk_close = -1
+                f.sk_lost_since = start
+                f.state = MQS_SKIP
+            else:
+                if _mq_error(f, ctx, start, buf, avail, avail, (seg_end if seg_end >= 0 else end) - start, 0,
+                             MQE_GAP_IN_SEGMENT, nbytes, at, -1, 0) < 0:
+                    f.bailed = 1
+                    return FRAMER_BAIL
+                if seg_end >= 0 and end == seg_end:
+                    f.resyncs += 1
+                    f.resync_bytes += end - start
+                else:
+                    _mq_lose(f, start, MQE_AFTER_GAP)
+        else:
+            _mq_lose(f, start, MQE_AFTER_GAP)
+    elif f.state == MQS_SKIP:
+        if end >= f.sk_end:
+            resync = end == f.sk_end
+            if _mq_flush_skip(f, ctx, resync) < 0:
+                f.bailed = 1
+                return FRAMER_BAIL
+            if not resync:
+                _mq_lose(f, f.sk_start, MQE_AFTER_GAP)
+    else:   # LOST: bytes held for a candidate header cannot complete across a gap
+        if _mq_garbage_add(f, f.offset, buf, avail) < 0 or _mq_flush_garbage(f, ctx) < 0:
+            f.bailed = 1
+            return FRAMER_BAIL
+    f.offset = end
     return 0
 
 
 cdef Py_ssize_t mq_framer_run(MQFramer* f, const uint8_t* buf, Py_ssize_t n, emit_fn emit,
                               void* ctx) noexcept nogil:
-    """framing.MQStreamFramer._process in SYNC state (and the resynchronisation
-    right after a gap, when the bytes after it start with a segment header)."""
-    cdef Py_ssize_t pos = 0, hlen
+    """framing.MQStreamFramer._process over buf[0:n] (stream offset f.offset):
+    the bytes consumed (the rest is fed again with the next bytes), or
+    FRAMER_BAIL."""
+    cdef Py_ssize_t pos = 0, take, room, hlen
     cdef uint32_t ident, seglen
-    cdef int tshm, r
+    cdef int r
+    cdef int64_t start
     if f.bailed:
         return FRAMER_BAIL
-    if f.lost:
-        r = _mq_plausible(buf, n)
-        if r == 0:
-            return 0
-        if r < 0:
-            f.bailed = 1
-            return FRAMER_BAIL
-        f.lost = 0              # Resynchronised(offset, offset - lost_since)
-        f.resyncs += 1
-        f.resync_bytes += f.offset - f.lost_since
-    while n - pos >= 8:
+    while True:
+        if f.state == MQS_SKIP:
+            take = n - pos
+            if take > f.sk_end - (f.offset + pos):
+                take = <Py_ssize_t>(f.sk_end - (f.offset + pos))
+            if take > 0:
+                room = MQF_MAX_RAW - f.sk_n
+                if room > 0 and _mq_keep(&f.sk_buf, &f.sk_n, &f.sk_cap, buf + pos,
+                                         take if take < room else room) < 0:
+                    f.bailed = 1
+                    return FRAMER_BAIL
+                if take > room:
+                    f.sk_dropped = 1
+                pos += take
+            if f.offset + pos >= f.sk_end:
+                if _mq_flush_skip(f, ctx, 1) < 0:
+                    f.bailed = 1
+                    return FRAMER_BAIL
+                continue
+            break
+        if f.state == MQS_LOST:
+            r = _mq_scan(f, buf, n, &pos, ctx)
+            if r < 0:
+                f.bailed = 1
+                return FRAMER_BAIL
+            if r == 0:
+                break
+            continue
+        # SYNC
+        if n - pos < 8:
+            break
+        start = f.offset + pos
         ident = _mq_be32(buf + pos)
-        if ident == MQF_ID_TSHM or ident == MQF_ID_TSHM_E:
-            hlen = _MQ_TSHM_LEN
-            tshm = 1
-        elif ident == MQF_ID_TSH or ident == MQF_ID_TSHC or ident == MQF_ID_TSH_E or ident == MQF_ID_TSHC_E:
-            hlen = _MQ_TSH_LEN
-            tshm = 0
-        else:
-            f.bailed = 1        # not a segment header: the pure framer loses sync
-            return FRAMER_BAIL
+        hlen = _mq_header_length(ident)
+        if hlen == 0:
+            _mq_why(f, MQE_NOT_A_SEGMENT, ident, 0, -1, 0)
+            _mq_lose(f, start, 0)
+            continue
         seglen = _mq_be32(buf + pos + 4)
         if seglen < <uint32_t>hlen or seglen > MQF_MAX_SEG:
-            f.bailed = 1        # MQSegmLen out of range: the pure framer loses sync
-            return FRAMER_BAIL
+            _mq_why(f, MQE_SEGMENT_LENGTH, _mq_header_index(ident), seglen, hlen, MQF_MAX_SEG)
+            _mq_lose(f, start, 0)
+            # the eye-catcher itself is garbage: scanning resumes after it
+            if _mq_garbage_add(f, start, buf + pos, 4) < 0:
+                f.bailed = 1
+                return FRAMER_BAIL
+            pos += 4
+            continue
         if n - pos < <Py_ssize_t>seglen:
             break
-        if _mq_segment(f, buf + pos, seglen, hlen, tshm, f.offset + pos, emit, ctx) < 0:
+        if _mq_segment(f, buf + pos, seglen, hlen, _mq_header_index(ident), start, emit, ctx) < 0:
             f.bailed = 1
             return FRAMER_BAIL
         pos += seglen
@@ -608,12 +961,32 @@ cdef Py_ssize_t mq_framer_run(MQFramer* f, const uint8_t* buf, Py_ssize_t n, emi
     return pos
 
 
-cdef int mq_framer_close(MQFramer* f, Py_ssize_t remaining) noexcept nogil:
-    """framing.MQStreamFramer.close: any byte left over or any open unit is a
-    FramingError in the pure framer."""
-    if f.bailed or remaining != 0 or f.npend != 0:
+cdef int mq_framer_close(MQFramer* f, const uint8_t* buf, Py_ssize_t avail, void* ctx) noexcept nogil:
+    """framing.MQStreamFramer.close with buf[0:avail] the bytes left
+    unconsumed: whatever is incomplete becomes a FramingError.  0 or
+    FRAMER_BAIL."""
+    cdef int64_t end, seg_end
+    cdef int r = 0
+    if f.bailed:
         return FRAMER_BAIL
-    return 0                    # (lost at a gap with nothing after it: nothing to report)
+    end = f.offset + avail
+    if f.state == MQS_SYNC and avail:
+        seg_end = _mq_known_end(f, buf, avail)
+        r = _mq_error(f, ctx, f.offset, buf, avail, avail, end - f.offset, 0, MQE_ENDS_IN_SEGMENT, avail,
+                      seg_end - f.offset if seg_end >= 0 else -1, -1, 0)
+    elif f.state == MQS_SKIP:
+        f.sk_close = end
+        f.sk_end = end
+        r = _mq_flush_skip(f, ctx, 0)
+    elif f.state == MQS_LOST:
+        r = _mq_garbage_add(f, f.offset, buf, avail)
+        if r == 0:
+            r = _mq_flush_garbage(f, ctx)
+    if _mq_fail_pending(f, ctx, MQE_ENDS_IN_UNIT, end, 0) < 0 or r < 0:
+        f.bailed = 1
+        return FRAMER_BAIL
+    f.offset = end
+    return 0
 
 
 # ----------------------------------------------------------------------
@@ -640,15 +1013,31 @@ cdef int _mq_collect_unit(void* ctx, int64_t start, const uint8_t* data, Py_ssiz
     return 0
 
 
+cdef int _mq_collect_error(void* ctx, int64_t start, const uint8_t* raw, Py_ssize_t rawlen, int64_t length,
+                           int truncated, int code, int64_t a, int64_t b, int64_t c, int64_t d) noexcept nogil:
+    with gil:
+        try:
+            (<list>ctx).append(("ERROR", start, PyBytes_FromStringAndSize(<const char*>raw, rawlen), length,
+                                truncated != 0, code, a, b, c, d))
+        except BaseException:
+            return -1
+    return 0
+
+
 cdef class FastMQFramer:
-    """The compiled framer driven as the capture core drives it (for tests):
-    ``feed`` returns ``[(start, data, kind, md_only), ...]`` (Message.offset, .data, .kind) with
-    the string "BAIL" appended when the framer bails (later feeds return []);
-    ``close`` returns False on BAIL.  With ``units=True`` every unit comes
-    first as ``("UNIT", start, unit_prefix_bytes, full_length)``."""
+    """The compiled framer driven as the capture core drives it (for tests).
+    ``feed``, ``gap`` and ``close`` return the events in order: messages as
+    ``(start, data, kind, md_only)`` (Message.offset, .data, .kind), errors
+    as ``("ERROR", start, raw, length, raw_truncated, code, a, b, c, d)``
+    (framing_errors.describe(code, a, b, c, d) gives the text), with
+    "BAIL" appended when the framer bails (later calls return []).  With
+    ``units=True`` every unit comes first as ``("UNIT", start,
+    unit_prefix_bytes, full_length)``.  ``resyncs`` and ``resync_bytes``
+    count the Resynchronised events and their skipped bytes."""
     cdef MQFramer f
     cdef bytes rest
     cdef readonly bint bailed
+    cdef bint closed
 
     def __cinit__(self):
         mq_framer_init(&self.f, 0)
@@ -658,8 +1047,10 @@ cdef class FastMQFramer:
         mq_framer_init(&self.f, offset)
         if units:
             self.f.unit_emit = _mq_collect_unit
+        self.f.err_emit = _mq_collect_error
         self.rest = b""
         self.bailed = False
+        self.closed = False
 
     def __dealloc__(self):
         mq_framer_free(&self.f)
@@ -669,10 +1060,20 @@ cdef class FastMQFramer:
         """Stream offset of the first unconsumed byte."""
         return self.f.offset
 
+    @property
+    def resyncs(self):
+        return self.f.resyncs
+
+    @property
+    def resync_bytes(self):
+        return self.f.resync_bytes
+
     def feed(self, bytes data):
         cdef list out = []
         cdef Py_ssize_t r, n
         cdef const uint8_t* p
+        if self.closed:
+            raise RuntimeError("feed() after close()")
         if self.bailed:
             return out
         self.rest = self.rest + data
@@ -687,10 +1088,32 @@ cdef class FastMQFramer:
             self.rest = self.rest[r:]
         return out
 
-    def close(self):
+    def gap(self, int64_t nbytes):
+        cdef list out = []
+        cdef int r
+        if self.closed:
+            raise RuntimeError("gap() after close()")
         if self.bailed:
-            return False
-        if mq_framer_close(&self.f, len(self.rest)) == FRAMER_BAIL:
+            return out
+        r = mq_framer_gap(&self.f, nbytes, <const uint8_t*>PyBytes_AS_STRING(self.rest), len(self.rest),
+                          <void*>out)
+        if r == FRAMER_BAIL:
             self.bailed = True
-            return False
-        return True
+            out.append("BAIL")
+        else:
+            self.rest = b""
+        return out
+
+    def close(self):
+        cdef list out = []
+        if self.closed:
+            return out
+        self.closed = True
+        if self.bailed:
+            return out
+        if mq_framer_close(&self.f, <const uint8_t*>PyBytes_AS_STRING(self.rest), len(self.rest),
+                           <void*>out) == FRAMER_BAIL:
+            self.bailed = True
+            out.append("BAIL")
+        self.rest = b""
+        return out

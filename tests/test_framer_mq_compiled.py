@@ -19,6 +19,7 @@ import importlib
 import io
 import os
 import random
+import re
 import struct
 
 import pytest
@@ -29,7 +30,9 @@ from mqcodec.ibmmq.builders import (
     build_tsh, default_gmo, default_od, default_pmo, encode_async_message, encode_get_reply, encode_message_data,
     encode_put, encode_put1, encode_put_reply, encode_segments,
 )
-from mqcodec.ibmmq.framing import FramingError, Message, MQStreamFramer, Resynchronised, Segment
+from mqcodec.ibmmq import framing_errors
+from mqcodec.ibmmq.framing import DEFAULT_MAX_RAW, FramingError, Message, MQStreamFramer, Resynchronised, Segment
+from mqcodec.ibmmq.framing_errors import describe
 
 from conftest import CAPTURES
 
@@ -66,6 +69,41 @@ def as_row(ev: Message) -> tuple:
             ev.md_length is not None and len(ev.data) == ev.md_length)
 
 
+def error_row(ev: FramingError) -> tuple:
+    """What a FramingError puts in a table row (its error_offset does not reach one)."""
+    return ("ERROR", ev.offset, ev.raw, ev.length, ev.raw_truncated, ev.structure, ev.field, ev.reason)
+
+
+def pure_row(ev) -> tuple:
+    return error_row(ev) if isinstance(ev, FramingError) else as_row(ev)
+
+
+def fast_row(item):
+    if isinstance(item, tuple) and item[0] == "ERROR":
+        _, start, raw, length, truncated, code, a, b, c, d = item
+        return ("ERROR", start, raw, length, truncated) + describe(code, a, b, c, d)
+    return item
+
+
+#: the FramingErrors the compiled framer reports itself (framing_errors.describe's texts);
+#: at any other it BAILs
+_REPRODUCED = [re.compile(p) for p in (
+    r"^b['\"].*['\"] at a segment boundary is not TSH, TSHM or TSHC$",
+    r"^MQSegmLen \d+ outside the valid range \d+\.\.\d+$",
+    r"^bytes after a gap, before the next segment header$",
+    r"^no segment header$",
+    r"^gap of \d+ bytes at stream offset \d+ inside the segment(; stream ends at offset \d+)?$",
+    r"^gap of \d+ bytes at stream offset \d+ inside a \d+-segment message$",
+    r"^stream ends after \d+ bytes of the segment( \(MQSegmLen \d+\))?$",
+    r"^stream ends before the last segment inside a \d+-segment message$",
+    r"^[A-Za-z0-9_]+ continuation segment without a first segment$",
+    r"^a new first segment \([A-Za-z0-9_]+\) came before the last segment$")]
+
+
+def reproduced(row) -> bool:
+    return row[0] == "ERROR" and any(p.match(row[7]) for p in _REPRODUCED)
+
+
 def pure_reference(stream: bytes, offset: int = 0) -> list:
     """The pure framer's non-Segment events for the whole stream and close."""
     p = MQStreamFramer(offset)
@@ -91,64 +129,75 @@ def chunk_sizes(n: int, rnd: random.Random, mode: str) -> list:
     return out
 
 
-def differential(stream: bytes, chunks, offset: int = 0, *, unsupported_ok: bool = False) -> dict:
-    """Feed both framers the same chunks; check the contract; return facts."""
-    full = pure_reference(stream, offset)
+def differential(stream: bytes, steps, offset: int = 0, *, unsupported_ok: bool = False) -> dict:
+    """Drive both framers through the same steps (an int: feed that many bytes
+    of ``stream``; ``("gap", n)``: the next n bytes of ``stream`` are lost),
+    then close; check the contract; return facts.  Contract: after every
+    step the compiled framer has reported exactly the pure framer's Messages
+    and FramingErrors of that step, in order, and as many Resynchronised,
+    until it BAILs; a BAIL is justified only at a FramingError it does not
+    reproduce (a segment or unit that is wrong in itself), or the documented
+    unsupported layout."""
     pure = MQStreamFramer(offset)
     fast = FastMQFramer(offset)
+    every: list = []          # the pure framer's rows, in order
+    resyncs = [0, 0]          # the pure framer's Resynchronised: count, skipped bytes
     got: list = []
     bailed = False
     pos = 0
-    for n in chunks:
-        piece = stream[pos:pos + n]
-        pos += n
-        if not piece:
-            continue
-        pure.feed(piece)
+
+    def step(do_pure, do_fast):
+        nonlocal bailed
+        do_pure()
         pe = [e for e in pure.events() if not isinstance(e, Segment)]
+        rows = [pure_row(e) for e in pe if not isinstance(e, Resynchronised)]
+        for e in pe:
+            if isinstance(e, Resynchronised):
+                resyncs[0] += 1
+                resyncs[1] += e.skipped
+        every.extend(rows)
         if bailed:
-            assert fast.feed(piece) == [], "fed after BAIL must give nothing"
-            continue
-        fe = fast.feed(piece)
+            assert do_fast() == [], "called after BAIL: nothing"
+            return
+        fe = [fast_row(e) for e in do_fast()]
         assert "BAIL" not in fe[:-1]
         if fe and fe[-1] == "BAIL":
             bailed = True
             fe = fe[:-1]
-            before = []
-            for e in pe:
-                if not isinstance(e, Message):
-                    break
-                before.append(as_row(e))
-            assert fe == before[:len(fe)], "messages before BAIL are not the pure prefix"
-            # timely: the pure framer has by now reported something else after
-            # these messages, or left its in-sync state (it reports an error later)
-            k = len(got) + len(fe)
-            timely = not pure_in_sync(pure) or len(before) < len(pe) or unsupported_ok
-            assert timely, "BAIL after %d messages while the pure framer is still in sync" % k
+            assert fe == rows[:len(fe)], "rows before BAIL are not the pure prefix"
+            timely = not pure_in_sync(pure) or len(fe) < len(rows) or unsupported_ok
+            assert timely, "BAIL after %d rows while the pure framer is still in sync" % (len(got) + len(fe))
         else:
-            # same moment: this chunk's Messages, and nothing else from the pure framer
-            assert fe == [as_row(e) for e in pe if isinstance(e, Message)]
-            assert all(isinstance(e, Message) for e in pe), \
-                "pure framer reported %r but the fast path went on" % [type(e).__name__ for e in pe]
-            assert pure_in_sync(pure), "the pure framer lost sync but the fast path went on"
-        got += fe
-    assert pos >= len(stream)
-    pure.close()
-    close_events = [e for e in pure.events() if not isinstance(e, Segment)]
-    if not bailed:
-        ok = fast.close()
-        assert ok == (not close_events), (ok, close_events)
-        bailed = not ok
-        if ok:
-            assert got == [as_row(e) for e in full]
-    full_rows = [as_row(e) if isinstance(e, Message) else type(e).__name__ for e in full]
-    assert got == full_rows[:len(got)]
+            assert fe == rows, "not the pure framer's rows"
+            assert (fast.resyncs, fast.resync_bytes) == tuple(resyncs), "resynchronisations differ"
+            assert not any(q.overflow for q in pure._pending.values()), \
+                "the pure framer has a unit beyond its size limit but the fast path went on"
+        got.extend(fe)
+
+    for n in steps:
+        if isinstance(n, tuple):
+            k = n[1]
+            pos += k
+            if k:
+                step(lambda: pure.gap(k), lambda: fast.gap(k))
+            continue
+        piece = stream[pos:pos + n]
+        pos += n
+        if piece:
+            step(lambda: pure.feed(piece), lambda: fast.feed(piece))
+    step(pure.close, fast.close)   # (where the steps end: a stream may end early)
+    assert got == every[:len(got)]
     if bailed:
-        justified = len(full) > len(got) and not isinstance(full[len(got)], Message)
-        assert justified or unsupported_ok, "BAIL after %d messages, but the pure framer goes on with %r" % (
-            len(got), full_rows[len(got):len(got) + 1])
-    return {"bailed": bailed, "messages": len(got), "pure_messages": sum(isinstance(e, Message) for e in full),
-            "pure_other": [type(e).__name__ for e in full if not isinstance(e, Message)]}
+        nxt = every[len(got)] if len(got) < len(every) else None
+        justified = nxt is not None and nxt[0] == "ERROR" and not reproduced(nxt)
+        assert justified or unsupported_ok, "BAIL after %d rows, but the pure framer goes on with %r" % (
+            len(got), nxt)
+    else:
+        assert got == every
+    return {"bailed": bailed, "messages": sum(r[0] != "ERROR" for r in got),
+            "errors": sum(r[0] == "ERROR" for r in got),
+            "pure_messages": sum(r[0] != "ERROR" for r in every),
+            "pure_errors": sum(r[0] == "ERROR" for r in every), "resyncs": resyncs[0]}
 
 
 def all_chunkings(stream: bytes, seed: int = 0, offset: int = 0, **kw) -> dict:
@@ -342,14 +391,118 @@ BAD = {
 }
 
 
+#: the BAD streams whose errors the compiled framer reports itself (garbage at a
+#: segment boundary, an incomplete stream at close); at the others it BAILs
+FOLLOWED = {"garbage_first", "segmlen_small", "segmlen_below_tshm", "segmlen_huge", "truncated_at_close",
+            "open_unit_at_close", "continuation_without_first", "new_first_before_last"}
+
+
 @pytest.mark.parametrize("name", sorted(BAD))
-def test_pure_errors_make_the_fast_path_bail(name):
+def test_pure_errors_are_reported_or_make_the_fast_path_bail(name):
     good = encode_put(message(data=b"before")) + encode_get_reply(message(little=False), max_segment_length=150)
-    stream = good + BAD[name]
+    stream = good + BAD[name] + (encode_put(message(data=b"after")) if name not in FOLLOWED else b"")
     ref = pure_reference(stream)
     assert any(isinstance(e, (FramingError, Resynchronised)) for e in ref), "not an error case for the pure framer"
     facts = all_chunkings(stream)
-    assert facts["bailed"] and facts["messages"] == 2
+    if name in FOLLOWED:
+        assert not facts["bailed"] and facts["errors"] == facts["pure_errors"] >= 1
+        assert facts["messages"] == facts["pure_messages"] >= 2
+    else:
+        assert facts["bailed"] and facts["messages"] == 2
+
+
+@pytest.mark.parametrize("name", ["garbage_first", "segmlen_small", "segmlen_huge"])
+def test_garbage_between_messages_then_resynchronisation(name):
+    """Garbage between two messages: one FramingError with the garbage's bytes,
+    one Resynchronised, the message after it, in any chunking."""
+    stream = encode_put(message(data=b"before")) + BAD[name] + encode_put(message(data=b"after"),
+                                                                          max_segment_length=200)
+    facts = all_chunkings(stream)
+    assert not facts["bailed"] and facts["errors"] == 1 and facts["resyncs"] == 1 and facts["messages"] == 2
+
+
+def test_garbage_longer_than_max_raw_is_kept_in_part():
+    """More garbage than max_raw: the error keeps max_raw bytes, says so, and
+    counts them all (both framers)."""
+    junk = bytes(range(7, 250)) * ((DEFAULT_MAX_RAW // 243) + 50)
+    stream = encode_put(message()) + junk + encode_put(message())
+    facts = differential(stream, chunk_sizes(len(stream), random.Random(1), "random"))
+    assert not facts["bailed"] and facts["errors"] == 1
+    err = [e for e in pure_reference(stream) if isinstance(e, FramingError)][0]
+    assert err.raw_truncated and len(err.raw) == DEFAULT_MAX_RAW and err.length == len(junk)
+
+
+def test_error_codes_are_the_pure_ones():
+    """The compiled framer's codes and limits are those of mqcodec.ibmmq.framing_errors."""
+    for name, value in _mod.MQ_ERROR_CODES.items():
+        assert getattr(framing_errors, name) == value, name
+    assert set(_mod.MQ_ERROR_CODES) == {n for n in framing_errors.__all__ if n.isupper() and n != "HEADER_NAMES"}
+    assert _mod.MQ_MAX_RAW == DEFAULT_MAX_RAW
+
+
+def gap_steps(n: int, rnd: random.Random, gaps: int) -> list:
+    """Chunks of a stream of n bytes with ``gaps`` losses of 1..3000 bytes at random places."""
+    steps: list = []
+    pos = 0
+    cuts = sorted(rnd.sample(range(1, n), min(gaps, n - 1))) if n > 1 else []
+    for cut in cuts:
+        if cut <= pos:
+            continue
+        steps += chunk_sizes(cut - pos, rnd, rnd.choice(("whole", "random")))
+        pos = cut
+        k = min(rnd.randint(1, 3000), n - pos)
+        steps.append(("gap", k))
+        pos += k
+    if pos < n:
+        steps += chunk_sizes(n - pos, rnd, "random")
+    return steps
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_gaps_anywhere(seed):
+    """Bytes lost anywhere (inside headers, segments, multi-segment units,
+    between segments): the compiled framer reports the pure framer's errors
+    and resynchronises as it does; BAIL only at an error it does not reproduce."""
+    rnd = random.Random(seed)
+    parts = [encode_put(message(data=bytes([c]) * rnd.randint(0, 2500)), conversation_id=c,
+                        max_segment_length=rnd.choice((None, 150, 400))) for c in range(1, 7)]
+    parts.append(encode_get_reply(message(little=False, data=b"G" * 900), structid="TSH", max_segment_length=300))
+    parts.append(encode_segments(0x01, b"\0" * 100, structid="TSH"))
+    stream = interleave(parts, rnd)
+    facts = differential(stream, gap_steps(len(stream), rnd, rnd.randint(1, 4)))
+    assert facts["pure_errors"] >= 1 or facts["resyncs"] >= 1
+
+
+def test_gap_cases_of_the_pure_framer():
+    """Each branch of MQStreamFramer.gap: at a boundary, inside a header, inside
+    a segment of known end (SKIP) ending before, at or after it, inside a
+    multi-segment unit, while LOST, and at close in each state."""
+    one = encode_put(message(data=b"x" * 500))
+    multi = encode_put(message(data=b"y" * 900), max_segment_length=300)
+    stream = one + one + multi + one + one
+    n1, first, m = len(one), len(segments_of(multi)[0]), len(multi)
+    b, c = 2 * n1, 2 * n1 + m        # where multi starts and ends
+    cases = {   # name: (steps up to the end or the early close, the least errors)
+        "boundary": ([n1, ("gap", n1)], 0),
+        "inside_header": ([n1 + 5, ("gap", 20)], 2),
+        "inside_skip_before_end": ([n1 + 100, ("gap", 50)], 1),
+        "to_segment_end": ([n1 + 100, ("gap", n1 - 100)], 1),
+        "past_segment_end": ([c + 100, ("gap", n1)], 2),
+        "skip_then_gap": ([n1 + 100, ("gap", 50), 10, ("gap", 400)], 1),
+        "multi_unit": ([b + first + 20, ("gap", m - first - 20)], 2),
+        "lost_then_gap": ([n1 + 5, ("gap", 10), 2, ("gap", 5)], 3),
+        "close_in_skip": ([n1 + 100, ("gap", 50)], 1),
+        "close_lost": ([n1 + 5, ("gap", 10), 30], 2),
+        "close_mid_segment": ([n1 + 100], 1),
+        "close_open_unit": ([b + first + 10], 1),
+    }
+    for name, (steps, least) in cases.items():
+        if not name.startswith("close"):
+            used = sum(k if isinstance(k, int) else k[1] for k in steps)
+            steps = steps + [len(stream) - used]
+        facts = differential(stream, steps)
+        assert not facts["bailed"], name
+        assert facts["errors"] == facts["pure_errors"] >= least, (name, facts)
 
 
 def test_pmo_records_within_the_unit_are_skipped_like_the_pure_framer():

@@ -290,6 +290,9 @@ class _Held:
         keys = conv.keys.tcp_batch(out.column("tcp_stream").to_numpy(), out.column("_dir").to_numpy(),
                                     out.column("frame").fill_null(-1).to_numpy())
         conv.made += n
+        errors = n - out.column("error").null_count   # the IBM MQ framer's FramingError rows
+        if errors:
+            conv.summary["framing errors"] += errors
         for k in uniq[state == -1].tolist():   # closed directions make no more rows
             conv.keys.forget(int(k) >> 1, int(k) & 1)
         out = out.set_column(out.schema.get_field_index("message_key"), "message_key", pa.array(keys))
@@ -318,6 +321,17 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
         if held is not None:
             held.settle(conv, core, None, produced, final=final)
         return 0
+    errors = b.pop("errors", None)
+    if errors is not None:
+        # the IBM MQ framer's FramingError records: their code and numbers per record
+        # (so that they follow the records through _units)
+        code = np.zeros(n, dtype=np.int64)
+        code[errors["index"]] = errors["code"]
+        b["error_code"] = code
+        for k in ("a", "b", "c", "d"):
+            v = np.zeros(n, dtype=np.int64)
+            v[errors["index"]] = errors[k]
+            b["error_" + k] = v
     unit_kind = getattr(mod, "MQ_UNIT_KIND", None)
     if unit_kind is not None:
         is_unit = (np.asarray(b["kind"]) == unit_kind) & (np.asarray(b["protocol"]) == 0)
@@ -350,7 +364,10 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     cip_a, sip_a = pa.array(cip, pa.string()).take(inv), pa.array(sip, pa.string()).take(inv)
     cport_a, sport_a = pa.array(cport, pa.int32()).take(inv), pa.array(sport, pa.int32()).take(inv)
     protocol = np.asarray(b["protocol"], dtype=np.int64)
-    kind_index = np.asarray(b["kind"], dtype=np.int64) + protocol * len(kinds[0])
+    # MQ record kinds: the message kinds, then MQ_UNIT_KIND (gone: _units) and MQ_ERROR_KIND
+    mq_kinds = kinds[0] + ["unit", "framing error"]
+    kind_index = np.asarray(b["kind"], dtype=np.int64) + protocol * len(mq_kinds)
+    length = np.diff(offsets)
     columns = {
         "message_key": pa.array(np.zeros(n, dtype=np.int64)),   # given when written (_Held)
         "capture": pa.array([name], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
@@ -363,14 +380,17 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
         "tcp_stream": pa.array(np.asarray(b["tcp_stream"], dtype=np.int64)),
         "stream_offset": pa.array(np.asarray(b["stream_offset"], dtype=np.int64)),
         "protocol": pa.array(["mq", "msmq"], pa.string()).take(pa.array(protocol)),
-        "kind": pa.array(kinds[0] + kinds[1], pa.string()).take(pa.array(kind_index)),
-        "length": pa.array(np.diff(offsets)),
+        "kind": pa.array(mq_kinds + kinds[1], pa.string()).take(pa.array(kind_index)),
+        "length": pa.array(length),
         "_data": data,
         "_md_only": pa.array(np.asarray(b["md_only"], dtype=bool)),
         # the fast path has no overlapping copies to compare: the core replays any
         # connection where a copy overlaps bytes it already has (docs/capture-core.md)
         "overlap_conflict": pa.array(np.zeros(n, dtype=bool)),
     }
+    if "error_code" in b:
+        _error_columns(columns, b, length)
+        columns["length"] = pa.array(length)
     links = b.get("links")   # the link columns of each message (_units)
     if links is not None:
         for col in links.column_names:
@@ -378,12 +398,36 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     arrays = [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in BLOCK_SCHEMA]
     names = [f.name for f in BLOCK_SCHEMA]
     arrays += [pa.array(conn), pa.array(direction), pa.array(np.asarray(b["stream_offset"], dtype=np.int64)
-                                                             + np.diff(offsets))]
+                                                             + length)]
     names += ["_conn", "_dir", "_end"]
     if held is None:
         raise RuntimeError("mqcodec.convert.compiled._take: messages taken with no _Held to hold them")
     held.settle(conv, core, pa.Table.from_arrays(arrays, names=names), produced, final=final)
     return n
+
+
+def _error_columns(columns: dict, b: dict, length) -> None:
+    """The error columns of the IBM MQ framer's FramingError records (code > 0),
+    as the pure converter's rows of FramingError events have them; ``length``
+    (modified) becomes their extent in the stream where it passes their raw
+    bytes."""
+    from ..ibmmq.framing_errors import describe
+
+    code = b["error_code"]
+    rows = np.flatnonzero(code > 0)
+    n = len(code)
+    error: list = [None] * n
+    structure: list = [None] * n
+    fld: list = [None] * n
+    for i, c, a, b_, c_, d in zip(rows.tolist(), code[rows].tolist(), b["error_a"][rows].tolist(),
+                                  b["error_b"][rows].tolist(), b["error_c"][rows].tolist(),
+                                  b["error_d"][rows].tolist()):
+        structure[i], fld[i], error[i] = describe(c, a, b_, c_, d)
+    extent = np.asarray(b["full_length"], dtype=np.int64)[rows]
+    length[rows] = np.maximum(length[rows], extent)
+    columns["error"] = pa.array(error, pa.string())
+    columns["error_structure"] = pa.array(structure, pa.string())
+    columns["error_field"] = pa.array(fld, pa.string())
 
 
 def _units(conv, core, b: dict, is_unit, name: str, conns: dict, produced: Counter) -> dict:
@@ -431,6 +475,8 @@ def _units(conv, core, b: dict, is_unit, name: str, conns: dict, produced: Count
     msg = np.flatnonzero(~is_unit)
     p_ = prev[msg]
     linked = (p_ >= 0) & (off[np.maximum(p_, 0)] == off[msg])
+    if "error_code" in b:   # FramingError rows have no link (the pure converter's neither)
+        linked &= np.asarray(b["error_code"])[msg] == 0
     which = np.where(linked, ordinal[np.maximum(p_, 0)], -1)
     keep = np.flatnonzero(~is_unit)
     out: dict[str, Any] = {}

@@ -500,8 +500,8 @@ class Converter:
                 d.last_unit = (ev.offset,) + self._unit(capture, d.stream, d.direction, d.src, d.sport, d.dst,
                                                         d.dport, ev.offset, frame, ts, ev.data, ev.length)
                 continue
-            if d.skip and kind in ("Message", "Packet"):
-                d.skip -= 1  # a replayed direction: the compiled core already wrote this message
+            if d.skip and kind in ("Message", "Packet", "FramingError"):
+                d.skip -= 1  # a replayed direction: the compiled core already wrote this row
                 continue
             if kind in ("Message", "Packet"):   # the unit events (mqcodec.stream_events)
                 row = self._add(capture, d, ev.offset, d.protocol, ev.kind, ev.data)
