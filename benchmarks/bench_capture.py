@@ -7,6 +7,9 @@ Parquet files are in mqcodec's), on the captures users have:
   real      - the shared real capture (../shared/captures/ibmmq_jms_client_1414.pcap, 695 frames)
   synth     - a simulator capture (MQCODEC_BENCH_CAPTURE_MESSAGES application messages, default
               20,000: about 180,000 frames; or an existing file MQCODEC_BENCH_CAPTURE)
+  lossy     - the simulator capture with one TCP segment with payload in LOSS_EVERY lost
+              (MQCODEC_BENCH_LOSS_EVERY, default 200): holes, cut segments, open multi-segment
+              units, garbage before the next header (FramingErrors and resynchronisations)
   empty     - a capture of no frame: the fixed cost of a process
 
 Rows of each (group "<capture> process"; records = frames):
@@ -42,6 +45,7 @@ SHARED = pathlib.Path(os.environ.get("MQCODEC_SHARED", ROOT.parent / "shared")).
 REAL = SHARED / "captures" / "ibmmq_jms_client_1414.pcap"
 MESSAGES = int(os.environ.get("MQCODEC_BENCH_CAPTURE_MESSAGES", "20000"))
 TSHARK_FIELDS = ["-T", "fields", "-e", "mq.tsh.type"]
+LOSS_EVERY = int(os.environ.get("MQCODEC_BENCH_LOSS_EVERY", "200"))
 
 
 # ---------------------------------------------------------------------------
@@ -57,6 +61,26 @@ def synth_capture(folder: pathlib.Path, messages: int = MESSAGES) -> pathlib.Pat
     path = folder / ("synth-%d.pcap" % messages)
     if not path.exists():
         synth.write_capture(str(path), seed=1, messages=messages)
+    return path
+
+
+def lossy_capture(folder: pathlib.Path, messages: int = MESSAGES, every: int = LOSS_EVERY) -> pathlib.Path:
+    """The simulator's capture of ``messages`` with every ``every``-th TCP segment
+    that carries payload left out (made once per folder)."""
+    from mqcodec import synth
+    from mqcodec.capture.writer import PcapWriter
+
+    path = folder / ("lossy-%d-%d.pcap" % (messages, every))
+    if not path.exists():
+        with open(path, "wb") as f:
+            w = PcapWriter(f, nanosecond=True)
+            k = 0
+            for p in synth.generate(1, messages):
+                if p.length:
+                    k += 1
+                    if k % every == 0:
+                        continue
+                w.write(p.ts_ns, p.frame)
     return path
 
 
@@ -213,7 +237,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--messages", type=int, default=MESSAGES, help="simulator capture size (application messages)")
-    p.add_argument("--captures", default="real,synth,empty", help="which of real, synth, empty")
+    p.add_argument("--captures", default="real,synth,empty", help="which of real, synth, lossy, empty")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="mqcodec-bench-") as tmp:
         work = pathlib.Path(tmp)
@@ -224,6 +248,8 @@ def main(argv=None) -> int:
             if not os.environ.get("MQCODEC_BENCH_CAPTURE"):
                 print("simulator capture: %d messages, built in %.1f s" % (args.messages, time.perf_counter() - t0),
                       file=sys.stderr)
+        if "lossy" in args.captures:
+            paths["lossy"] = lossy_capture(work, args.messages)
         for which in args.captures.split(","):
             path = paths[which]
             frames = frames_of(path) if which != "empty" else 0
