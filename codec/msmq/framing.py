@@ -69,6 +69,7 @@ from typing import Iterator, NamedTuple, Union
 
 from ..errors import DecodeError
 from ..stream_events import FramerStateError, FramingError, Resynchronised
+from . import framing_errors as _E
 from . import constants as C
 
 __all__ = [
@@ -155,25 +156,38 @@ def framed_length(flags: int, packet_size: int) -> int:
     return packet_size
 
 
+def base_header_problem(data, offset: int = 0) -> tuple[int, int, int] | None:
+    """Check the BaseHeader bytes present at ``data[offset:]`` (fewer than 16
+    are checked as far as they go).  Returns None when they can start a
+    packet, else the problem as ``framing_errors`` codes it: (code, a, b)."""
+    n = len(data) - offset
+    if n >= 1 and data[offset] != C.BASE_VERSION:
+        return _E.BAD_VERSION, data[offset], 0
+    if n > 4:
+        got = bytes(data[offset + 4:offset + min(n, 8)])
+        if got != _SIG[:len(got)]:
+            return _E.BAD_SIGNATURE, int.from_bytes(got, "big"), len(got)
+    if n >= _HDR:
+        _v, _r, flags, _s, size = _BASE.unpack_from(data, offset)
+        if size < _HDR or size > C.MAX_PACKET_SIZE:
+            return _E.BAD_SIZE, size, 0
+        if flags & _IN and size < _INTERNAL_MIN:
+            return _E.BAD_INTERNAL_SIZE, size, 0
+    return None
+
+
+_FIELD_OFFSETS = {"VersionNumber": 0, "Signature": 4, "PacketSize": 8}
+
+
 def check_base_header(data, offset: int = 0) -> tuple[str, str, int] | None:
     """Check the BaseHeader bytes present at ``data[offset:]`` (fewer than 16
     are checked as far as they go).  Returns None when they can start a
     packet, else (field, reason, field offset relative to ``offset``)."""
-    n = len(data) - offset
-    if n >= 1 and data[offset] != C.BASE_VERSION:
-        return "VersionNumber", "VersionNumber 0x%02X, MUST be 0x10" % data[offset], 0
-    if n > 4:
-        got = bytes(data[offset + 4:offset + min(n, 8)])
-        if got != _SIG[:len(got)]:
-            return "Signature", "Signature %r, MUST be 0x524F494C ('LIOR')" % got, 4
-    if n >= _HDR:
-        _v, _r, flags, _s, size = _BASE.unpack_from(data, offset)
-        if size < _HDR or size > C.MAX_PACKET_SIZE:
-            return "PacketSize", "PacketSize %d outside the valid range 16..%d" % (size, C.MAX_PACKET_SIZE), 8
-        if flags & _IN and size < _INTERNAL_MIN:
-            return ("PacketSize", "PacketSize %d: an internal packet (Flags.IN) holds at least the 16-byte "
-                    "BaseHeader and the 4-byte InternalHeader" % size, 8)
-    return None
+    bad = base_header_problem(data, offset)
+    if bad is None:
+        return None
+    _structure, fld, reason = _E.problem_text(*bad)
+    return fld, reason, _FIELD_OFFSETS[fld]
 
 
 def packet_kind(data) -> str:
@@ -257,12 +271,14 @@ class MSMQStreamFramer:
         # scan mode
         self._scan = 0                  # index in _buf from which candidates are still undecided
         self._lost_at = self._buf_off   # stream offset where synchronisation was lost
-        self._problem = ("", "", "")    # structure, field, reason of the garbage's first byte
+        # the garbage's first byte: a problem (framing_errors code, a, b), or (0, structure,
+        # field, reason) for a text of its own (a budget cut)
+        self._problem: tuple = (0, "", "", "")
         # tail mode: bytes up to _tail_end (stream offset) belong to a packet broken by a gap
         self._tail_end = 0
         self._tail_of = 0
         if not synchronised:
-            self._enter_scan(0, self._buf_off, ("BaseHeader", "",
+            self._enter_scan(0, self._buf_off, (0, "BaseHeader", "",
                                                 "bytes before the first packet (mid-stream start)"))
         #: counts for a converter's summary
         self.stats = {"packets": 0, "errors": 0, "resynchronised": 0, "gap_bytes": 0, "bytes": 0}
@@ -295,34 +311,27 @@ class MSMQStreamFramer:
             start = self._off(self._pos)
             if avail == 0:
                 self._reset(after)
-                self._enter_scan(0, start, ("BaseHeader", "", "bytes after a gap of %d bytes at %d"
-                                            % (nbytes, here)))
+                self._enter_scan(0, start, (_E.AFTER_GAP, nbytes, here))
             elif avail < _HDR:
-                self._error(self._pos, len(self._buf), "BaseHeader", "",
-                            "%d bytes of a BaseHeader, then a gap of %d bytes" % (avail, nbytes))
+                self._error(self._pos, len(self._buf), *_E.describe(_E.HEADER_THEN_GAP, avail, nbytes))
                 self._reset(after)
-                self._enter_scan(0, start, ("BaseHeader", "", "bytes after a gap of %d bytes at %d"
-                                            % (nbytes, here)))
+                self._enter_scan(0, start, (_E.AFTER_GAP, nbytes, here))
             else:
                 _v, _r, flags, _s, size = _BASE.unpack_from(self._buf, self._pos)
                 total = framed_length(flags, size)
-                kind = _prefix_kind(self._buf, self._pos)
-                self._error(self._pos, len(self._buf), "BaseHeader", "PacketSize",
-                            "gap of %d bytes at %d inside this %d-byte %s packet (%d bytes present before it)"
-                            % (nbytes, here, total, kind, avail))
+                kind = _E.KINDS.index(_prefix_kind(self._buf, self._pos))
+                self._error(self._pos, len(self._buf), *_E.describe(_E.GAP_IN_PACKET, nbytes, here,
+                                                                     total * 8 + kind, avail))
                 self._after_broken_packet(start + total, start, here, after)
         elif mode == _TAIL:
             if self._pos < len(self._buf):
-                self._error(self._pos, len(self._buf), "BaseHeader", "PacketSize",
-                            "rest of the packet at %d, before another gap of %d bytes at %d"
-                            % (self._tail_of, nbytes, here))
+                self._error(self._pos, len(self._buf), *_E.describe(_E.TAIL_BEFORE_GAP, self._tail_of, nbytes,
+                                                                     here))
             self._after_broken_packet(self._tail_end, self._tail_of, here, after)
         else:  # scanning
             if self._pos < len(self._buf):
-                structure, field, reason = self._problem
-                self._error(self._pos, len(self._buf), structure, field,
-                            reason + "; no packet found before a gap of %d bytes at %d" % (nbytes, here))
-            self._problem = ("BaseHeader", "", "bytes after a gap of %d bytes at %d" % (nbytes, here))
+                self._error(self._pos, len(self._buf), *self._garbage(_E.NONE_BEFORE_GAP, nbytes, here))
+            self._problem = (_E.AFTER_GAP, nbytes, here)
             self._reset(after)
             self._scan = 0
 
@@ -334,8 +343,7 @@ class MSMQStreamFramer:
         elif after == end:
             self._mode = _SYNC
         else:
-            self._enter_scan(0, end, ("BaseHeader", "", "bytes after a gap of %d bytes at %d"
-                                      % (after - here, here)))
+            self._enter_scan(0, end, (_E.AFTER_GAP, after - here, here))
 
     def close(self) -> None:
         """The direction ended: what is left is reported by next_event()."""
@@ -402,7 +410,7 @@ class MSMQStreamFramer:
         end = self._off(len(self._buf))
         self._error(self._pos, len(self._buf), structure, field, reason)
         self._reset(end)
-        self._enter_scan(0, end, ("BaseHeader", "", "bytes after %d bytes cut at %d (%s)" % (n, end, reason)))
+        self._enter_scan(0, end, (0, "BaseHeader", "", "bytes after %d bytes cut at %d (%s)" % (n, end, reason)))
         return n
 
     # ------------------------------------------------------------------ machinery
@@ -414,7 +422,15 @@ class MSMQStreamFramer:
         self._buf_off = stream_offset
         self._pos = 0
 
-    def _enter_scan(self, index: int, lost_at: int, problem: tuple[str, str, str]) -> None:
+    def _garbage(self, suffix: int = 0, c: int = 0, d: int = 0) -> tuple[str, str, str]:
+        """(structure, field, reason) of the garbage being reported: its problem,
+        and why it is reported now (framing_errors: a suffix and its numbers)."""
+        p = self._problem
+        if p[0] == 0:
+            return p[1], p[2], p[3] + _E.suffix_text(suffix, c, d)
+        return _E.describe(p[0] + 16 * suffix, p[1], p[2], c, d)
+
+    def _enter_scan(self, index: int, lost_at: int, problem: tuple) -> None:
         self._mode = _SCAN
         self._scan = index
         self._lost_at = lost_at
@@ -449,15 +465,12 @@ class MSMQStreamFramer:
         need = self._tail_end - self._off(self._pos)
         avail = len(self._buf) - self._pos
         if avail >= need:
-            self._error(self._pos, self._pos + need, "BaseHeader", "PacketSize",
-                        "rest of the packet at %d that a gap broke" % self._tail_of)
+            self._error(self._pos, self._pos + need, *_E.describe(_E.TAIL, self._tail_of))
             self._mode = _SYNC
             return True
         if self._closed:
             if avail:
-                self._error(self._pos, len(self._buf), "BaseHeader", "PacketSize",
-                            "rest of the packet at %d that a gap broke; the stream ended %d bytes before "
-                            "its end" % (self._tail_of, need - avail))
+                self._error(self._pos, len(self._buf), *_E.describe(_E.TAIL_AT_CLOSE, self._tail_of, need - avail))
             return False
         return False
 
@@ -466,24 +479,19 @@ class MSMQStreamFramer:
         avail = len(buf) - pos
         if avail == 0:
             return False
-        bad = check_base_header(buf, pos)
+        bad = base_header_problem(buf, pos)
         if bad is not None:
-            field, reason, _rel = bad
-            self._enter_scan(pos + 1, self._off(pos), ("BaseHeader", field, reason))
+            self._enter_scan(pos + 1, self._off(pos), bad)
             return True
         if avail < _HDR:
             if self._closed:
-                self._error(pos, len(buf), "BaseHeader", "",
-                            "the stream ended after %d bytes of a 16-byte BaseHeader" % avail)
+                self._error(pos, len(buf), *_E.describe(_E.HEADER_AT_CLOSE, avail))
             return False
         _v, _r, flags, _s, size = _BASE.unpack_from(buf, pos)
         total = framed_length(flags, size)
         if avail < total:
             if self._closed:
-                extra = " (PacketSize %d + the 16-byte SessionHeader)" % size if total != size else ""
-                self._error(pos, len(buf), "BaseHeader", "PacketSize",
-                            "truncated packet: %d bytes%s, the stream ended after %d"
-                            % (total, extra, avail))
+                self._error(pos, len(buf), *_E.describe(_E.TRUNCATED_AT_CLOSE, total, size, avail))
             return False
         data = bytes(buf[pos:pos + total])
         kind = packet_kind(data)
@@ -514,9 +522,7 @@ class MSMQStreamFramer:
         self._scan = max(start, len(buf) - 7) if not self._closed else len(buf)
         if self._closed:
             if self._pos < len(buf):
-                structure, field, reason = self._problem
-                self._error(self._pos, len(buf), structure, field,
-                            reason + "; the stream ended before another packet")
+                self._error(self._pos, len(buf), *self._garbage(_E.ENDED_BEFORE_PACKET))
             self._mode = _SYNC
             return False
         return self._flush_garbage(self._scan)
@@ -524,15 +530,13 @@ class MSMQStreamFramer:
     def _flush_garbage(self, upto: int) -> bool:
         """Report scanned garbage in chunks so that it is not all buffered."""
         if upto - self._pos >= SCAN_CHUNK:
-            structure, field, reason = self._problem
-            self._error(self._pos, upto, structure, field, reason + "; still no packet")
-            self._problem = ("BaseHeader", "", "no packet signature")
+            self._error(self._pos, upto, *self._garbage(_E.STILL_NO_PACKET))
+            self._problem = (_E.NO_SIGNATURE, 0, 0)
         return False
 
     def _found(self, c: int) -> None:
         if c > self._pos:
-            structure, field, reason = self._problem
-            self._error(self._pos, c, structure, field, reason)
+            self._error(self._pos, c, *self._garbage())
         found = self._off(c)
         self._events.append(Resynchronised(found, found - self._lost_at))
         self.stats["resynchronised"] += 1
