@@ -108,7 +108,7 @@ REPLAY_REASONS = ["out-of-order segment or hole", "snap-length cut payload", "fr
                   "protocol detected by content after the stream start", "IPv4-fragmented segment",
                   "reassembly buffer overflow", "hole left at close", "bytes acknowledged past a hole",
                   "retransmitted or overlapping payload",
-                  "gap the framer does not follow (MSMQ, or bytes buffered or a unit open at the gap)"]
+                  "gap the framer does not follow (before its first byte)"]
 
 # slot states
 cdef enum:
@@ -858,7 +858,9 @@ cdef int core_emit_error(void* ctx, int64_t start, const uint8_t* raw, Py_ssize_
             or i64_reserve(&c.e_trunc, j + 1) < 0):
         c.oom = True
         return -1
-    if core_out(c, start, raw, rawlen, _MQ_ERROR_KIND, 0, length) < 0:
+    if core_out(c, start, raw, rawlen,
+                _MQ_ERROR_KIND if c.conns[c.cur_conn].live.h[c.cur_dir].proto == P_MQ else _MSMQ_ERROR_KIND,
+                0, length) < 0:
         return -1
     c.e_idx.p[j] = k
     c.e_code.p[j] = code
@@ -1294,6 +1296,7 @@ cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, 
                 h.mq.unit_emit = core_emit_unit
         else:
             msmq_framer_init(&h.ms, off)
+            h.ms.err_emit = core_emit_error
         h.framer_on = True
     if push_mark(c, h, off, frame, ts) < 0 or h.mn - h.mstart > c.cap_marks:
         go_replay(c, ci, R_MARKS)
@@ -1333,9 +1336,9 @@ cdef bint close_half(Core* c, Py_ssize_t ci, int d) noexcept nogil:
         c.cur_dir = d
         if h.proto == P_MQ:
             r = mq_framer_close(&h.mq, h.buf.p, h.buf.n, <void*>c)
-            h.buf.n = 0
         else:
-            r = msmq_framer_close(&h.ms, h.buf.n)
+            r = msmq_framer_close(&h.ms, h.buf.p, h.buf.n, core_emit, <void*>c)
+        h.buf.n = 0
         if r != 0:
             go_replay(c, ci, R_FRAMER_CLOSE)
             return False
@@ -1344,17 +1347,23 @@ cdef bint close_half(Core* c, Py_ssize_t ci, int d) noexcept nogil:
             c.st.resync_bytes += h.mq.resync_bytes
             cn.resyncs += h.mq.resyncs
             cn.resync_bytes += h.mq.resync_bytes
+        elif h.proto == P_MSMQ and h.ms.resyncs:
+            c.st.resyncs += h.ms.resyncs
+            c.st.resync_bytes += h.ms.resync_bytes
+            cn.resyncs += h.ms.resyncs
+            cn.resync_bytes += h.ms.resync_bytes
     half_free(h)
     return True
 
 
 cdef void deliver_gap(Core* c, Py_ssize_t ci, int d, int64_t n) noexcept nogil:
     """The pure converter's Gap event for one direction (n > 0 bytes at the
-    direction's next offset, already advanced past them by the caller): counted;
-    the IBM MQ framer follows it (framing.MQStreamFramer.gap) when nothing is
-    buffered and no unit is open; any other framer, or that case: replay."""
+    direction's next offset, already advanced past them by the caller): counted,
+    and followed by the direction's framer (framing.MQStreamFramer.gap,
+    MSMQStreamFramer.gap), which reports what it held as FramingErrors."""
     cdef Conn* cn = &c.conns[ci]
     cdef Half* h = &cn.live.h[d]
+    cdef int r
     c.st.gaps += 1
     c.st.gap_bytes += n
     cn.gaps += 1
@@ -1362,25 +1371,30 @@ cdef void deliver_gap(Core* c, Py_ssize_t ci, int d, int64_t n) noexcept nogil:
     if not h.framer_on:
         if h.proto == P_NONE:
             return        # no framer (yet): the pure converter only counts the gap
-        if h.proto != P_MQ:
-            go_replay(c, ci, R_GAP_FRAMER)
-            return
         # known by its port: the pure converter's framer exists from stream offset 0,
         # so a gap before any byte is the stream's start (else: the replay says)
         if h.next - n != 0:
             go_replay(c, ci, R_GAP_FRAMER)
             return
-        mq_framer_init(&h.mq, 0)
-        h.mq.err_emit = core_emit_error
-        if c.units:
-            h.mq.unit_emit = core_emit_unit
+        if h.proto == P_MQ:
+            mq_framer_init(&h.mq, 0)
+            h.mq.err_emit = core_emit_error
+            if c.units:
+                h.mq.unit_emit = core_emit_unit
+        else:
+            msmq_framer_init(&h.ms, 0)
+            h.ms.err_emit = core_emit_error
         h.framer_on = True
     c.cur_conn = ci
     c.cur_dir = d
-    if h.proto != P_MQ or mq_framer_gap(&h.mq, n, h.buf.p, h.buf.n, <void*>c) != 0:
+    if h.proto == P_MQ:
+        r = mq_framer_gap(&h.mq, n, h.buf.p, h.buf.n, <void*>c)
+    else:
+        r = msmq_framer_gap(&h.ms, n, h.buf.p, h.buf.n, <void*>c)
+    if r != 0:
         go_replay(c, ci, R_GAP_FRAMER)
         return
-    h.buf.n = 0     # the framer reported them (framing.MQStreamFramer.gap clears its buffer)
+    h.buf.n = 0     # the framer reported them (the pure framers' gap clears their buffers)
 
 
 cdef void skip_to(Core* c, Py_ssize_t ci, int d, int64_t limit) noexcept nogil:

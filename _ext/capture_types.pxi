@@ -6,10 +6,10 @@
 # and mqcodec.msmq.framing.MSMQStreamFramer: for the byte streams they accept
 # they emit exactly the Message/Packet events the pure framers emit, in the
 # same order, and they BAIL (return -1) wherever the pure framer would do
-# anything the fast path does not reproduce (a layout it does not know; for
-# MSMQ any FramingError or Resynchronised; for IBM MQ the errors of a segment
-# or unit that does not parse: the IBM MQ framer follows gaps, garbage
-# between segments and incomplete streams itself, error_fn).  The capture core then hands the whole connection to the pure
+# anything the fast path does not reproduce (for MSMQ an OrderAck candidate
+# outside the layout it knows; for IBM MQ the errors of a unit that does not
+# parse or exceeds the size limits): both follow gaps, garbage and incomplete
+# streams themselves (error_fn).  The capture core then hands the whole connection to the pure
 # pipeline, which replays it from its first frame and skips the messages the
 # fast path already emitted: those are, by construction, a prefix of the pure
 # framer's messages for that direction.

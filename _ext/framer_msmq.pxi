@@ -21,10 +21,17 @@
 #     here for the layout those packets have (UserHeader with only the
 #     destination queue and a MessagePropertiesHeader, every size inside
 #     PacketSize, the queue name's tail ASCII); any other candidate BAILs.
-# Everything else the pure framer does (FramingError, Resynchronised, scan
-# mode, gaps, the truncated packet reported at close) BAILs.  A packet is
-# always contiguous in the caller's buffer: it is passed by pointer, never
-# copied, and the framer keeps no bytes of its own.
+# The pure framer's other modes are reproduced too: SCAN (bytes that are no
+# packet: the search for the next BaseHeader, reported in SCAN_CHUNK pieces,
+# then a Resynchronised), TAIL (the rest of a packet a gap broke), gaps
+# (msmq_framer_gap) and the end of the stream (msmq_framer_close); each
+# FramingError leaves through error_fn as a code and numbers
+# (mqcodec.msmq.framing_errors, which the pure framer's texts come from),
+# its raw bytes all of the bytes it covers, by pointer into the caller's
+# buffer.  A packet is always contiguous in the caller's buffer: it is passed
+# by pointer, never copied, and the framer keeps no bytes of its own (the
+# caller keeps the unconsumed ones: a partial packet, the garbage not yet
+# reported, the tail of a broken packet until its end).
 
 #: Packet.kind strings of the pure framer, indexed by the emitted kind
 MSMQ_KIND_NAMES = ["UserMessage", "SessionAck", "EstablishConnection", "ConnectionParameters",
@@ -57,9 +64,59 @@ cdef enum:
     _MSMQ_MAX_LABEL = 250           # WCHARs
     _MSMQ_CLASS_ORDER_ACK = 0x00FF  # MQMSG_CLASS_ORDER_ACK; >= 0x4000: FinalAck
 
+cdef enum:
+    # the pure framer's modes
+    MS_SYNC = 0
+    MS_TAIL = 1
+    MS_SCAN = 2
+    # framing_errors codes (tests/test_framer_msmq_compiled.py compares them)
+    MSE_BAD_VERSION = 1
+    MSE_BAD_SIGNATURE = 2
+    MSE_BAD_SIZE = 3
+    MSE_BAD_INTERNAL_SIZE = 4
+    MSE_AFTER_GAP = 5
+    MSE_NO_SIGNATURE = 6
+    MSE_STILL_NO_PACKET = 1
+    MSE_NONE_BEFORE_GAP = 2
+    MSE_ENDED_BEFORE_PACKET = 3
+    MSE_HEADER_THEN_GAP = 100
+    MSE_GAP_IN_PACKET = 101
+    MSE_TAIL_BEFORE_GAP = 102
+    MSE_TAIL = 103
+    MSE_TAIL_AT_CLOSE = 104
+    MSE_HEADER_AT_CLOSE = 105
+    MSE_TRUNCATED_AT_CLOSE = 106
+    # the ``kind`` of FramingError records in the capture core's output
+    _MSMQ_ERROR_KIND = 7
+MSMQ_ERROR_KIND = _MSMQ_ERROR_KIND
+MSMQ_ERROR_CODES = {"BAD_VERSION": MSE_BAD_VERSION, "BAD_SIGNATURE": MSE_BAD_SIGNATURE,
+                    "BAD_SIZE": MSE_BAD_SIZE, "BAD_INTERNAL_SIZE": MSE_BAD_INTERNAL_SIZE,
+                    "AFTER_GAP": MSE_AFTER_GAP, "NO_SIGNATURE": MSE_NO_SIGNATURE,
+                    "STILL_NO_PACKET": MSE_STILL_NO_PACKET, "NONE_BEFORE_GAP": MSE_NONE_BEFORE_GAP,
+                    "ENDED_BEFORE_PACKET": MSE_ENDED_BEFORE_PACKET, "HEADER_THEN_GAP": MSE_HEADER_THEN_GAP,
+                    "GAP_IN_PACKET": MSE_GAP_IN_PACKET, "TAIL_BEFORE_GAP": MSE_TAIL_BEFORE_GAP,
+                    "TAIL": MSE_TAIL, "TAIL_AT_CLOSE": MSE_TAIL_AT_CLOSE, "HEADER_AT_CLOSE": MSE_HEADER_AT_CLOSE,
+                    "TRUNCATED_AT_CLOSE": MSE_TRUNCATED_AT_CLOSE}
+cdef enum:
+    # framing.SCAN_CHUNK: scanned garbage is reported in pieces of at least this many bytes
+    _MSMQ_SCAN_CHUNK = 1 << 20
+MSMQ_SCAN_CHUNK = _MSMQ_SCAN_CHUNK
+
 cdef struct MSMQFramer:
     int64_t offset                  # stream offset of buf[0] at the next msmq_framer_run
     int64_t packets                 # packets emitted so far
+    int bailed
+    int mode                        # MS_SYNC, MS_TAIL, MS_SCAN
+    int64_t tail_end                # TAIL: the broken packet's end and start
+    int64_t tail_of
+    int64_t scan_off                # SCAN: candidates before this stream offset are decided
+    int64_t lost_at                 # where synchronisation was lost
+    int prob                        # the garbage's problem (framing_errors code) and numbers
+    int64_t prob_a
+    int64_t prob_b
+    int64_t resyncs                 # Resynchronised events so far, and their skipped bytes
+    int64_t resync_bytes
+    error_fn err_emit               # NULL: every FramingError is a BAIL
 
 
 cdef inline uint32_t _msmq_u32(const uint8_t* p) noexcept nogil:
@@ -90,6 +147,37 @@ cdef inline bint _msmq_header_bad(const uint8_t* p, Py_ssize_t n) noexcept nogil
         if (p[2] & _MSMQ_FLAG_IN) and size < _MSMQ_INTERNAL_MIN:
             return True
     return False
+
+
+cdef inline int _msmq_header_problem(const uint8_t* p, Py_ssize_t n, int64_t* a, int64_t* b) noexcept nogil:
+    """framing.base_header_problem(p[:n]): 0, or the problem's code (its numbers in a, b)."""
+    cdef Py_ssize_t i, m
+    cdef uint32_t size
+    cdef const char* sig = b"LIOR"
+    if n < 1:
+        return 0
+    if p[0] != _MSMQ_VERSION:
+        a[0] = p[0]
+        b[0] = 0
+        return MSE_BAD_VERSION
+    if n > 4:
+        m = 8 if n > 8 else n
+        for i in range(4, m):
+            if p[i] != <uint8_t>sig[i - 4]:
+                a[0] = 0
+                for i in range(4, m):
+                    a[0] = (a[0] << 8) | p[i]
+                b[0] = m - 4
+                return MSE_BAD_SIGNATURE
+    if n >= _MSMQ_HDR:
+        size = _msmq_u32(p + 8)
+        a[0] = size
+        b[0] = 0
+        if size < _MSMQ_HDR or size > _MSMQ_MAX_PACKET:
+            return MSE_BAD_SIZE
+        if (p[2] & _MSMQ_FLAG_IN) and size < _MSMQ_INTERNAL_MIN:
+            return MSE_BAD_INTERNAL_SIZE
+    return 0
 
 
 cdef inline bint _msmq_may_be_order_ack(const uint8_t* d, Py_ssize_t n) noexcept nogil:
@@ -227,66 +315,277 @@ cdef int _msmq_order_ack_kind(const uint8_t* d, Py_ssize_t end) noexcept nogil:
 cdef void msmq_framer_init(MSMQFramer* f, int64_t offset) noexcept nogil:
     f.offset = offset
     f.packets = 0
+    f.bailed = 0
+    f.mode = MS_SYNC
+    f.tail_end = f.tail_of = 0
+    f.scan_off = f.lost_at = offset
+    f.prob = 0
+    f.prob_a = f.prob_b = 0
+    f.resyncs = f.resync_bytes = 0
+    f.err_emit = NULL
 
 
 cdef void msmq_framer_free(MSMQFramer* f) noexcept nogil:
     pass                            # nothing allocated
 
 
-cdef Py_ssize_t msmq_framer_run(MSMQFramer* f, const uint8_t* buf, Py_ssize_t n,
-                                emit_fn emit, void* ctx) noexcept nogil:
-    """Emit every whole packet at the start of buf[0:n]; return the bytes
-    consumed (the whole packets), or FRAMER_BAIL."""
-    cdef Py_ssize_t pos = 0, avail, total
+cdef inline int _msmq_error(MSMQFramer* f, void* ctx, int64_t start, const uint8_t* raw, Py_ssize_t n,
+                            int code, int64_t a, int64_t b, int64_t c, int64_t d) noexcept nogil:
+    """framing._error: raw[0:n] (all of it) at stream offset start.  0 or -1."""
+    if f.err_emit == NULL:
+        return -1
+    return f.err_emit(ctx, start, raw, n, n, 0, code, a, b, c, d)
+
+
+cdef inline int _msmq_garbage(MSMQFramer* f, void* ctx, int64_t start, const uint8_t* raw, Py_ssize_t n,
+                              int suffix, int64_t c, int64_t d) noexcept nogil:
+    """framing._garbage: the scanned bytes raw[0:n], with the problem and a suffix."""
+    return _msmq_error(f, ctx, start, raw, n, f.prob + 16 * suffix, f.prob_a, f.prob_b, c, d)
+
+
+cdef inline void _msmq_enter_scan(MSMQFramer* f, int64_t scan_off, int64_t lost_at, int prob, int64_t a,
+                                  int64_t b) noexcept nogil:
+    f.mode = MS_SCAN
+    f.scan_off = scan_off
+    f.lost_at = lost_at
+    f.prob = prob
+    f.prob_a = a
+    f.prob_b = b
+
+
+cdef int _msmq_kind(const uint8_t* p, Py_ssize_t total) noexcept nogil:
+    """framing.packet_kind of the whole packet p[0:total] (-1: BAIL)."""
+    cdef uint16_t flags = <uint16_t>(p[2] | (p[3] << 8))
+    cdef int pt
+    if flags & _MSMQ_FLAG_IN:
+        pt = p[18] & 0xF
+        if pt == 1:
+            return MSMQ_KIND_SESSION_ACK
+        if pt == 2:
+            return MSMQ_KIND_ESTABLISH_CONNECTION
+        if pt == 3:
+            return MSMQ_KIND_CONNECTION_PARAMETERS
+        return MSMQ_KIND_INTERNAL
+    if flags == 0 and _msmq_may_be_order_ack(p, total):
+        return _msmq_order_ack_kind(p, total)
+    return MSMQ_KIND_USER_MESSAGE
+
+
+cdef inline Py_ssize_t _msmq_framed(const uint8_t* p) noexcept nogil:
+    """framing.framed_length of the (whole, valid) BaseHeader at p."""
+    cdef uint16_t flags = <uint16_t>(p[2] | (p[3] << 8))
+    cdef Py_ssize_t total = _msmq_u32(p + 8)
+    if flags & _MSMQ_FLAG_SH:
+        if not (flags & _MSMQ_FLAG_IN) or total == _MSMQ_INTERNAL_MIN:
+            total += _MSMQ_SESSION_HEADER
+    return total
+
+
+cdef Py_ssize_t _msmq_find_sig(const uint8_t* buf, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """buf.find(b"LIOR", i, n), or -1."""
+    while i + 4 <= n:
+        if buf[i] == 0x4C and buf[i + 1] == 0x49 and buf[i + 2] == 0x4F and buf[i + 3] == 0x52:
+            return i
+        i += 1
+    return -1
+
+
+cdef Py_ssize_t _msmq_run(MSMQFramer* f, const uint8_t* buf, Py_ssize_t n, emit_fn emit, void* ctx,
+                          bint closed) noexcept nogil:
+    """framing.MSMQStreamFramer._run over buf[0:n] (stream offset f.offset),
+    ``closed``: the stream ended after them.  The bytes consumed, or
+    FRAMER_BAIL."""
+    cdef Py_ssize_t pos = 0, avail, total, need, start, j, c, wait, upto
     cdef const uint8_t* p
-    cdef uint32_t size
-    cdef uint16_t flags
-    cdef int kind, pt
+    cdef int kind, prob
+    cdef int64_t a = 0, b = 0
+    if f.bailed:
+        return FRAMER_BAIL
     while True:
-        avail = n - pos
-        if avail <= 0:
+        if f.mode == MS_SYNC:
+            avail = n - pos
+            if avail <= 0:
+                break
+            p = buf + pos
+            prob = _msmq_header_problem(p, avail, &a, &b)
+            if prob:
+                _msmq_enter_scan(f, f.offset + pos + 1, f.offset + pos, prob, a, b)
+                continue
+            if avail < _MSMQ_HDR:
+                if closed:
+                    if _msmq_error(f, ctx, f.offset + pos, p, avail, MSE_HEADER_AT_CLOSE, avail, 0, 0, 0) < 0:
+                        f.bailed = 1
+                        return FRAMER_BAIL
+                    pos = n
+                break
+            total = _msmq_framed(p)
+            if avail < total:
+                if closed:
+                    if _msmq_error(f, ctx, f.offset + pos, p, avail, MSE_TRUNCATED_AT_CLOSE, total,
+                                   _msmq_u32(p + 8), avail, 0) < 0:
+                        f.bailed = 1
+                        return FRAMER_BAIL
+                    pos = n
+                break               # waiting for the rest of the packet
+            kind = _msmq_kind(p, total)
+            if kind < 0 or emit(ctx, f.offset + pos, p, total, kind, 0) != 0:
+                f.bailed = 1        # an OrderAck candidate outside the layout reproduced here
+                return FRAMER_BAIL
+            f.packets += 1
+            pos += total
+        elif f.mode == MS_TAIL:
+            need = <Py_ssize_t>(f.tail_end - (f.offset + pos))
+            avail = n - pos
+            if avail >= need:
+                if _msmq_error(f, ctx, f.offset + pos, buf + pos, need, MSE_TAIL, f.tail_of, 0, 0, 0) < 0:
+                    f.bailed = 1
+                    return FRAMER_BAIL
+                pos += need
+                f.mode = MS_SYNC
+                continue
+            if closed and avail:
+                if _msmq_error(f, ctx, f.offset + pos, buf + pos, avail, MSE_TAIL_AT_CLOSE, f.tail_of, need - avail,
+                               0, 0) < 0:
+                    f.bailed = 1
+                    return FRAMER_BAIL
+                pos = n
             break
-        p = buf + pos
-        if _msmq_header_bad(p, avail):
-            return FRAMER_BAIL      # the pure framer scans: FramingError, Resynchronised
-        if avail < _MSMQ_HDR:
-            break
-        flags = <uint16_t>(p[2] | (p[3] << 8))
-        size = _msmq_u32(p + 8)
-        total = size
-        if flags & _MSMQ_FLAG_SH:
-            if not (flags & _MSMQ_FLAG_IN) or size == _MSMQ_INTERNAL_MIN:
-                total += _MSMQ_SESSION_HEADER
-        if avail < total:
-            break                   # waiting for the rest of the packet
-        if flags & _MSMQ_FLAG_IN:
-            pt = p[18] & 0xF
-            if pt == 1:
-                kind = MSMQ_KIND_SESSION_ACK
-            elif pt == 2:
-                kind = MSMQ_KIND_ESTABLISH_CONNECTION
-            elif pt == 3:
-                kind = MSMQ_KIND_CONNECTION_PARAMETERS
+        else:   # SCAN: framing._step_scan
+            start = <Py_ssize_t>(f.scan_off - f.offset)
+            if start < pos:
+                start = pos
+            wait = -1
+            while True:
+                j = _msmq_find_sig(buf, start + 4, n)
+                if j < 0:
+                    break
+                c = j - 4
+                if buf[c] == _MSMQ_VERSION:
+                    if n - c < _MSMQ_HDR:
+                        wait = c        # cannot decide yet: wait for the rest of this header
+                        break
+                    if _msmq_header_problem(buf + c, _MSMQ_HDR, &a, &b) == 0:
+                        # framing._found
+                        if c > pos and _msmq_garbage(f, ctx, f.offset + pos, buf + pos, c - pos, 0, 0, 0) < 0:
+                            f.bailed = 1
+                            return FRAMER_BAIL
+                        f.resyncs += 1
+                        f.resync_bytes += f.offset + c - f.lost_at
+                        pos = c
+                        f.mode = MS_SYNC
+                        break
+                start = c + 1
+            if f.mode == MS_SYNC:
+                continue
+            if wait >= 0 and not closed:
+                f.scan_off = f.offset + wait
+                upto = wait
+            elif closed:
+                if pos < n:
+                    if _msmq_garbage(f, ctx, f.offset + pos, buf + pos, n - pos, MSE_ENDED_BEFORE_PACKET, 0, 0) < 0:
+                        f.bailed = 1
+                        return FRAMER_BAIL
+                    pos = n
+                f.mode = MS_SYNC
+                break
             else:
-                kind = MSMQ_KIND_INTERNAL
-        elif flags == 0 and _msmq_may_be_order_ack(p, total):
-            kind = _msmq_order_ack_kind(p, total)
-            if kind < 0:
-                return FRAMER_BAIL  # a candidate outside the layout reproduced here
-        else:
-            kind = MSMQ_KIND_USER_MESSAGE
-        if emit(ctx, f.offset + pos, p, total, kind, 0) != 0:
-            return FRAMER_BAIL
-        f.packets += 1
-        pos += total
+                upto = start if start > n - 7 else n - 7
+                f.scan_off = f.offset + upto
+            # framing._flush_garbage: scanned garbage in pieces of SCAN_CHUNK
+            if upto - pos >= _MSMQ_SCAN_CHUNK:
+                if _msmq_garbage(f, ctx, f.offset + pos, buf + pos, upto - pos, MSE_STILL_NO_PACKET, 0, 0) < 0:
+                    f.bailed = 1
+                    return FRAMER_BAIL
+                pos = upto
+                f.prob = MSE_NO_SIGNATURE
+                f.prob_a = f.prob_b = 0
+            break
     f.offset += pos
     return pos
 
 
-cdef int msmq_framer_close(MSMQFramer* f, Py_ssize_t remaining) noexcept nogil:
-    """0 when the pure framer's close() reports nothing more: no byte is left
-    (any byte left is a partial BaseHeader or a truncated packet: FramingError)."""
-    return 0 if remaining == 0 else FRAMER_BAIL
+cdef Py_ssize_t msmq_framer_run(MSMQFramer* f, const uint8_t* buf, Py_ssize_t n,
+                                emit_fn emit, void* ctx) noexcept nogil:
+    """Emit the packets and FramingErrors of buf[0:n] (stream offset f.offset);
+    return the bytes consumed, or FRAMER_BAIL."""
+    return _msmq_run(f, buf, n, emit, ctx, False)
+
+
+cdef void _msmq_after_broken(MSMQFramer* f, int64_t end, int64_t start, int64_t here, int64_t after) noexcept nogil:
+    """framing._after_broken_packet: a gap [here, after) hit the packet [start, end)."""
+    f.offset = after
+    if after < end:
+        f.mode = MS_TAIL
+        f.tail_end = end
+        f.tail_of = start
+    elif after == end:
+        f.mode = MS_SYNC
+    else:
+        _msmq_enter_scan(f, after, end, MSE_AFTER_GAP, after - here, here)
+
+
+cdef int msmq_framer_gap(MSMQFramer* f, int64_t nbytes, const uint8_t* buf, Py_ssize_t avail,
+                         void* ctx) noexcept nogil:
+    """framing.MSMQStreamFramer.gap(nbytes), buf[0:avail] the bytes left
+    unconsumed (the caller drops them after the call).  0 or FRAMER_BAIL."""
+    cdef int64_t here, after, start
+    cdef Py_ssize_t total
+    cdef int r = 0, kind
+    if f.bailed:
+        return FRAMER_BAIL
+    if nbytes <= 0:
+        return 0
+    here = f.offset + avail
+    after = here + nbytes
+    start = f.offset
+    if f.mode == MS_SYNC:
+        if avail == 0:
+            f.offset = after
+            _msmq_enter_scan(f, after, start, MSE_AFTER_GAP, nbytes, here)
+        elif avail < _MSMQ_HDR:
+            r = _msmq_error(f, ctx, start, buf, avail, MSE_HEADER_THEN_GAP, avail, nbytes, 0, 0)
+            f.offset = after
+            _msmq_enter_scan(f, after, start, MSE_AFTER_GAP, nbytes, here)
+        else:
+            total = _msmq_framed(buf)
+            # framing._prefix_kind: no decode
+            if not (buf[2] & _MSMQ_FLAG_IN):
+                kind = MSMQ_KIND_USER_MESSAGE
+            elif avail < _MSMQ_INTERNAL_MIN:
+                kind = MSMQ_KIND_INTERNAL
+            else:
+                kind = buf[18] & 0xF
+                if kind < 1 or kind > 3:
+                    kind = MSMQ_KIND_INTERNAL
+            r = _msmq_error(f, ctx, start, buf, avail, MSE_GAP_IN_PACKET, nbytes, here, total * 8 + kind, avail)
+            _msmq_after_broken(f, start + total, start, here, after)
+    elif f.mode == MS_TAIL:
+        if avail:
+            r = _msmq_error(f, ctx, start, buf, avail, MSE_TAIL_BEFORE_GAP, f.tail_of, nbytes, here, 0)
+        _msmq_after_broken(f, f.tail_end, f.tail_of, here, after)
+    else:
+        if avail:
+            r = _msmq_garbage(f, ctx, start, buf, avail, MSE_NONE_BEFORE_GAP, nbytes, here)
+        f.prob = MSE_AFTER_GAP
+        f.prob_a = nbytes
+        f.prob_b = here
+        f.offset = after
+        f.scan_off = after
+    if r < 0:
+        f.bailed = 1
+        return FRAMER_BAIL
+    return 0
+
+
+cdef int msmq_framer_close(MSMQFramer* f, const uint8_t* buf, Py_ssize_t avail, emit_fn emit,
+                           void* ctx) noexcept nogil:
+    """framing.MSMQStreamFramer.close: what is left (a partial header or
+    packet, garbage, a broken packet's tail) as FramingErrors.  0 or
+    FRAMER_BAIL."""
+    cdef Py_ssize_t r = _msmq_run(f, buf, avail, emit, ctx, True)
+    if r < 0:
+        return FRAMER_BAIL
+    return 0
 
 
 # ---------------------------------------------------------------------- test wrapper
@@ -301,11 +600,24 @@ cdef int _msmq_list_emit(void* ctx, int64_t start, const uint8_t* data, Py_ssize
     return 0
 
 
+cdef int _msmq_list_error(void* ctx, int64_t start, const uint8_t* raw, Py_ssize_t rawlen, int64_t length,
+                          int truncated, int code, int64_t a, int64_t b, int64_t c, int64_t d) noexcept nogil:
+    with gil:
+        try:
+            (<list>ctx).append(("ERROR", start, (<const char*>raw)[:rawlen], code, a, b, c, d))
+        except BaseException:
+            return -1
+    return 0
+
+
 cdef class FastMSMQFramer:
     """Python face of the compiled framer, for tests: keeps the unconsumed
-    bytes itself, as the capture core does.  feed() returns a list of
-    (start, bytes, kind, md_only), with "BAIL" appended when the framer bails
-    (feeding after that raises RuntimeError); close() returns False on BAIL."""
+    bytes itself, as the capture core does.  feed(), gap(n) and close()
+    return the events in order: (start, bytes, kind, md_only) for a packet,
+    ("ERROR", start, raw, code, a, b, c, d) for a FramingError
+    (framing_errors.describe(code, a, b, c, d) gives its text), with "BAIL"
+    appended when the framer bails (feeding after that raises RuntimeError).
+    ``resyncs`` and ``resync_bytes`` count the Resynchronised events."""
     cdef MSMQFramer _f
     cdef bytes _pending
     cdef bint _bailed
@@ -313,6 +625,7 @@ cdef class FastMSMQFramer:
 
     def __init__(self, offset=0):
         msmq_framer_init(&self._f, offset)
+        self._f.err_emit = _msmq_list_error
         self._pending = b""
         self._bailed = False
         self._closed = False
@@ -329,6 +642,14 @@ cdef class FastMSMQFramer:
     def pending(self):
         """The bytes kept for the next feed."""
         return self._pending
+
+    @property
+    def resyncs(self):
+        return self._f.resyncs
+
+    @property
+    def resync_bytes(self):
+        return self._f.resync_bytes
 
     def feed(self, bytes data):
         if self._bailed or self._closed:
@@ -348,11 +669,25 @@ cdef class FastMSMQFramer:
             self._pending = buf[used:]
         return out
 
-    def close(self):
-        if self._bailed:
-            return False
-        self._closed = True
-        if msmq_framer_close(&self._f, len(self._pending)) == FRAMER_BAIL:
+    def gap(self, int64_t nbytes):
+        if self._bailed or self._closed:
+            raise RuntimeError("gap() after %s" % ("BAIL" if self._bailed else "close()"))
+        cdef list out = []
+        if msmq_framer_gap(&self._f, nbytes, <const uint8_t*><const char*>self._pending, len(self._pending),
+                           <void*>out) == FRAMER_BAIL:
             self._bailed = True
-            return False
-        return True
+            out.append("BAIL")
+        self._pending = b""
+        return out
+
+    def close(self):
+        cdef list out = []
+        if self._bailed or self._closed:
+            return out
+        self._closed = True
+        if msmq_framer_close(&self._f, <const uint8_t*><const char*>self._pending, len(self._pending),
+                             _msmq_list_emit, <void*>out) == FRAMER_BAIL:
+            self._bailed = True
+            out.append("BAIL")
+        self._pending = b""
+        return out

@@ -195,7 +195,8 @@ def run_core(data: bytes, chunks=None, **options):
             assert stream == b["tcp_stream"][j]
             src, sport_ = (cip, cport) if b["direction"][j] == 0 else (sip, sport)
             # IBM MQ record kinds: the messages', then MQ_UNIT_KIND and MQ_ERROR_KIND (a FramingError)
-            names = MQ_KIND_NAMES + ["unit", "framing error"] if b["protocol"][j] == 0 else MSMQ_KIND_NAMES
+            names = (MQ_KIND_NAMES + ["unit", "framing error"] if b["protocol"][j] == 0
+                     else MSMQ_KIND_NAMES + ["framing error"])
             frame = int(b["frame"][j])
             ts = int(b["ts_ns"][j])
             kind = names[b["kind"][j]]

@@ -43,7 +43,8 @@ from mqcodec.msmq import Packet as DecodedPacket
 from mqcodec.msmq import constants as C
 from mqcodec.msmq import builders as MB
 from mqcodec.msmq import framing as F
-from mqcodec.msmq.framing import MSMQStreamFramer, Packet
+from mqcodec.msmq import framing_errors as E
+from mqcodec.msmq.framing import FramingError, MSMQStreamFramer, Packet, Resynchronised
 from mqcodec.msmq.optional_headers import TxSequenceID
 
 
@@ -76,58 +77,81 @@ MALFORMED = ["V9_queuejumper_poc.bin", "V11_noisefest_fullsignature.bin", "V12_m
 # ====================================================================== the differential harness
 
 
-def _row(ev: Packet):
+def _row(ev):
+    if isinstance(ev, FramingError):
+        return ("ERROR", ev.offset, ev.raw, ev.structure, ev.field, ev.reason)
     return (ev.offset, ev.data, ev.kind, 0)
+
+
+def _fast_row(item):
+    if isinstance(item, tuple) and item[0] == "ERROR":
+        _, start, raw, code, a, b, c, d = item
+        return ("ERROR", start, raw) + E.describe(code, a, b, c, d)
+    return item
 
 
 def candidate(ev) -> bool:
     """A Packet whose kind the pure framer decides with a full decode (OrderAck /
     FinalAck candidates): the fast path may bail on it."""
+    if not isinstance(ev, Packet):
+        return False
     d = ev.data
-    return isinstance(ev, Packet) and d[2] == 0 and d[3] == 0 and F._may_be_order_ack(d)
+    return d[2] == 0 and d[3] == 0 and F._may_be_order_ack(d)
 
 
 def differential(chunks, *, offset=0):
-    """Feed ``chunks`` to both framers, checking after every feed; returns
-    (rows the fast framer emitted, whether it bailed, the pure events)."""
+    """Feed ``chunks`` to both framers (a bytes chunk: fed; ``("gap", n)``: n
+    bytes lost), then close, checking after every step: the compiled framer
+    reports exactly the pure framer's Packets and FramingErrors of that step,
+    and as many Resynchronised, until it bails, which it may only at an
+    OrderAck candidate.  Returns (rows the fast framer reported, whether it
+    bailed, the pure events but Resynchronised)."""
     pure = MSMQStreamFramer(offset=offset)
     fast = FastMSMQFramer(offset)
     pure_all: list = []
     fast_all: list = []
+    resyncs = [0, 0]
     bailed = False
-    for chunk in chunks:
-        pure.feed(chunk)
-        step = list(pure)
-        pure_all += step
+
+    def step(do_pure, do_fast):
+        nonlocal bailed
+        do_pure()
+        events = list(pure)
+        for e in events:
+            if isinstance(e, Resynchronised):
+                resyncs[0] += 1
+                resyncs[1] += e.skipped
+        events = [e for e in events if not isinstance(e, Resynchronised)]
+        pure_all.extend(events)
         if bailed:
-            continue
-        out = fast.feed(chunk)
+            return
+        out = do_fast()
         assert "BAIL" not in out[:-1]
         if out and out[-1] == "BAIL":
             bailed = True
-            fast_all += out[:-1]
+            out = out[:-1]
+        out = [_fast_row(r) for r in out]
+        if bailed:
+            assert out == [_row(e) for e in events[:len(out)]]
+        else:
+            # same rows at the same step
+            assert out == [_row(e) for e in events]
+            assert (fast.resyncs, fast.resync_bytes) == tuple(resyncs), "resynchronisations differ"
+        fast_all.extend(out)
+
+    for chunk in chunks:
+        if isinstance(chunk, tuple):
+            n = chunk[1]
+            if n:
+                step(lambda: pure.gap(n), lambda: fast.gap(n))
             continue
-        # same packets at the same feed, and the pure framer reported nothing else
-        assert [type(e).__name__ for e in step] == ["Packet"] * len(step)
-        assert out == [_row(e) for e in step]
-        fast_all += out
-    pure.close()
-    tail = list(pure)
-    pure_all += tail
-    if not bailed:
-        ok = fast.close()
-        assert ok == (not tail), tail
-        bailed = not ok
+        step(lambda: pure.feed(chunk), lambda: fast.feed(chunk))
+    step(pure.close, fast.close)
     k = len(fast_all)
-    assert all(isinstance(e, Packet) for e in pure_all[:k])
     assert fast_all == [_row(e) for e in pure_all[:k]]
-    must_bail = any(not isinstance(e, Packet) for e in pure_all)
-    may_bail = must_bail or any(candidate(e) for e in pure_all)
-    assert bailed or not must_bail
-    assert may_bail or not bailed, pure_all[k:k + 2]
     if bailed:
         nxt = pure_all[k]
-        assert not isinstance(nxt, Packet) or candidate(nxt)
+        assert candidate(nxt), nxt
     else:
         assert k == len(pure_all)
     return fast_all, bailed, pure_all
@@ -185,7 +209,9 @@ def test_consumed_bytes_and_pending():
     out = f.feed(stream[:first + 10])
     assert [r[1] for r in out] == [sess.acceptor_packets[0][1]]
     assert f.pending == stream[first:first + 10] and f.offset == first
-    assert f.close() is False          # a partial packet at the end: the pure framer reports a FramingError
+    # a partial packet at the end: the pure framer's FramingError
+    (err,) = f.close()
+    assert err[:3] == ("ERROR", first, stream[first:first + 10]) and err[3] == E.HEADER_AT_CLOSE   # (10 bytes of a BaseHeader)
 
 
 # ====================================================================== [MS-MQQB] 4.1 examples, malformed vectors
@@ -201,9 +227,11 @@ def test_spec_example_sessions_every_split(vectors):
     for stream in (ini, acc):
         for cut in range(0, len(stream) + 1, 3):
             differential([stream[:cut], stream[cut:]])
-    # 4.1.7 holds the first 222 bytes of a 2224-byte UserMessage: the fast path waits, then bails at close
+    # 4.1.7 holds the first 222 bytes of a 2224-byte UserMessage: the fast path waits, then
+    # reports the truncated packet at close
     rows, bailed, pure = differential([ini])
-    assert [r[2] for r in rows] == ["EstablishConnection", "ConnectionParameters"] and bailed
+    assert [r[2] for r in rows[:2]] == ["EstablishConnection", "ConnectionParameters"] and not bailed
+    assert rows[2][0] == "ERROR" and rows[2][5].startswith("truncated packet: 2224 bytes")
     rows, bailed, _ = differential([acc])
     assert [r[2] for r in rows] == ["EstablishConnection", "ConnectionParameters", "SessionAck"]
     assert not bailed and [r[0] for r in rows] == [0, 572, 604]
@@ -324,19 +352,79 @@ def test_giant_and_impossible_packet_size(size):
     sess = MB.simulate_session(4, messages=2)
     stream = sess.initiator + _header(flags=0, size=size) + b"payload"
     rows, bailed, _ = differential([stream[:50], stream[50:]])
-    assert bailed and [r[1] for r in rows] == [p for _k, p in sess.initiator_packets]
+    good = [p for _k, p in sess.initiator_packets]
+    assert not bailed and [r[1] for r in rows[:len(good)]] == good
+    assert rows[len(good):] and all(r[0] == "ERROR" for r in rows[len(good):])
 
 
 @pytest.mark.parametrize("head", [b"\x11", b"\x10\x00\x00\x00X", b"\x10\x00\x00\x00LIOX",
                                   _header(flags=0x0008, size=19)])
-def test_bad_header_bails_at_once(head):
+def test_bad_header_is_garbage_until_the_next_packet(head):
+    """A bad BaseHeader: the bytes up to the next packet are one FramingError
+    (the problem of their first byte), then a Resynchronised, then the packets."""
     sess = MB.simulate_session(4, messages=1)
-    f = FastMSMQFramer(0)
-    assert len(f.feed(sess.acceptor)) == len(sess.acceptor_packets)
-    assert f.feed(head) == ["BAIL"]
-    with pytest.raises(RuntimeError):
-        f.feed(b"x")
-    differential([sess.acceptor, head])
+    stream = sess.acceptor + head + sess.acceptor
+    rnd = random.Random(head)
+    for chunks in chunkings(stream, rnd):
+        rows, bailed, pure = differential(chunks)
+        n = len(sess.acceptor_packets)
+        assert not bailed and [r[0] for r in rows].count("ERROR") == 1 and len(rows) == 2 * n + 1
+        assert rows[n][:3] == ("ERROR", len(sess.acceptor), head)
+
+
+def test_error_codes_are_the_pure_ones():
+    """The compiled framer's codes and limits are those of mqcodec.msmq.framing_errors."""
+    from mqcodec._ext import capture_core
+
+    for name, value in capture_core.MSMQ_ERROR_CODES.items():
+        assert getattr(E, name) == value, name
+    assert set(capture_core.MSMQ_ERROR_CODES) == {n for n in E.__all__ if n.isupper() and n != "KINDS"}
+    assert capture_core.MSMQ_SCAN_CHUNK == F.SCAN_CHUNK
+    assert E.MAX_PACKET_SIZE == C.MAX_PACKET_SIZE
+    assert list(E.KINDS) == list(capture_core.MSMQ_KIND_NAMES[:len(E.KINDS)])
+
+
+def gap_steps(stream: bytes, rnd: random.Random, gaps: int) -> list:
+    """``stream`` in random chunks with ``gaps`` losses of 1..3000 bytes at random places."""
+    steps: list = []
+    pos = 0
+    n = len(stream)
+    for cut_at in sorted(rnd.sample(range(1, n), min(gaps, n - 1))) if n > 1 else []:
+        if cut_at <= pos:
+            continue
+        steps.append(stream[pos:cut_at])
+        k = min(rnd.randint(1, 3000), n - cut_at)
+        steps.append(("gap", k))
+        pos = cut_at + k
+    steps.append(stream[pos:])
+    return steps
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_gaps_anywhere(seed):
+    """Bytes lost anywhere (inside headers, packets, between them, in garbage):
+    the compiled framer reports the pure framer's errors and resynchronises as
+    it does."""
+    rnd = random.Random(seed)
+    sess = MB.simulate_session(seed, messages=rnd.randrange(2, 8))
+    stream = bytearray(sess.initiator if seed % 2 else sess.acceptor)
+    if seed % 3 == 0:
+        at = rnd.randrange(len(stream))
+        stream[at:at] = b"garbage" * rnd.randrange(1, 40)
+    rows, bailed, pure = differential(gap_steps(bytes(stream), rnd, rnd.randint(1, 4)))
+    assert not bailed
+
+
+def test_garbage_beyond_the_scan_chunk_is_reported_in_pieces():
+    """More than SCAN_CHUNK bytes of garbage: reported in pieces, "still no packet"."""
+    sess = MB.simulate_session(3, messages=2)
+    junk = bytes(range(0x20, 0x40)) * ((F.SCAN_CHUNK // 32) * 2 + 5)
+    stream = sess.initiator + junk + sess.initiator
+    rnd = random.Random(3)
+    cuts = sorted(rnd.sample(range(len(stream)), 40))
+    rows, bailed, pure = differential([stream[a:b] for a, b in zip([0] + cuts, cuts + [len(stream)])])
+    errors = [r for r in rows if r[0] == "ERROR"]
+    assert not bailed and len(errors) >= 2 and errors[0][5].endswith("; still no packet")
 
 
 # ====================================================================== hypothesis

@@ -41,7 +41,9 @@ def _pcap(packets) -> bytes:
 
 
 def _damaged(seed: int) -> bytes:
-    """A simulator capture with segments lost, duplicated and swapped."""
+    """A simulator capture with segments lost, duplicated and swapped (the
+    capture core follows those), and a connection whose IBM MQ unit does not
+    parse (the core hands it to its replay)."""
     pk = [(p.ts_ns, p.frame) for p in synth.generate(4, 40)]
     rnd = random.Random(seed)
     order = [i for i in range(len(pk)) if rnd.random() > 0.03]
@@ -51,7 +53,23 @@ def _damaged(seed: int) -> bytes:
             order[i], order[i + 1] = order[i + 1], order[i]
         elif r < 0.08:
             order.insert(i, order[i])
-    return _pcap([pk[i] for i in order])
+    return _pcap([pk[i] for i in order] + _replayed_connection(pk[-1][0] + 10 ** 9))
+
+
+def _replayed_connection(start_ns: int) -> list:
+    """An MQPUT whose MQMD is missing (a FramingError of the unit, which the
+    compiled framer does not reproduce), then a good MQPUT and a lost segment."""
+    import struct
+
+    from mqcodec.capture.writer import TcpConversation
+    from mqcodec.ibmmq.builders import encode_put, encode_segments
+
+    message = b"MD  " + struct.pack("<i", 2) + bytes(356) + b"after the damaged unit"
+    payload = encode_segments(0x86, bytes(16) + b"XX  " + bytes(400)) + encode_put(message) * 3
+    c = TcpConversation(("10.9.0.1", 40999), ("10.9.0.2", 1414), mss=300, start_ns=start_ns)
+    packets = c.handshake() + c.send(0, payload)
+    del packets[-3]
+    return [(p.ts_ns, p.frame) for p in packets + c.close()]
 
 
 @pytest.fixture(scope="module")

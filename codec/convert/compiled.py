@@ -323,7 +323,7 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
         return 0
     errors = b.pop("errors", None)
     if errors is not None:
-        # the IBM MQ framer's FramingError records: their code and numbers per record
+        # the framers' FramingError records: their code and numbers per record
         # (so that they follow the records through _units)
         code = np.zeros(n, dtype=np.int64)
         code[errors["index"]] = errors["code"]
@@ -364,7 +364,8 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     cip_a, sip_a = pa.array(cip, pa.string()).take(inv), pa.array(sip, pa.string()).take(inv)
     cport_a, sport_a = pa.array(cport, pa.int32()).take(inv), pa.array(sport, pa.int32()).take(inv)
     protocol = np.asarray(b["protocol"], dtype=np.int64)
-    # MQ record kinds: the message kinds, then MQ_UNIT_KIND (gone: _units) and MQ_ERROR_KIND
+    # MQ record kinds: the message kinds, then MQ_UNIT_KIND (gone: _units) and MQ_ERROR_KIND;
+    # MSMQ's: the packet kinds, then MSMQ_ERROR_KIND
     mq_kinds = kinds[0] + ["unit", "framing error"]
     kind_index = np.asarray(b["kind"], dtype=np.int64) + protocol * len(mq_kinds)
     length = np.diff(offsets)
@@ -380,7 +381,7 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
         "tcp_stream": pa.array(np.asarray(b["tcp_stream"], dtype=np.int64)),
         "stream_offset": pa.array(np.asarray(b["stream_offset"], dtype=np.int64)),
         "protocol": pa.array(["mq", "msmq"], pa.string()).take(pa.array(protocol)),
-        "kind": pa.array(mq_kinds + kinds[1], pa.string()).take(pa.array(kind_index)),
+        "kind": pa.array(mq_kinds + kinds[1] + ["framing error"], pa.string()).take(pa.array(kind_index)),
         "length": pa.array(length),
         "_data": data,
         "_md_only": pa.array(np.asarray(b["md_only"], dtype=bool)),
@@ -407,11 +408,12 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
 
 
 def _error_columns(columns: dict, b: dict, length) -> None:
-    """The error columns of the IBM MQ framer's FramingError records (code > 0),
-    as the pure converter's rows of FramingError events have them; ``length``
+    """The error columns of the framers' FramingError records (code > 0), as
+    the pure converter's rows of FramingError events have them; ``length``
     (modified) becomes their extent in the stream where it passes their raw
     bytes."""
-    from ..ibmmq.framing_errors import describe
+    from ..ibmmq.framing_errors import describe as mq_describe
+    from ..msmq.framing_errors import describe as msmq_describe
 
     code = b["error_code"]
     rows = np.flatnonzero(code > 0)
@@ -419,10 +421,10 @@ def _error_columns(columns: dict, b: dict, length) -> None:
     error: list = [None] * n
     structure: list = [None] * n
     fld: list = [None] * n
-    for i, c, a, b_, c_, d in zip(rows.tolist(), code[rows].tolist(), b["error_a"][rows].tolist(),
-                                  b["error_b"][rows].tolist(), b["error_c"][rows].tolist(),
-                                  b["error_d"][rows].tolist()):
-        structure[i], fld[i], error[i] = describe(c, a, b_, c_, d)
+    for i, p, c, a, b_, c_, d in zip(rows.tolist(), np.asarray(b["protocol"])[rows].tolist(), code[rows].tolist(),
+                                     b["error_a"][rows].tolist(), b["error_b"][rows].tolist(),
+                                     b["error_c"][rows].tolist(), b["error_d"][rows].tolist()):
+        structure[i], fld[i], error[i] = (msmq_describe if p else mq_describe)(c, a, b_, c_, d)
     extent = np.asarray(b["full_length"], dtype=np.int64)[rows]
     length[rows] = np.maximum(length[rows], extent)
     columns["error"] = pa.array(error, pa.string())
