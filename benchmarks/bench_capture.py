@@ -27,8 +27,9 @@ no warm in-process form):
 
 Run:  .venv/bin/python -m pytest benchmarks/bench_capture.py --benchmark-only   (pytest-benchmark rows)
       .venv/bin/python benchmarks/bench_capture.py [--rounds 5] [--messages N]  (the whole-process
-      table of BENCHMARKS.md: every command run in turn, round after round, so that the load of
-      this shared machine falls on all of them alike; medians, peak RSS and CPU of each process)
+      table of BENCHMARKS.md: every command run in turn, round after round, in a rotating order,
+      so that the load of this shared machine falls on all of them alike; medians, peak RSS and
+      CPU of each process)
 """
 from __future__ import annotations
 
@@ -255,8 +256,11 @@ def main(argv=None) -> int:
             frames = frames_of(path) if which != "empty" else 0
             rows = process_rows(path, work)
             times: dict = {name: [] for name, *_ in rows}
-            for _ in range(args.rounds):
-                for name, cmd, out, pp in rows:  # interleaved: one run of each per round
+            for r in range(args.rounds):
+                # interleaved: one run of each per round, the order rotated round after round so
+                # that no row always runs after the same one (after tshark's 250 MB, say)
+                k = r % len(rows)
+                for name, cmd, out, pp in rows[k:] + rows[:k]:
                     times[name].append(run_process(cmd, out, pp))
             tshark = statistics.median(w for w, _, _ in times.get("tshark fields", [(0, 0, 0)]))
             print("\n%s: %s, %d frames, %.1f MB; median of %d interleaved rounds"
