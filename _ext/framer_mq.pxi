@@ -137,11 +137,14 @@ cdef enum:
     MQE_ENDS_IN_UNIT = 8
     MQE_CONTINUATION_WITHOUT_FIRST = 9
     MQE_NEW_FIRST_BEFORE_LAST = 10
+    MQE_UNIT = 11
+    MQE_SHORT_CONTINUATION = 12
 MQ_ERROR_CODES = {"NOT_A_SEGMENT": MQE_NOT_A_SEGMENT, "SEGMENT_LENGTH": MQE_SEGMENT_LENGTH,
                   "AFTER_GAP": MQE_AFTER_GAP, "NO_HEADER": MQE_NO_HEADER, "GAP_IN_SEGMENT": MQE_GAP_IN_SEGMENT,
                   "GAP_IN_UNIT": MQE_GAP_IN_UNIT, "ENDS_IN_SEGMENT": MQE_ENDS_IN_SEGMENT,
                   "ENDS_IN_UNIT": MQE_ENDS_IN_UNIT, "CONTINUATION_WITHOUT_FIRST": MQE_CONTINUATION_WITHOUT_FIRST,
-                  "NEW_FIRST_BEFORE_LAST": MQE_NEW_FIRST_BEFORE_LAST}
+                  "NEW_FIRST_BEFORE_LAST": MQE_NEW_FIRST_BEFORE_LAST, "UNIT": MQE_UNIT,
+                  "SHORT_CONTINUATION": MQE_SHORT_CONTINUATION}
 MQ_MAX_RAW = MQF_MAX_RAW
 
 
@@ -252,13 +255,65 @@ cdef inline int _mq_kind(int t) noexcept nogil:
     return -1
 
 
+# UNIT errors (framing_errors.UNIT): where and why a unit does not parse, as the
+# pure framer's DecodeErrors say it (framing_errors.unit_code and its numbers)
+cdef enum:
+    _MQU_API = 0
+    _MQU_MQOD = 1
+    _MQU_ASYNC = 2
+    _MQU_MSH = 3
+    _MQU_MQXQH = 4
+    _MQU_MQMD = 5
+    _MQU_MQPMO = 6
+    _MQU_MQGMO = 7
+    _MQU_SEGMENT = 8           # the segment type's own (DataLength)
+    _MQUF_NONE = 0
+    _MQUF_REPLY_LENGTH = 1
+    _MQUF_STRUC_ID = 2
+    _MQUF_VERSION = 3
+    _MQUF_RECS_PRESENT = 4
+    _MQUF_REASON_CODE = 5
+    _MQUF_RESOL_Q_NAME = 6
+    _MQUF_DATA_LENGTH = 7
+    _MQUR_TRUNCATED = 0
+    _MQUR_UNKNOWN_VERSION = 1
+    _MQUR_NEGATIVE_COUNT = 2
+    _MQUR_RECORDS_PAST_END = 3
+    _MQUR_NO_MQOD = 4
+    _MQUR_NO_MQMD = 5
+    _MQUR_NO_OPTIONS = 6
+    _MQUR_NEGATIVE_LENGTH = 7
+    _MQUR_DECLARED_PAST_END = 8
+
+
+cdef inline int _mq_uerr(int64_t* err, int t, int structure, int fld, int reason, int64_t b, int64_t c,
+                         int64_t d) noexcept nogil:
+    """Fill err[0..3] (framing_errors.unit_code, then the numbers); returns -1."""
+    err[0] = (<int64_t>t << 16) | (structure << 8) | (fld << 4) | reason
+    err[1] = b
+    err[2] = c
+    err[3] = d
+    return -1
+
+
+cdef inline int _mq_need(int64_t* err, Py_ssize_t ulen, Py_ssize_t pos, Py_ssize_t n, int t, int structure,
+                         int fld) noexcept nogil:
+    """framing._need: 0, or -1 with the error filled in."""
+    if n < 0 or pos + n > ulen:
+        return _mq_uerr(err, t, structure, fld, _MQUR_TRUNCATED, n, ulen - pos if ulen > pos else 0, 0)
+    return 0
+
+
 cdef inline Py_ssize_t _mq_versioned(const uint8_t* u, Py_ssize_t ulen, Py_ssize_t pos, int little,
-                                     int which) noexcept nogil:
+                                     int which, int t, int64_t* err) noexcept nogil:
     """framing._versioned: the structure's size by its Version, -1 where the
-    pure framer raises DecodeError.  which: 0 MQMD, 1 MQPMO, 2 MQGMO, 3 MQOD."""
+    pure framer raises DecodeError (err filled in).  which: 0 MQMD, 1 MQPMO,
+    2 MQGMO, 3 MQOD."""
     cdef int32_t v
     cdef Py_ssize_t size = -1
-    if pos + 8 > ulen:
+    cdef int structure = _MQU_MQMD if which == 0 else (_MQU_MQPMO if which == 1 else
+                                                       (_MQU_MQGMO if which == 2 else _MQU_MQOD))
+    if _mq_need(err, ulen, pos, 8, t, structure, _MQUF_VERSION) < 0:
         return -1
     v = _mq_i32(u + pos + 4, little)
     if which == 0:
@@ -291,27 +346,33 @@ cdef inline Py_ssize_t _mq_versioned(const uint8_t* u, Py_ssize_t ulen, Py_ssize
             size = 336
         elif v == 4:
             size = 400
-    if size < 0 or pos + size > ulen:
+    if size < 0:
+        return _mq_uerr(err, t, structure, _MQUF_VERSION, _MQUR_UNKNOWN_VERSION, v, 0, 0)
+    if _mq_need(err, ulen, pos, size, t, structure, _MQUF_NONE) < 0:
         return -1
     return size
 
 
-cdef inline int64_t _mq_records(Py_ssize_t ulen, Py_ssize_t pos, int64_t count, int64_t per) noexcept nogil:
-    """framing._records: the records' length, -1 where it raises."""
+cdef inline int64_t _mq_records(Py_ssize_t ulen, Py_ssize_t pos, int64_t count, int64_t per, int t,
+                                int structure, int64_t* err) noexcept nogil:
+    """framing._records: the records' length, -1 where it raises (err filled in)."""
     cdef int64_t total
     if count < 0:
-        return -1
+        return _mq_uerr(err, t, structure, _MQUF_RECS_PRESENT, _MQUR_NEGATIVE_COUNT, count, 0, 0)
     total = count * per
     if total > <int64_t>(ulen - pos):
-        return -1
+        return _mq_uerr(err, t, structure, _MQUF_RECS_PRESENT, _MQUR_RECORDS_PAST_END, count, total,
+                        ulen - pos if ulen > pos else 0)
     return total
 
 
 cdef int _mq_parse_unit(const uint8_t* u, Py_ssize_t ulen, Py_ssize_t hlen, int t, int little,
-                        Py_ssize_t* md_pos, Py_ssize_t* md_len, Py_ssize_t* d0, Py_ssize_t* d1) noexcept nogil:
+                        Py_ssize_t* md_pos, Py_ssize_t* md_len, Py_ssize_t* d0, Py_ssize_t* d1,
+                        int64_t* err) noexcept nogil:
     """framing._parse_message_unit on a whole unit (first TSH + body) of a
     message-bearing type: 1 a message (MQMD at md_pos, data u[d0:d1]), 0 no
-    message, -1 where the pure framer raises DecodeError (a FramingError)."""
+    message, -1 where the pure framer raises DecodeError (a FramingError:
+    err[0..3] its framing_errors.UNIT numbers)."""
     cdef Py_ssize_t pos = hlen
     cdef Py_ssize_t size, hl, between_start
     cdef int must = (t == _MQT_MQPUT or t == _MQT_MQPUT1)
@@ -320,13 +381,15 @@ cdef int _mq_parse_unit(const uint8_t* u, Py_ssize_t ulen, Py_ssize_t hlen, int 
     cdef uint32_t seg_index, qlen
     cdef int64_t extra, pmr
     if t > 0x80 and t <= 0x9F:
-        if pos + _MQ_API_LEN > ulen:
+        if _mq_need(err, ulen, pos, _MQ_API_LEN, t, _MQU_API, _MQUF_REPLY_LENGTH) < 0:
             return -1
         pos += _MQ_API_LEN
         if t == _MQT_MQPUT1 or t == _MQT_MQPUT1_REPLY:
             if not _mq_is(u, ulen, pos, MQF_ID_OD, MQF_ID_OD_E):
-                return -1 if must else 0
-            size = _mq_versioned(u, ulen, pos, little, 3)
+                if must:
+                    return _mq_uerr(err, t, _MQU_MQOD, _MQUF_STRUC_ID, _MQUR_NO_MQOD, 0, 0, 0)
+                return 0
+            size = _mq_versioned(u, ulen, pos, little, 3, t, err)
             if size < 0:
                 return -1
             if size >= 200:     # version >= 2
@@ -334,21 +397,22 @@ cdef int _mq_parse_unit(const uint8_t* u, Py_ssize_t ulen, Py_ssize_t hlen, int 
                 orec = _mq_i32(u + pos + 184, little)
                 rrec = _mq_i32(u + pos + 188, little)
                 if recs != 0:
-                    extra = _mq_records(ulen, pos + size, recs, (96 if orec != 0 else 0) + (8 if rrec != 0 else 0))
+                    extra = _mq_records(ulen, pos + size, recs, (96 if orec != 0 else 0) + (8 if rrec != 0 else 0),
+                                        t, _MQU_MQOD, err)
                     if extra < 0:
                         return -1
                     size += extra
             pos += size
     elif t == _MQT_ASYNC_MESSAGE:
-        if pos + _MQ_ASYNC_SHORT > ulen:
+        if _mq_need(err, ulen, pos, _MQ_ASYNC_SHORT, t, _MQU_ASYNC, _MQUF_VERSION) < 0:
             return -1
         seg_index = _mq_u16(u + pos + 20, little)
         if seg_index == 0:
-            if pos + _MQ_ASYNC_FIXED > ulen:
+            if _mq_need(err, ulen, pos, _MQ_ASYNC_FIXED, t, _MQU_ASYNC, _MQUF_REASON_CODE) < 0:
                 return -1
             qlen = u[pos + 54]
             hl = _MQ_ASYNC_FIXED + qlen + (4 - (3 + qlen) % 4) % 4
-            if pos + hl > ulen:
+            if _mq_need(err, ulen, pos, hl, t, _MQU_ASYNC, _MQUF_RESOL_Q_NAME) < 0:
                 return -1
         else:
             hl = _MQ_ASYNC_SHORT
@@ -357,18 +421,20 @@ cdef int _mq_parse_unit(const uint8_t* u, Py_ssize_t ulen, Py_ssize_t hlen, int 
             return 0
     elif t == _MQT_MESSAGE_DATA:
         if _mq_is(u, ulen, pos, MQF_ID_MSH, MQF_ID_MSH_E):
-            if pos + _MQ_MSH_LEN > ulen:
+            if _mq_need(err, ulen, pos, _MQ_MSH_LEN, t, _MQU_MSH, _MQUF_NONE) < 0:
                 return -1
             pos += _MQ_MSH_LEN
         if not _mq_is(u, ulen, pos, MQF_ID_XQH, MQF_ID_XQH_E):
             return 0
-        if pos + _MQ_XQH_PREFIX > ulen:
+        if _mq_need(err, ulen, pos, _MQ_XQH_PREFIX, t, _MQU_MQXQH, _MQUF_NONE) < 0:
             return -1
         pos += _MQ_XQH_PREFIX
     md_pos[0] = pos
     if not _mq_is(u, ulen, pos, MQF_ID_MD, MQF_ID_MD_E):
-        return -1 if (must or t == _MQT_MESSAGE_DATA) else 0
-    size = _mq_versioned(u, ulen, pos, little, 0)
+        if must or t == _MQT_MESSAGE_DATA:
+            return _mq_uerr(err, t, _MQU_MQMD, _MQUF_STRUC_ID, _MQUR_NO_MQMD, 0, 0, 0)
+        return 0
+    size = _mq_versioned(u, ulen, pos, little, 0, t, err)
     if size < 0:
         return -1
     md_len[0] = size
@@ -381,9 +447,9 @@ cdef int _mq_parse_unit(const uint8_t* u, Py_ssize_t ulen, Py_ssize_t hlen, int 
     if opts:
         if not (_mq_is(u, ulen, pos, MQF_ID_PMO, MQF_ID_PMO_E) if opts == 1 else _mq_is(u, ulen, pos, MQF_ID_GMO, MQF_ID_GMO_E)):
             if must:
-                return -1
+                return _mq_uerr(err, t, _MQU_MQPMO, _MQUF_STRUC_ID, _MQUR_NO_OPTIONS, 0, 0, 0)
         else:
-            size = _mq_versioned(u, ulen, pos, little, opts)
+            size = _mq_versioned(u, ulen, pos, little, opts, t, err)
             if size < 0:
                 return -1
             if opts == 1 and size >= 152:        # MQPMO version >= 2
@@ -394,7 +460,7 @@ cdef int _mq_parse_unit(const uint8_t* u, Py_ssize_t ulen, Py_ssize_t hlen, int 
                            + (4 if fl & 8 else 0) + (32 if fl & 16 else 0))
                     extra = _mq_records(ulen, pos + size, recs,
                                         (pmr if _mq_i32(u + pos + 136, little) != 0 else 0)
-                                        + (8 if _mq_i32(u + pos + 140, little) != 0 else 0))
+                                        + (8 if _mq_i32(u + pos + 140, little) != 0 else 0), t, _MQU_MQPMO, err)
                     if extra < 0:
                         return -1
                     size += extra
@@ -404,36 +470,40 @@ cdef int _mq_parse_unit(const uint8_t* u, Py_ssize_t ulen, Py_ssize_t hlen, int 
                 has_dl = 1
                 pos += 4
             elif must:
-                return -1
+                return _mq_uerr(err, t, _MQU_SEGMENT, _MQUF_DATA_LENGTH, _MQUR_TRUNCATED, 4, ulen - pos, 0)
     d0[0] = pos
     d1[0] = ulen
     if has_dl and (t == _MQT_MQPUT or t == _MQT_MQPUT1 or t == _MQT_MQGET_REPLY):
         if dl < 0:
-            return -1
+            return _mq_uerr(err, t, _MQU_SEGMENT, _MQUF_DATA_LENGTH, _MQUR_NEGATIVE_LENGTH, dl, 0, 0)
         if dl > ulen - pos:
             if t != _MQT_MQGET_REPLY:
-                return -1
+                return _mq_uerr(err, t, _MQU_SEGMENT, _MQUF_DATA_LENGTH, _MQUR_DECLARED_PAST_END, dl, ulen - pos, 0)
         else:
             d1[0] = pos + dl
     return 1
 
 
 cdef int _mq_emit_unit(MQFramer* f, const uint8_t* u, Py_ssize_t ulen, Py_ssize_t hlen, int t, int little,
-                       int64_t start, emit_fn emit, void* ctx) noexcept nogil:
+                       int64_t start, int64_t end, emit_fn emit, void* ctx) noexcept nogil:
     """framing._unit: the Unit first (units wanted), then 0 (a message
-    emitted, or none in this unit), -1 BAIL."""
+    emitted, none in this unit, or the unit reported as a FramingError: it
+    does not parse), -1 BAIL.  ``end``: the stream offset after its last segment."""
     cdef Py_ssize_t md_pos = 0, md_len = 0, d0 = 0, d1 = 0, total
     cdef int kind = _mq_kind(t)
     cdef int r
+    cdef int64_t err[4]
     cdef uint8_t* nb
     if f.unit_emit != NULL:
         if f.unit_emit(ctx, start, u, ulen if ulen < _MQ_UNIT_PREFIX else _MQ_UNIT_PREFIX, ulen) < 0:
             return -1
     if kind < 0:
         return 0
-    r = _mq_parse_unit(u, ulen, hlen, t, little, &md_pos, &md_len, &d0, &d1)
-    if r <= 0:
-        return r
+    r = _mq_parse_unit(u, ulen, hlen, t, little, &md_pos, &md_len, &d0, &d1, err)
+    if r < 0:
+        return _mq_error(f, ctx, start, u, ulen, ulen, end - start, 0, MQE_UNIT, err[0], err[1], err[2], err[3])
+    if r == 0:
+        return 0
     if d0 == md_pos + md_len:
         # MQMD and data are contiguous: no copy
         return emit(ctx, start, u + md_pos, md_len + (d1 - d0), kind, d1 == d0)
@@ -569,7 +639,7 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
         t == _MQT_MESSAGE_DATA and ((first and not last) or
                                     (not first and pi >= 0 and f.pend[pi].seg_type == _MQT_MESSAGE_DATA)))
     if not spans:
-        return _mq_emit_unit(f, p, n, hlen, t, little, start, emit, ctx)
+        return _mq_emit_unit(f, p, n, hlen, t, little, start, start + n, emit, ctx)
     if first:
         if pi >= 0:
             # the open unit of this key is reported and dropped; this segment starts the next
@@ -583,7 +653,7 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
             if r < 0:
                 return -1
         if last:
-            return _mq_emit_unit(f, p, n, hlen, t, little, start, emit, ctx)
+            return _mq_emit_unit(f, p, n, hlen, t, little, start, start + n, emit, ctx)
         if f.npend >= _MQ_MAX_PEND:
             return -1           # unsupported: too many open units at once
         q = &f.pend[f.npend]
@@ -607,9 +677,18 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
     if pi < 0 or f.pend[pi].seg_type != t:
         return _mq_error(f, ctx, start, p, n, n, n, 0, MQE_CONTINUATION_WITHOUT_FIRST, hidx, t, -1, 0)
     skip = hlen + (_MQ_ASYNC_SHORT if t == _MQT_ASYNC_MESSAGE else 0)
-    if n < skip:
-        return -1               # "continuation segment ... shorter than its headers"
     q = &f.pend[pi]
+    if n < skip:
+        # the open unit and this segment, reported and dropped
+        r = _mq_pend_add(q, p, n)
+        if r == 0:
+            r = _mq_error(f, ctx, q.start, q.buf, q.kept, q.size, start + n - q.start, 0, MQE_SHORT_CONTINUATION,
+                          t, n, skip, 0)
+        free(q.buf)
+        for i in range(pi, f.npend - 1):
+            f.pend[i] = f.pend[i + 1]
+        f.npend -= 1
+        return r
     if q.size + (n - skip) > MQF_MAX_MSG:
         return -1               # overflow: checked before the copy
     if _mq_pend_add(q, p + skip, n - skip) < 0:
@@ -627,7 +706,7 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
     r = 0
     if done.store:
         # the unit is parsed with the first segment's header (size, byte order)
-        r = _mq_emit_unit(f, done.buf, done.size, done.hlen, t, done.little, done.start, emit, ctx)
+        r = _mq_emit_unit(f, done.buf, done.size, done.hlen, t, done.little, done.start, done.end, emit, ctx)
     free(done.buf)
     return r
 

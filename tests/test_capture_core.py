@@ -30,7 +30,7 @@ from mqcodec.capture import CaptureProcessor, open_capture
 from mqcodec.capture.reader import CaptureParser
 from mqcodec.capture.writer import PcapngWriter, PcapWriter, TcpConversation, ethernet, null_loopback, sll, sll2
 from mqcodec.capture.tcp import Gap, StreamClosed, StreamData
-from mqcodec.ibmmq.builders import encode_segments
+from mqcodec.ibmmq.builders import build_tsh
 from mqcodec.ibmmq.framing import MQStreamFramer
 from mqcodec.msmq.framing import MSMQStreamFramer
 
@@ -623,11 +623,12 @@ def test_damage_sends_exactly_the_damaged_connections_to_replay(seed, damage):
 
 
 # --------------------------------------------------------------------------- connection reuse
-#: an IBM MQ unit the compiled framer does not follow: an MQPUT whose MQMD is missing
-#: (the pure framer reports a FramingError of the unit, which the core does not
-#: reproduce), so its connection goes to the replay; the core follows lost segments,
-#: garbage and incomplete streams itself
-UNFOLLOWED = encode_segments(0x86, b"\0" * 16 + b"XX  " + b"\0" * 400)
+#: IBM MQ traffic the compiled framer does not follow: more multi-segment units open at
+#: once than it keeps (33 first segments of as many conversations; the pure framer keeps
+#: 1024), so its connection goes to the replay; the core follows lost segments, garbage,
+#: damaged units and incomplete streams itself
+UNFOLLOWED = b"".join(build_tsh(0x86, 36 + 100, conversation_id=1000 + k, ctl_flags1=0x10) + bytes(100)
+                      for k in range(33))
 
 
 def _mq_stream(n=3):
@@ -983,7 +984,7 @@ def reuse_capture(variant: str = "fast", garbage_first: bool = True):
         lossy = (variant == "replay" and k == 0) or k == 1
         c = TcpConversation(("10.1.0.1", 40001), ("10.1.0.2", 1414), isn_client=isn, isn_server=3 * isn,
                             mss=300 if lossy else 1460, start_ns=1_700_000_001_000_000_000 + k * 10**9)
-        hs, body = c.handshake(), c.send(0, (UNFOLLOWED if lossy else b"") + b"".join(msgs))
+        hs, body = c.handshake(), c.send(0, b"".join(msgs) + (UNFOLLOWED if lossy else b""))
         if lossy:
             del body[4]                          # a lost data segment and a unit: replayed too
             replayed.append(1 + k)

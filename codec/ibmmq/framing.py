@@ -368,10 +368,17 @@ def _i32(data, pos: int, order: str) -> int:
     return _struct.unpack_from(">i" if order == BIG else "<i", data, pos)[0]
 
 
-def _need(unit, pos: int, n: int, structure: str, fld: str) -> None:
+def _unit_error(t: int, structure: str | None, fld: str, pos: int, reason: int, b: int = 0, c: int = 0,
+                d: int = 0) -> DecodeError:
+    """The DecodeError of a unit that does not parse, its text from
+    framing_errors (as the compiled framer's UNIT errors)."""
+    s, f, text = _errors.unit_error(_errors.unit_code(t, structure, fld, reason), b, c, d)
+    return DecodeError(s, f, pos, text)
+
+
+def _need(unit, pos: int, n: int, structure: str | None, fld: str, t: int) -> None:
     if n < 0 or pos + n > len(unit):
-        raise DecodeError(structure, fld, pos, "truncated: %d bytes needed, %d present"
-                          % (n, max(0, len(unit) - pos)))
+        raise _unit_error(t, structure, fld, pos, _errors.TRUNCATED, n, max(0, len(unit) - pos))
 
 
 def _fields(c) -> dict:
@@ -379,28 +386,26 @@ def _fields(c) -> dict:
             for k, v in c.items() if not k.startswith("_") and v is not None}
 
 
-def _versioned(unit, pos: int, lengths: dict, structure: str, order: str) -> tuple[int, int]:
-    _need(unit, pos, 8, structure, "Version")
+def _versioned(unit, pos: int, lengths: dict, structure: str, order: str, t: int) -> tuple[int, int]:
+    _need(unit, pos, 8, structure, "Version", t)
     version = _i32(unit, pos + 4, order)
     if version not in lengths:
-        raise DecodeError(structure, "Version", pos + 4, "version %d is not one of %s"
-                          % (version, ", ".join(str(v) for v in sorted(lengths))))
+        raise _unit_error(t, structure, "Version", pos + 4, _errors.UNKNOWN_VERSION, version)
     size = lengths[version]
-    _need(unit, pos, size, structure, "")
+    _need(unit, pos, size, structure, "", t)
     return version, size
 
 
-def _records(unit, pos: int, count: int, sizes: Sequence[int], structure: str, fld: str) -> int:
+def _records(unit, pos: int, count: int, sizes: Sequence[int], structure: str, fld: str, t: int) -> int:
     """Length of ``count`` records of each size in ``sizes`` (0 = absent),
     checked against the bytes present before any use."""
     if count < 0:
-        raise DecodeError(structure, fld, pos, "negative record count %d" % count)
+        raise _unit_error(t, structure, fld, pos, _errors.NEGATIVE_COUNT, count)
     total = 0
     for s in sizes:
         total += count * s
     if total > len(unit) - pos:
-        raise DecodeError(structure, fld, pos, "%d records need %d bytes, %d present"
-                          % (count, total, max(0, len(unit) - pos)))
+        raise _unit_error(t, structure, fld, pos, _errors.RECORDS_PAST_END, count, total, max(0, len(unit) - pos))
     return total
 
 
@@ -413,15 +418,15 @@ def _parse_message_unit(unit: bytes, seg0: Segment) -> dict | None:
     out: dict[str, Any] = {}
     must = t in (MQPUT, MQPUT1)
     if t > 0x80 and t <= 0x9F:
-        _need(unit, pos, API_HEADER_LENGTH, "API", "ReplyLength")
+        _need(unit, pos, API_HEADER_LENGTH, "API", "ReplyLength", t)
         out["api"] = _fields(parse_at(API_HEADER_DECL[order], unit, pos, "API"))
         pos += API_HEADER_LENGTH
         if t in (MQPUT1, MQPUT1_REPLY):
             if bytes(unit[pos:pos + 4]) not in OD_IDS:
                 if must:
-                    raise DecodeError("MQOD", "StrucId", pos, "no MQOD where MQPUT1 carries it")
+                    raise _unit_error(t, "MQOD", "StrucId", pos, _errors.NO_MQOD)
                 return None
-            version, size = _versioned(unit, pos, MQOD_LENGTHS, "MQOD", order)
+            version, size = _versioned(unit, pos, MQOD_LENGTHS, "MQOD", order, t)
             od = _fields(parse_at(MQOD_PREFIX_DECL[order], unit, pos, "MQOD"))
             if version >= 2:
                 recs = _i32(unit, pos + 168, order)
@@ -430,20 +435,20 @@ def _parse_message_unit(unit: bytes, seg0: Segment) -> dict | None:
                 od["RecsPresent"] = recs
                 if recs:
                     size += _records(unit, pos + size, recs, (96 if orec else 0, 8 if rrec else 0),
-                                     "MQOD", "RecsPresent")
+                                     "MQOD", "RecsPresent", t)
             od["Length"] = size
             out["object_descriptor"] = od
             pos += size
     elif t == ASYNC_MESSAGE:
-        _need(unit, pos, ASYNC_HEADER_SHORT_LENGTH, "ASYNC_MESSAGE", "Version")
+        _need(unit, pos, ASYNC_HEADER_SHORT_LENGTH, "ASYNC_MESSAGE", "Version", t)
         seg_index = _struct.unpack_from(">H" if order == BIG else "<H", unit, pos + 20)[0]
         if seg_index == 0:
-            _need(unit, pos, ASYNC_HEADER_FIXED_LENGTH, "ASYNC_MESSAGE", "ReasonCode")
+            _need(unit, pos, ASYNC_HEADER_FIXED_LENGTH, "ASYNC_MESSAGE", "ReasonCode", t)
             ah = _fields(parse_at(ASYNC_HEADER_DECL[order], unit, pos, "ASYNC_MESSAGE"))
             qlen = ah["ResolQNLn"]
             pad = (4 - (3 + qlen) % 4) % 4
             hl = ASYNC_HEADER_FIXED_LENGTH + qlen + pad
-            _need(unit, pos, hl, "ASYNC_MESSAGE", "ResolQName")
+            _need(unit, pos, hl, "ASYNC_MESSAGE", "ResolQName", t)
             ah["ResolQName"] = bytes(unit[pos + ASYNC_HEADER_FIXED_LENGTH:pos + ASYNC_HEADER_FIXED_LENGTH + qlen])
         else:
             hl = ASYNC_HEADER_SHORT_LENGTH
@@ -455,21 +460,21 @@ def _parse_message_unit(unit: bytes, seg0: Segment) -> dict | None:
     elif t == MESSAGE_DATA:
         th: dict[str, Any] = {}
         if bytes(unit[pos:pos + 4]) in MSH_IDS:
-            _need(unit, pos, MSH_LENGTH, "MSH", "")
+            _need(unit, pos, MSH_LENGTH, "MSH", "", t)
             th["MSH"] = _fields(parse_at(MSH_DECL[order], unit, pos, "MSH"))
             pos += MSH_LENGTH
         if bytes(unit[pos:pos + 4]) not in XQH_IDS:
             return None
-        _need(unit, pos, XQH_PREFIX_LENGTH, "MQXQH", "")
+        _need(unit, pos, XQH_PREFIX_LENGTH, "MQXQH", "", t)
         th.update(_fields(parse_at(XQH_PREFIX_DECL[order], unit, pos, "MQXQH")))
         out["transmission_header"] = th
         pos += XQH_PREFIX_LENGTH
     md_pos = pos
     if bytes(unit[pos:pos + 4]) not in MD_IDS:
         if must or t == MESSAGE_DATA:
-            raise DecodeError("MQMD", "StrucId", pos, "no MQMD where %s carries it" % segment_type_name(t))
+            raise _unit_error(t, "MQMD", "StrucId", pos, _errors.NO_MQMD)
         return None
-    _, md_len = _versioned(unit, pos, MQMD_LENGTHS, "MQMD", order)
+    _, md_len = _versioned(unit, pos, MQMD_LENGTHS, "MQMD", order, t)
     pos += md_len
     between_start = pos
     options: tuple[tuple[bytes, ...], dict[int, int], Any, str] | None = None
@@ -482,9 +487,9 @@ def _parse_message_unit(unit: bytes, seg0: Segment) -> dict | None:
         options_ids, lengths, decl, oname = options
         if bytes(unit[pos:pos + 4]) not in options_ids:
             if must:
-                raise DecodeError(oname, "StrucId", pos, "no %s after the MQMD" % oname)
+                raise _unit_error(t, oname, "StrucId", pos, _errors.NO_OPTIONS)
         else:
-            version, size = _versioned(unit, pos, lengths, oname, order)
+            version, size = _versioned(unit, pos, lengths, oname, order, t)
             opts = _fields(parse_at(decl[order], unit, pos, oname))
             if oname == "MQPMO" and version >= 2 and opts.get("RecsPresent"):
                 fl = opts.get("PutMsgRecFields", 0)
@@ -492,7 +497,7 @@ def _parse_message_unit(unit: bytes, seg0: Segment) -> dict | None:
                        + (4 if fl & 8 else 0) + (32 if fl & 16 else 0))
                 size += _records(unit, pos + size, opts["RecsPresent"],
                                  (pmr if opts.get("PutMsgRecOffset") else 0,
-                                  8 if opts.get("ResponseRecOffset") else 0), oname, "RecsPresent")
+                                  8 if opts.get("ResponseRecOffset") else 0), oname, "RecsPresent", t)
             opts["Length"] = size
             out["options"] = opts
             pos += size
@@ -500,16 +505,15 @@ def _parse_message_unit(unit: bytes, seg0: Segment) -> dict | None:
                 data_length = _i32(unit, pos, order)
                 pos += 4
             elif must:
-                raise DecodeError(seg0.type_name, "DataLength", pos, "truncated: 4 bytes needed, %d present"
-                                  % (len(unit) - pos))
+                raise _unit_error(t, None, "DataLength", pos, _errors.TRUNCATED, 4, len(unit) - pos)
     data_end = len(unit)
     if data_length is not None and t in (MQPUT, MQPUT1, MQGET_REPLY):
         if data_length < 0:
-            raise DecodeError(seg0.type_name, "DataLength", pos - 4, "negative length %d" % data_length)
+            raise _unit_error(t, None, "DataLength", pos - 4, _errors.NEGATIVE_LENGTH, data_length)
         if data_length > len(unit) - pos:
             if t != MQGET_REPLY:
-                raise DecodeError(seg0.type_name, "DataLength", pos - 4, "%d bytes declared, %d present"
-                                  % (data_length, len(unit) - pos))
+                raise _unit_error(t, None, "DataLength", pos - 4, _errors.DECLARED_PAST_END, data_length,
+                                  len(unit) - pos)
         else:
             data_end = pos + data_length
     out.update(md_pos=md_pos, md_len=md_len, between=(between_start, pos), data=(pos, data_end),
@@ -974,9 +978,8 @@ class MQStreamFramer:
         skip = len(seg.header) + (ASYNC_HEADER_SHORT_LENGTH if t == ASYNC_MESSAGE else 0)
         if len(seg_bytes) < skip:
             self._pending.pop(key)
-            self._error(pending.start, seg.type_name, "MQSegmLen", start + 4,
-                        "continuation segment of %d bytes is shorter than its headers (%d)"
-                        % (len(seg_bytes), skip), bytes(pending.buf) + seg_bytes,
+            structure, fld, reason = _describe(_errors.SHORT_CONTINUATION, t, len(seg_bytes), skip)
+            self._error(pending.start, structure, fld, start + 4, reason, bytes(pending.buf) + seg_bytes,
                         start + len(seg_bytes) - pending.start, key, t)
             return
         pending.segments.append(seg)

@@ -10,11 +10,12 @@ the conversion path imports this module without the declarations.
 """
 from __future__ import annotations
 
-from .wire import segment_type_name
+from .wire import MQGMO_LENGTHS, MQMD_LENGTHS, MQOD_LENGTHS, MQPMO_LENGTHS, segment_type_name
 
 __all__ = ["NOT_A_SEGMENT", "SEGMENT_LENGTH", "AFTER_GAP", "NO_HEADER", "GAP_IN_SEGMENT", "GAP_IN_UNIT",
-           "ENDS_IN_SEGMENT", "ENDS_IN_UNIT", "CONTINUATION_WITHOUT_FIRST", "NEW_FIRST_BEFORE_LAST", "HEADER_NAMES",
-           "describe"]
+           "ENDS_IN_SEGMENT", "ENDS_IN_UNIT", "CONTINUATION_WITHOUT_FIRST", "NEW_FIRST_BEFORE_LAST", "UNIT",
+           "SHORT_CONTINUATION",
+           "HEADER_NAMES", "UNIT_STRUCTURES", "UNIT_FIELDS", "VERSIONS", "describe", "unit_code", "unit_error"]
 
 # the codes (the compiled framer's MQE_* values: _ext/framer_mq.pxi; a test compares them)
 NOT_A_SEGMENT = 1    # a: the 4 bytes read as a big-endian number
@@ -27,9 +28,63 @@ ENDS_IN_SEGMENT = 7  # a: bytes of the segment, b: its MQSegmLen (or -1: not kno
 ENDS_IN_UNIT = 8     # a: segment type, d: segments so far
 CONTINUATION_WITHOUT_FIRST = 9   # a: index into HEADER_NAMES, b: segment type
 NEW_FIRST_BEFORE_LAST = 10       # a: the open unit's segment type, b: the new segment's
+UNIT = 11   # a unit whose structures do not parse: a = unit_code(...), b, c, d: the reason's numbers
+SHORT_CONTINUATION = 12  # a: segment type, b: the continuation's length, c: its headers' length
+
+# UNIT errors: where (a structure and a field, by index) and why (a reason and its numbers)
+#: the structures, by index; None: the unit's segment type (its DataLength)
+UNIT_STRUCTURES = ("API", "MQOD", "ASYNC_MESSAGE", "MSH", "MQXQH", "MQMD", "MQPMO", "MQGMO", None)
+UNIT_FIELDS = ("", "ReplyLength", "StrucId", "Version", "RecsPresent", "ReasonCode", "ResolQName", "DataLength")
+#: the versions of a versioned structure (wire's lengths)
+VERSIONS = {"MQOD": sorted(MQOD_LENGTHS), "MQMD": sorted(MQMD_LENGTHS), "MQPMO": sorted(MQPMO_LENGTHS),
+            "MQGMO": sorted(MQGMO_LENGTHS)}
+# the reasons and their numbers
+TRUNCATED = 0           # b: bytes needed, c: bytes present
+UNKNOWN_VERSION = 1     # b: the version
+NEGATIVE_COUNT = 2      # b: the record count
+RECORDS_PAST_END = 3    # b: the record count, c: bytes they need, d: bytes present
+NO_MQOD = 4
+NO_MQMD = 5
+NO_OPTIONS = 6
+NEGATIVE_LENGTH = 7     # b: DataLength
+DECLARED_PAST_END = 8   # b: DataLength, c: bytes present
 
 #: the segment headers by their index in SEGMENT_LENGTH errors
 HEADER_NAMES = ("TSH", "TSHM", "TSHC")
+
+
+def unit_code(segment_type: int, structure: str | None, fld: str, reason: int) -> int:
+    """The ``a`` of a UNIT error: the unit's segment type, the structure and
+    field (names; the structure None for the segment type's own) and the reason."""
+    return (segment_type << 16) | (UNIT_STRUCTURES.index(structure) << 8) | (UNIT_FIELDS.index(fld) << 4) | reason
+
+
+def unit_error(a: int, b: int = 0, c: int = 0, d: int = 0) -> tuple[str, str, str]:
+    """(structure, field, reason) of a UNIT error."""
+    t, si, fi, reason = a >> 16, (a >> 8) & 0xFF, (a >> 4) & 0xF, a & 0xF
+    name = UNIT_STRUCTURES[si]
+    structure = name if name is not None else segment_type_name(t)
+    if reason == TRUNCATED:
+        text = "truncated: %d bytes needed, %d present" % (b, c)
+    elif reason == UNKNOWN_VERSION:
+        text = "version %d is not one of %s" % (b, ", ".join(str(v) for v in VERSIONS[structure]))
+    elif reason == NEGATIVE_COUNT:
+        text = "negative record count %d" % b
+    elif reason == RECORDS_PAST_END:
+        text = "%d records need %d bytes, %d present" % (b, c, d)
+    elif reason == NO_MQOD:
+        text = "no MQOD where MQPUT1 carries it"
+    elif reason == NO_MQMD:
+        text = "no MQMD where %s carries it" % segment_type_name(t)
+    elif reason == NO_OPTIONS:
+        text = "no %s after the MQMD" % structure
+    elif reason == NEGATIVE_LENGTH:
+        text = "negative length %d" % b
+    elif reason == DECLARED_PAST_END:
+        text = "%d bytes declared, %d present" % (b, c)
+    else:
+        raise ValueError("unknown IBM MQ unit error reason %r" % reason)
+    return structure, UNIT_FIELDS[fi], text
 
 
 def describe(code: int, a: int = 0, b: int = 0, c: int = -1, d: int = 0) -> tuple[str, str, str]:
@@ -60,4 +115,9 @@ def describe(code: int, a: int = 0, b: int = 0, c: int = -1, d: int = 0) -> tupl
     if code == NEW_FIRST_BEFORE_LAST:
         return (segment_type_name(a), "", "a new first segment (%s) came before the last segment"
                 % segment_type_name(b))
+    if code == UNIT:
+        return unit_error(a, b, c, d)
+    if code == SHORT_CONTINUATION:
+        return (segment_type_name(a), "MQSegmLen", "continuation segment of %d bytes is shorter than its headers (%d)"
+                % (b, c))
     raise ValueError("unknown IBM MQ framing error code %r" % code)
