@@ -1563,9 +1563,39 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                     # older than the tail: the pure replay reports it (OverlapConflict)
                     go_replay(c, ci, R_OVERLAP)
                     return
-            elif pk.missing:
-                go_replay(c, ci, R_SNAPLEN)
+            elif pk.missing and off > nxt:
+                go_replay(c, ci, R_SNAPLEN)   # out of order: the pure reassembler keeps a hole entry
                 return
+            elif pk.missing:
+                # TCPReassembler._data, in order: the captured part, then the "snaplen" Gap
+                if h.npend and h.pend[0].off < off + length:
+                    go_replay(c, ci, R_OVERLAP)   # meets a waiting copy: compared by the replay
+                    return
+                p = pk.payload
+                n = pk.plen
+                if off + n > nxt:
+                    if off < nxt:
+                        c.st.overlapping += 1
+                        if not same_as_delivered(h, off, p, nxt - off):
+                            go_replay(c, ci, R_OVERLAP)
+                            return
+                        p += nxt - off
+                        n -= nxt - off
+                    h.next = off + pk.plen
+                    deliver(c, ci, d, nxt, p, n, frame, ts)
+                    if cn.state == C_REPLAY:
+                        return
+                elif off < nxt and n:
+                    # a longer copy of delivered bytes, cut by the snap length
+                    if not same_as_delivered(h, off, p, n):
+                        go_replay(c, ci, R_OVERLAP)
+                        return
+                nxt = h.next if h.next > off + pk.plen else off + pk.plen
+                h.next = off + length
+                h.tail.n = 0
+                deliver_gap(c, ci, d, off + length - nxt)
+                if cn.state == C_REPLAY:
+                    return
             elif off > nxt:
                 c.st.out_of_order += 1
                 if h.npend and overlaps_pending(h, off, pk.plen) and not same_as_waiting(h, off, pk.payload, pk.plen):

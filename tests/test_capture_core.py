@@ -829,6 +829,27 @@ def test_out_of_order_hole_never_filled_is_followed():
     assert [m[2] for m in rows][-1] == "framing error" and core.stats["framing error records"] == 1
 
 
+@pytest.mark.parametrize("cut", [0, 20, 150])
+@pytest.mark.parametrize("port", [1414, 1801])
+def test_snap_length_cut_segment_in_order_is_followed(cut, port):
+    """A data segment captured in part (caplen < origlen), in order: the captured
+    bytes, then a "snaplen" gap, which the framers follow (it used to replay)."""
+    from mqcodec.msmq import builders as MB
+
+    payload = _mq_stream(6) if port == 1414 else MB.simulate_session(3, messages=6).initiator
+    c = TcpConversation(("10.3.0.1", 40103), ("10.3.0.2", port), mss=200)
+    pk = c.handshake() + [p for p in c.send(0, payload, ack_each=False) if p.length] + c.close()
+    frames = [(p.ts_ns, p.frame) for p in pk]
+    victim = 6
+    ts, frame = frames[victim]
+    frames[victim] = (ts, frame[:54 + cut], len(frame))   # Ethernet + IPv4 + TCP headers, then `cut` bytes
+    data = _pcap(frames, nanosecond=True)
+    core, pure, msgs, deferred = check_against_pure(data)
+    assert core.replay() == []
+    assert core.stats["gaps"] == 1 and core.stats["gap bytes"] == 200 - cut
+    assert core.stats["framing error records"] >= 1
+
+
 @pytest.mark.parametrize("mtu", [60, 300])
 def test_fragmented_tcp_segment_stays_on_the_fast_path(mtu):
     """The core reassembles IPv4 fragments as the pure FragmentReassembler does
