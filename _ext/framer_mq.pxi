@@ -711,19 +711,25 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
     return r
 
 
+cdef inline int _mq_header_length(uint32_t ident) noexcept nogil:
+    """The segment header's length by its eye-catcher, 0 for none."""
+    if ident == MQF_ID_TSHM or ident == MQF_ID_TSHM_E:
+        return _MQ_TSHM_LEN
+    if ident == MQF_ID_TSH or ident == MQF_ID_TSHC or ident == MQF_ID_TSH_E or ident == MQF_ID_TSHC_E:
+        return _MQ_TSH_LEN
+    return 0
+
+
+
 cdef int _mq_plausible(const uint8_t* buf, Py_ssize_t n) noexcept nogil:
     """framing._plausible at buf[0]: 1 a plausible segment header starts
     there, 0 more bytes are needed to tell, -1 no."""
-    cdef uint32_t ident, seglen
+    cdef uint32_t seglen
     cdef Py_ssize_t hlen
     if n < 4:
         return 0                # the pure scan keeps the last 3 bytes and waits
-    ident = _mq_be32(buf)
-    if ident == MQF_ID_TSHM or ident == MQF_ID_TSHM_E:
-        hlen = _MQ_TSHM_LEN
-    elif ident == MQF_ID_TSH or ident == MQF_ID_TSHC or ident == MQF_ID_TSH_E or ident == MQF_ID_TSHC_E:
-        hlen = _MQ_TSH_LEN
-    else:
+    hlen = _mq_header_length(_mq_be32(buf))
+    if hlen == 0:
         return -1
     if n < hlen:
         return 0
@@ -735,15 +741,6 @@ cdef int _mq_plausible(const uint8_t* buf, Py_ssize_t n) noexcept nogil:
     if not _MQ_TYPE_KNOWN[buf[hlen - 19]]:
         return -1
     return 1
-
-
-cdef inline int _mq_header_length(uint32_t ident) noexcept nogil:
-    """The segment header's length by its eye-catcher, 0 for none."""
-    if ident == MQF_ID_TSHM or ident == MQF_ID_TSHM_E:
-        return _MQ_TSHM_LEN
-    if ident == MQF_ID_TSH or ident == MQF_ID_TSHC or ident == MQF_ID_TSH_E or ident == MQF_ID_TSHC_E:
-        return _MQ_TSH_LEN
-    return 0
 
 
 cdef inline int _mq_header_index(uint32_t ident) noexcept nogil:

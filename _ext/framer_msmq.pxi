@@ -123,32 +123,6 @@ cdef inline uint32_t _msmq_u32(const uint8_t* p) noexcept nogil:
     return (<uint32_t>p[0]) | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
 
 
-cdef inline bint _msmq_header_bad(const uint8_t* p, Py_ssize_t n) noexcept nogil:
-    """framing.check_base_header(p[:n]) is not None (n >= 1)."""
-    cdef Py_ssize_t i, m
-    cdef uint32_t size
-    if p[0] != _MSMQ_VERSION:
-        return True
-    if n > 4:
-        m = 8 if n > 8 else n
-        # b"LIOR"
-        if p[4] != 0x4C:
-            return True
-        if m > 5 and p[5] != 0x49:
-            return True
-        if m > 6 and p[6] != 0x4F:
-            return True
-        if m > 7 and p[7] != 0x52:
-            return True
-    if n >= _MSMQ_HDR:
-        size = _msmq_u32(p + 8)
-        if size < _MSMQ_HDR or size > _MSMQ_MAX_PACKET:
-            return True
-        if (p[2] & _MSMQ_FLAG_IN) and size < _MSMQ_INTERNAL_MIN:
-            return True
-    return False
-
-
 cdef inline int _msmq_header_problem(const uint8_t* p, Py_ssize_t n, int64_t* a, int64_t* b) noexcept nogil:
     """framing.base_header_problem(p[:n]): 0, or the problem's code (its numbers in a, b)."""
     cdef Py_ssize_t i, m

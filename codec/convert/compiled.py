@@ -290,7 +290,7 @@ class _Held:
         keys = conv.keys.tcp_batch(out.column("tcp_stream").to_numpy(), out.column("_dir").to_numpy(),
                                     out.column("frame").fill_null(-1).to_numpy())
         conv.made += n
-        errors = n - out.column("error").null_count   # the IBM MQ framer's FramingError rows
+        errors = n - out.column("error").null_count   # the framers' FramingError rows
         if errors:
             conv.summary["framing errors"] += errors
         for k in uniq[state == -1].tolist():   # closed directions make no more rows
@@ -369,6 +369,8 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     mq_kinds = kinds[0] + ["unit", "framing error"]
     kind_index = np.asarray(b["kind"], dtype=np.int64) + protocol * len(mq_kinds)
     length = np.diff(offsets)
+    # FramingError records: their error columns; their length becomes their extent in the stream
+    errors = _error_columns(b, length) if "error_code" in b else {}
     columns = {
         "message_key": pa.array(np.zeros(n, dtype=np.int64)),   # given when written (_Held)
         "capture": pa.array([name], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
@@ -389,9 +391,7 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
         # connection where a copy overlaps bytes it already has (docs/capture-core.md)
         "overlap_conflict": pa.array(np.zeros(n, dtype=bool)),
     }
-    if "error_code" in b:
-        _error_columns(columns, b, length)
-        columns["length"] = pa.array(length)
+    columns.update(errors)
     links = b.get("links")   # the link columns of each message (_units)
     if links is not None:
         for col in links.column_names:
@@ -407,11 +407,11 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     return n
 
 
-def _error_columns(columns: dict, b: dict, length) -> None:
+def _error_columns(b: dict, length) -> dict:
     """The error columns of the framers' FramingError records (code > 0), as
     the pure converter's rows of FramingError events have them; ``length``
-    (modified) becomes their extent in the stream where it passes their raw
-    bytes."""
+    (modified in place) becomes their extent in the stream where it passes
+    their raw bytes."""
     from ..ibmmq.framing_errors import describe as mq_describe
     from ..msmq.framing_errors import describe as msmq_describe
 
@@ -427,9 +427,8 @@ def _error_columns(columns: dict, b: dict, length) -> None:
         structure[i], fld[i], error[i] = (msmq_describe if p else mq_describe)(c, a, b_, c_, d)
     extent = np.asarray(b["full_length"], dtype=np.int64)[rows]
     length[rows] = np.maximum(length[rows], extent)
-    columns["error"] = pa.array(error, pa.string())
-    columns["error_structure"] = pa.array(structure, pa.string())
-    columns["error_field"] = pa.array(fld, pa.string())
+    return {"error": pa.array(error, pa.string()), "error_structure": pa.array(structure, pa.string()),
+            "error_field": pa.array(fld, pa.string())}
 
 
 def _units(conv, core, b: dict, is_unit, name: str, conns: dict, produced: Counter) -> dict:

@@ -720,7 +720,7 @@ class MQStreamFramer:
                                                -1 if seg_end is None else seg_end - start)
             self._error(start, structure, fld, end, reason, bytes(self._buf[self._pos:]), end - start)
         elif self._state == _SKIP:
-            self._skip["reason"] += "; stream ends at offset %d" % end   # (as framing_errors.GAP_IN_SEGMENT's c)
+            self._skip["reason"] += _errors.stream_end_suffix(end)
             self._skip["end"] = end
             self._flush_skip(resync=False)
         elif self._state == _LOST:

@@ -15,7 +15,7 @@ from .wire import MQGMO_LENGTHS, MQMD_LENGTHS, MQOD_LENGTHS, MQPMO_LENGTHS, segm
 __all__ = ["NOT_A_SEGMENT", "SEGMENT_LENGTH", "AFTER_GAP", "NO_HEADER", "GAP_IN_SEGMENT", "GAP_IN_UNIT",
            "ENDS_IN_SEGMENT", "ENDS_IN_UNIT", "CONTINUATION_WITHOUT_FIRST", "NEW_FIRST_BEFORE_LAST", "UNIT",
            "SHORT_CONTINUATION",
-           "HEADER_NAMES", "UNIT_STRUCTURES", "UNIT_FIELDS", "VERSIONS", "describe", "unit_code", "unit_error"]
+           "HEADER_NAMES", "UNIT_STRUCTURES", "UNIT_FIELDS", "VERSIONS", "describe", "stream_end_suffix", "unit_code", "unit_error"]
 
 # the codes (the compiled framer's MQE_* values: _ext/framer_mq.pxi; a test compares them)
 NOT_A_SEGMENT = 1    # a: the 4 bytes read as a big-endian number
@@ -51,6 +51,11 @@ DECLARED_PAST_END = 8   # b: DataLength, c: bytes present
 
 #: the segment headers by their index in SEGMENT_LENGTH errors
 HEADER_NAMES = ("TSH", "TSHM", "TSHC")
+
+
+def stream_end_suffix(end: int) -> str:
+    """What a skipped segment's reason gains when the stream ends inside it."""
+    return "; stream ends at offset %d" % end
 
 
 def unit_code(segment_type: int, structure: str | None, fld: str, reason: int) -> int:
@@ -100,7 +105,7 @@ def describe(code: int, a: int = 0, b: int = 0, c: int = -1, d: int = 0) -> tupl
     if code == GAP_IN_SEGMENT:
         reason = "gap of %d bytes at stream offset %d inside the segment" % (a, b)
         if c >= 0:
-            reason += "; stream ends at offset %d" % c
+            reason += stream_end_suffix(c)
         return "TSH", "", reason
     if code == GAP_IN_UNIT:
         return (segment_type_name(a), "", "gap of %d bytes at stream offset %d inside a %d-segment message"
