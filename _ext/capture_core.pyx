@@ -341,7 +341,8 @@ cdef struct Half:
     Buf buf               # unconsumed bytes (stream offset buf_off)
     int64_t buf_off
     Buf tail              # the last delivered bytes, ending at next (TCPReassembler's tail)
-    # the pure converter's marks list: (offset, frame, ts), logical start mstart
+    # the pure converter's marks list: (offset, frame, ts, rows, units), logical start mstart
+    # (rows, units: those located in the mark so far, their ranks in message_key, call_key)
     int64_t* m
     Py_ssize_t mstart
     Py_ssize_t mn
@@ -501,6 +502,7 @@ cdef struct Core:
     I64 o_proto
     I64 o_kind
     I64 o_md
+    I64 o_rank            # the record's rank in its mark (its frame): message_key, call_key (-1: no mark)
     I64 o_full            # MQ unit records: the unit's whole length (messages: their length;
                           # error records: their extent in the stream)
     # IBM MQ framing error records (kind MQ_ERROR_KIND): the record's index in the
@@ -775,27 +777,50 @@ cdef int decode(const uint8_t* d, Py_ssize_t n, int linktype, int64_t caplen, in
 # ---------------------------------------------------------------------------
 # output
 # ---------------------------------------------------------------------------
+#: mqcodec.convert.keys: marks per entry (offset, frame, ts, rows, units), marks kept
+cdef enum:
+    MARK_W = 5
+cdef Py_ssize_t KEY_MARKS_KEPT = 64
+MARKS_KEPT = KEY_MARKS_KEPT
+
+
+cdef inline Py_ssize_t mark_index(Half* h, int64_t start) noexcept nogil:
+    """The index (from mstart) of the last mark at or before stream offset ``start`` (-1: none)."""
+    cdef Py_ssize_t lo = 0, hi = h.mn - h.mstart, mid
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if h.m[(h.mstart + mid) * MARK_W] <= start:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
 cdef int core_out(Core* c, int64_t start, const uint8_t* data, Py_ssize_t length,
                   int kind, int md_only, int64_t full) noexcept nogil:
     cdef Conn* cn = &c.conns[c.cur_conn]
     cdef Half* h = &cn.live.h[c.cur_dir]
-    cdef int64_t frame = -1, ts = -1
-    cdef Py_ssize_t lo, hi, mid, i, cnt
-    # the pure converter's _Direction.locate(start), marks list and all
-    lo = 0
-    hi = h.mn - h.mstart
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if h.m[(h.mstart + mid) * 3] <= start:
-            lo = mid + 1
-        else:
-            hi = mid
-    i = lo - 1
+    cdef int64_t frame = -1, ts = -1, rank = -1, oldest
+    cdef int64_t* mk
+    cdef Py_ssize_t i, j, cnt
+    # the pure converter's _Direction.locate(start) and rank(), marks list and all
+    i = mark_index(h, start)
     if i >= 0:
-        frame = h.m[(h.mstart + i) * 3 + 1]
-        ts = h.m[(h.mstart + i) * 3 + 2]
-        if i > 64:
-            h.mstart += i - 1
+        mk = h.m + (h.mstart + i) * MARK_W
+        frame = mk[1]
+        ts = mk[2]
+        cnt = 4 if kind == _MQ_UNIT_KIND else 3
+        rank = mk[cnt]
+        mk[cnt] = rank + 1
+        if i > KEY_MARKS_KEPT:
+            # keys.marks_to_drop: never the mark of the framer's oldest open unit
+            j = i
+            oldest = mq_framer_oldest(&h.mq) if h.proto == P_MQ else -1
+            if 0 <= oldest < start:
+                j = mark_index(h, oldest)
+            j = min(i - 1, j)
+            if j > 0:
+                h.mstart += j
     if buf_append(&c.data, data, length) < 0:
         c.oom = True
         return -1
@@ -806,7 +831,7 @@ cdef int core_out(Core* c, int64_t start, const uint8_t* data, Py_ssize_t length
                 or i64_reserve(&c.o_off, k + 1) < 0 or i64_reserve(&c.o_frame, k + 1) < 0
                 or i64_reserve(&c.o_ts, k + 1) < 0 or i64_reserve(&c.o_proto, k + 1) < 0
                 or i64_reserve(&c.o_kind, k + 1) < 0 or i64_reserve(&c.o_md, k + 1) < 0
-                or i64_reserve(&c.o_full, k + 1) < 0):
+                or i64_reserve(&c.o_full, k + 1) < 0 or i64_reserve(&c.o_rank, k + 1) < 0):
             c.oom = True
             return -1
     c.offs.p[k + 1] = c.data.n
@@ -821,9 +846,10 @@ cdef int core_out(Core* c, int64_t start, const uint8_t* data, Py_ssize_t length
     c.o_kind.p[k] = kind
     c.o_md.p[k] = md_only
     c.o_full.p[k] = full
+    c.o_rank.p[k] = rank
     c.offs.n = k + 2
     c.o_seq.n = c.o_conn.n = c.o_dir.n = c.o_stream.n = c.o_off.n = c.o_frame.n = c.o_ts.n = k + 1
-    c.o_proto.n = c.o_kind.n = c.o_md.n = c.o_full.n = k + 1
+    c.o_proto.n = c.o_kind.n = c.o_md.n = c.o_full.n = c.o_rank.n = k + 1
     c.seq += 1
     return 0
 
@@ -1131,19 +1157,21 @@ cdef int push_mark(Core* c, Half* h, int64_t off, int64_t frame, int64_t ts) noe
     cdef int64_t* q
     if h.mstart and h.mstart * 2 >= h.mn:
         live = h.mn - h.mstart
-        memmove(h.m, h.m + h.mstart * 3, live * 3 * sizeof(int64_t))
+        memmove(h.m, h.m + h.mstart * MARK_W, live * MARK_W * sizeof(int64_t))
         h.mn = live
         h.mstart = 0
     if h.mn == h.mcap:
         cap = h.mcap * 2 if h.mcap else 16
-        q = <int64_t*>realloc(h.m, cap * 3 * sizeof(int64_t))
+        q = <int64_t*>realloc(h.m, cap * MARK_W * sizeof(int64_t))
         if q == NULL:
             return -1
         h.m = q
         h.mcap = cap
-    h.m[h.mn * 3] = off
-    h.m[h.mn * 3 + 1] = frame
-    h.m[h.mn * 3 + 2] = ts
+    h.m[h.mn * MARK_W] = off
+    h.m[h.mn * MARK_W + 1] = frame
+    h.m[h.mn * MARK_W + 2] = ts
+    h.m[h.mn * MARK_W + 3] = 0
+    h.m[h.mn * MARK_W + 4] = 0
     h.mn += 1
     return 0
 
@@ -2286,7 +2314,7 @@ cdef class _Walker:
         i64_free(&self.c.offs); i64_free(&self.c.o_seq); i64_free(&self.c.o_conn); i64_free(&self.c.o_dir)
         i64_free(&self.c.o_stream); i64_free(&self.c.o_off); i64_free(&self.c.o_frame); i64_free(&self.c.o_ts)
         i64_free(&self.c.o_proto); i64_free(&self.c.o_kind); i64_free(&self.c.o_md)
-        i64_free(&self.c.o_full)
+        i64_free(&self.c.o_full); i64_free(&self.c.o_rank)
         i64_free(&self.c.e_idx)
         i64_free(&self.c.e_code)
         i64_free(&self.c.e_a)
@@ -2527,6 +2555,7 @@ cdef class CaptureCore(_Walker):
         out["kind"] = _arr(&c.o_kind, n).astype(np.int16)
         out["md_only"] = _arr(&c.o_md, n).astype(np.bool_)
         out["full_length"] = _arr(&c.o_full, n).copy()
+        out["rank"] = _arr(&c.o_rank, n).copy()
         out["offsets"] = _arr(&c.offs, n + 1).copy()
         out["data"] = PyBytes_FromStringAndSize(<const char*>c.data.p, c.data.n) if c.data.n else b""
         out["deferred"] = self._out
@@ -2539,7 +2568,7 @@ cdef class CaptureCore(_Walker):
                              "truncated": _arr(&c.e_trunc, ne).astype(np.bool_)}
             c.e_idx.n = c.e_code.n = c.e_a.n = c.e_b.n = c.e_c.n = c.e_d.n = c.e_trunc.n = 0
         c.o_seq.n = c.o_conn.n = c.o_dir.n = c.o_stream.n = c.o_off.n = 0
-        c.o_frame.n = c.o_ts.n = c.o_proto.n = c.o_kind.n = c.o_md.n = c.o_full.n = 0
+        c.o_frame.n = c.o_ts.n = c.o_proto.n = c.o_kind.n = c.o_md.n = c.o_full.n = c.o_rank.n = 0
         c.offs.p[0] = 0
         c.offs.n = 1
         c.data.n = 0

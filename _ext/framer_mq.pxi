@@ -905,6 +905,22 @@ cdef int _mq_scan(MQFramer* f, const uint8_t* buf, Py_ssize_t n, Py_ssize_t* ppo
         i = j + 1
 
 
+cdef int64_t mq_framer_oldest(MQFramer* f) noexcept nogil:
+    """framing.MQStreamFramer.oldest_open: the stream offset of the oldest
+    row the framer holds open (an open unit, garbage being collected, a cut
+    segment being skipped), -1 when none."""
+    cdef int64_t o = -1
+    cdef int k
+    for k in range(f.npend):
+        if o < 0 or f.pend[k].start < o:
+            o = f.pend[k].start
+    if f.g_start >= 0 and (o < 0 or f.g_start < o):
+        o = f.g_start
+    if f.state == MQS_SKIP and (o < 0 or f.sk_start < o):
+        o = f.sk_start
+    return o
+
+
 cdef int mq_framer_gap(MQFramer* f, int64_t nbytes, const uint8_t* buf, Py_ssize_t avail,
                        void* ctx) noexcept nogil:
     """framing.MQStreamFramer.gap(nbytes) with buf[0:avail] the bytes the

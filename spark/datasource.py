@@ -33,7 +33,7 @@ Arrow batch), ``chunk_bytes``, ``capture_impl``, ``buffer_budget``,
 ``max_connections``, ``detect_by_content``; or all of them at once as
 ``options`` (``ConvertOptions.to_text()``: what the Spark engine passes, the
 options the local engine takes, unchanged). ``message_key`` is
-``file index << 49 | frame << 16 | rank`` (docs/tables.md "Keys") with files in the order
+``file index << 49 | frame << 17 | rank`` (docs/tables.md "Keys") with files in the order
 given (each glob sorted), exactly as the local engine keys the same inputs.
 """
 from __future__ import annotations

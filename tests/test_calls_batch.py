@@ -67,9 +67,9 @@ class _Recorder(Converter):
         super().__init__(*a, **k)
         self.units: list = []
 
-    def _unit(self, capture, stream, direction, src, sport, dst, dport, offset, frame, ts, data, length):
-        self.units.append((bytes(data), length))
-        return super()._unit(capture, stream, direction, src, sport, dst, dport, offset, frame, ts, data, length)
+    def _unit(self, *args):   # (..., data, length)
+        self.units.append((bytes(args[-2]), args[-1]))
+        return super()._unit(*args)
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,7 @@ from mqcodec.capture import CaptureProcessor, open_capture
 from mqcodec.capture.reader import CaptureParser
 from mqcodec.capture.writer import PcapngWriter, PcapWriter, TcpConversation, ethernet, null_loopback, sll, sll2
 from mqcodec.capture.tcp import Gap, StreamClosed, StreamData
+from mqcodec.convert.keys import marks_to_drop
 from mqcodec.ibmmq.builders import build_tsh
 from mqcodec.ibmmq.framing import MQStreamFramer
 from mqcodec.msmq.framing import MSMQStreamFramer
@@ -75,8 +76,11 @@ class _Dir:
         if i < 0:
             return None, None
         _, frame, ts = marks[i]
-        if i > 64:
-            del marks[: i - 1]
+        oldest = getattr(self.framer, "oldest_open", None)   # keys.marks_to_drop
+        j = i if oldest is None or oldest >= offset else bisect.bisect_right([m[0] for m in marks], oldest) - 1
+        drop = marks_to_drop(i, j)
+        if drop:
+            del marks[:drop]
         return frame, ts
 
 

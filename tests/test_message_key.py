@@ -1,6 +1,6 @@
 """``message_key`` depends on the input only (docs/tables.md "Keys").
 
-``capture index << 49 | frame << 16 | rank``: the same key for the same row
+``capture index << 49 | frame << 17 | rank``: the same key for the same row
 whichever capture engine converts it (the compiled core, its replay of
 connections, the pure pipeline), however the job is chunked (rows and bytes
 per chunk, byte budget, writer threads), and at whatever position of the job
@@ -20,7 +20,9 @@ import pytest
 from mqcodec import synth
 from mqcodec.capture.writer import PcapWriter
 from mqcodec.convert import ConvertOptions, Converter, convert
-from mqcodec.convert.keys import KEY_CAPTURE_SHIFT, KEY_FALLBACK_RANK, KEY_MAX_CAPTURE, KEY_MAX_FRAME, KeyOverflow, MessageKeys, key_base, key_capture, key_frame, key_rank, make_key, make_keys
+from mqcodec.convert.keys import (KEY_CAPTURE_SHIFT, KEY_FALLBACK_RANK, KEY_FRAME_SHIFT, KEY_MARKS_KEPT, KEY_MAX_CAPTURE,
+                                  KEY_MAX_FRAME, KEY_MAX_RANK, KeyOverflow, MessageKeys, key_base, key_capture, key_frame,
+                                  key_rank, make_key, make_keys, marks_to_drop)
 from mqcodec.convert.sinks import TableCollector, read_table
 
 from conftest import CAPTURES
@@ -83,11 +85,12 @@ def _open_units(build_tsh, n: int, closed: bool) -> bytes:
                             for k in range(n))
 
 
-@pytest.mark.xfail(strict=True, reason="known bug (docs/tables.md 'Keys'): a row reported after the rows of more "
-                                       "than KEY_RANK_FRAMES later frames of its direction (a unit left open, "
-                                       "reported at the end of the stream) takes a rank already given; rows "
-                                       "reported after 64 later frames lose their frame")
-def test_rows_reported_late_keep_unique_keys(tmp_path):
+@pytest.mark.parametrize("puts", [25, 70], ids=["17-64-frames-later", "over-64-frames-later"])
+def test_rows_reported_late_keep_unique_keys(impl, tmp_path, puts):
+    """Units left open while rows of many later frames of their direction are
+    written (interleaved conversations), reported at the end of the stream:
+    their frame's count and mark are kept while they are open, so their keys
+    are new and hold their frame, under both engines, equal."""
     from mqcodec.capture.writer import TcpConversation
     from mqcodec.ibmmq.builders import build_tsh, encode_put
     import struct
@@ -95,13 +98,21 @@ def test_rows_reported_late_keep_unique_keys(tmp_path):
     message = b"MD  " + struct.pack("<i", 2) + bytes(356) + b"after the open units"
     c = TcpConversation(("10.9.0.1", 40998), ("10.9.0.2", 1414), mss=300, start_ns=1_700_000_000 * 10 ** 9)
     # the 21st unit and the first MQPUT start in the same 300-byte segment; MQPUTs starting in
-    # more than 16 (and fewer than 64) later segments follow; at the end of the stream the open
-    # units are reported, the 21st in that segment, whose rank count is forgotten by then
-    packets = c.handshake() + c.send(0, _open_units(build_tsh, 21, closed=False) + encode_put(message) * 25)
+    # many later segments follow; at the end of the stream the open units are reported
+    packets = c.handshake() + c.send(0, _open_units(build_tsh, 21, closed=False) + encode_put(message) * puts)
     path = tmp_path / "late.pcap"
     path.write_bytes(_pcap([(p.ts_ns, p.frame) for p in packets + c.close()]))
-    rows, _ = _job(tmp_path, [path], capture_impl="py", impl="py")
-    _keys(rows)
+    rows, _ = _job(tmp_path, [path], capture_impl=None if impl == "c" else "py", impl=impl)
+    keys = _keys(rows)
+    late = [r for r in rows if r["error"] is not None]
+    assert len(late) == 21 and len(rows) == 21 + puts
+    frames = [f for f in (r["frame"] for r in rows) if f is not None]
+    assert len(frames) == len(rows), "a row lost its frame"
+    assert max(r["frame"] for r in rows) - max(r["frame"] for r in late) > (16 if puts == 25 else 64)
+    for key, where in keys.items():
+        assert key_frame(key) == where[WHERE.index("frame")]
+    pure, _ = _job(tmp_path, [path], name="pure", capture_impl="py", impl="py")
+    assert _keys(pure) == keys
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +192,7 @@ def test_job_position_changes_only_the_capture_bits(inputs, reference, tmp_path)
 
 
 def test_key_holds_the_frame_of_the_first_byte(reference):
-    decoded = fallback = previous = 0
+    decoded = fallback = 0
     rows = [dict(zip(WHERE, w), message_key=k) for k, w in reference.items()]
     for r in rows:
         k = r["message_key"]
@@ -189,31 +200,22 @@ def test_key_holds_the_frame_of_the_first_byte(reference):
             assert r["frame"] is not None and key_frame(k) == r["frame"], r
             assert key_rank(k) < KEY_FALLBACK_RANK
             decoded += 1
+        elif key_frame(k) != r["frame"]:
+            # an error row starting in a gap: the connection's first frame, a fallback rank
+            assert key_rank(k) >= KEY_FALLBACK_RANK, r
+            fallback += 1
     assert decoded > 100
-    # error rows starting in a gap: their direction's previous row with a captured
-    # first byte gives the frame (and the next rank of it), else the connection's first frame
-    direction: dict = {}
-    for r in rows:
-        direction.setdefault((r["capture"], r["tcp_stream"], r["src_ip"], r["src_port"]), []).append(r)
-    for rs in direction.values():
-        rs.sort(key=lambda r: (r["stream_offset"] or 0, r["message_key"]))
-        for i, r in enumerate(rs):
-            k = r["message_key"]
-            if r["frame"] is not None and key_frame(k) == r["frame"]:
-                continue
-            assert r["error"] is not None, r
-            if key_rank(k) >= KEY_FALLBACK_RANK:
-                assert all(key_rank(x["message_key"]) >= KEY_FALLBACK_RANK for x in rs[:i]), r
-                assert key_frame(k) <= min(x["frame"] for x in rs if x["frame"] is not None)
-                fallback += 1
-            else:
-                before = [x for x in rs[:i] if key_frame(x["message_key"]) == key_frame(k)]
-                assert before and key_rank(k) > max(key_rank(x["message_key"]) for x in before), r
-                previous += 1
     # the framers start every row at a captured byte (an error row for bytes after a gap
-    # starts at the first byte after it), so these rules are a safeguard that the damaged
-    # capture does not reach: test_message_keys_rules and test_locate_* check them
-    assert previous + fallback == 0
+    # starts at the first byte after it), so the fallback is a safeguard that the damaged
+    # capture does not reach: test_message_keys_rules checks it
+    assert fallback == 0
+    # ranks count the rows of one frame of one direction: 0, 1, 2, ...
+    by_frame: dict = {}
+    for r in rows:
+        by_frame.setdefault((key_capture(r["message_key"]), key_frame(r["message_key"]), r["src_ip"],
+                             r["src_port"]), []).append(key_rank(r["message_key"]))
+    assert all(sorted(v) == list(range(len(v))) for v in by_frame.values())
+    assert any(len(v) > 1 for v in by_frame.values())
 
 
 def test_pings_and_clean_captures_key_every_row_by_its_frame(inputs, tmp_path):
@@ -272,22 +274,41 @@ def test_a_capture_index_that_does_not_fit_is_a_clear_error():
 
 def test_parts_that_do_not_fit_are_clear_errors():
     base = key_base(5)
-    assert make_key(base, KEY_MAX_FRAME, 0xFFFF) == (5 << 49) | (KEY_MAX_FRAME << 16) | 0xFFFF
+    assert KEY_FRAME_SHIFT == 17 and KEY_MAX_FRAME == 2 ** 32 - 1   # tshark's frame.number: 32 bits
+    assert make_key(base, KEY_MAX_FRAME, KEY_MAX_RANK) == (5 << 49) | (KEY_MAX_FRAME << 17) | KEY_MAX_RANK
+    assert make_key(base, KEY_MAX_FRAME, KEY_MAX_RANK) < 2 ** 63
     with pytest.raises(KeyOverflow, match="frame number"):
         make_key(base, KEY_MAX_FRAME + 1, 0)
-    with pytest.raises(KeyOverflow, match="rank 65536 of a row in frame 7"):
-        make_key(base, 7, 1 << 16)
+    with pytest.raises(KeyOverflow, match="rank 131072 of a row in frame 7"):
+        make_key(base, 7, 1 << 17)
     with pytest.raises(KeyOverflow, match="frame number"):
         make_keys(base, [1, KEY_MAX_FRAME + 1], [0, 0])
+    with pytest.raises(KeyOverflow, match="rank -1 of a row in frame 2"):
+        make_keys(base, [1, 2], [0, -1])
     # more rows in one frame of one direction than ranks below the fallback range
     keys = MessageKeys(0)
-    got = {keys.tcp(0, 0, 9, True) for _ in range(KEY_FALLBACK_RANK)}
-    assert len(got) == KEY_FALLBACK_RANK
-    with pytest.raises(KeyOverflow, match="more than 32768 rows start in frame 9"):
-        keys.tcp(0, 0, 9, True)
-    batch = MessageKeys(0)
-    with pytest.raises(KeyOverflow, match="more than 32768 rows start in frame 9"):
-        batch.tcp_batch([0] * (KEY_FALLBACK_RANK + 1), [1] * (KEY_FALLBACK_RANK + 1), [9] * (KEY_FALLBACK_RANK + 1))
+    assert key_rank(keys.tcp(0, 0, 9, KEY_FALLBACK_RANK - 1)) == KEY_FALLBACK_RANK - 1
+    with pytest.raises(KeyOverflow, match="more than 65536 rows start in frame 9"):
+        keys.tcp(0, 0, 9, KEY_FALLBACK_RANK)
+    with pytest.raises(KeyOverflow, match="more than 65536 rows start in frame 9"):
+        MessageKeys(0).tcp_batch([0, 0], [1, 1], [9, 9], [0, KEY_FALLBACK_RANK])
+    # the marks count them: the 65537th row located in one mark
+    from mqcodec.capture.tcp import ConnKey
+    from mqcodec.convert.converter import _Direction
+
+    d = _Direction(ConnKey(0, "10.0.0.1", 40000, "10.0.0.2", 1414), 0)
+    d.mark(0, 9, 900)
+    mark = d.locate(5)
+    assert [d.rank(mark) for _ in range(3)] == [0, 1, 2] and d.rank(mark, unit=True) == 0
+    mark[4] = KEY_FALLBACK_RANK
+    with pytest.raises(KeyOverflow, match="more than 65536 rows start in frame 9"):
+        d.rank(mark)
+    # fallback ranks: at most 32768 per direction
+    keys = MessageKeys(0)
+    for _ in range(1 << 15):
+        keys.tcp(0, 1, None, None, opened=3)
+    with pytest.raises(KeyOverflow, match="more than 32768 rows of one TCP direction"):
+        keys.tcp(0, 1, None, None, opened=3)
 
 
 def test_locate_tells_gap_bytes_from_captured_ones():
@@ -298,31 +319,96 @@ def test_locate_tells_gap_bytes_from_captured_ones():
     d.mark(0, 4, 400)
     d.mark(100, 9, 900, False)   # a gap of bytes 100.. revealed by frame 9
     d.mark(150, 9, 900)
-    assert d.locate(99) == (4, 400, True)
-    assert d.locate(120) == (9, 900, False)
-    assert d.locate(150) == (9, 900, True)
+    assert d.locate(99)[:4] == [0, 4, 400, True]
+    assert d.locate(120)[:4] == [100, 9, 900, False]
+    assert d.locate(150)[:4] == [150, 9, 900, True]
+    assert d.rank(d.locate(120)) is None   # no rank in a gap: the fallback rule keys the row
+    assert d.rank(d.locate(99)) == 0 and d.rank(d.locate(10)) == 1 and d.rank(d.locate(160)) == 0
+
+
+class _Open:
+    """A framer holding a unit open from ``oldest_open``."""
+    def __init__(self, oldest_open):
+        self.oldest_open = oldest_open
+
+
+@pytest.mark.parametrize("oldest", [None, 0, 250, 5000, 10 ** 9])
+def test_locate_keeps_the_marks_of_open_units(oldest):
+    """A direction forgets the marks before the row it locates once more than
+    KEY_MARKS_KEPT come before it, but never the mark holding the framer's
+    oldest open unit (its row comes later), and counts survive."""
+    from mqcodec.capture.tcp import ConnKey
+    from mqcodec.convert.converter import _Direction
+
+    d = _Direction(ConnKey(0, "10.0.0.1", 40000, "10.0.0.2", 1414), 0)
+    d.framer = _Open(oldest)
+    for i in range(300):
+        d.mark(i * 100, i + 1, i)
+    assert d.rank(d.locate(250)) == 0
+    assert d.locate(29_950)[1] == 300
+    first = d.marks[0][0]
+    if oldest is not None and oldest < 29_950:
+        assert first == oldest // 100 * 100   # from the mark holding the open unit on
+        assert d.locate(oldest)[1] == oldest // 100 + 1
+        if oldest == 250:
+            assert d.rank(d.locate(250)) == 1   # the count survived
+    else:
+        assert first == 29_800   # all but the one before the row located
+    assert marks_to_drop(KEY_MARKS_KEPT, 0) == 0
+    assert marks_to_drop(KEY_MARKS_KEPT + 1, 10 ** 6) == KEY_MARKS_KEPT
+    assert marks_to_drop(KEY_MARKS_KEPT + 10, 3) == 3
+    assert marks_to_drop(KEY_MARKS_KEPT + 10, -1) == 0
+
+
+def test_oldest_open_of_the_two_mq_framers_agree():
+    """framing.MQStreamFramer.oldest_open and the compiled framer's (the
+    capture core keeps marks by it): open units of interleaved
+    conversations, then each closed."""
+    from mqcodec.ibmmq.builders import build_tsh
+    from mqcodec.ibmmq.framing import MQStreamFramer
+
+    first = [build_tsh(0x86, 36 + 100, conversation_id=1000 + k, ctl_flags1=0x10) + bytes(100) for k in range(3)]
+    last = [build_tsh(0x86, 36 + 10, conversation_id=1000 + k, ctl_flags1=0x20) + bytes(10) for k in range(3)]
+    f = MQStreamFramer(500, units=True)
+    assert f.oldest_open is None
+    f.feed(first[0])
+    assert f.oldest_open == 500
+    f.feed(first[1] + first[2])
+    assert f.oldest_open == 500
+    f.feed(last[0])
+    list(f)
+    assert f.oldest_open == 500 + len(first[0])
+    f.feed(last[1] + last[2])
+    list(f)
+    assert f.oldest_open is None
 
 
 def test_message_keys_rules():
     keys = MessageKeys(2)
-    # rows before any captured byte of their direction: the connection's first frame,
-    # ranks from KEY_FALLBACK_RANK, bit 14 the direction
-    a = keys.tcp(0, 1, 40, False, opened=3)
-    b = keys.tcp(0, 0, 40, False, opened=3)
-    assert (key_capture(a), key_frame(a), key_rank(a)) == (2, 3, KEY_FALLBACK_RANK | 1 << 14)
+    # rows whose first byte was not captured: the connection's first frame,
+    # ranks from KEY_FALLBACK_RANK, bit 15 the direction, counted per direction
+    a = keys.tcp(0, 1, 40, None, opened=3)
+    b = keys.tcp(0, 0, None, None, opened=3)
+    c = keys.tcp(0, 0, 99, None, opened=3)
+    assert (key_capture(a), key_frame(a), key_rank(a)) == (2, 3, KEY_FALLBACK_RANK | 1 << 15)
     assert (key_frame(b), key_rank(b)) == (3, KEY_FALLBACK_RANK)
-    # captured rows: their frame, ranked in stream order per frame
-    assert [key_rank(keys.tcp(0, 0, f, True)) for f in (5, 5, 6, 5)] == [0, 1, 0, 2]
-    # a row starting in a gap: the previous captured row's frame, its next rank
-    c = keys.tcp(0, 0, 99, False, opened=3)
-    assert (key_frame(c), key_rank(c)) == (5, 3)
-    # the batch form gives what one at a time gives, directions interleaved
+    assert (key_frame(c), key_rank(c)) == (3, KEY_FALLBACK_RANK | 1)
+    # no opened frame either: frame 0, counted per capture
+    assert [(key_frame(k), key_rank(k)) for k in (keys.tcp(5, 0, None, None), keys.tcp(6, 1, None, None))] == \
+        [(0, KEY_FALLBACK_RANK), (0, KEY_FALLBACK_RANK | 1)]
+    # captured rows: their frame and the rank their mark gave
+    assert (key_frame(keys.tcp(0, 0, 5, 2)), key_rank(keys.tcp(0, 0, 5, 2))) == (5, 2)
+    # the batch form gives what one at a time gives, rows without a frame (-1) included
     one, many = MessageKeys(1), MessageKeys(1)
     stream = [0, 1, 0, 0, 1, 1, 0]
     direction = [0, 1, 0, 0, 1, 1, 1]
-    frame = [4, 6, 4, 8, 6, 6, 9]
-    expect = [one.tcp(s, d, f, True) for s, d, f in zip(stream, direction, frame)]
-    assert many.tcp_batch(stream, direction, frame).tolist() == expect
+    frame = [4, 6, 4, -1, 6, -1, 9]
+    rank = [0, 0, 1, -1, 1, -1, 0]
+    import numpy as np
+
+    expect = [one.tcp(s, d, f if f >= 0 else None, r if r >= 0 else None)
+              for s, d, f, r in zip(stream, direction, frame, rank)]
+    assert many.tcp_batch(np.array(stream), np.array(direction), np.array(frame), np.array(rank)).tolist() == expect
     assert len(set(expect)) == len(expect)
     # UDP: the datagram's frame
     assert key_frame(keys.udp(77)) == 77 and key_rank(keys.udp(77)) == 1 and key_rank(keys.udp(78)) == 0
@@ -337,98 +423,3 @@ def test_a_job_of_too_many_inputs_is_refused_before_writing(tmp_path):
     assert not (tmp_path / "out").exists()
     assert main(["pcap2parquet", "-o", str(tmp_path / "cli")] + paths) == 2
     assert not (tmp_path / "cli").exists()
-
-
-@pytest.mark.parametrize("seed", range(40))
-def test_batch_keys_equal_one_at_a_time_over_many_batches(seed):
-    """tcp_batch (directions in frame order counted at once, the others run by
-    run) against tcp one row at a time, batch after batch: the same keys and
-    the same remembered counts (their order too: it decides what is forgotten).
-    Frames mostly increase; some directions go back, repeat long runs, pass
-    more than KEY_RANK_FRAMES frames in one batch, or have no frame (-1)."""
-    import random
-
-    from mqcodec.convert.keys import KEY_RANK_FRAMES
-
-    rnd = random.Random(seed)
-    one, many = MessageKeys(3), MessageKeys(3)
-    next_frame = {(s, d): rnd.randint(1, 50) for s in range(3) for d in range(2)}
-    for _ in range(6):
-        stream, direction, frame = [], [], []
-        for _ in range(rnd.randint(0, 3 * KEY_RANK_FRAMES)):
-            s, d = rnd.randrange(3), rnd.randrange(2)
-            roll = rnd.random()
-            if roll < 0.05:
-                f = -1
-            elif roll < 0.15:
-                f = max(1, next_frame[(s, d)] - rnd.randint(1, 40))   # back (reordered, retransmitted)
-            elif roll < 0.55:
-                f = next_frame[(s, d)]    # another row of the same frame
-            else:
-                f = next_frame[(s, d)] = next_frame[(s, d)] + rnd.randint(1, 3)
-            stream.append(s)
-            direction.append(d)
-            frame.append(f)
-        expect = [one.tcp(s, d, None if f < 0 else f, f >= 0) for s, d, f in zip(stream, direction, frame)]
-        assert many.tcp_batch(stream, direction, frame).tolist() == expect
-        assert {k: (list(v.counts.items()), v.last, v.fallback) for k, v in many._dirs.items()} == \
-            {k: (list(v.counts.items()), v.last, v.fallback) for k, v in one._dirs.items()}
-        assert many._orphans == one._orphans
-
-
-@pytest.mark.parametrize("seed", range(20))
-def test_count_new_frames_leaves_the_counts_of_the_row_rule(seed):
-    """count_new_frames on directions in frame order: each run's first rank and
-    the counts left (order included) as the row-at-a-time rule leaves them,
-    from counts remembered before, runs longer than KEY_RANK_FRAMES included;
-    directions out of order are left to the caller (not done)."""
-    import random
-
-    import numpy as np
-
-    from mqcodec.convert.keys import KEY_RANK_FRAMES, count_new_frames, direction_runs
-
-    rnd = random.Random(seed)
-    before: dict = {}
-    rows = []
-    for g in range(4):
-        start = rnd.randint(1, 100)
-        before[g] = {f: rnd.randint(1, 3) for f in range(start - rnd.randint(0, 20), start + 1)}
-        f = start + rnd.randint(0, 1)   # the first run may continue the last frame remembered
-        for _ in range(rnd.randint(1, 2 * KEY_RANK_FRAMES + 3)):
-            rows += [(g, f)] * rnd.randint(1, 3)
-            f += rnd.randint(1, 4)
-    if seed % 2:
-        rows.append((3, 1))   # direction 3 goes back: not done here
-    # directions interleaved at random, each in its own order
-    queues = {g: [r for r in rows if r[0] == g] for g in range(4)}
-    rows = []
-    while any(queues.values()):
-        rows.append(queues[rnd.choice([g for g, q in queues.items() if q])].pop(0))
-    reference = {g: dict(c) for g, c in before.items()}
-    for c in before.values():
-        while len(c) > KEY_RANK_FRAMES:
-            del c[next(iter(c))]
-    for c in reference.values():
-        while len(c) > KEY_RANK_FRAMES:
-            del c[next(iter(c))]
-    expect = []
-    for g, f in rows:
-        c = reference[g]
-        k = c.get(f, 0)
-        c[f] = k + 1
-        if len(c) > KEY_RANK_FRAMES:
-            del c[next(iter(c))]
-        expect.append(k)
-    group = np.array([g for g, _ in rows])
-    order, starts, ends, groups, frames = direction_runs(group // 2, group % 2, [f for _, f in rows])
-    first, done = count_new_frames(lambda g: before[g], groups, frames, ends - starts)
-    assert done.tolist() == [not (seed % 2 and g == 3) for g in groups.tolist()]
-    ranks = np.repeat(first - starts, ends - starts) + np.arange(len(rows))
-    got = ranks[np.argsort(order)]
-    for i, (g, _) in enumerate(rows):
-        if g != 3 or not seed % 2:
-            assert got[i] == expect[i]
-    assert len(expect) > 40
-    for g in range(4 if not seed % 2 else 3):
-        assert list(before[g].items()) == list(reference[g].items())

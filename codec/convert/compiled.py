@@ -251,7 +251,7 @@ class _Held:
     released their rows before any later copy could flag them."""
 
     def __init__(self):
-        self.table = None                 # held rows (BLOCK_SCHEMA + _conn, _dir, _end), no keys yet
+        self.table = None                 # held rows (BLOCK_SCHEMA + _conn, _dir, _end, _rank), no keys yet
         self.dropped: Counter = Counter()  # (conn, direction) -> held messages of replayed connections
 
     def settle(self, conv, core, new, produced: Counter, *, final: bool = False) -> int:
@@ -288,7 +288,7 @@ class _Held:
             produced[(pair >> 1, pair & 1)] += count
         # keys from the input (keys.MessageKeys): each direction's rows come in stream order
         keys = conv.keys.tcp_batch(out.column("tcp_stream").to_numpy(), out.column("_dir").to_numpy(),
-                                    out.column("frame").fill_null(-1).to_numpy())
+                                    out.column("frame").fill_null(-1).to_numpy(), out.column("_rank").to_numpy())
         conv.made += n
         errors = n - out.column("error").null_count   # the framers' FramingError rows
         if errors:
@@ -399,8 +399,8 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     arrays = [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in BLOCK_SCHEMA]
     names = [f.name for f in BLOCK_SCHEMA]
     arrays += [pa.array(conn), pa.array(direction), pa.array(np.asarray(b["stream_offset"], dtype=np.int64)
-                                                             + length)]
-    names += ["_conn", "_dir", "_end"]
+                                                             + length), pa.array(np.asarray(b["rank"], dtype=np.int64))]
+    names += ["_conn", "_dir", "_end", "_rank"]
     if held is None:
         raise RuntimeError("mqcodec.convert.compiled._take: messages taken with no _Held to hold them")
     held.settle(conv, core, pa.Table.from_arrays(arrays, names=names), produced, final=final)
@@ -454,6 +454,7 @@ def _units(conv, core, b: dict, is_unit, name: str, conns: dict, produced: Count
                                   np.asarray(b["tcp_stream"], dtype=np.int64)[units],
                                   np.asarray(b["stream_offset"], dtype=np.int64)[units],
                                   np.asarray(b["frame"], dtype=np.int64)[units],
+                                  np.asarray(b["rank"], dtype=np.int64)[units],
                                   np.asarray(b["ts_ns"], dtype=np.int64)[units])
     pairs, counts = np.unique(np.asarray(b["tcp_stream"], dtype=np.int64)[units] * 2 + dir_u, return_counts=True)
     for pair, c in zip(pairs.tolist(), counts.tolist()):

@@ -19,6 +19,7 @@ framing layers bound their own buffers.
 """
 from __future__ import annotations
 
+import bisect
 import os
 import sys
 import time
@@ -71,13 +72,17 @@ class _Direction:
 
     def mark(self, offset: int, frame: int, ts: int, captured: bool = True) -> None:
         """Stream bytes from ``offset`` on came in ``frame`` (``captured`` False:
-        a gap, whose missing bytes ``frame`` revealed)."""
-        self.marks.append((offset, frame, ts, captured))
+        a gap, whose missing bytes ``frame`` revealed).  A mark also counts
+        the rows and the units located in it (their ranks in message_key and
+        call_key)."""
+        self.marks.append([offset, frame, ts, captured, 0, 0])
 
-    def locate(self, offset: int) -> tuple[Optional[int], Optional[int], bool]:
-        """(frame, ts, captured) of the frame holding stream byte ``offset``
-        (``captured`` False: the byte is in a gap, ``frame`` revealed it);
-        forgets marks before it (the framers never look back)."""
+    def locate(self, offset: int) -> Optional[list]:
+        """The mark of stream byte ``offset``: ``[offset, frame, ts, captured,
+        rows, units]`` (``captured`` False: the byte is in a gap, ``frame``
+        revealed it), None before the first mark; forgets the marks no row
+        can start in any more (:func:`mqcodec.convert.keys.marks_to_drop`:
+        the framers never look back, except to their open units)."""
         marks = self.marks
         lo, hi = 0, len(marks)
         while lo < hi:
@@ -88,11 +93,31 @@ class _Direction:
                 hi = mid
         i = lo - 1
         if i < 0:
-            return None, None, False
-        _, frame, ts, captured = marks[i]
-        if i > 64:
-            del marks[: i - 1]
-        return frame, ts, captured
+            return None
+        mark = marks[i]
+        if i > _keys.KEY_MARKS_KEPT:
+            oldest = getattr(self.framer, "oldest_open", None)
+            j = i
+            if oldest is not None and oldest < offset:
+                j = bisect.bisect_right(marks, oldest, key=_mark_offset) - 1
+            drop = _keys.marks_to_drop(i, j)
+            if drop:
+                del marks[:drop]
+        return mark
+
+    def rank(self, mark: Optional[list], unit: bool = False) -> Optional[int]:
+        """The next rank of a row (``unit``: of an IBM MQ unit, call_key) in
+        ``mark`` (:meth:`locate`); None when its first byte was not captured."""
+        if mark is None or not mark[3]:
+            return None
+        k = 5 if unit else 4
+        r = mark[k]
+        mark[k] = r + 1
+        return _keys.check_rank(mark[1], r)
+
+
+def _mark_offset(mark: list) -> int:
+    return mark[0]
 
 
 #: the mq_messages link columns of a unit when no table needs units read
@@ -148,7 +173,6 @@ class Converter:
         self._tracker: Any = None  # the capture's ibmmq.conversation.CallTracker
         self._capture_index = -1
         self.opening_frames: Optional[list] = None  # add_frames: the frames that opened connections
-        self._ranks: dict = {}
         self._core_links: Any = deque()  # _LinkBatch of the compiled core's recent units, see core_link
         self.calls_by_type: Counter = Counter()
         self.failed_by_reason: Counter = Counter()
@@ -212,7 +236,6 @@ class Converter:
             self.keys = _keys.MessageKeys(index)
         self._capture_index = index
         self._tracker = None   # made by the capture's first IBM MQ unit (_calls_tracker)
-        self._ranks = {}
         self._core_links = deque()
 
     def _calls_tracker(self):
@@ -491,17 +514,21 @@ class Converter:
             if kind == "Unit":
                 if d.skip_units:
                     d.skip_units -= 1  # a replayed direction: the compiled core already wrote this unit
+                    d.rank(d.locate(ev.offset), unit=True)   # ... and counted it in its frame
                     # ... and its message may come again (held messages are dropped on replay,
                     # docs/ROBUSTNESS.md): it links to the unit's row as the core's did
                     link = self.core_link(d.stream, d.direction, ev.offset)
                     d.last_unit = (ev.offset, link["call_key"], link) if link is not None else None
                     continue
-                frame, ts, _ = d.locate(ev.offset)
+                mark = d.locate(ev.offset)
+                frame, ts = (mark[1], mark[2]) if mark is not None else (None, None)
                 d.last_unit = (ev.offset,) + self._unit(capture, d.stream, d.direction, d.src, d.sport, d.dst,
-                                                        d.dport, ev.offset, frame, ts, ev.data, ev.length)
+                                                        d.dport, ev.offset, frame, ts, d.rank(mark, unit=True),
+                                                        ev.data, ev.length)
                 continue
             if d.skip and kind in ("Message", "Packet", "FramingError"):
                 d.skip -= 1  # a replayed direction: the compiled core already wrote this row
+                d.rank(d.locate(ev.offset if ev.offset is not None else 0))   # ... and counted it
                 continue
             if kind in ("Message", "Packet"):   # the unit events (mqcodec.stream_events)
                 row = self._add(capture, d, ev.offset, d.protocol, ev.kind, ev.data)
@@ -530,10 +557,11 @@ class Converter:
         """A row for the direction's next message, with its key (rows come in
         the direction's stream order); held until the overlap window has
         passed its bytes (_release)."""
-        frame, ts, captured = d.locate(offset if offset is not None else 0)
+        mark = d.locate(offset if offset is not None else 0)
+        frame, ts = (mark[1], mark[2]) if mark is not None else (None, None)
         self.made += 1
         row = {
-            "message_key": self.keys.tcp(d.stream, d.direction, frame, captured, d.opened),
+            "message_key": self.keys.tcp(d.stream, d.direction, frame, d.rank(mark), d.opened),
             "capture": capture, "frame": frame, "ts": ts,
             "src_ip": d.src, "src_port": d.sport, "dst_ip": d.dst, "dst_port": d.dport,
             "tcp_stream": d.stream, "stream_offset": offset, "protocol": protocol,
@@ -552,15 +580,14 @@ class Converter:
         return row
 
     # ---------------------------------------------------------- mq_calls
-    def _unit(self, capture, stream, direction, src, sport, dst, dport, offset, frame, ts, data, length):
+    def _unit(self, capture, stream, direction, src, sport, dst, dport, offset, frame, ts, rank, data, length):
         """One IBM MQ unit -> a mq_calls row (written now, or held until its
         reply); returns (call_key, the mq_messages link columns)."""
         if not self._units_wanted:   # no table made of units: neither read nor paired
             return None, _NO_LINK
         from ..ibmmq.calls import decode_unit
 
-        k = _keys.count_in_frame(self._ranks.setdefault((stream, direction), {}), frame)
-        call_key = _keys.make_key(self.keys.base, frame, k)
+        call_key = self.keys.tcp(stream, direction, frame, rank)
         cols = decode_unit(data, length)
         att = self._calls_tracker().unit(call_key, stream, ts, cols)
         row = cols
@@ -594,13 +621,14 @@ class Converter:
         return call_key, link
 
     def unit_batch(self, capture, data, starts, lens, full, conn, direction, conns, stream, offset, frame,
-                    ts) -> pa.Table:
+                    rank, ts) -> pa.Table:
         """Many IBM MQ units (the compiled core's unit records of one batch,
         in event order) -> mq_calls rows, as :meth:`_unit` makes them one at a
         time: decoded at once (:func:`mqcodec.ibmmq.calls_batch.decode_units`),
         paired and attributed at once (:meth:`CallTracker.units`), their
         columns kept as one table; the rows written or held are indices into
-        it.  ``frame`` and ``ts`` are -1 where unknown (``ts``: any negative).
+        it.  ``frame`` and ``ts`` are -1 where unknown (``ts``: any negative);
+        ``rank``: each unit's rank in its frame (call_key).
         Returns each unit's mq_messages link columns
         (:data:`mqcodec.convert.tables.MQ_LINK`, strings) as a table."""
         import numpy as np
@@ -614,21 +642,9 @@ class Converter:
 
         decoded = decode_units(data, starts, lens, full)
         stream_l = stream.tolist()
-        # call_key: the capture, the unit's first frame and its rank among the units of
-        # its direction starting in that frame (the last 16 frames of each direction; a unit
-        # with no frame (-1) counts under None, as _unit does)
-        all_ranks = self._ranks
-        order, run_starts, run_ends, groups, run_frames = _keys.direction_runs(stream, direction, frame)
-        run_lens = run_ends - run_starts
-        counts_of = lambda g: all_ranks.setdefault((g >> 1, g & 1), {})  # noqa: E731
-        first, done = _keys.count_new_frames(counts_of, groups, run_frames, run_lens)
-        for run in np.flatnonzero(~done).tolist():   # directions out of frame order: run by run
-            fr = int(run_frames[run])
-            first[run] = _keys.count_in_frame(counts_of(int(groups[run])), fr if fr >= 0 else None,
-                                                int(run_lens[run]))
-        rank_l = np.empty(n, dtype=np.int64)
-        rank_l[order] = np.repeat(first - run_starts, run_lens) + np.arange(n)
-        keys_a = _keys.make_keys(self.keys.base, frame, rank_l)
+        # call_key: the capture, the unit's first frame and its rank among the units of its
+        # direction located there (counted by the core's marks, as _unit's by _Direction.rank)
+        keys_a = self.keys.tcp_batch(stream, direction, frame, rank)
         keys = keys_a.tolist()
         known_ts = ts >= 0
         ts_l = ts.tolist() if known_ts.all() else [t if t >= 0 else None for t in ts.tolist()]
@@ -735,7 +751,6 @@ class Converter:
         self._calls.extend(_replied(req, False, None) for req in self._held.values())
         self.call_rows += len(self._held)
         self._held.clear()
-        self._ranks = {}
 
     def _write_calls(self) -> None:
         rows, self._calls = self._calls, []

@@ -3,6 +3,13 @@
 ``capture << KEY_CAPTURE_SHIFT | frame << KEY_FRAME_SHIFT | rank``
 (docs/tables.md "Keys"): whichever implementation or engine produced a row,
 and in whatever order, its key is the same.
+
+The rank of a row is counted where the row's frame is found: each TCP
+direction's marks (the frames its bytes came in, one entry per frame) count
+the rows and the units located in them, and a mark is kept while any row may
+still start in it (the framer's oldest open unit, :func:`marks_to_drop`).
+This module gives the layout, its checks, and the ranks of the rows that have
+no frame of their own.
 """
 from __future__ import annotations
 
@@ -11,31 +18,31 @@ from typing import Optional
 from ..errors import KeyOverflow
 
 __all__ = ["KeyOverflow", "key_base", "check_job_size", "make_key", "make_keys", "key_capture", "key_frame",
-           "key_rank", "count_in_frame", "direction_runs", "count_new_frames", "MessageKeys",
+           "key_rank", "check_rank", "marks_to_drop", "MessageKeys",
            "KEY_CAPTURE_SHIFT", "KEY_FRAME_SHIFT", "KEY_MAX_CAPTURE", "KEY_MAX_FRAME", "KEY_MAX_RANK",
-           "KEY_FALLBACK_RANK", "KEY_RANK_FRAMES", "CALL_CAPTURE_SHIFT", "CALL_FRAME_SHIFT"]
+           "KEY_FALLBACK_RANK", "KEY_MARKS_KEPT", "CALL_CAPTURE_SHIFT", "CALL_FRAME_SHIFT"]
 
 
 #: message_key and call_key: ``capture << KEY_CAPTURE_SHIFT | frame << KEY_FRAME_SHIFT | rank``,
 #: from the input only (docs/tables.md "Keys"): the capture's index in the job, the frame
-#: holding the row's first byte, the row's rank among the rows of that frame (in stream order)
+#: holding the row's first byte, the row's rank among the rows of its direction located in
+#: that frame
 KEY_CAPTURE_SHIFT = 49
-KEY_FRAME_SHIFT = 16
-#: the largest capture index, frame number and rank a key holds (int64, never negative)
+KEY_FRAME_SHIFT = 17
+#: the largest capture index, frame number (tshark's frame.number is 32 bits) and rank a
+#: key holds (int64, never negative)
 KEY_MAX_CAPTURE = (1 << (63 - KEY_CAPTURE_SHIFT)) - 1
 KEY_MAX_FRAME = (1 << (KEY_CAPTURE_SHIFT - KEY_FRAME_SHIFT)) - 1
 KEY_MAX_RANK = (1 << KEY_FRAME_SHIFT) - 1
-#: message_key ranks from here up are the rows keyed by their connection's first frame
-#: (a row whose first byte was not captured, before any captured byte of its direction:
-#: :class:`MessageKeys`); bit 14 of the rank is the direction
-KEY_FALLBACK_RANK = 1 << 15
-#: frames per TCP direction whose rank counts are remembered (rows of one frame are
-#: consecutive in their direction's stream order: a frame is one TCP segment)
-KEY_RANK_FRAMES = 16
+#: ranks from here up are the rows keyed by their connection's first frame (a row whose
+#: first byte was not captured: :class:`MessageKeys`); bit 15 of the rank is the direction
+KEY_FALLBACK_RANK = 1 << 16
+#: marks a direction keeps before the row being located, at least, when it drops older
+#: ones (both engines: ``_Direction.locate``, the capture core's ``core_out``)
+KEY_MARKS_KEPT = 64
 #: call_key's (the same layout as message_key)
 CALL_CAPTURE_SHIFT = KEY_CAPTURE_SHIFT
 CALL_FRAME_SHIFT = KEY_FRAME_SHIFT
-
 
 
 # ---------------------------------------------------------------------------
@@ -57,6 +64,14 @@ def check_job_size(captures: int) -> None:
                           "call_key); convert them in several jobs" % (captures, KEY_MAX_CAPTURE + 1))
 
 
+def check_rank(frame, rank: int) -> int:
+    """``rank`` of a row located in ``frame``: below :data:`KEY_FALLBACK_RANK`."""
+    if rank >= KEY_FALLBACK_RANK:
+        raise KeyOverflow("more than %d rows start in frame %d of one TCP direction: their rank does "
+                          "not fit in message_key/call_key" % (KEY_FALLBACK_RANK, frame))
+    return rank
+
+
 def make_key(base: int, frame: Optional[int], rank: int) -> int:
     """``base`` (:func:`key_base`) | frame << KEY_FRAME_SHIFT | rank; ``frame`` None is 0
     (frame numbers start at 1)."""
@@ -75,8 +90,9 @@ def make_keys(base: int, frames, ranks):
 
     frames = np.maximum(np.asarray(frames, dtype=np.int64), 0)
     ranks = np.asarray(ranks, dtype=np.int64)
-    if len(frames) and (int(frames.max()) > KEY_MAX_FRAME or int(ranks.max()) > KEY_MAX_RANK):
-        bad = int(np.flatnonzero((frames > KEY_MAX_FRAME) | (ranks > KEY_MAX_RANK))[0])
+    if len(frames) and (int(frames.max()) > KEY_MAX_FRAME or int(ranks.max()) > KEY_MAX_RANK
+                        or int(ranks.min()) < 0):
+        bad = int(np.flatnonzero((frames > KEY_MAX_FRAME) | (ranks > KEY_MAX_RANK) | (ranks < 0))[0])
         make_key(base, int(frames[bad]), int(ranks[bad]))   # raises, naming the part
     return base | (frames << KEY_FRAME_SHIFT) | ranks
 
@@ -96,106 +112,31 @@ def key_rank(key: int) -> int:
     return key & KEY_MAX_RANK
 
 
-def count_in_frame(counts: dict, frame, n: int = 1, limit: int = KEY_RANK_FRAMES) -> int:
-    """The rank rule of the keys, one step: ``n`` more rows of one direction
-    start in ``frame``; returns how many did before them.  ``counts`` (frame ->
-    rows, oldest first) remembers the last ``limit`` frames."""
-    k = counts.get(frame, 0)
-    counts[frame] = k + n
-    if len(counts) > limit:
-        del counts[next(iter(counts))]
-    return k
-
-
-def direction_runs(stream, direction, frame):
-    """Rows (numpy arrays, in each direction's stream order; directions may
-    interleave) as runs of one direction and one frame: ``(order, starts,
-    ends, groups, frames)``: ``order`` sorts the rows by direction, stably;
-    each run is ``order[starts[j]:ends[j]]``, of direction ``groups[j]``
-    (stream * 2 + direction) and frame ``frames[j]``."""
-    import numpy as np
-
-    group = np.asarray(stream, dtype=np.int64) * 2 + np.asarray(direction, dtype=np.int64)
-    frame = np.asarray(frame, dtype=np.int64)
-    n = len(group)
-    order = np.argsort(group, kind="stable")
-    g, f = group[order], frame[order]
-    cut = np.flatnonzero((g[1:] != g[:-1]) | (f[1:] != f[:-1])) + 1
-    starts = np.concatenate(([0], cut)).astype(np.int64)
-    ends = np.concatenate((cut, [n])).astype(np.int64)
-    return order, starts, ends, g[starts], f[starts]
-
-
-def count_new_frames(counts_of, groups, frames, lengths, limit: int = KEY_RANK_FRAMES):
-    """The rank rule of :meth:`MessageKeys.tcp` (a frame's rows counted per
-    direction, the last ``limit`` frames remembered) for whole runs at once
-    (:func:`direction_runs`), where it needs no per-run step: a direction
-    whose runs' frames are all >= 0 and increase, the first no lower than any
-    frame it remembers (a capture in order).  ``counts_of(group)`` gives the
-    direction's counts (frame -> rows, oldest first), updated here as the
-    one-run-at-a-time rule leaves them.  Returns ``(first, done)``: each
-    run's first rank, and which runs this counted (the others: per run)."""
-    import numpy as np
-
-    m = len(groups)
-    first = np.zeros(m, dtype=np.int64)
-    done = np.zeros(m, dtype=bool)
-    if m == 0:
-        return first, done
-    gcut = np.flatnonzero(groups[1:] != groups[:-1]) + 1
-    gstarts = np.concatenate(([0], gcut))
-    gends = np.concatenate((gcut, [m]))
-    bad = frames < 0
-    bad[1:] |= frames[1:] <= frames[:-1]
-    bad[gstarts] = frames[gstarts] < 0
-    bad_group = np.add.reduceat(bad.astype(np.int64), gstarts) > 0
-    for a, b, g, skip in zip(gstarts.tolist(), gends.tolist(), groups[gstarts].tolist(), bad_group.tolist()):
-        if skip:
-            continue
-        counts = counts_of(g)
-        f0 = int(frames[a])
-        if counts and (None in counts or max(counts) > f0):
-            continue
-        k0 = counts.get(f0, 0)
-        first[a] = k0
-        counts[f0] = k0 + int(lengths[a])
-        done[a:b] = True
-        if b - a > limit:   # the later runs push out every frame remembered before them
-            counts.clear()
-            rest = b - limit
-        else:
-            rest = a + 1
-        counts.update(zip(frames[rest:b].tolist(), lengths[rest:b].tolist()))
-        while len(counts) > limit:
-            del counts[next(iter(counts))]
-    return first, done
-
-
-class _DirectionKeys:
-    __slots__ = ("counts", "last", "fallback")
-
-    def __init__(self):
-        self.counts: dict = {}     # frame -> rows of this direction seen in it (the last KEY_RANK_FRAMES frames)
-        self.last: Optional[int] = None   # frame of the direction's latest row whose first byte was captured
-        self.fallback = 0          # rows keyed by the connection's first frame
+def marks_to_drop(found: int, oldest: int) -> int:
+    """How many of a direction's marks to drop after locating a row in mark
+    ``found`` (an index): none until ``found`` passes :data:`KEY_MARKS_KEPT`;
+    then those before ``found - 1``, but never the mark at index ``oldest``
+    (the one holding the framer's oldest open unit, whose rows come later;
+    ``oldest`` >= ``found`` when the framer holds none)."""
+    if found <= KEY_MARKS_KEPT:
+        return 0
+    return max(0, min(found - 1, oldest))
 
 
 class MessageKeys:
     """The message_key of each row of one capture, from the input only
-    (docs/tables.md "Keys"): ``capture << 49 | frame << 16 | rank``.
+    (docs/tables.md "Keys"): ``capture << 49 | frame << 17 | rank``.
 
-    * TCP rows: ``frame`` holds the row's first byte; ``rank`` counts the
-      rows of its direction that start in that frame, in stream order (a
-      frame is one TCP segment: one direction, rows in stream order whichever
-      engine frames them).  Both engines call :meth:`tcp` in each
-      direction's stream order (per direction, not across directions).
-    * A TCP row whose first byte was not captured (it starts in a gap) takes
-      the frame of its direction's previous row that had a captured first
-      byte, and the next rank of that frame; before any such row of its
-      direction, the frame that opened its connection and a rank from
-      :data:`KEY_FALLBACK_RANK` up (bit 14: the direction).  Without that
-      frame either (not expected: a connection always opens at a frame),
-      frame 0 and a rank from :data:`KEY_FALLBACK_RANK` counted per capture.
+    * TCP rows whose first byte was captured: ``frame`` holds it; ``rank``
+      is the row's rank among the rows of its direction located in that
+      frame (counted by the direction's marks: a frame is one TCP segment of
+      one direction), given by the engine (:meth:`tcp`, :meth:`tcp_batch`).
+    * A TCP row whose first byte was not captured (it starts in a gap, or
+      before any captured byte of its direction): the frame that opened its
+      connection, rank from :data:`KEY_FALLBACK_RANK` up (bit 15: the
+      direction, then the direction's count of such rows).  Without that
+      frame (not expected: a connection always opens at a frame), frame 0
+      and a rank from :data:`KEY_FALLBACK_RANK` counted per capture.
     * UDP rows (the MSMQ ping): the datagram's frame, rank 0 (a frame is
       one datagram).
 
@@ -203,37 +144,19 @@ class MessageKeys:
 
     def __init__(self, capture_index: int):
         self.base = key_base(capture_index)
-        self._dirs: dict = {}
+        self._fallback: dict = {}   # (stream, direction) -> rows keyed by the connection's first frame
         self._orphans = 0
         self._udp_frame: Optional[int] = None
         self._udp_rank = 0
 
-    def _state(self, stream, direction) -> _DirectionKeys:
-        st = self._dirs.get((stream, direction))
-        if st is None:
-            st = self._dirs[(stream, direction)] = _DirectionKeys()
-        return st
-
-    @staticmethod
-    def _count(st: _DirectionKeys, frame: int, n: int = 1) -> int:
-        return count_in_frame(st.counts, frame, n)
-
-    def tcp(self, stream, direction: int, frame: Optional[int], captured: bool, opened: Optional[int] = None) -> int:
+    def tcp(self, stream, direction: int, frame: Optional[int], rank: Optional[int],
+            opened: Optional[int] = None) -> int:
         """The key of the next row of TCP direction (``stream``, ``direction``):
-        ``frame`` holds its first byte when ``captured``; ``opened``: the
-        frame that opened its connection."""
-        st = self._state(stream, direction)
-        if captured and frame is not None:
-            st.last = frame
-            rank = self._count(st, frame)
-            if rank >= KEY_FALLBACK_RANK:
-                raise KeyOverflow("more than %d rows start in frame %d of one TCP direction: their rank does "
-                                  "not fit in message_key" % (KEY_FALLBACK_RANK, frame))
-            return make_key(self.base, frame, rank)
-        if st.last is not None:
-            return make_key(self.base, st.last, self._count(st, st.last))
-        n = st.fallback
-        st.fallback += 1
+        ``frame`` holds its first byte and ``rank`` is its rank there (None:
+        its first byte was not captured); ``opened``: the frame that opened its
+        connection."""
+        if frame is not None and rank is not None:
+            return make_key(self.base, frame, check_rank(frame, rank))
         if opened is None:
             n = self._orphans
             self._orphans += 1
@@ -241,70 +164,31 @@ class MessageKeys:
                 raise KeyOverflow("more than %d rows with no captured frame: their rank does not fit in "
                                   "message_key" % KEY_FALLBACK_RANK)
             return make_key(self.base, 0, KEY_FALLBACK_RANK | n)
-        if n >= 1 << 14:
-            raise KeyOverflow("more than %d rows of one TCP direction before its first captured byte: their rank "
-                              "does not fit in message_key" % (1 << 14))
-        return make_key(self.base, opened, KEY_FALLBACK_RANK | (int(direction) & 1) << 14 | n)
+        n = self._fallback.get((stream, direction), 0)
+        self._fallback[(stream, direction)] = n + 1
+        if n >= 1 << 15:
+            raise KeyOverflow("more than %d rows of one TCP direction whose first byte was not captured: their "
+                              "rank does not fit in message_key" % (1 << 15))
+        return make_key(self.base, opened, KEY_FALLBACK_RANK | (int(direction) & 1) << 15 | n)
 
-    def tcp_batch(self, stream, direction, frame):
-        """:meth:`tcp` of rows whose first bytes were all captured (the
-        compiled core's; ``frame`` -1: none, as :meth:`tcp` with ``captured``
-        False and no ``opened``), numpy arrays in each direction's stream
-        order (directions may interleave); returns the keys (int64 array)."""
+    def tcp_batch(self, stream, direction, frame, rank):
+        """:meth:`tcp` of many rows (the compiled core's), numpy arrays in
+        each direction's stream order (directions may interleave); ``frame``
+        -1: none (as :meth:`tcp` with no frame and no ``opened``).  Returns
+        the keys (int64 array)."""
         import numpy as np
 
         frame = np.asarray(frame, dtype=np.int64)
-        n = len(frame)
-        keys = np.zeros(n, dtype=np.int64)
-        if n == 0:
-            return keys
-        order, starts, ends, groups, run_frames = direction_runs(stream, direction, frame)
-        lengths = ends - starts
-        frames = frame[order]
-        dirs = self._dirs
-
-        def state(gk: int) -> _DirectionKeys:
-            st = dirs.get((gk >> 1, gk & 1))
-            if st is None:
-                st = dirs[(gk >> 1, gk & 1)] = _DirectionKeys()
-            return st
-
-        # directions in frame order at once; the others one run at a time
-        first, done = count_new_frames(lambda gk: state(gk).counts, groups, run_frames, lengths)
-        if done.any():
-            last = np.flatnonzero(done & np.append(groups[1:] != groups[:-1], True))
-            for gk, fr in zip(groups[last].tolist(), run_frames[last].tolist()):
-                state(gk).last = fr
-            over = np.flatnonzero(done & (first + lengths > KEY_FALLBACK_RANK))
+        rank = np.asarray(rank, dtype=np.int64)
+        located = (frame >= 0) & (rank >= 0)
+        if located.all():
+            over = np.flatnonzero(rank >= KEY_FALLBACK_RANK)
             if len(over):
-                raise KeyOverflow("more than %d rows start in frame %d of one TCP direction: their rank does "
-                                  "not fit in message_key" % (KEY_FALLBACK_RANK, int(run_frames[over[0]])))
-        unframed: list = []   # (row in sorted order, frame, rank) of rows without a frame
-        st: Optional[_DirectionKeys] = None
-        current = None
-        for run in np.flatnonzero(~done).tolist():
-            a, b, gk, fr = int(starts[run]), int(ends[run]), int(groups[run]), int(run_frames[run])
-            if fr < 0:   # no frame: one at a time, as tcp() does (their ranks set after the loop)
-                for i in range(a, b):
-                    k = self.tcp(gk >> 1, gk & 1, None, False)
-                    unframed.append((i, key_frame(k), key_rank(k)))
-                continue
-            if gk != current:
-                current = gk
-                st = state(gk)
-            assert st is not None
-            st.last = fr
-            k0 = count_in_frame(st.counts, fr, b - a)
-            if k0 + (b - a) > KEY_FALLBACK_RANK:
-                raise KeyOverflow("more than %d rows start in frame %d of one TCP direction: their rank does "
-                                  "not fit in message_key" % (KEY_FALLBACK_RANK, fr))
-            first[run] = k0
-        # rank = the run's first rank + the row's place in its run
-        ranks = np.repeat(first - starts, lengths) + np.arange(n)
-        for i, fr_, rank in unframed:
-            frames[i], ranks[i] = fr_, rank
-        keys[order] = make_keys(self.base, frames, ranks)
-        return keys
+                check_rank(int(frame[over[0]]), int(rank[over[0]]))
+            return make_keys(self.base, frame, rank)
+        stream_l, direction_l, frame_l, rank_l = stream.tolist(), direction.tolist(), frame.tolist(), rank.tolist()
+        return np.array([self.tcp(s, d, f if f >= 0 else None, r if f >= 0 and r >= 0 else None)
+                         for s, d, f, r in zip(stream_l, direction_l, frame_l, rank_l)], dtype=np.int64)
 
     def udp(self, frame: int) -> int:
         """The key of a UDP row (the datagram of ``frame``)."""
@@ -316,4 +200,4 @@ class MessageKeys:
 
     def forget(self, stream, direction: int) -> None:
         """A direction that makes no more rows (closed)."""
-        self._dirs.pop((stream, direction), None)
+        self._fallback.pop((stream, direction), None)

@@ -60,7 +60,7 @@ _ERROR_AND_BYTES = [
 
 #: columns every message table (mq_messages, msmq_packets) starts with
 COMMON = [
-    # capture index << 49 | frame << 16 | rank (KEY_*, MessageKeys): unique in one job
+    # capture index << 49 | frame << 17 | rank (KEY_*, MessageKeys): unique in one job
     # across the message tables, from the input only; the join key of pcf_parameters
     pa.field("message_key", pa.int64(), nullable=False),
     pa.field("capture", _DICT, nullable=False),

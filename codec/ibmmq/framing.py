@@ -578,6 +578,19 @@ class MQStreamFramer:
         return len(self._pending)
 
     @property
+    def oldest_open(self) -> int | None:
+        """The stream offset of the oldest event this framer still holds open
+        (a unit waiting for its last segment, garbage being collected, a cut
+        segment being skipped): its rows come after rows that start later, so
+        the frames of its bytes must stay known (message_key).  None: none."""
+        starts = [p.start for p in self._pending.values()]
+        if self._garbage_start is not None:
+            starts.append(self._garbage_start)
+        if self._state == _SKIP and self._skip is not None:
+            starts.append(self._skip["start"])
+        return min(starts) if starts else None
+
+    @property
     def buffered_bytes(self) -> int:
         """Bytes this framer holds: the unframed part of its buffer, the
         segments of messages waiting for their last segment, and the raw
