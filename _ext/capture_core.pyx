@@ -1281,6 +1281,11 @@ cdef void drain(Core* c, Py_ssize_t ci, int d) noexcept nogil:
             continue
         if e.off < nxt:
             c.st.overlapping += 1
+            if not same_as_delivered(h, e.off, e.data, nxt - e.off):
+                # _compare reports it (a conflict, bytes not compared): the replay does
+                free(e.data)
+                go_replay(c, ci, R_OVERLAP)
+                return
         h.next = end
         deliver(c, ci, d, nxt, e.data + (nxt - e.off), end - nxt, e.frame, e.ts)
         free(e.data)
@@ -1595,10 +1600,8 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                 go_replay(c, ci, R_SNAPLEN)   # out of order: the pure reassembler keeps a hole entry
                 return
             elif pk.missing:
-                # TCPReassembler._data, in order: the captured part, then the "snaplen" Gap
-                if h.npend and h.pend[0].off < off + length:
-                    go_replay(c, ci, R_OVERLAP)   # meets a waiting copy: compared by the replay
-                    return
+                # TCPReassembler._data, in order: the captured part, then the "snaplen" Gap,
+                # then the waiting segments it reaches (drain)
                 p = pk.payload
                 n = pk.plen
                 if off + n > nxt:
@@ -1624,6 +1627,10 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                 deliver_gap(c, ci, d, off + length - nxt)
                 if cn.state == C_REPLAY:
                     return
+                if h.npend:
+                    drain(c, ci, d)
+                    if cn.state == C_REPLAY:
+                        return
             elif off > nxt:
                 c.st.out_of_order += 1
                 if h.npend and overlaps_pending(h, off, pk.plen) and not same_as_waiting(h, off, pk.payload, pk.plen):
@@ -1647,9 +1654,8 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                         return
                     p += nxt - off
                     n -= nxt - off
-                if h.npend and h.pend[0].off < off + pk.plen:
-                    go_replay(c, ci, R_OVERLAP)   # meets a waiting copy: compared by the replay
-                    return
+                # waiting segments it reaches, or covers, are drained after it (the
+                # parts they share compared there)
                 h.next = off + pk.plen
                 deliver(c, ci, d, nxt, p, n, frame, ts)
                 if cn.state == C_REPLAY:

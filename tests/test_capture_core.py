@@ -818,6 +818,41 @@ def test_out_of_order_segments_without_gap_stay_on_the_fast_path(pattern):
     assert sum(len(v) for v in msgs.values()) > 0
 
 
+@pytest.mark.parametrize("cover", [1, 2, 3])
+@pytest.mark.parametrize("differ", [False, True], ids=["same", "differs"])
+def test_retransmission_filling_a_hole_over_waiting_segments(cover, differ):
+    """A lost segment retransmitted repacketised: one segment holding it and
+    (part of) the ``cover`` segments that arrived after it and wait.  The
+    waiting copies are drained after it, the parts they share compared: equal
+    bytes are followed (this used to replay the connection); a copy that
+    differs goes to the replay, whose pure reassembler flags the rows."""
+    from mqcodec.capture.writer import ACK, PSH
+
+    mq = _mq_stream(6)
+    c = TcpConversation(("10.3.0.1", 40103), ("10.3.0.2", 1414), mss=200)
+    hs = c.handshake()
+    segs = [p for p in c.send(0, mq, ack_each=False) if p.length]
+    assert len(segs) > 6
+    # segment 1 lost; 2..4 arrive and wait; then bytes of 1..cover (the last half of
+    # segment `cover` + 1 too) again in one segment
+    start = 200
+    end = 200 * (cover + 1) + 100
+    again = bytearray(mq[start:end])
+    if differ:
+        again[-50] ^= 0xFF           # a byte a waiting copy holds too
+    retrans = c._frame(0, segs[1].seq, 0, ACK | PSH, bytes(again))
+    order = [segs[0]] + segs[2:5] + [retrans] + segs[5:]
+    data = _pcap([(p.ts_ns, p.frame) for p in hs + order + c.close()], nanosecond=True)
+    core, pure, msgs, deferred = check_against_pure(data)
+    if differ:
+        assert core.stats["replay reasons"] == {"retransmitted or overlapping payload": 1}
+    else:
+        assert core.replay() == []
+        assert core.stats["overlapping segments"] >= 1
+        rows = msgs[(0, "10.3.0.1", 40103)]
+        assert len(rows) > 3 and all(r[2] != "framing error" for r in rows)
+
+
 def test_out_of_order_hole_never_filled_is_followed():
     mq = _mq_stream(6)
     c = TcpConversation(("10.3.0.1", 40101), ("10.3.0.2", 1414), mss=200)
