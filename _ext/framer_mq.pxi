@@ -17,8 +17,8 @@
 # (mqcodec.ibmmq.framing_errors, which the pure framer's texts come from).
 # Where a segment or unit itself is wrong (a continuation without a first
 # segment, a new first segment before the last, a unit whose structures do
-# not parse, a joined unit above the size limits, more open units than
-# _MQ_MAX_PEND) it returns FRAMER_BAIL and the pure framer takes the
+# not parse, a joined unit above the size limits, more open units than the
+# pure framer's max_pending_messages (_MQ_MAX_PEND)) it returns FRAMER_BAIL and the pure framer takes the
 # direction over (the capture core's replay).
 #
 # The rules below follow codec/ibmmq/framing.py (MQStreamFramer.gap, close,
@@ -65,9 +65,9 @@ cdef enum:
     _MQ_ASYNC_FIXED = 55
     _MQ_MSH_LEN = 20
     _MQ_XQH_PREFIX = 104
-    # open multi-segment units kept at once (the pure framer allows 1024;
-    # more than this many at once is an unsupported layout: BAIL)
-    _MQ_MAX_PEND = 32
+    # open multi-segment units kept at once: the pure framer's max_pending_messages
+    # (it drops the oldest beyond them; here: BAIL); the array grows as they open
+    _MQ_MAX_PEND = 1024
 
 # limits of the pure framer (framing.DEFAULT_MAX_SEGMENT_LENGTH,
 # DEFAULT_MAX_MESSAGE_LENGTH, max_pending_bytes: MQ_MAXMSGL_CEILING + 64 KiB)
@@ -146,6 +146,8 @@ MQ_ERROR_CODES = {"NOT_A_SEGMENT": MQE_NOT_A_SEGMENT, "SEGMENT_LENGTH": MQE_SEGM
                   "NEW_FIRST_BEFORE_LAST": MQE_NEW_FIRST_BEFORE_LAST, "UNIT": MQE_UNIT,
                   "SHORT_CONTINUATION": MQE_SHORT_CONTINUATION}
 MQ_MAX_RAW = MQF_MAX_RAW
+#: open units kept at once (framing.MQStreamFramer's max_pending_messages default)
+MQ_MAX_OPEN_UNITS = _MQ_MAX_PEND
 
 
 cdef struct MQPend:
@@ -199,7 +201,8 @@ cdef struct MQFramer:
     Py_ssize_t sk_cap
     int sk_dropped
     int npend
-    MQPend pend[_MQ_MAX_PEND]   # in the pure framer's dict order
+    int pcap
+    MQPend* pend           # npend open units (pcap allocated), in the pure framer's dict order
     uint8_t* scratch       # MQMD + data of a message whose bytes are not contiguous
     Py_ssize_t scap
     unit_fn unit_emit      # NULL: no unit records (the pure framer's units=False)
@@ -594,6 +597,8 @@ cdef void mq_framer_init(MQFramer* f, int64_t offset) noexcept nogil:
     f.sk_n = 0
     f.sk_cap = 0
     f.npend = 0
+    f.pcap = 0
+    f.pend = NULL
     f.scratch = NULL
     f.scap = 0
     f.unit_emit = NULL
@@ -606,6 +611,9 @@ cdef void mq_framer_free(MQFramer* f) noexcept nogil:
         free(f.pend[i].buf)
         f.pend[i].buf = NULL
     f.npend = 0
+    free(f.pend)
+    f.pend = NULL
+    f.pcap = 0
     free(f.scratch)
     f.scratch = NULL
     f.scap = 0
@@ -627,9 +635,10 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
     cdef int first = (fl & _MQ_TCF_FIRST) != 0
     cdef int last = (fl & _MQ_TCF_LAST) != 0
     cdef int64_t key = <int64_t>_mq_be32(p + 8) if hidx == 1 else -1
-    cdef int i, pi = -1, spans, r
+    cdef int i, pi = -1, spans, r, cap
     cdef Py_ssize_t skip
     cdef MQPend* q
+    cdef MQPend* grown
     cdef MQPend done
     for i in range(f.npend):
         if f.pend[i].key == key:
@@ -655,7 +664,14 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
         if last:
             return _mq_emit_unit(f, p, n, hlen, t, little, start, start + n, emit, ctx)
         if f.npend >= _MQ_MAX_PEND:
-            return -1           # unsupported: too many open units at once
+            return -1           # unsupported: the pure framer drops its oldest open unit
+        if f.npend == f.pcap:
+            cap = f.pcap * 2 if f.pcap else 4
+            grown = <MQPend*>realloc(f.pend, cap * sizeof(MQPend))
+            if grown == NULL:
+                return -1
+            f.pend = grown
+            f.pcap = cap
         q = &f.pend[f.npend]
         q.key = key
         q.seg_type = t

@@ -628,11 +628,12 @@ def test_damage_sends_exactly_the_damaged_connections_to_replay(seed, damage):
 
 # --------------------------------------------------------------------------- connection reuse
 #: IBM MQ traffic the compiled framer does not follow: more multi-segment units open at
-#: once than it keeps (33 first segments of as many conversations; the pure framer keeps
-#: 1024), so its connection goes to the replay; the core follows lost segments, garbage,
-#: damaged units and incomplete streams itself
+#: once than the pure framer keeps (MQ_MAX_OPEN_UNITS + 1 first segments of as many
+#: conversations; the pure framer drops its oldest), so its connection goes to the
+#: replay; the core follows lost segments, garbage, damaged units, repacketised
+#: retransmissions and incomplete streams itself
 UNFOLLOWED = b"".join(build_tsh(0x86, 36 + 100, conversation_id=1000 + k, ctl_flags1=0x10) + bytes(100)
-                      for k in range(33))
+                      for k in range(core_mod.MQ_MAX_OPEN_UNITS + 1))
 
 
 def _mq_stream(n=3):

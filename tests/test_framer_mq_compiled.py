@@ -10,7 +10,7 @@ or truncated streams.  Contract (docs/framer-mq-compiled.md): the fast
 framer emits exactly the pure Messages, chunk by chunk, until it BAILs; a
 BAIL is justified only when the pure framer's next event (after the messages
 already emitted) is not a Message, or the layout is the documented
-unsupported one (more than MQ_MAX_OPEN_UNITS multi-segment units open at
+unsupported one (more than MQ_MAX_OPEN_UNITS (1024) multi-segment units open at
 once).
 """
 from __future__ import annotations
@@ -56,7 +56,7 @@ FastMQFramer = _mod.FastMQFramer
 MQ_KIND_NAMES = _mod.MQ_KIND_NAMES
 
 #: open multi-segment units the fast path keeps at once (docs/framer-mq-compiled.md)
-MQ_MAX_OPEN_UNITS = 32
+MQ_MAX_OPEN_UNITS = _mod.MQ_MAX_OPEN_UNITS
 CAPTURE = CAPTURES / "ibmmq_jms_client_1414.pcap"
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -347,16 +347,26 @@ def test_interleaved_conversations(seed):
 
 
 def test_too_many_open_units_is_the_documented_bail():
+    """The compiled framer keeps as many open units as the pure one
+    (max_pending_messages); one more, where the pure framer drops its oldest
+    (a FramingError), is its documented bail."""
+    import inspect
+
+    from mqcodec.ibmmq.framing import MQStreamFramer
+
+    assert MQ_MAX_OPEN_UNITS == inspect.signature(MQStreamFramer).parameters["max_pending_messages"].default
     parts = [encode_put(message(data=b"z" * 200), conversation_id=c, max_segment_length=200)
              for c in range(MQ_MAX_OPEN_UNITS + 1)]
     segs = [segments_of(p) for p in parts]
     stream = b"".join(s[0] for s in segs) + b"".join(b"".join(s[1:]) for s in segs)
-    assert not any(isinstance(e, FramingError) for e in pure_reference(stream))
+    assert any(isinstance(e, FramingError) for e in pure_reference(stream))
     facts = differential(stream, [len(stream)], unsupported_ok=True)
     assert facts["bailed"] and facts["messages"] == 0
-    # one fewer fits
+    # as many as the pure framer keeps: followed, every unit whole
     stream = b"".join(s[0] for s in segs[1:]) + b"".join(b"".join(s[1:]) for s in segs[1:])
-    assert not differential(stream, [len(stream)])["bailed"]
+    assert not any(isinstance(e, FramingError) for e in pure_reference(stream))
+    facts = differential(stream, [len(stream), 4096])
+    assert not facts["bailed"] and facts["messages"] == MQ_MAX_OPEN_UNITS
 
 
 # ---------------------------------------------------------------------------

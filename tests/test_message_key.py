@@ -67,7 +67,9 @@ def _replayed_connection(start_ns: int) -> list:
     from mqcodec.ibmmq.builders import build_tsh, encode_put
 
     message = b"MD  " + struct.pack("<i", 2) + bytes(356) + b"after the open units"
-    payload = _open_units(build_tsh, 33, closed=True) + encode_put(message) * 3
+    from mqcodec._ext.capture_core import MQ_MAX_OPEN_UNITS
+
+    payload = _open_units(build_tsh, MQ_MAX_OPEN_UNITS + 1, closed=True) + encode_put(message) * 3
     c = TcpConversation(("10.9.0.1", 40999), ("10.9.0.2", 1414), mss=300, start_ns=start_ns)
     packets = c.handshake() + c.send(0, payload)
     del packets[-3]
