@@ -320,14 +320,15 @@ cdef struct Pend:
     int64_t length
     int64_t frame
     int64_t ts
-    uint8_t* data
+    uint8_t* data         # NULL: a hole (bytes a snap length cut from an out-of-order segment)
 
 cdef struct Half:
     # out-of-order segments waiting (TCPReassembler's pending/heap), sorted by offset
     Pend* pend
     Py_ssize_t npend
     Py_ssize_t pcap
-    int64_t pbytes
+    int64_t pbytes        # bytes of the waiting entries, holes included (TCPReassembler.pbytes)
+    int64_t hbytes        # ... of them in holes (a budget counts captured bytes only)
     int64_t next          # next expected stream offset
     int64_t fin           # stream offset of the FIN
     int64_t max_ack
@@ -385,6 +386,7 @@ cdef struct Stats:
     int64_t messages
     int64_t retransmitted
     int64_t overlapping
+    int64_t not_compared  # overlapping bytes not compared (before the tail)
     int64_t after_close
     int64_t unknown_conn
     int64_t tcp_fragments
@@ -912,6 +914,7 @@ cdef void half_free(Half* h) noexcept nogil:
     h.pend = NULL
     h.npend = h.pcap = 0
     h.pbytes = 0
+    h.hbytes = 0
     if h.framer_on:
         if h.proto == P_MQ:
             mq_framer_free(&h.mq)
@@ -1178,13 +1181,24 @@ cdef int push_mark(Core* c, Half* h, int64_t off, int64_t frame, int64_t ts) noe
 #: mqcodec.capture.tcp.OVERLAP_WINDOW
 cdef Py_ssize_t OVERLAP_WINDOW = 16 << 10
 
-cdef bint same_as_delivered(Half* h, int64_t off, const uint8_t* p, int64_t n) noexcept nogil:
-    """The copy p[0:n] of stream bytes [off, off + n) -- all before next -- equals
-    the delivered bytes, every one of them still in the tail.  Else the pure
-    reassembler reports something (a conflict, bytes not compared): replay."""
-    if off < h.next - h.tail.n or off + n > h.next:
-        return False
-    return memcmp(h.tail.p + h.tail.n - (h.next - off), p, n) == 0
+cdef bint same_as_delivered(Core* c, Half* h, int64_t off, const uint8_t* p, int64_t n) noexcept nogil:
+    """TCPReassembler._compare of the copy p[0:n] of stream bytes [off, off + n)
+    with the delivered bytes still in the tail: True when they agree (the bytes
+    before the tail, or the whole copy when none of it is there, are counted as
+    not compared, as the pure reassembler counts them); False when they differ
+    (an OverlapConflict: the replay reports it)."""
+    cdef int64_t start = off, end = off + n
+    if start < h.next - h.tail.n:
+        start = h.next - h.tail.n
+    if end > h.next:
+        end = h.next
+    if end <= start:
+        if end > off:
+            c.st.not_compared += end - off
+        return True
+    if start > off:
+        c.st.not_compared += start - off
+    return memcmp(h.tail.p + h.tail.n - (h.next - start), p + (start - off), end - start) == 0
 
 cdef bint same_as_waiting(Half* h, int64_t off, const uint8_t* p, int64_t n) noexcept nogil:
     """A waiting segment starts at off, holds at least n bytes and its first n equal
@@ -1196,8 +1210,22 @@ cdef bint same_as_waiting(Half* h, int64_t off, const uint8_t* p, int64_t n) noe
             lo = mid + 1
         else:
             hi = mid
-    return (lo < h.npend and h.pend[lo].off == off and h.pend[lo].length >= n
+    return (lo < h.npend and h.pend[lo].off == off and h.pend[lo].length >= n and h.pend[lo].data != NULL
             and memcmp(h.pend[lo].data, p, n) == 0)
+
+cdef bint same_hole(Half* h, int64_t off, int64_t n) noexcept nogil:
+    """A hole of at least n bytes waits at off, and nothing else within [off, off + n):
+    _store keeps it (a hole never extends, nor replaces a copy)."""
+    cdef Py_ssize_t lo = 0, hi = h.npend, mid
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if h.pend[mid].off < off:
+            lo = mid + 1
+        else:
+            hi = mid
+    return (lo < h.npend and h.pend[lo].off == off and h.pend[lo].data == NULL and h.pend[lo].length >= n
+            and not (lo > 0 and h.pend[lo - 1].off + h.pend[lo - 1].length > off))
+
 
 cdef bint overlaps_pending(Half* h, int64_t off, int64_t n) noexcept nogil:
     """[off, off + n) meets a waiting segment (they never overlap one another: an
@@ -1215,8 +1243,9 @@ cdef bint overlaps_pending(Half* h, int64_t off, int64_t n) noexcept nogil:
 
 cdef int store(Core* c, Half* h, int64_t off, const uint8_t* p, Py_ssize_t n, int64_t frame,
                int64_t ts) noexcept nogil:
-    """TCPReassembler._store for a payload (never a hole: snap-cut segments replay):
-    a new offset is inserted; at an existing offset a longer copy extends the
+    """TCPReassembler._store for a payload (p NULL: a hole of n bytes, where no
+    waiting entry is: the caller checks): a new offset is inserted; at an
+    existing offset (a payload's, never a hole's) a longer copy extends the
     first one (its frame/ts kept), a shorter or equal one is dropped."""
     cdef Py_ssize_t lo = 0, hi = h.npend, mid, cap
     cdef Pend* q
@@ -1246,10 +1275,14 @@ cdef int store(Core* c, Half* h, int64_t off, const uint8_t* p, Py_ssize_t n, in
             return -1
         h.pend = q
         h.pcap = cap
-    nd = <uint8_t*>malloc(n if n else 1)
-    if nd == NULL:
-        return -1
-    memcpy(nd, p, n)
+    if p == NULL:
+        nd = NULL
+        h.hbytes += n
+    else:
+        nd = <uint8_t*>malloc(n if n else 1)
+        if nd == NULL:
+            return -1
+        memcpy(nd, p, n)
     memmove(&h.pend[lo + 1], &h.pend[lo], (h.npend - lo) * sizeof(Pend))
     e = &h.pend[lo]
     e.off = off
@@ -1273,15 +1306,25 @@ cdef void drain(Core* c, Py_ssize_t ci, int d) noexcept nogil:
         h.pend[k].data = NULL
         k += 1
         h.pbytes -= e.length
+        if e.data == NULL:
+            h.hbytes -= e.length
         end = e.off + e.length
         nxt = h.next
         if end <= nxt:
             c.st.retransmitted += 1
             free(e.data)
             continue
+        if e.data == NULL:
+            # a hole: the "snaplen" Gap of its bytes not delivered yet
+            h.next = end
+            h.tail.n = 0
+            deliver_gap(c, ci, d, end - nxt)
+            if cn.state == C_REPLAY:
+                return
+            continue
         if e.off < nxt:
             c.st.overlapping += 1
-            if not same_as_delivered(h, e.off, e.data, nxt - e.off):
+            if not same_as_delivered(c, h, e.off, e.data, nxt - e.off):
                 # _compare reports it (a conflict, bytes not compared): the replay does
                 free(e.data)
                 go_replay(c, ci, R_OVERLAP)
@@ -1463,6 +1506,11 @@ cdef void count_eof_gaps(Core* c, Py_ssize_t ci, int d) noexcept nogil:
             nxt = h.pend[k].off
         end = h.pend[k].off + h.pend[k].length
         if end > nxt:
+            if h.pend[k].data == NULL:    # a hole: _drain's "snaplen" Gap
+                c.st.gaps += 1
+                c.st.gap_bytes += end - nxt
+                cn.gaps += 1
+                cn.gap_bytes += end - nxt
             nxt = end
     end = h.fin if h.has_fin else h.max_ack
     if (h.has_fin or h.has_max_ack) and end > nxt:
@@ -1513,7 +1561,7 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
     cdef uint8_t flags = pk.flags
     cdef bint synonly = (flags & F_SYN) and not (flags & F_ACK)
     cdef Py_ssize_t ci = -1
-    cdef int d = 0
+    cdef int d = 0, hole
     cdef Conn* cn
     cdef Half* h
     cdef Half* peer
@@ -1591,14 +1639,34 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
             if off + length <= nxt:
                 c.st.retransmitted += 1
                 if (pk.plen and not (pk.plen == 1 and off == nxt - 1)
-                        and not same_as_delivered(h, off, pk.payload, pk.plen)):
+                        and not same_as_delivered(c, h, off, pk.payload, pk.plen)):
                     # a copy of delivered bytes (not a keep-alive) that differs, or is
                     # older than the tail: the pure replay reports it (OverlapConflict)
                     go_replay(c, ci, R_OVERLAP)
                     return
             elif pk.missing and off > nxt:
-                go_replay(c, ci, R_SNAPLEN)   # out of order: the pure reassembler keeps a hole entry
-                return
+                # out of order and cut by the snap length: TCPReassembler._data stores the
+                # captured part and a hole entry for the rest (drained as a "snaplen" Gap)
+                c.st.out_of_order += 1
+                hole = 1      # the hole is new (0: a hole as long or longer waits there: kept)
+                if h.npend:
+                    if pk.plen and overlaps_pending(h, off, pk.plen) and not same_as_waiting(h, off, pk.payload,
+                                                                                             pk.plen):
+                        go_replay(c, ci, R_SNAPLEN)   # meets other waiting copies: the replay compares
+                        return
+                    if overlaps_pending(h, off + pk.plen, pk.missing):
+                        if not same_hole(h, off + pk.plen, pk.missing):
+                            go_replay(c, ci, R_SNAPLEN)
+                            return
+                        hole = 0
+                if ((pk.plen and store(c, h, off, pk.payload, pk.plen, frame, ts) < 0)
+                        or (hole and store(c, h, off + pk.plen, NULL, pk.missing, frame, ts) < 0)):
+                    go_replay(c, ci, R_OUT_OF_ORDER)
+                    return
+                if h.pbytes > c.pure_max_bytes or h.npend > c.pure_max_segments:
+                    skip_to(c, ci, d, h.pend[0].off)
+                    if cn.state == C_REPLAY:
+                        return
             elif pk.missing:
                 # TCPReassembler._data, in order: the captured part, then the "snaplen" Gap,
                 # then the waiting segments it reaches (drain)
@@ -1607,7 +1675,7 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                 if off + n > nxt:
                     if off < nxt:
                         c.st.overlapping += 1
-                        if not same_as_delivered(h, off, p, nxt - off):
+                        if not same_as_delivered(c, h, off, p, nxt - off):
                             go_replay(c, ci, R_OVERLAP)
                             return
                         p += nxt - off
@@ -1618,7 +1686,7 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                         return
                 elif off < nxt and n:
                     # a longer copy of delivered bytes, cut by the snap length
-                    if not same_as_delivered(h, off, p, n):
+                    if not same_as_delivered(c, h, off, p, n):
                         go_replay(c, ci, R_OVERLAP)
                         return
                 nxt = h.next if h.next > off + pk.plen else off + pk.plen
@@ -1649,7 +1717,7 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                 n = pk.plen
                 if off < nxt:
                     c.st.overlapping += 1
-                    if not same_as_delivered(h, off, p, nxt - off):
+                    if not same_as_delivered(c, h, off, p, nxt - off):
                         go_replay(c, ci, R_OVERLAP)   # differs, or older than the tail
                         return
                     p += nxt - off
@@ -1963,7 +2031,7 @@ cdef inline int push_deferred(Core* c, Py_ssize_t datapos, int64_t caplen, int64
 cdef int64_t half_buffered(Half* h) noexcept nogil:
     """Bytes one fast-path direction holds: unconsumed framer input, waiting
     out-of-order segments, the compiled MQ framer's pending units and scratch."""
-    cdef int64_t n = h.buf.n + h.pbytes
+    cdef int64_t n = h.buf.n + h.pbytes - h.hbytes
     cdef int i
     if h.framer_on and h.proto == P_MQ:
         for i in range(h.mq.npend):
@@ -2645,6 +2713,7 @@ cdef class CaptureCore(_Walker):
                 "bytes in streams of no known protocol": s.undetected, "messages": s.messages,
                 "framing error records": s.framing_errors,
                 "retransmitted segments": s.retransmitted, "overlapping segments": s.overlapping,
+                "overlapping bytes not compared": s.not_compared,
                 "segments after close": s.after_close, "segments of unknown connections": s.unknown_conn,
                 "tcp fragments": s.tcp_fragments, "reassembled tcp segments": s.reassembled,
                 "pending ip datagrams": self.c.frags.count, "out-of-order segments": s.out_of_order,
