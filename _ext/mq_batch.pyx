@@ -37,6 +37,7 @@ import numpy as np
 cimport numpy as cnp
 import pyarrow as pa
 
+from mqcodec import arrow_kernels as _ak
 from mqcodec import ccsid as _ccsid
 # the layouts as data, generated from the declarations (tests/test_batch_mq.py checks they are current):
 # the declarations themselves (and construct) are not loaded by this module
@@ -620,7 +621,7 @@ def _fixed_binary(buf, int width, ok):
 
 
 def _ints(values, typ, ok):
-    return pa.array(values, type=typ, mask=None if ok.all() else ~ok)
+    return _ak.from_numpy(values, typ, None if ok.all() else ~ok)
 
 
 # ------------------------------------------------------------ entry
@@ -788,7 +789,7 @@ def decode_mq_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, md
     okb = a_ok.astype(bool)
     v2b = a_v2.astype(bool) & okb
     pcfb = a_pcf.astype(bool)
-    cols = {"record": pa.array(np.arange(n, dtype=np.int64))}
+    cols = {"record": _ak.from_numpy(np.arange(n, dtype=np.int64))}
     cols["md_own_encoding"] = _ints(a_int[I_OWN_ENC], pa.int32(), okb)
     cols["md_own_ccsid"] = _ints(a_int[I_OWN_CC], pa.int32(), okb)
     for k, name in enumerate(_INT_COLS):
@@ -818,7 +819,7 @@ def decode_mq_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, md
     cols["body_ccsid"] = _ints(a_int[I_BODY_CC], pa.int32(), okb)
     cols["body_offset"] = _ints(a_i64[0], pa.int64(), okb)
     cols["body_length"] = _ints(a_i64[1], pa.int64(), okb)
-    cols["pcf_has_eph"] = pa.array(a_eph.astype(bool), mask=None if pcfb.all() else ~pcfb)
+    cols["pcf_has_eph"] = _ak.from_numpy(a_eph.astype(bool), mask=None if pcfb.all() else ~pcfb)
     for name, idx in zip(_PCF_COLS, _PCF_INDEX):
         cols[name] = _ints(a_int[I_CFH + idx], pa.int32(), pcfb)
     cols.update(_error_columns(e_struct, e_field, e_reason, e_off, e_args, a_raw.astype(bool), buf, offsets))
@@ -832,9 +833,8 @@ def _error_columns(e_struct, e_field, e_reason, e_off, e_args, raw_ok, buf, offs
     failed = e_struct >= 0
     names = ("error_structure", "error_field", "error_offset", "error_reason", "raw")
     if not failed.any():
-        nulls = pa.nulls(n)
-        return dict(zip(names, (nulls.cast(pa.string()), nulls.cast(pa.string()), nulls.cast(pa.int64()),
-                                nulls.cast(pa.string()), nulls.cast(pa.binary()))))
+        return dict(zip(names, (pa.nulls(n, pa.string()), pa.nulls(n, pa.string()), pa.nulls(n, pa.int64()),
+                                pa.nulls(n, pa.string()), pa.nulls(n, pa.binary()))))
     rows = np.flatnonzero(failed)
     s, f, rs, raw = [], [], [], []
     mv = memoryview(buf).cast("B") if len(buf) else b""
@@ -844,7 +844,7 @@ def _error_columns(e_struct, e_field, e_reason, e_off, e_args, raw_ok, buf, offs
         f.append(FIELDS[e_field[i]])
         rs.append(_reason(st, int(e_reason[i]), e_args[i].tolist()))
         raw.append(bytes(mv[int(offsets[i]):int(offsets[i + 1])]) if raw_ok[i] else None)
-    where = pa.array(np.cumsum(failed) - 1, pa.int64(), mask=~failed)
-    return dict(zip(names, (pa.array(s, pa.string()).take(where), pa.array(f, pa.string()).take(where),
-                            pa.array(e_off, pa.int64(), mask=~failed),
-                            pa.array(rs, pa.string()).take(where), pa.array(raw, pa.binary()).take(where))))
+    where = _ak.from_numpy(np.cumsum(failed) - 1, pa.int64(), ~failed)
+    return dict(zip(names, (_ak.take(pa.array(s, pa.string()), where), _ak.take(pa.array(f, pa.string()), where),
+                            _ak.from_numpy(e_off, pa.int64(), ~failed),
+                            _ak.take(pa.array(rs, pa.string()), where), _ak.take(pa.array(raw, pa.binary()), where))))

@@ -41,6 +41,8 @@ import numpy as np
 cimport numpy as cnp
 import pyarrow as pa
 
+from mqcodec import arrow_kernels as _ak
+
 from mqcodec.batch import msmq_pure as _pure
 from mqcodec.batch.schema import MSMQ_PACKETS
 
@@ -1285,10 +1287,10 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     for k in range(NGROUPS):
         bitmaps.append(None if counts[k] in (0, n) else _bitmap(groups[k]))
     cols = {}
-    cols["record"] = pa.array(np.arange(first, first + n, dtype=np.int64))
+    cols["record"] = _ak.from_numpy(np.arange(first, first + n, dtype=np.int64))
     if want is None or "kind" in want:
-        kind_idx = pa.array(kinds.astype(np.int32), mask=kinds < 0)
-        cols["kind"] = pa.array(KINDS, pa.string()).take(kind_idx)
+        kind_idx = _ak.from_numpy(kinds.astype(np.int32), mask=kinds < 0)
+        cols["kind"] = _ak.take(pa.array(KINDS, pa.string()), kind_idx)
     for k, name in enumerate(_NUM_NAMES):
         if want is not None and name not in want:
             continue
@@ -1344,7 +1346,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
             raw[j] = rec
         cols["error_structure"] = pa.array(es, pa.string())
         cols["error_field"] = pa.array(ef, pa.string())
-        cols["error_offset"] = pa.array(e_offset, pa.int64(), mask=~failed)
+        cols["error_offset"] = _ak.from_numpy(e_offset, pa.int64(), ~failed)
         cols["error_reason"] = pa.array(er, pa.string())
         cols["raw"] = pa.array(raw, pa.binary())
     arrays = []
@@ -1369,5 +1371,5 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
             pure = pure.select(columns)
         idx = np.arange(n, dtype=np.int64)
         idx[fb] = n + np.arange(len(fb), dtype=np.int64)
-        batch = pa.concat_batches([batch, pure]).take(pa.array(idx))
+        batch = _ak.take(pa.concat_batches([batch, pure]), _ak.int64s(idx))
     return batch

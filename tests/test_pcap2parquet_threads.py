@@ -293,6 +293,10 @@ def test_pcap2parquet_does_not_import_pandas(tmp_path, impl, which, empty_captur
         # the compiled engine reads every unit of the real capture over arrays (ibmmq.calls_batch):
         # the call declarations (construct) are the pure engine's
         assert ("mqcodec.ibmmq.calls" in state["heavy"]) == (impl == "py")
+    if which != "empty" and impl == "c":
+        # the conversion's kernels are called by name (mqcodec.arrow_kernels): neither
+        # pyarrow.compute's wrappers nor numpy.ma are imported (issue 18)
+        assert "pyarrow.compute" not in state["heavy"] and "numpy.ma" not in state["heavy"], state["heavy"]
     report = json.loads(r.stdout)
     frames = {"real": 695, "empty": 0}.get(which)
     if frames is not None:

@@ -30,6 +30,7 @@ from typing import Any, Optional
 import numpy as np
 import pyarrow as pa
 
+from .. import arrow_kernels as _k
 from .sources import frames_until_error, reopen
 from .tables import BLOCK_SCHEMA
 
@@ -261,7 +262,6 @@ class _Held:
         if not parts:
             return 0   # (before the imports: a capture with no message pays for neither)
         from ..capture.tcp import OVERLAP_WINDOW
-        import pyarrow.compute as pc
 
         t = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
         conn = t.column("_conn").to_numpy()
@@ -277,29 +277,29 @@ class _Held:
         if drop.any():
             for k, c in zip(*np.unique(keyv[drop], return_counts=True)):
                 self.dropped[(int(k) >> 1, int(k) & 1)] += int(c)
-        self.table = t.filter(pa.array(keep)) if keep.any() else None
+        self.table = _k.filter(t, _k.bools(keep)) if keep.any() else None
         n = int(write.sum())
         if n == 0:
             return 0
-        out = t.filter(pa.array(write))
+        out = _k.filter(t, _k.bools(write))
         pairs, counts = np.unique(out.column("tcp_stream").to_numpy() * 2
                                   + out.column("_dir").to_numpy().astype(np.int64), return_counts=True)
         for pair, count in zip(pairs.tolist(), counts.tolist()):
             produced[(pair >> 1, pair & 1)] += count
         # keys from the input (keys.MessageKeys): each direction's rows come in stream order
         keys = conv.keys.tcp_batch(out.column("tcp_stream").to_numpy(), out.column("_dir").to_numpy(),
-                                    out.column("frame").fill_null(-1).to_numpy(), out.column("_rank").to_numpy())
+                                    _k.fill_null(out.column("frame"), -1).to_numpy(), out.column("_rank").to_numpy())
         conv.made += n
         errors = n - out.column("error").null_count   # the framers' FramingError rows
         if errors:
             conv.summary["framing errors"] += errors
         for k in uniq[state == -1].tolist():   # closed directions make no more rows
             conv.keys.forget(int(k) >> 1, int(k) & 1)
-        out = out.set_column(out.schema.get_field_index("message_key"), "message_key", pa.array(keys))
-        out = out.select([f.name for f in BLOCK_SCHEMA]).cast(BLOCK_SCHEMA)
+        out = out.set_column(out.schema.get_field_index("message_key"), "message_key", _k.from_numpy(keys))
+        out = _k.cast_table(out.select([f.name for f in BLOCK_SCHEMA]), BLOCK_SCHEMA)
         conv.blocks.append(out)
         conv.block_rows += n
-        conv.pending_bytes += int(pc.sum(out.column("length")).as_py() or 0)
+        conv.pending_bytes += int(_k.call("sum", [out.column("length")]).as_py() or 0)
         return n
 
     def replay_entries(self, entries) -> list:
@@ -357,12 +357,11 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
         cport.append(info[1])
         sip.append(info[2])
         sport.append(info[3])
-    inv = pa.array(inverse.astype(np.int64))
-    c2s = pa.array(direction == 0)
-    import pyarrow.compute as pc
+    inv = _k.from_numpy(inverse.astype(np.int64))
+    c2s = _k.bools(direction == 0)
 
-    cip_a, sip_a = pa.array(cip, pa.string()).take(inv), pa.array(sip, pa.string()).take(inv)
-    cport_a, sport_a = pa.array(cport, pa.int32()).take(inv), pa.array(sport, pa.int32()).take(inv)
+    cip_a, sip_a = _k.take(pa.array(cip, pa.string()), inv), _k.take(pa.array(sip, pa.string()), inv)
+    cport_a, sport_a = _k.take(pa.array(cport, pa.int32()), inv), _k.take(pa.array(sport, pa.int32()), inv)
     protocol = np.asarray(b["protocol"], dtype=np.int64)
     # MQ record kinds: the message kinds, then MQ_UNIT_KIND (gone: _units) and MQ_ERROR_KIND;
     # MSMQ's: the packet kinds, then MSMQ_ERROR_KIND
@@ -372,24 +371,24 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     # FramingError records: their error columns; their length becomes their extent in the stream
     errors = _error_columns(b, length) if "error_code" in b else {}
     columns = {
-        "message_key": pa.array(np.zeros(n, dtype=np.int64)),   # given when written (_Held)
-        "capture": pa.array([name], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
+        "message_key": _k.from_numpy(np.zeros(n, dtype=np.int64)),   # given when written (_Held)
+        "capture": _k.take(pa.array([name], pa.string()), _k.from_numpy(np.zeros(n, dtype=np.int64))),
         "frame": _nonneg(b["frame"]),
         "ts": _ts(b["ts_ns"], b["frame"]),
-        "src_ip": pc.if_else(c2s, cip_a, sip_a),
-        "src_port": pc.if_else(c2s, cport_a, sport_a),
-        "dst_ip": pc.if_else(c2s, sip_a, cip_a),
-        "dst_port": pc.if_else(c2s, sport_a, cport_a),
-        "tcp_stream": pa.array(np.asarray(b["tcp_stream"], dtype=np.int64)),
-        "stream_offset": pa.array(np.asarray(b["stream_offset"], dtype=np.int64)),
-        "protocol": pa.array(["mq", "msmq"], pa.string()).take(pa.array(protocol)),
-        "kind": pa.array(mq_kinds + kinds[1] + ["framing error"], pa.string()).take(pa.array(kind_index)),
-        "length": pa.array(length),
+        "src_ip": _k.if_else(c2s, cip_a, sip_a),
+        "src_port": _k.if_else(c2s, cport_a, sport_a),
+        "dst_ip": _k.if_else(c2s, sip_a, cip_a),
+        "dst_port": _k.if_else(c2s, sport_a, cport_a),
+        "tcp_stream": _k.from_numpy(np.asarray(b["tcp_stream"], dtype=np.int64)),
+        "stream_offset": _k.from_numpy(np.asarray(b["stream_offset"], dtype=np.int64)),
+        "protocol": _k.take(pa.array(["mq", "msmq"], pa.string()), _k.from_numpy(protocol)),
+        "kind": _k.take(pa.array(mq_kinds + kinds[1] + ["framing error"], pa.string()), _k.from_numpy(kind_index)),
+        "length": _k.from_numpy(length),
         "_data": data,
-        "_md_only": pa.array(np.asarray(b["md_only"], dtype=bool)),
+        "_md_only": _k.bools(b["md_only"]),
         # the fast path has no overlapping copies to compare: the core replays any
         # connection where a copy overlaps bytes it already has (docs/capture-core.md)
-        "overlap_conflict": pa.array(np.zeros(n, dtype=bool)),
+        "overlap_conflict": _k.bools(np.zeros(n, dtype=bool)),
     }
     columns.update(errors)
     links = b.get("links")   # the link columns of each message (_units)
@@ -398,8 +397,9 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
             columns[col] = links.column(col)
     arrays = [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in BLOCK_SCHEMA]
     names = [f.name for f in BLOCK_SCHEMA]
-    arrays += [pa.array(conn), pa.array(direction), pa.array(np.asarray(b["stream_offset"], dtype=np.int64)
-                                                             + length), pa.array(np.asarray(b["rank"], dtype=np.int64))]
+    arrays += [_k.from_numpy(conn), _k.from_numpy(direction),
+               _k.from_numpy(np.asarray(b["stream_offset"], dtype=np.int64) + length),
+               _k.from_numpy(np.asarray(b["rank"], dtype=np.int64))]
     names += ["_conn", "_dir", "_end", "_rank"]
     if held is None:
         raise RuntimeError("mqcodec.convert.compiled._take: messages taken with no _Held to hold them")
@@ -496,18 +496,18 @@ def _units(conv, core, b: dict, is_unit, name: str, conns: dict, produced: Count
     if total:
         records = pa.LargeBinaryArray.from_buffers(
             pa.large_binary(), m, [None, pa.py_buffer(np.ascontiguousarray(offsets - base)), pa.py_buffer(data)])
-        out["data"] = records.take(pa.array(keep, pa.int64())).buffers()[2].slice(0, total).to_pybytes()
+        out["data"] = _k.take(records, _k.int64s(keep)).buffers()[2].slice(0, total).to_pybytes()
     else:
         out["data"] = b""
     out["deferred"] = []
-    out["links"] = link_table.take(pa.array(which, mask=which < 0))
+    out["links"] = _k.take(link_table, _k.from_numpy(which, mask=which < 0))
     return out
 
 
 def _nonneg(values) -> pa.Array:
     """int64 array with -1 (the core's "none") as null."""
     v = np.asarray(values, dtype=np.int64)
-    return pa.array(v, mask=v < 0)
+    return _k.from_numpy(v, mask=v < 0)
 
 
 def _ts(ts_ns, frame) -> pa.Array:
@@ -515,7 +515,7 @@ def _ts(ts_ns, frame) -> pa.Array:
     did not fit in int64 ns (TS_UNKNOWN); times before 1970 are negative and kept."""
     v = np.asarray(ts_ns, dtype=np.int64)
     mask = (np.asarray(frame, dtype=np.int64) < 0) | (v == np.iinfo(np.int64).min)
-    return pa.array(v, mask=mask).cast(pa.timestamp("ns", tz="UTC"))
+    return _k.cast(_k.from_numpy(v, mask=mask), pa.timestamp("ns", tz="UTC"))
 
 
 def _side_events(conv, events, name: str, produced: Counter) -> None:

@@ -30,6 +30,7 @@ import pyarrow as pa
 
 from .. import _impl
 from .. import batch as _batch
+from .. import arrow_kernels as _k
 from . import keys as _keys
 from . import tables as _tables
 from .options import MSMQ_PING_PORT, ConvertOptions
@@ -664,7 +665,7 @@ class Converter:
         cport = np.array([x[1] for x in info], dtype=np.int64)[at]
         sport = np.array([x[3] for x in info], dtype=np.int64)[at]
         error = decoded.column("error")
-        raw_rows = np.ones(n, dtype=bool) if self.options.raw else error.is_valid().to_numpy(zero_copy_only=False)
+        raw_rows = np.ones(n, dtype=bool) if self.options.raw else _k.is_valid(error).to_numpy(zero_copy_only=False)
         if raw_rows.any():
             self.pending_bytes += int(lens[raw_rows].sum())
         pick = np.flatnonzero(raw_rows)
@@ -672,25 +673,26 @@ class Converter:
         np.cumsum(lens[pick], out=raw_offsets[1:])
         buf = np.frombuffer(data, dtype=np.uint8)
         gather = np.repeat(starts[pick] - raw_offsets[:-1], lens[pick]) + np.arange(int(raw_offsets[-1]))
-        raw_part = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(pick), [
-            None, pa.py_buffer(raw_offsets), pa.py_buffer(buf[gather].tobytes())]).cast(pa.binary())
+        raw_part = _k.cast(pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(pick), [
+            None, pa.py_buffer(raw_offsets), pa.py_buffer(buf[gather].tobytes())]), pa.binary())
         where = np.full(n, -1, dtype=np.int64)
         where[pick] = np.arange(len(pick))
         extra = {
-            "call_key": pa.array(keys_a, pa.int64()),
-            "capture": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)),
+            "call_key": _k.from_numpy(keys_a, pa.int64()),
+            "capture": pa.DictionaryArray.from_arrays(_k.from_numpy(np.zeros(n, dtype=np.int32)),
                                                       pa.array([capture], pa.string())),
-            "frame": pa.array(frame, mask=frame < 0),
-            "ts": pa.array(ts // 1000, mask=~known_ts).cast(pa.timestamp("us", tz="UTC")),
-            "ts_nanos": pa.array(ts % 1000, mask=~known_ts).cast(pa.int16()),
-            "src_ip": pa.DictionaryArray.from_arrays(pa.array(np.where(c2s, cip, sip)), ips),
-            "src_port": pa.array(np.where(c2s, cport, sport)).cast(pa.int32()),
-            "dst_ip": pa.DictionaryArray.from_arrays(pa.array(np.where(c2s, sip, cip)), ips),
-            "dst_port": pa.array(np.where(c2s, sport, cport)).cast(pa.int32()),
-            "tcp_stream": pa.array(stream), "stream_offset": pa.array(offset), "length": pa.array(full),
+            "frame": _k.from_numpy(frame, mask=frame < 0),
+            "ts": _k.cast(_k.from_numpy(ts // 1000, mask=~known_ts), pa.timestamp("us", tz="UTC")),
+            "ts_nanos": _k.from_numpy(ts % 1000, pa.int16(), mask=~known_ts),
+            "src_ip": pa.DictionaryArray.from_arrays(_k.from_numpy(np.where(c2s, cip, sip)), ips),
+            "src_port": _k.from_numpy(np.where(c2s, cport, sport), pa.int32()),
+            "dst_ip": pa.DictionaryArray.from_arrays(_k.from_numpy(np.where(c2s, sip, cip)), ips),
+            "dst_port": _k.from_numpy(np.where(c2s, sport, cport), pa.int32()),
+            "tcp_stream": _k.from_numpy(stream), "stream_offset": _k.from_numpy(offset),
+            "length": _k.from_numpy(full),
             "queue_name": pa.array(qn, pa.string()), "queue_manager": pa.array(qm, pa.string()),
             "request_call_key": pa.array(rck, pa.int64()), "latency_us": pa.array(lat, pa.int64()),
-            "raw": raw_part.take(pa.array(where, mask=where < 0)),
+            "raw": _k.take(raw_part, _k.from_numpy(where, mask=where < 0)),
         }
         plain = _calls_plain_schema()
         arrays = []
@@ -700,13 +702,13 @@ class Converter:
             a = extra.get(f.name)
             if a is None:
                 a = decoded.column(f.name) if f.name in decoded.schema.names else pa.nulls(n, f.type)
-            arrays.append(a if a.type == f.type else a.cast(f.type))
+            arrays.append(a if a.type == f.type else _k.cast(a, f.type))
         table = pa.Table.from_arrays(
             arrays, schema=pa.schema([f for f in plain if f.name not in ("replied", "reply_call_key")]))
         # rows complete now are written at the next flush, requests replied in this batch
         # with their reply's key; the others wait for their reply (held, one by one)
         waits = np.array(att.waiting, dtype=bool)
-        rck_a = extra["request_call_key"].fill_null(-1).to_numpy()
+        rck_a = _k.fill_null(extra["request_call_key"], -1).to_numpy()
         replied = np.zeros(n, dtype=np.int8)            # 0: not a request; 1: replied; 2: waiting; 3: given up
         reply_key = np.full(n, -1, dtype=np.int64)
         replied[waits] = 2
@@ -722,8 +724,8 @@ class Converter:
         held, calls = self._held, self._calls
         done = np.flatnonzero(replied != 2)
         if len(done):
-            calls.append((table, done, pa.array(replied[done] == 1, mask=replied[done] == 0),
-                          pa.array(reply_key[done], mask=reply_key[done] < 0)))
+            calls.append((table, done, _k.from_numpy(replied[done] == 1, mask=replied[done] == 0),
+                          _k.from_numpy(reply_key[done], mask=reply_key[done] < 0)))
             self.call_rows += len(done)
         for i in np.flatnonzero(replied == 2).tolist():
             held[keys[i]] = (table, i)
@@ -739,8 +741,8 @@ class Converter:
                 self.call_rows += 1
         links = pa.table({"call_key": extra["call_key"], "queue_name": extra["queue_name"],
                           "queue_manager": extra["queue_manager"],
-                          "remote_q_name": decoded.column("remote_q_name").cast(pa.string()),
-                          "remote_q_mgr_name": decoded.column("remote_q_mgr_name").cast(pa.string())})
+                          "remote_q_name": _k.cast(decoded.column("remote_q_name"), pa.string()),
+                          "remote_q_mgr_name": _k.cast(decoded.column("remote_q_mgr_name"), pa.string())})
         self.core_links(stream, direction, offset, links)
         return links
 
@@ -758,15 +760,13 @@ class Converter:
         if not rows or not self.options.wants(_tables.MQ_CALLS):
             return
         table = _calls_table(rows)
-        import pyarrow.compute as pc
-
-        names = pc.value_counts(table.column("segment_type_name").cast(pa.string()))
+        names = _k.call("value_counts", [_k.cast(table.column("segment_type_name"), pa.string())])
         for k_, c_ in zip(names.field("values").to_pylist(), names.field("counts").to_pylist()):
             self.calls_by_type[k_] += c_
-        failed = pc.fill_null(pc.equal(table.column("completion_code"), 2), False)
-        if pc.any(failed).as_py():
-            reasons = pc.value_counts(pc.fill_null(table.filter(failed).column("reason_name").cast(pa.string()),
-                                                   "-"))
+        failed = _k.fill_null(_k.equal(table.column("completion_code"), pa.scalar(2, pa.int32())), False)
+        if _k.call("any", [failed]).as_py():
+            reasons = _k.call("value_counts", [_k.fill_null(
+                _k.cast(_k.filter(table, failed).column("reason_name"), pa.string()), "-")])
             for k_, c_ in zip(reasons.field("values").to_pylist(), reasons.field("counts").to_pylist()):
                 self.failed_by_reason[k_] += c_
         self.summary["calls"] += table.num_rows
@@ -811,7 +811,7 @@ class Converter:
     def _write_block(self, block: pa.Table) -> None:
         """Decode a block of pending rows and hand each protocol's rows to the
         sink as its own table (in the block's order)."""
-        import pyarrow.compute as pc
+        from ..arrow_kernels import pc
 
         n = block.num_rows
         is_mq = pc.equal(block.column("protocol"), "mq")
@@ -825,34 +825,34 @@ class Converter:
                 # not made: the PCF bodies of the good IBM MQ messages may still be wanted
                 good = pc.and_(in_protocol, decodable)
                 if protocol == "mq" and self.options.wants(_tables.PCF_PARAMETERS) and pc.any(good).as_py():
-                    self._mq_pcf_only(block.filter(good))
-                self._count(protocol, block.filter(in_protocol))
+                    self._mq_pcf_only(pc.filter(block, good))
+                self._count(protocol, pc.filter(block, in_protocol))
                 continue
             parts, where = [], []
             good = pc.and_(in_protocol, decodable)
             if pc.any(good).as_py():
-                part = block.filter(good)
+                part = pc.filter(block, good)
                 parts.append(self._mq_part(part) if protocol == "mq" else self._msmq_part(part))
                 where.append(pc.indices_nonzero(good))
             bad = pc.and_(in_protocol, undecoded)
             if pc.any(bad).as_py():
-                parts.append(self._output(table_name, block.filter(bad), {}))
+                parts.append(self._output(table_name, pc.filter(block, bad), {}))
                 where.append(pc.indices_nonzero(bad))
             table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
             if len(parts) > 1:   # back in the block's order
-                table = table.take(pc.sort_indices(pa.concat_arrays(where)))
+                table = pc.take(table, pc.sort_indices(pa.concat_arrays(where)))
             self._count(protocol, table)
             self.sink(table_name, table)
         self.summary["messages"] += n
 
     def _count(self, protocol: str, table: pa.Table) -> None:
         """The summary's errors and messages by protocol and kind."""
-        import pyarrow.compute as pc
+        from ..arrow_kernels import pc
 
-        errors = pc.sum(pc.is_valid(table.column("error")).cast(pa.int64())).as_py() or 0
+        errors = pc.sum(pc.cast(pc.is_valid(table.column("error")), pa.int64())).as_py() or 0
         if errors:
             self.summary["errors"] += errors
-        kinds = pc.value_counts(pc.fill_null(table.column("kind").cast(pa.string()), "-"))
+        kinds = pc.value_counts(pc.fill_null(pc.cast(table.column("kind"), pa.string()), "-"))
         for k_, c_ in zip(kinds.field("values").to_pylist(), kinds.field("counts").to_pylist()):
             self.by_kind[(protocol, k_)] += c_
 
@@ -860,7 +860,7 @@ class Converter:
         """``part`` (a block's rows) as a table of output table ``table_name``:
         common columns from the block, protocol columns from ``decoded``
         (name -> array), nulls elsewhere."""
-        import pyarrow.compute as pc
+        from ..arrow_kernels import pc
 
         schema = _tables.table_schema(table_name)
         n = part.num_rows
@@ -888,7 +888,7 @@ class Converter:
             else:
                 a = pa.nulls(n, f.type)
             if a.type != f.type:
-                a = a.cast(f.type)
+                a = pc.cast(a, f.type)
             arrays.append(a)
         return pa.Table.from_arrays(arrays, schema=schema)
 
@@ -896,7 +896,7 @@ class Converter:
     def _decoded(table, prefix: str = "") -> dict:
         """A batch decoder's output as output columns: its own columns and the
         row's error columns (``error`` from the decoder's reason)."""
-        import pyarrow.compute as pc
+        from ..arrow_kernels import pc
 
         decoded = {prefix + name: table.column(name) for name in table.schema.names
                    if name not in _tables.BATCH_ONLY}
@@ -913,7 +913,7 @@ class Converter:
 
     def _mq_pcf_only(self, part: pa.Table) -> None:
         """The PCF bodies of IBM MQ messages whose own rows are not made."""
-        import pyarrow.compute as pc
+        from ..arrow_kernels import pc
 
         table = self._mq_decode(part)
         self._pcf(part, table, pc.is_valid(table.column("error_structure")))
@@ -921,7 +921,7 @@ class Converter:
     def _mq_part(self, part: pa.Table) -> pa.Table:
         """IBM MQ messages through the MQ batch decoder (their mq_messages
         rows), and their PCF bodies through the PCF one."""
-        import pyarrow.compute as pc
+        from ..arrow_kernels import pc
 
         table = self._mq_decode(part)
         decoded = self._decoded(table)
@@ -942,7 +942,7 @@ class Converter:
 
     def _pcf(self, part: pa.Table, table, failed) -> None:
         """PCF bodies -> long-form parameters, grouped by the CCSID strings inherit."""
-        import pyarrow.compute as pc
+        from ..arrow_kernels import pc
 
         if "body_offset" not in table.schema.names or not self.options.wants(_tables.PCF_PARAMETERS):
             return
@@ -962,12 +962,14 @@ class Converter:
         for ccsid, members in groups.items():
             bodies = [data[i].as_py()[body_offset[i]:] for i in members]
             params = _batch.decode_pcf_batch(bodies, impl=self.options.impl, ccsid=ccsid or None).parameters
-            key_col = pa.array([keys[i] for i in members], pa.int64()).take(params.column("record"))
+            key_col = pc.take(pa.array([keys[i] for i in members], pa.int64()), params.column("record"))
             self.sink(_tables.PCF_PARAMETERS, _pcf_rows(schema, key_col, params))
 
     def _msmq_part(self, part: pa.Table) -> pa.Table:
         """MSMQ packets and pings through the MSMQ batch decoder."""
-        import pyarrow.compute as pc
+        from pyarrow._compute import SetLookupOptions
+
+        from ..arrow_kernels import call, pc
 
         from ..msmq.constants import MQMSG_CLASS_NAMES
 
@@ -978,10 +980,10 @@ class Converter:
             if long_name is not None:
                 decoded[short] = decoded[long_name]
         qm, mid = decoded["source_qm"], decoded["user_message_id"]
-        decoded["message_id"] = pc.binary_join_element_wise(qm, mid.cast(pa.string()), "\\")
+        decoded["message_id"] = pc.binary_join_element_wise(qm, pc.cast(mid, pa.string()), "\\")
         codes = sorted(MQMSG_CLASS_NAMES)
-        where = pc.index_in(decoded["class"].cast(pa.int64()), value_set=pa.array(codes, pa.int64()))
-        decoded["class_name"] = pa.array([MQMSG_CLASS_NAMES[c] for c in codes], pa.string()).take(where)
+        where = call("index_in", [pc.cast(decoded["class"], pa.int64())], SetLookupOptions(pa.array(codes, pa.int64())))
+        decoded["class_name"] = pc.take(pa.array([MQMSG_CLASS_NAMES[c] for c in codes], pa.string()), where)
         return self._output(_tables.MSMQ_PACKETS, part, decoded)
 
     # ---------------------------------------------------------- summary
@@ -1010,13 +1012,13 @@ def _pylist(a) -> list:
         return [None] * n
     if pa.types.is_dictionary(a.type):
         words = np.array(a.dictionary.to_pylist() + [None], dtype=object)
-        return words[a.indices.fill_null(-1).to_numpy()].tolist()
+        return words[_k.fill_null(a.indices, -1).to_numpy()].tolist()
     if not pa.types.is_integer(a.type):
         return a.to_pylist()
     if a.null_count == 0:
         return a.to_numpy().tolist()
-    values = np.array(a.fill_null(0).to_numpy(), dtype=object)
-    values[~a.is_valid().to_numpy(zero_copy_only=False)] = None
+    values = np.array(_k.fill_null(a, 0).to_numpy(), dtype=object)
+    values[~_k.is_valid(a).to_numpy(zero_copy_only=False)] = None
     return values.tolist()
 
 
@@ -1099,21 +1101,21 @@ def _calls_table(rows: list) -> pa.Table:
             reply.append(pa.nulls(len(idx), pa.int64()) if key is None else key)
         all_rows = pa.concat_tables(batch_tables)
         where = np.concatenate(index)
-        keys = all_rows.column("call_key").take(pa.array(where)).to_numpy()
+        keys = _k.take(all_rows.column("call_key"), _k.int64s(where)).to_numpy()
         order = np.argsort(keys, kind="stable")
-        part = all_rows.take(pa.array(where[order]))
-        order_a = pa.array(order)
-        extra = {"replied": pa.concat_arrays(replied).take(order_a),
-                 "reply_call_key": pa.concat_arrays(reply).take(order_a)}
+        part = _k.take(all_rows, _k.int64s(where[order]))
+        order_a = _k.int64s(order)
+        extra = {"replied": _k.take(pa.concat_arrays(replied), order_a),
+                 "reply_call_key": _k.take(pa.concat_arrays(reply), order_a)}
         parts.append(pa.Table.from_arrays([extra[f.name] if f.name in extra else part.column(f.name)
                                            for f in plain], schema=plain))
-    table = parts[-1] if len(parts) == 1 and not dicts else pa.concat_tables(parts).sort_by("call_key")
+    table = parts[-1] if len(parts) == 1 and not dicts else _k.sort_by(pa.concat_tables(parts), "call_key")
     arrays = []
     for f in schema:
         if f.name in named:
             column, how = named[f.name]
             a = _tables.name_column(how, table.column(column))
-            arrays.append(a if a.type == f.type else a.cast(f.type))
+            arrays.append(a if a.type == f.type else _k.cast(a, f.type))
         else:
             arrays.append(table.column(f.name))
     return pa.Table.from_arrays(arrays, schema=schema)
@@ -1126,7 +1128,9 @@ _NAMED_VALUE_TYPES = pa.array([3, 13], pa.int32())
 def _pcf_rows(schema: pa.Schema, key_col, params) -> pa.Table:
     """The PCF batch decoder's long form as pcf_parameters rows: its columns
     after ``record`` under their snake_case names, and the name columns."""
-    import pyarrow.compute as pc
+    from pyarrow._compute import SetLookupOptions
+
+    from ..arrow_kernels import call, pc
 
     columns = {"message_key": key_col}
     for i, f in enumerate(params.schema):
@@ -1134,7 +1138,7 @@ def _pcf_rows(schema: pa.Schema, key_col, params) -> pa.Table:
             columns[_tables.snake_case(f.name)] = params.column(i)
     columns["parameter_name"] = _tables.name_column("parameter", columns["parameter"], columns["type"])
     columns["type_name"] = _tables.name_column("MQCFT", columns["type"])
-    integer = pc.is_in(columns["type"], value_set=_NAMED_VALUE_TYPES)
+    integer = call("is_in", [columns["type"]], SetLookupOptions(_NAMED_VALUE_TYPES))
     ints = pc.if_else(integer, columns["int_value"], pa.scalar(None, pa.int64()))
     columns["value_name"] = _tables.name_column("value", ints, columns["parameter"])
     return pa.Table.from_arrays([columns[f.name] for f in schema], schema=schema)
@@ -1143,32 +1147,37 @@ def _pcf_rows(schema: pa.Schema, key_col, params) -> pa.Table:
 def _split_ns(ts) -> tuple:
     """Nanosecond timestamps -> (microsecond timestamps, nanoseconds within
     the microsecond as int16), rounding towards the past."""
-    import pyarrow.compute as pc
+    from ..arrow_kernels import pc
 
-    ns = ts.cast(pa.int64())
+    ns = pc.cast(ts, pa.int64())
     us = pc.divide(ns, 1000)  # truncates towards zero
     rem = pc.subtract(ns, pc.multiply(us, 1000))
     neg = pc.less(rem, 0)
     us = pc.if_else(neg, pc.subtract(us, 1), us)
     rem = pc.if_else(neg, pc.add(rem, 1000), rem)
-    return us.cast(pa.timestamp("us", tz="UTC")), rem.cast(pa.int16())
+    return pc.cast(us, pa.timestamp("us", tz="UTC")), pc.cast(rem, pa.int16())
 
 
 def _put_timestamp(date, time):
     """MQMD PutDate (YYYYMMDD) and PutTime (HHMMSSTH), GMT, as one UTC
     timestamp; null where either is absent or not a valid date and time."""
-    import pyarrow.compute as pc
+    from pyarrow._compute import MatchSubstringOptions, SliceOptions, StrptimeOptions
 
-    ok = pc.and_(pc.match_substring_regex(date, r"^[0-9]{8}$"), pc.match_substring_regex(time, r"^[0-9]{8}$"))
+    from ..arrow_kernels import call, pc
+
+    digits = MatchSubstringOptions(r"^[0-9]{8}$")
+    ok = pc.and_(call("match_substring_regex", [date], digits), call("match_substring_regex", [time], digits))
     ok = pc.fill_null(ok, False)
     blank = pa.scalar("", pa.string())
     d = pc.if_else(ok, date, blank)
     t = pc.if_else(ok, time, blank)
-    seconds = pc.strptime(pc.binary_join_element_wise(d, pc.utf8_slice_codeunits(t, 0, 6), ""),
-                          format="%Y%m%d%H%M%S", unit="us", error_is_null=True)
-    hundredths = pc.if_else(ok, pc.utf8_slice_codeunits(t, 6, 8), pa.scalar("0")).cast(pa.int64())
-    micros = pc.add(seconds.cast(pa.int64()), pc.multiply(hundredths, 10000))
-    return pc.if_else(ok, micros, pa.scalar(None, pa.int64())).cast(pa.timestamp("us", tz="UTC"))
+    seconds = call("strptime", [pc.binary_join_element_wise(d, call("utf8_slice_codeunits", [t], SliceOptions(0, 6)),
+                                                            pa.scalar("", pa.string()))],
+                   StrptimeOptions("%Y%m%d%H%M%S", "us", error_is_null=True))
+    hundredths = pc.cast(pc.if_else(ok, call("utf8_slice_codeunits", [t], SliceOptions(6, 8)), pa.scalar("0")),
+                         pa.int64())
+    micros = pc.add(pc.cast(seconds, pa.int64()), pc.multiply(hundredths, 10000))
+    return pc.cast(pc.if_else(ok, micros, pa.scalar(None, pa.int64())), pa.timestamp("us", tz="UTC"))
 
 
 _TS_UNKNOWN = -(1 << 63)  # mqcodec.capture.frame.TS_UNKNOWN

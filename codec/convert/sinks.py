@@ -76,12 +76,12 @@ class DatasetSink:
         if self.partition_by is None or PCF_PARAMETERS == table or rows.num_rows == 0:
             self._write(table, None, rows)
             return
-        import pyarrow.compute as pc
+        from ..arrow_kernels import pc
 
         dates = pc.strftime(rows.column("ts"), format="%Y-%m-%d")  # UTC: ts carries tz UTC
         for value in pc.unique(dates).to_pylist():
             mask = pc.is_null(dates) if value is None else pc.fill_null(pc.equal(dates, value), False)
-            self._write(table, value or self.NULL_PARTITION, rows.filter(mask))
+            self._write(table, value or self.NULL_PARTITION, pc.filter(rows, mask))
 
     def _write(self, table: str, date: Optional[str], rows: pa.Table) -> None:
         import pyarrow.parquet as pq

@@ -80,9 +80,9 @@ def _frame_batch(frames: list) -> pa.RecordBatch:
 def _write_batch(f, numbers, batch: pa.RecordBatch, linktype: int) -> int:
     """Write the batch's frames as pcap records up to the first one a pcap
     cannot hold as it is; returns how many were written."""
-    import pyarrow.compute as pc
+    from ..arrow_kernels import pc
 
-    data = batch.column("data").cast(pa.large_binary())
+    data = pc.cast(batch.column("data"), pa.large_binary())
     ts = batch.column("ts_ns").to_numpy()
     caplen = batch.column("caplen").to_numpy()
     origlen = batch.column("origlen").to_numpy()
@@ -95,7 +95,7 @@ def _write_batch(f, numbers, batch: pa.RecordBatch, linktype: int) -> int:
     hdr[:, 0], hdr[:, 1] = np.divmod(ts[:k], 1_000_000_000)
     hdr[:, 2] = caplen[:k]
     hdr[:, 3] = origlen[:k]
-    heads = pa.Array.from_buffers(pa.binary(16), k, [None, pa.py_buffer(hdr)]).cast(pa.large_binary())
+    heads = pc.cast(pa.Array.from_buffers(pa.binary(16), k, [None, pa.py_buffer(hdr)]), pa.large_binary())
     records = pc.binary_join_element_wise(heads, data.slice(0, k), pa.scalar(b"", pa.large_binary()))
     offsets = np.frombuffer(records.buffers()[1], dtype=np.int64, count=k + 1, offset=records.offset * 8)
     f.write(memoryview(records.buffers()[2])[offsets[0]:offsets[k]])

@@ -281,19 +281,20 @@ def name_column(how: str, values, context=None) -> pa.Array:
     distinct value named once.  ``context``: the column the names also depend
     on (a parameter's Type for ``parameter``; its id for ``value``, named only
     where the Type is an integer)."""
-    import pyarrow.compute as pc
+    from .. import arrow_kernels as _k
 
     values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     if context is not None:
         # one int64 key per (first, second) pair: first << 32 | second's 32 bits
         context = context.combine_chunks() if isinstance(context, pa.ChunkedArray) else context
         first, second = (context, values) if how == "value" else (values, context)
-        keys = pc.add(pc.shift_left(first.cast(pa.int64()), 32),
-                      pc.bit_wise_and(second.cast(pa.int64()), 0xFFFFFFFF))
+        keys = _k.call("add", [_k.call("shift_left", [_k.cast(first, pa.int64()), pa.scalar(32, pa.int64())]),
+                               _k.call("bit_wise_and", [_k.cast(second, pa.int64()),
+                                                        pa.scalar(0xFFFFFFFF, pa.int64())])])
     else:
         keys = values
     # each distinct key once (a null key: a null index, hence a null name)
-    encoded = keys.dictionary_encode()
+    encoded = _k.dictionary_encode(keys)
     where = encoded.indices
     fn = _namer(how)
     names: list = []
@@ -306,9 +307,9 @@ def name_column(how: str, values, context=None) -> pa.Array:
             # the distinct names are the dictionary; a value without a name is null
             slot = {n: i for i, n in enumerate(named)}
             to_slot = pa.array([None if n is None else slot[n] for n in names], pa.int32())
-            return pa.DictionaryArray.from_arrays(to_slot.take(where), pa.array(named, pa.string()))
-        return pa.array(names, pa.string()).take(where).dictionary_encode()
-    return pa.array(names, t).take(where)
+            return pa.DictionaryArray.from_arrays(_k.take(to_slot, where), pa.array(named, pa.string()))
+        return _k.dictionary_encode(_k.take(pa.array(names, pa.string()), where))
+    return _k.take(pa.array(names, t), where)
 
 
 #: the pending rows of one chunk, before decoding: where each message was seen

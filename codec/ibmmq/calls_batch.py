@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from .. import arrow_kernels as _k
 from ..ccsid import decode_text, is_known
 from .call_columns import CALL_COLUMNS
 from .wire import (
@@ -171,7 +172,8 @@ class _Reader:
         raw[:, width + 1] = cc & 0xFF
         # distinct (bytes, CCSID) keys by Arrow's hash table (a sort of wide keys costs more)
         keys = pa.FixedSizeBinaryArray.from_buffers(pa.binary(width + 2), len(at),
-                                                    [None, pa.py_buffer(raw)]).dictionary_encode()
+                                                    [None, pa.py_buffer(raw)])
+        keys = _k.dictionary_encode(keys)
         values, nulls = [], []
         for b in keys.dictionary.to_pylist():
             s = name_text(b[:width], (b[width] << 8) | b[width + 1])
@@ -240,7 +242,7 @@ def _scatter(n: int, rows: np.ndarray, part: pa.Array) -> pa.Array:
     """``part`` (one value per unit of ``rows``) spread over ``n`` units, null elsewhere."""
     where = np.full(n, -1, dtype=np.int32)
     where[rows] = np.arange(len(rows), dtype=np.int32)
-    return part.take(_array(where, where >= 0, pa.int32()))
+    return _k.take(part, _array(where, where >= 0, pa.int32()))
 
 
 def _named(codes: np.ndarray, names: dict) -> pa.Array:
@@ -304,12 +306,12 @@ class _Columns:
             if len(arrays) == 1:
                 out[name] = _scatter(n, rows_parts[0], arrays[0])
             else:   # one column read from several structures: joined as strings, encoded again
-                joined = pa.concat_arrays([a.cast(pa.string()) for a in arrays])
-                out[name] = _scatter(n, np.concatenate(rows_parts), joined).dictionary_encode()
+                joined = pa.concat_arrays([_k.cast(a, pa.string()) for a in arrays])
+                out[name] = _k.dictionary_encode(_scatter(n, np.concatenate(rows_parts), joined))
         for name, (rows, array) in self.arrow.items():
             keep = fast[rows]
             if keep.any():
-                out[name] = _scatter(n, rows[keep], array.filter(pa.array(keep)) if not keep.all() else array)
+                out[name] = _scatter(n, rows[keep], _k.filter(array, _k.bools(keep)) if not keep.all() else array)
         return out
 
 
@@ -367,7 +369,7 @@ def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
     for fld in DECODED_SCHEMA:
         arr = arrays.get(fld.name)
         if arr is not None and arr.type != fld.type:
-            arr = arr.cast(fld.type)
+            arr = _k.cast(arr, fld.type)
         fields.append(pa.nulls(n, fld.type) if arr is None else arr)
     table = pa.Table.from_arrays(fields, schema=DECODED_SCHEMA)
     slow = np.flatnonzero(~f)
@@ -380,7 +382,7 @@ def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
         table = pa.concat_tables([table, pa.Table.from_pylist(slow_rows, schema=DECODED_SCHEMA)])
         order = np.arange(n, dtype=np.int64)
         order[slow] = n + np.arange(len(slow))
-        table = table.take(pa.array(order))
+        table = _k.take(table, _k.int64s(order))
     return table
 
 
