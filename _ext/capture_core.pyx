@@ -342,6 +342,7 @@ cdef struct Half:
     Buf buf               # unconsumed bytes (stream offset buf_off)
     int64_t buf_off
     Buf tail              # the last delivered bytes, ending at next (TCPReassembler's tail)
+    int64_t nconf         # differing copies recorded for this direction (at most MAX_CONFLICTS)
     # the pure converter's marks list: (offset, frame, ts, rows, units), logical start mstart
     # (rows, units: those located in the mark so far, their ranks in message_key, call_key)
     int64_t* m
@@ -401,6 +402,7 @@ cdef struct Stats:
     int64_t resyncs
     int64_t resync_bytes
     int64_t framing_errors    # IBM MQ FramingError records
+    int64_t conflicts         # differing copies recorded (x_*)
 
 # IPv4 fragment reassembly: mqcodec.capture.ipfrag.FragmentReassembler (defaults
 # of CaptureProcessor) in C.  Datagrams are kept in insertion order (the
@@ -516,6 +518,15 @@ cdef struct Core:
     I64 e_c
     I64 e_d
     I64 e_trunc
+    # differing copies of delivered bytes (the pure OverlapConflict), in emission order:
+    # the seq of the next record then, the connection and direction, the bytes compared
+    # that differ [start, end), and the direction's stream end then (the pure _Direction.end)
+    I64 x_seq
+    I64 x_conn
+    I64 x_dir
+    I64 x_start
+    I64 x_end
+    I64 x_dend
     int64_t seq
     # deferred frames of the current feed: (position in walk buffer, number, ts)
     I64 d_pos             # position of the frame's data in the walk buffer
@@ -1181,13 +1192,21 @@ cdef int push_mark(Core* c, Half* h, int64_t off, int64_t frame, int64_t ts) noe
 #: mqcodec.capture.tcp.OVERLAP_WINDOW
 cdef Py_ssize_t OVERLAP_WINDOW = 16 << 10
 
-cdef bint same_as_delivered(Core* c, Half* h, int64_t off, const uint8_t* p, int64_t n) noexcept nogil:
+#: differing copies one direction may have (the pure converter merges its conflict ranges
+#: beyond 256 waiting for rows; past this many the replay takes the connection)
+cdef int64_t MAX_CONFLICTS = 128
+MAX_DIFFERING_COPIES = MAX_CONFLICTS
+
+cdef int compare_delivered(Core* c, Py_ssize_t ci, int d, Half* h, int64_t off, const uint8_t* p,
+                           int64_t n) noexcept nogil:
     """TCPReassembler._compare of the copy p[0:n] of stream bytes [off, off + n)
-    with the delivered bytes still in the tail: True when they agree (the bytes
-    before the tail, or the whole copy when none of it is there, are counted as
-    not compared, as the pure reassembler counts them); False when they differ
-    (an OverlapConflict: the replay reports it)."""
+    with the delivered bytes still in the tail: the bytes before the tail (or the
+    whole copy when none of it is there) are counted as not compared, as the
+    pure reassembler counts them; bytes that differ are recorded (x_*: the pure
+    OverlapConflict, which flags the rows holding them).  -1: the replay takes
+    the connection (too many differing copies, or out of memory)."""
     cdef int64_t start = off, end = off + n
+    cdef Py_ssize_t k
     if start < h.next - h.tail.n:
         start = h.next - h.tail.n
     if end > h.next:
@@ -1195,10 +1214,28 @@ cdef bint same_as_delivered(Core* c, Half* h, int64_t off, const uint8_t* p, int
     if end <= start:
         if end > off:
             c.st.not_compared += end - off
-        return True
+        return 0
     if start > off:
         c.st.not_compared += start - off
-    return memcmp(h.tail.p + h.tail.n - (h.next - start), p + (start - off), end - start) == 0
+    if memcmp(h.tail.p + h.tail.n - (h.next - start), p + (start - off), end - start) == 0:
+        return 0
+    if h.nconf >= MAX_CONFLICTS:
+        return -1
+    k = c.x_seq.n
+    if (i64_reserve(&c.x_seq, k + 1) < 0 or i64_reserve(&c.x_conn, k + 1) < 0 or i64_reserve(&c.x_dir, k + 1) < 0
+            or i64_reserve(&c.x_start, k + 1) < 0 or i64_reserve(&c.x_end, k + 1) < 0
+            or i64_reserve(&c.x_dend, k + 1) < 0):
+        return -1
+    c.x_seq.p[k] = c.seq
+    c.x_conn.p[k] = ci
+    c.x_dir.p[k] = d
+    c.x_start.p[k] = start
+    c.x_end.p[k] = end
+    c.x_dend.p[k] = h.next
+    c.x_seq.n = c.x_conn.n = c.x_dir.n = c.x_start.n = c.x_end.n = c.x_dend.n = k + 1
+    h.nconf += 1
+    c.st.conflicts += 1
+    return 0
 
 cdef bint same_as_waiting(Half* h, int64_t off, const uint8_t* p, int64_t n) noexcept nogil:
     """A waiting segment starts at off, holds at least n bytes and its first n equal
@@ -1324,8 +1361,7 @@ cdef void drain(Core* c, Py_ssize_t ci, int d) noexcept nogil:
             continue
         if e.off < nxt:
             c.st.overlapping += 1
-            if not same_as_delivered(c, h, e.off, e.data, nxt - e.off):
-                # _compare reports it (a conflict, bytes not compared): the replay does
+            if compare_delivered(c, ci, d, h, e.off, e.data, nxt - e.off) < 0:
                 free(e.data)
                 go_replay(c, ci, R_OVERLAP)
                 return
@@ -1639,9 +1675,8 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
             if off + length <= nxt:
                 c.st.retransmitted += 1
                 if (pk.plen and not (pk.plen == 1 and off == nxt - 1)
-                        and not same_as_delivered(c, h, off, pk.payload, pk.plen)):
-                    # a copy of delivered bytes (not a keep-alive) that differs, or is
-                    # older than the tail: the pure replay reports it (OverlapConflict)
+                        and compare_delivered(c, ci, d, h, off, pk.payload, pk.plen) < 0):
+                    # a copy of delivered bytes (not a keep-alive) compared
                     go_replay(c, ci, R_OVERLAP)
                     return
             elif pk.missing and off > nxt:
@@ -1675,7 +1710,7 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                 if off + n > nxt:
                     if off < nxt:
                         c.st.overlapping += 1
-                        if not same_as_delivered(c, h, off, p, nxt - off):
+                        if compare_delivered(c, ci, d, h, off, p, nxt - off) < 0:
                             go_replay(c, ci, R_OVERLAP)
                             return
                         p += nxt - off
@@ -1686,7 +1721,7 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                         return
                 elif off < nxt and n:
                     # a longer copy of delivered bytes, cut by the snap length
-                    if not same_as_delivered(c, h, off, p, n):
+                    if compare_delivered(c, ci, d, h, off, p, n) < 0:
                         go_replay(c, ci, R_OVERLAP)
                         return
                 nxt = h.next if h.next > off + pk.plen else off + pk.plen
@@ -1717,8 +1752,8 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                 n = pk.plen
                 if off < nxt:
                     c.st.overlapping += 1
-                    if not same_as_delivered(c, h, off, p, nxt - off):
-                        go_replay(c, ci, R_OVERLAP)   # differs, or older than the tail
+                    if compare_delivered(c, ci, d, h, off, p, nxt - off) < 0:
+                        go_replay(c, ci, R_OVERLAP)
                         return
                     p += nxt - off
                     n -= nxt - off
@@ -2396,6 +2431,8 @@ cdef class _Walker:
         i64_free(&self.c.e_c)
         i64_free(&self.c.e_d)
         i64_free(&self.c.e_trunc)
+        i64_free(&self.c.x_seq); i64_free(&self.c.x_conn); i64_free(&self.c.x_dir)
+        i64_free(&self.c.x_start); i64_free(&self.c.x_end); i64_free(&self.c.x_dend)
         i64_free(&self.c.d_pos); i64_free(&self.c.d_num); i64_free(&self.c.d_ts); i64_free(&self.c.replay_list)
         i64_free(&self.c.d_cap); i64_free(&self.c.d_orig); i64_free(&self.c.d_if); i64_free(&self.c.d_lt)
         free(self.c.ifaces)
@@ -2641,6 +2678,12 @@ cdef class CaptureCore(_Walker):
                              "c": _arr(&c.e_c, ne).copy(), "d": _arr(&c.e_d, ne).copy(),
                              "truncated": _arr(&c.e_trunc, ne).astype(np.bool_)}
             c.e_idx.n = c.e_code.n = c.e_a.n = c.e_b.n = c.e_c.n = c.e_d.n = c.e_trunc.n = 0
+        cdef Py_ssize_t nx = c.x_seq.n
+        if nx:
+            out["conflicts"] = {"seq": _arr(&c.x_seq, nx).copy(), "conn": _arr(&c.x_conn, nx).copy(),
+                                "direction": _arr(&c.x_dir, nx).copy(), "start": _arr(&c.x_start, nx).copy(),
+                                "end": _arr(&c.x_end, nx).copy(), "stream_end": _arr(&c.x_dend, nx).copy()}
+            c.x_seq.n = c.x_conn.n = c.x_dir.n = c.x_start.n = c.x_end.n = c.x_dend.n = 0
         c.o_seq.n = c.o_conn.n = c.o_dir.n = c.o_stream.n = c.o_off.n = 0
         c.o_frame.n = c.o_ts.n = c.o_proto.n = c.o_kind.n = c.o_md.n = c.o_full.n = c.o_rank.n = 0
         c.offs.p[0] = 0
@@ -2713,7 +2756,7 @@ cdef class CaptureCore(_Walker):
                 "bytes in streams of no known protocol": s.undetected, "messages": s.messages,
                 "framing error records": s.framing_errors,
                 "retransmitted segments": s.retransmitted, "overlapping segments": s.overlapping,
-                "overlapping bytes not compared": s.not_compared,
+                "overlapping bytes not compared": s.not_compared, "conflicting overlaps": s.conflicts,
                 "segments after close": s.after_close, "segments of unknown connections": s.unknown_conn,
                 "tcp fragments": s.tcp_fragments, "reassembled tcp segments": s.reassembled,
                 "pending ip datagrams": self.c.frags.count, "out-of-order segments": s.out_of_order,

@@ -122,6 +122,51 @@ def test_dropped_duplicated_reordered_segments(seed):
             report["summary"].get("connections replayed by the pure pipeline", 0) >= 1
 
 
+def _with_differing_copies(packets, seed: int, copies: int, partial: bool):
+    """``packets`` with ``copies`` data segments sent again a few frames later
+    with other bytes (all of them, or, ``partial``, the second half only)."""
+    import struct
+
+    rnd = random.Random(seed)
+    out = list(packets)
+    data = []
+    for i, (ts, frame) in enumerate(out):
+        if frame[12:14] != b"\x08\x00" or frame[23] != 6:
+            continue
+        ihl = (frame[14] & 15) * 4
+        start = 14 + ihl + (frame[14 + ihl + 12] >> 4) * 4
+        end = 14 + struct.unpack_from("!H", frame, 16)[0]
+        if end - start > 8:
+            data.append((i, start, end))
+    assert len(data) > copies
+    for i, start, end in sorted(rnd.sample(data, copies), reverse=True):
+        ts, frame = out[i]
+        b = bytearray(frame)
+        if partial:   # the copy: the second half of the segment (a TCP header moved on is not
+            # needed: the same header with the first half cut would change its sequence
+            # number; flipping only the second half's bytes makes the same overlap)
+            start = (start + end) // 2
+        for k in range(start, end):
+            b[k] ^= 0xFF
+        out.insert(min(len(out), i + rnd.randint(1, 5)), (ts, bytes(b)))
+    return out
+
+
+@pytest.mark.parametrize("partial", [False, True], ids=["whole", "half"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_differing_copies_are_followed_and_flag_the_same_rows(seed, partial):
+    """Retransmitted segments whose bytes differ from the delivered ones (the
+    pure reassembler's OverlapConflict): the core records them and flags the
+    rows holding those bytes as the pure converter does (held rows, rows made
+    later), counted per connection; it used to hand the connection to the
+    replay."""
+    report = _same(_pcap(_with_differing_copies(_packets(seed, 30), seed, 6, partial)))
+    s = report["summary"]
+    assert s["conflicting overlaps"] == 6
+    assert s.get("connections replayed by the pure pipeline", 0) == 0
+    assert report["captures"][-1]["core"]["conflicting overlaps"] == 6
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_cut_files(seed):
     data = _pcap(_packets(6, 15))
@@ -173,12 +218,15 @@ def test_core_giving_up_mid_capture_is_resumed_by_the_pure_pipeline(monkeypatch)
                         start_ns=pk[half][0], step_ns=1)
     hs = a.handshake()
     conv = hs + a.send(0, bytes(range(256)) * 4)
-    # the same segment again with other bytes (an overlap conflict): the connection goes to replay
+    # the same segment again with other bytes (an overlap conflict), more times than the
+    # core records them for one direction: the connection goes to replay
+    from mqcodec._ext.capture_core import MAX_DIFFERING_COPIES
+
     b = TcpConversation(("10.9.0.1", 40000), ("10.9.0.2", 9999), isn_client=7, mss=300,
                         start_ns=pk[half][0], step_ns=1)
     other = (b.handshake() + b.send(0, bytes(255 - x for x in range(256)) * 4))[5]
     assert other.length and other.frame != conv[5].frame
-    conv.insert(6, other)
+    conv[6:6] = [other] * (MAX_DIFFERING_COPIES + 1)
     conv += a.close() + [hs[0]]      # ... is closed both ways, then its SYN again
     data = _pcap(pk[:half] + [(p.ts_ns, p.frame) for p in conv] + pk[half:])
     ours = _convert(data, None, chunk_messages=5)

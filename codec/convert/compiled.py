@@ -244,16 +244,85 @@ class ReplayProcessor:
 
 class _Held:
     """The core's messages not yet written: those ending within the pure
-    reassembler's OVERLAP_WINDOW of their direction's stream end.  A copy of
-    their bytes arriving later with other content makes the core replay the
-    connection, and the pure replay flags them (``overlap_conflict``): such
-    messages are then dropped here and the replay does not skip them
-    (``dropped``).  Messages written are final: the pure pipeline would have
-    released their rows before any later copy could flag them."""
+    reassembler's OVERLAP_WINDOW of their direction's stream end, as the pure
+    converter holds its rows (``_Direction.held``).  A copy of delivered bytes
+    that differs (the core's conflict records, the pure OverlapConflict) flags
+    the held rows holding those bytes and the rows made later that do, until a
+    row starts past them (``Converter._conflict``, ``_add``): :meth:`conflicts`.
+    Messages written are final: the pure pipeline would have released their
+    rows before any later copy could flag them.  Held messages of a connection
+    the core hands to the replay are dropped here and the replay does not skip
+    them (``dropped``)."""
 
     def __init__(self):
-        self.table = None                 # held rows (BLOCK_SCHEMA + _conn, _dir, _end, _rank), no keys yet
+        self.table = None                 # held rows (BLOCK_SCHEMA + _conn, _dir, _end, _rank, _seq), no keys yet
         self.dropped: Counter = Counter()  # (conn, direction) -> held messages of replayed connections
+        self.ranges: dict = {}            # (conn, direction) -> [[start, end], ...] not passed by a row yet
+        self.conflicts_by_conn: Counter = Counter()   # conn -> differing copies (counted at the end)
+
+    def conflicts(self, b: dict, new) -> Any:
+        """The batch's conflict records (``b["conflicts"]``) and the ranges
+        still open: flag the held rows and ``new``'s rows (the batch's, with
+        ``_seq``) as the pure converter flags its rows; returns ``new``."""
+        from ..capture.tcp import OVERLAP_WINDOW
+
+        x = b.get("conflicts")
+        if x is None and not self.ranges:
+            return new
+        events: dict = defaultdict(list)   # (conn, direction) -> [(seq, 0 row | 1 conflict, ...)]
+        if x is not None:
+            for seq, c, d, s, e, dend in zip(x["seq"].tolist(), x["conn"].tolist(), x["direction"].tolist(),
+                                             x["start"].tolist(), x["end"].tolist(), x["stream_end"].tolist()):
+                events[(c, d)].append((seq, 1, s, e, dend))
+                self.conflicts_by_conn[c] += 1
+        tables = [t for t in (self.table, new) if t is not None and t.num_rows]
+        flags = []
+        wanted = [c * 2 + d for c, d in set(events) | set(self.ranges)]
+        for t in tables:
+            conn, dirs = t.column("_conn").to_numpy(), t.column("_dir").to_numpy().astype(np.int64)
+            start, end = t.column("stream_offset").to_numpy(), t.column("_end").to_numpy()
+            seq = t.column("_seq").to_numpy()
+            flag = t.column("overlap_conflict").to_numpy(zero_copy_only=False).copy()
+            flags.append(flag)
+            for i in np.flatnonzero(np.isin(conn * 2 + dirs, wanted)).tolist():
+                events[(int(conn[i]), int(dirs[i]))].append((int(seq[i]), 0, len(flags) - 1, i,
+                                                            int(start[i]), int(end[i])))
+        for key, evs in events.items():
+            evs.sort(key=lambda ev: (ev[0], ev[1]))
+            ranges = self.ranges.get(key, [])
+            made: list = []   # (table, row, start, end) of the rows made before the event
+            for ev in evs:
+                if ev[1] == 1:
+                    _, _, s, e, dend = ev
+                    for ti, i, rs, re_ in made:   # the rows held then (not released: the pure _release)
+                        if re_ > dend - OVERLAP_WINDOW and rs < e and re_ > s:
+                            flags[ti][i] = True
+                    ranges.append([s, e])
+                else:
+                    _, _, ti, i, rs, re_ = ev
+                    ranges = [r for r in ranges if r[1] > rs]
+                    if any(r[0] < re_ and r[1] > rs for r in ranges):
+                        flags[ti][i] = True
+                    made.append((ti, i, rs, re_))
+            if ranges:
+                self.ranges[key] = ranges
+            else:
+                self.ranges.pop(key, None)
+        out = []
+        for t, flag in zip(tables, flags):
+            out.append(t.set_column(t.schema.get_field_index("overlap_conflict"), "overlap_conflict",
+                                    _k.bools(flag)))
+        if self.table is not None and self.table.num_rows:
+            self.table = out.pop(0)
+        return out[0] if out else new
+
+    def count_conflicts(self, conv, core, replayed) -> None:
+        """The end of the capture: the differing copies of the connections the
+        core followed to the end (a replayed connection's the replay counts)."""
+        for c, n in sorted(self.conflicts_by_conn.items()):
+            if c not in replayed:
+                conv.count_conflicts(core.connection(c)[4], n)
+        self.conflicts_by_conn.clear()
 
     def settle(self, conv, core, new, produced: Counter, *, final: bool = False) -> int:
         """Add ``new`` rows; write those that are final (all of them with ``final``
@@ -317,8 +386,10 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     for frame in b["deferred"]:
         _side_events(conv, side.feed(frame), name, produced)
     n = len(b["seq"])
+    conflicts = b.pop("conflicts", None)
     if n == 0:
         if held is not None:
+            held.conflicts({"conflicts": conflicts}, None)
             held.settle(conv, core, None, produced, final=final)
         return 0
     errors = b.pop("errors", None)
@@ -340,6 +411,7 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
             n = len(b["seq"])
             if n == 0:
                 if held is not None:
+                    held.conflicts({"conflicts": conflicts}, None)
                     held.settle(conv, core, None, produced, final=final)
                 return 0
     offsets = np.ascontiguousarray(b["offsets"], dtype=np.int64)
@@ -386,8 +458,7 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
         "length": _k.from_numpy(length),
         "_data": data,
         "_md_only": _k.bools(b["md_only"]),
-        # the fast path has no overlapping copies to compare: the core replays any
-        # connection where a copy overlaps bytes it already has (docs/capture-core.md)
+        # set by _Held.conflicts from the core's conflict records
         "overlap_conflict": _k.bools(np.zeros(n, dtype=bool)),
     }
     columns.update(errors)
@@ -399,11 +470,13 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     names = [f.name for f in BLOCK_SCHEMA]
     arrays += [_k.from_numpy(conn), _k.from_numpy(direction),
                _k.from_numpy(np.asarray(b["stream_offset"], dtype=np.int64) + length),
-               _k.from_numpy(np.asarray(b["rank"], dtype=np.int64))]
-    names += ["_conn", "_dir", "_end", "_rank"]
+               _k.from_numpy(np.asarray(b["rank"], dtype=np.int64)),
+               _k.from_numpy(np.asarray(b["seq"], dtype=np.int64))]
+    names += ["_conn", "_dir", "_end", "_rank", "_seq"]
     if held is None:
         raise RuntimeError("mqcodec.convert.compiled._take: messages taken with no _Held to hold them")
-    held.settle(conv, core, pa.Table.from_arrays(arrays, names=names), produced, final=final)
+    held.settle(conv, core, held.conflicts({"conflicts": conflicts}, pa.Table.from_arrays(arrays, names=names)),
+                produced, final=final)
     return n
 
 
@@ -586,6 +659,7 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     _side_events(conv, side.close(), name, produced)
     stats = dict(core.stats)
     replay = held.replay_entries(core.replay())
+    held.count_conflicts(conv, core, {entry[0] for entry in replay})
     if numbers is not None and conv.opening_frames is not None:
         conv.opening_frames.extend(core.opened_frames())
     if replay:

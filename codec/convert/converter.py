@@ -446,13 +446,20 @@ class Converter:
                 if MSMQ_PING_PORT in (ev.sport, ev.dport):
                     self._ping(name, ev)
 
+    def count_conflicts(self, stream, n: int = 1) -> None:
+        """``n`` differing copies of stream bytes in TCP stream ``stream`` (the
+        summary's ``conflicting overlaps``, the capture report's by stream)."""
+        self.summary["conflicting overlaps"] += n
+        if stream is not None:
+            self._conflict_streams[stream] += n
+
     def _conflict(self, d: Optional[_Direction], ev) -> None:
         """A differing copy of stream bytes [ev.offset, +ev.length): counted per
         connection; the rows holding those bytes (held or still to come) are flagged."""
-        self.summary["conflicting overlaps"] += 1
         if d is None:
+            self.summary["conflicting overlaps"] += 1
             return
-        self._conflict_streams[d.stream] += 1
+        self.count_conflicts(d.stream)
         start, end = ev.offset, ev.offset + ev.length
         for row in d.held:
             if _row_start(row) < end and _row_end(row) > start:
