@@ -1206,7 +1206,6 @@ cdef int compare_delivered(Core* c, Py_ssize_t ci, int d, Half* h, int64_t off, 
     OverlapConflict, which flags the rows holding them).  -1: the replay takes
     the connection (too many differing copies, or out of memory)."""
     cdef int64_t start = off, end = off + n
-    cdef Py_ssize_t k
     if start < h.next - h.tail.n:
         start = h.next - h.tail.n
     if end > h.next:
@@ -1219,6 +1218,13 @@ cdef int compare_delivered(Core* c, Py_ssize_t ci, int d, Half* h, int64_t off, 
         c.st.not_compared += start - off
     if memcmp(h.tail.p + h.tail.n - (h.next - start), p + (start - off), end - start) == 0:
         return 0
+    return record_conflict(c, ci, d, h, start, end)
+
+
+cdef int record_conflict(Core* c, Py_ssize_t ci, int d, Half* h, int64_t start, int64_t end) noexcept nogil:
+    """A differing copy of stream bytes [start, end) (the pure OverlapConflict):
+    recorded (x_*); -1 past MAX_CONFLICTS for the direction, or out of memory."""
+    cdef Py_ssize_t k
     if h.nconf >= MAX_CONFLICTS:
         return -1
     k = c.x_seq.n
@@ -1237,54 +1243,17 @@ cdef int compare_delivered(Core* c, Py_ssize_t ci, int d, Half* h, int64_t off, 
     c.st.conflicts += 1
     return 0
 
-cdef bint same_as_waiting(Half* h, int64_t off, const uint8_t* p, int64_t n) noexcept nogil:
-    """A waiting segment starts at off, holds at least n bytes and its first n equal
-    p[0:n]: a duplicate, which store() drops as TCPReassembler._store does."""
-    cdef Py_ssize_t lo = 0, hi = h.npend, mid
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if h.pend[mid].off < off:
-            lo = mid + 1
-        else:
-            hi = mid
-    return (lo < h.npend and h.pend[lo].off == off and h.pend[lo].length >= n and h.pend[lo].data != NULL
-            and memcmp(h.pend[lo].data, p, n) == 0)
-
-cdef bint same_hole(Half* h, int64_t off, int64_t n) noexcept nogil:
-    """A hole of at least n bytes waits at off, and nothing else within [off, off + n):
-    _store keeps it (a hole never extends, nor replaces a copy)."""
-    cdef Py_ssize_t lo = 0, hi = h.npend, mid
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if h.pend[mid].off < off:
-            lo = mid + 1
-        else:
-            hi = mid
-    return (lo < h.npend and h.pend[lo].off == off and h.pend[lo].data == NULL and h.pend[lo].length >= n
-            and not (lo > 0 and h.pend[lo - 1].off + h.pend[lo - 1].length > off))
-
-
-cdef bint overlaps_pending(Half* h, int64_t off, int64_t n) noexcept nogil:
-    """[off, off + n) meets a waiting segment (they never overlap one another: an
-    overlap replays the connection, so the neighbours are enough)."""
-    cdef Py_ssize_t lo = 0, hi = h.npend, mid
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if h.pend[mid].off < off:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < h.npend and h.pend[lo].off < off + n:
-        return True
-    return lo > 0 and h.pend[lo - 1].off + h.pend[lo - 1].length > off
-
-cdef int store(Core* c, Half* h, int64_t off, const uint8_t* p, Py_ssize_t n, int64_t frame,
-               int64_t ts) noexcept nogil:
-    """TCPReassembler._store for a payload (p NULL: a hole of n bytes, where no
-    waiting entry is: the caller checks): a new offset is inserted; at an
-    existing offset (a payload's, never a hole's) a longer copy extends the
-    first one (its frame/ts kept), a shorter or equal one is dropped."""
-    cdef Py_ssize_t lo = 0, hi = h.npend, mid, cap
+cdef int store(Core* c, Py_ssize_t ci, int d, Half* h, int64_t off, const uint8_t* p, Py_ssize_t n,
+               int64_t frame, int64_t ts) noexcept nogil:
+    """TCPReassembler._store of an out-of-order payload (p NULL: a hole of n
+    bytes a snap length cut): a new offset is inserted, whatever waiting
+    entries it overlaps (the drain compares them with what it delivered
+    before); at an existing offset the common bytes of two payloads are
+    compared (a conflict recorded when they differ) and a longer copy extends
+    the first one (its frame/ts kept); a hole there changes nothing.  0, -1
+    (out of memory) or -2 (a payload where a hole waits, or too many
+    conflicts: the replay)."""
+    cdef Py_ssize_t lo = 0, hi = h.npend, mid, cap, m
     cdef Pend* q
     cdef Pend* e
     cdef uint8_t* nd
@@ -1296,6 +1265,13 @@ cdef int store(Core* c, Half* h, int64_t off, const uint8_t* p, Py_ssize_t n, in
             hi = mid
     if lo < h.npend and h.pend[lo].off == off:
         e = &h.pend[lo]
+        if p == NULL:
+            return 0
+        if e.data == NULL:
+            return -2
+        m = n if n < e.length else e.length
+        if memcmp(e.data, p, m) != 0 and record_conflict(c, ci, d, h, off, off + m) < 0:
+            return -2
         if n > e.length:
             nd = <uint8_t*>realloc(e.data, n)
             if nd == NULL:
@@ -1374,6 +1350,16 @@ cdef void drain(Core* c, Py_ssize_t ci, int d) noexcept nogil:
         memmove(&h.pend[0], &h.pend[k], (h.npend - k) * sizeof(Pend))
         h.npend -= k
 
+cdef int keep_tail(Half* h, const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """TCPReassembler._keep: delivered bytes join the tail (trimmed to
+    OVERLAP_WINDOW when twice that); -1: out of memory."""
+    if buf_append(&h.tail, p, n) < 0:
+        return -1
+    if h.tail.n > 2 * OVERLAP_WINDOW:
+        memmove(h.tail.p, h.tail.p + h.tail.n - OVERLAP_WINDOW, OVERLAP_WINDOW)
+        h.tail.n = OVERLAP_WINDOW
+    return 0
+
 cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, Py_ssize_t n,
                   int64_t frame, int64_t ts) noexcept nogil:
     """In-order new bytes of one direction (the pure StreamData event)."""
@@ -1382,12 +1368,9 @@ cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, 
     cdef int proto
     cdef Py_ssize_t r, tail
     # the tail the pure reassembler compares retransmitted copies with (_keep)
-    if buf_append(&h.tail, p, n) < 0:
+    if keep_tail(h, p, n) < 0:
         go_replay(c, ci, R_OVERLAP)
         return
-    if h.tail.n > 2 * OVERLAP_WINDOW:
-        memmove(h.tail.p, h.tail.p + h.tail.n - OVERLAP_WINDOW, OVERLAP_WINDOW)
-        h.tail.n = OVERLAP_WINDOW
     if not h.framer_on:
         if h.proto == P_NONE:
             proto = detect(p, n) if c.detect else P_NONE
@@ -1528,26 +1511,46 @@ cdef void skip_to(Core* c, Py_ssize_t ci, int d, int64_t limit) noexcept nogil:
 cdef void count_eof_gaps(Core* c, Py_ssize_t ci, int d) noexcept nogil:
     """TCPReassembler._flush_half at the end of the capture, as the pure
     converter takes its events there (``gaps_only``): the Gaps are counted,
-    neither they nor the bytes waiting after them reach the framer."""
+    and the waiting segments drained as _drain drains them (retransmissions
+    counted, overlapping parts compared with the tail, conflicts recorded),
+    but neither they nor the bytes reach the framer.  The replay may take the
+    connection (too many conflicts)."""
     cdef Conn* cn = &c.conns[ci]
     cdef Half* h = &cn.live.h[d]
     cdef int64_t nxt = h.next, end
     cdef Py_ssize_t k
+    cdef Pend* e
     for k in range(h.npend):       # _skip_to(heap[0]) then _drain, entry after entry
-        if h.pend[k].off > nxt:
+        e = &h.pend[k]
+        if e.off > nxt:
             c.st.gaps += 1
-            c.st.gap_bytes += h.pend[k].off - nxt
+            c.st.gap_bytes += e.off - nxt
             cn.gaps += 1
-            cn.gap_bytes += h.pend[k].off - nxt
-            nxt = h.pend[k].off
-        end = h.pend[k].off + h.pend[k].length
-        if end > nxt:
-            if h.pend[k].data == NULL:    # a hole: _drain's "snaplen" Gap
-                c.st.gaps += 1
-                c.st.gap_bytes += end - nxt
-                cn.gaps += 1
-                cn.gap_bytes += end - nxt
-            nxt = end
+            cn.gap_bytes += e.off - nxt
+            nxt = e.off
+            h.tail.n = 0
+        end = e.off + e.length
+        if end <= nxt:
+            c.st.retransmitted += 1
+            continue
+        if e.data == NULL:    # a hole: _drain's "snaplen" Gap
+            c.st.gaps += 1
+            c.st.gap_bytes += end - nxt
+            cn.gaps += 1
+            cn.gap_bytes += end - nxt
+            h.tail.n = 0
+        else:
+            if e.off < nxt:
+                c.st.overlapping += 1
+                h.next = nxt
+                if compare_delivered(c, ci, d, h, e.off, e.data, nxt - e.off) < 0:
+                    go_replay(c, ci, R_OVERLAP)
+                    return
+            if keep_tail(h, e.data + (nxt - e.off), end - nxt) < 0:
+                go_replay(c, ci, R_OVERLAP)
+                return
+        nxt = end
+        h.next = nxt
     end = h.fin if h.has_fin else h.max_ack
     if (h.has_fin or h.has_max_ack) and end > nxt:
         c.st.gaps += 1
@@ -1571,6 +1574,8 @@ cdef void finish_conn(Core* c, Py_ssize_t ci, int64_t last_frame, bint eof=False
                 continue
             if cn.has_base[d] and eof:
                 count_eof_gaps(c, ci, d)
+                if cn.state == C_REPLAY:
+                    break
             elif cn.has_base[d]:
                 # TCPReassembler._flush_half: each hole before a waiting segment, then
                 # what the FIN or the highest ACK says was sent, declared lost
@@ -1597,7 +1602,7 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
     cdef uint8_t flags = pk.flags
     cdef bint synonly = (flags & F_SYN) and not (flags & F_ACK)
     cdef Py_ssize_t ci = -1
-    cdef int d = 0, hole
+    cdef int d = 0, r
     cdef Conn* cn
     cdef Half* h
     cdef Half* peer
@@ -1683,20 +1688,11 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                 # out of order and cut by the snap length: TCPReassembler._data stores the
                 # captured part and a hole entry for the rest (drained as a "snaplen" Gap)
                 c.st.out_of_order += 1
-                hole = 1      # the hole is new (0: a hole as long or longer waits there: kept)
-                if h.npend:
-                    if pk.plen and overlaps_pending(h, off, pk.plen) and not same_as_waiting(h, off, pk.payload,
-                                                                                             pk.plen):
-                        go_replay(c, ci, R_SNAPLEN)   # meets other waiting copies: the replay compares
-                        return
-                    if overlaps_pending(h, off + pk.plen, pk.missing):
-                        if not same_hole(h, off + pk.plen, pk.missing):
-                            go_replay(c, ci, R_SNAPLEN)
-                            return
-                        hole = 0
-                if ((pk.plen and store(c, h, off, pk.payload, pk.plen, frame, ts) < 0)
-                        or (hole and store(c, h, off + pk.plen, NULL, pk.missing, frame, ts) < 0)):
-                    go_replay(c, ci, R_OUT_OF_ORDER)
+                r = store(c, ci, d, h, off, pk.payload, pk.plen, frame, ts) if pk.plen else 0
+                if r == 0:
+                    r = store(c, ci, d, h, off + pk.plen, NULL, pk.missing, frame, ts)
+                if r < 0:
+                    go_replay(c, ci, R_OUT_OF_ORDER if r == -1 else R_SNAPLEN)
                     return
                 if h.pbytes > c.pure_max_bytes or h.npend > c.pure_max_segments:
                     skip_to(c, ci, d, h.pend[0].off)
@@ -1736,11 +1732,9 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                         return
             elif off > nxt:
                 c.st.out_of_order += 1
-                if h.npend and overlaps_pending(h, off, pk.plen) and not same_as_waiting(h, off, pk.payload, pk.plen):
-                    go_replay(c, ci, R_OVERLAP)    # two waiting copies overlap: compared by the replay
-                    return
-                if store(c, h, off, pk.payload, pk.plen, frame, ts) < 0:
-                    go_replay(c, ci, R_OUT_OF_ORDER)
+                r = store(c, ci, d, h, off, pk.payload, pk.plen, frame, ts)
+                if r < 0:
+                    go_replay(c, ci, R_OUT_OF_ORDER if r == -1 else R_OVERLAP)
                     return
                 if h.pbytes > c.pure_max_bytes or h.npend > c.pure_max_segments:
                     # the pure reassembler's "buffer" Gap before the oldest waiting byte
