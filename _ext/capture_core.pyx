@@ -1378,11 +1378,8 @@ cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, 
                 cn.undetected += n
                 c.st.undetected += n
                 return
-            if off != 0:
-                # the pure converter starts a content-detected framer at offset 0
-                # whatever the stream offset (docs/capture-core.md): leave it to the replay
-                go_replay(c, ci, R_DETECT_MIDSTREAM)
-                return
+            # detected by content (at the stream start or later): framed from here, as
+            # Converter._start frames it from the first recognised byte
             h.proto = proto
         if h.proto == P_MQ:
             mq_framer_init(&h.mq, off)

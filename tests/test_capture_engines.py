@@ -167,6 +167,21 @@ def test_differing_copies_are_followed_and_flag_the_same_rows(seed, partial):
     assert report["captures"][-1]["core"]["conflicting overlaps"] == 6
 
 
+def test_content_detected_after_the_stream_start():
+    """A connection on no IBM MQ port whose client sends other bytes first: its
+    direction is framed from the first TSH, in both engines (the core used to
+    hand it to the replay); the rows' stream offsets count the bytes before."""
+    from mqcodec.capture.writer import TcpConversation
+    from test_capture_core import _mq_stream
+
+    c = TcpConversation(("10.9.3.1", 40777), ("10.9.3.2", 5001), mss=300, start_ns=1_700_000_000 * 10 ** 9)
+    pk = c.handshake() + c.send(0, b"junk" * 10) + c.send(0, _mq_stream(4)) + c.close()
+    report = _same(_pcap([(p.ts_ns, p.frame) for p in pk]))
+    assert report["summary"].get("connections replayed by the pure pipeline", 0) == 0
+    assert report["summary"]["messages"] > 0
+    assert report["summary"]["bytes in streams of no known protocol"] == 40
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_cut_files(seed):
     data = _pcap(_packets(6, 15))
