@@ -288,7 +288,8 @@ class _Held:
                 events[(int(conn[i]), int(dirs[i]))].append((int(seq[i]), 0, len(flags) - 1, i,
                                                             int(start[i]), int(end[i])))
         for key, evs in events.items():
-            evs.sort(key=lambda ev: (ev[0], ev[1]))
+            # in emission order; a conflict's seq is that of the record emitted after it
+            evs.sort(key=lambda ev: (ev[0], -ev[1]))
             ranges = self.ranges.get(key, [])
             made: list = []   # (table, row, start, end) of the rows made before the event
             for ev in evs:
