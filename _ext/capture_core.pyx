@@ -1681,23 +1681,11 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                     # a copy of delivered bytes (not a keep-alive) compared
                     go_replay(c, ci, R_OVERLAP)
                     return
-            elif pk.missing and off > nxt:
-                # out of order and cut by the snap length: TCPReassembler._data stores the
-                # captured part and a hole entry for the rest (drained as a "snaplen" Gap)
-                c.st.out_of_order += 1
-                r = store(c, ci, d, h, off, pk.payload, pk.plen, frame, ts) if pk.plen else 0
-                if r == 0:
-                    r = store(c, ci, d, h, off + pk.plen, NULL, pk.missing, frame, ts)
-                if r < 0:
-                    go_replay(c, ci, R_OUT_OF_ORDER if r == -1 else R_SNAPLEN)
-                    return
-                if h.pbytes > c.pure_max_bytes or h.npend > c.pure_max_segments:
-                    skip_to(c, ci, d, h.pend[0].off)
-                    if cn.state == C_REPLAY:
-                        return
-            elif pk.missing:
-                # TCPReassembler._data, in order: the captured part, then the "snaplen" Gap,
-                # then the waiting segments it reaches (drain)
+            elif off <= nxt:
+                # TCPReassembler._data, in order: the new part (its head compared with the
+                # tail) or a longer copy cut by the snap length (compared), then the
+                # "snaplen" Gap, then the waiting segments it reaches or covers (drained,
+                # the parts they share compared there)
                 p = pk.payload
                 n = pk.plen
                 if off + n > nxt:
@@ -1713,49 +1701,33 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                     if cn.state == C_REPLAY:
                         return
                 elif off < nxt and n:
-                    # a longer copy of delivered bytes, cut by the snap length
                     if compare_delivered(c, ci, d, h, off, p, n) < 0:
                         go_replay(c, ci, R_OVERLAP)
                         return
-                nxt = h.next if h.next > off + pk.plen else off + pk.plen
-                h.next = off + length
-                h.tail.n = 0
-                deliver_gap(c, ci, d, off + length - nxt)
-                if cn.state == C_REPLAY:
-                    return
+                if pk.missing:
+                    nxt = h.next if h.next > off + pk.plen else off + pk.plen
+                    h.next = off + length
+                    h.tail.n = 0
+                    deliver_gap(c, ci, d, off + length - nxt)
+                    if cn.state == C_REPLAY:
+                        return
                 if h.npend:
                     drain(c, ci, d)
                     if cn.state == C_REPLAY:
                         return
-            elif off > nxt:
+            else:
+                # out of order: TCPReassembler._store of the payload, and of a hole entry
+                # for the bytes a snap length cut (drained as a "snaplen" Gap)
                 c.st.out_of_order += 1
-                r = store(c, ci, d, h, off, pk.payload, pk.plen, frame, ts)
+                r = store(c, ci, d, h, off, pk.payload, pk.plen, frame, ts) if pk.plen else 0
+                if r == 0 and pk.missing:
+                    r = store(c, ci, d, h, off + pk.plen, NULL, pk.missing, frame, ts)
                 if r < 0:
-                    go_replay(c, ci, R_OUT_OF_ORDER if r == -1 else R_OVERLAP)
+                    go_replay(c, ci, R_OUT_OF_ORDER if r == -1 else R_SNAPLEN if pk.missing else R_OVERLAP)
                     return
                 if h.pbytes > c.pure_max_bytes or h.npend > c.pure_max_segments:
                     # the pure reassembler's "buffer" Gap before the oldest waiting byte
                     skip_to(c, ci, d, h.pend[0].off)
-                    if cn.state == C_REPLAY:
-                        return
-            else:
-                p = pk.payload
-                n = pk.plen
-                if off < nxt:
-                    c.st.overlapping += 1
-                    if compare_delivered(c, ci, d, h, off, p, nxt - off) < 0:
-                        go_replay(c, ci, R_OVERLAP)
-                        return
-                    p += nxt - off
-                    n -= nxt - off
-                # waiting segments it reaches, or covers, are drained after it (the
-                # parts they share compared there)
-                h.next = off + pk.plen
-                deliver(c, ci, d, nxt, p, n, frame, ts)
-                if cn.state == C_REPLAY:
-                    return
-                if h.npend:
-                    drain(c, ci, d)
                     if cn.state == C_REPLAY:
                         return
         if (flags & F_FIN) and not h.has_fin:

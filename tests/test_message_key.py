@@ -356,6 +356,9 @@ def test_locate_keeps_the_marks_of_open_units(oldest):
             assert d.rank(d.locate(250)) == 1   # the count survived
     else:
         assert first == 29_800   # all but the one before the row located
+    from mqcodec._ext.capture_core import MARKS_KEPT
+
+    assert MARKS_KEPT == KEY_MARKS_KEPT   # the compiled core's copy of the rule
     assert marks_to_drop(KEY_MARKS_KEPT, 0) == 0
     assert marks_to_drop(KEY_MARKS_KEPT + 1, 10 ** 6) == KEY_MARKS_KEPT
     assert marks_to_drop(KEY_MARKS_KEPT + 10, 3) == 3
