@@ -5,13 +5,13 @@ fragment reassembly (the pure FragmentReassembler's rules), TCP reassembly
 for the common case (docs/capture-core.md).
 
 The pure pipeline (``mqcodec.capture`` + the pure framers, driven by
-``mqcodec.convert.Converter``) is the reference.  For every connection
-the core keeps on its fast path, the messages it emits are exactly the pure
-pipeline's messages for it.  Any connection where something happens that the
-fast path does not reproduce exactly goes to the *replay set*: the core
-ignores its later frames and the caller replays it with the pure pipeline,
-skipping the messages already emitted (a prefix of the pure pipeline's,
-per direction).
+``mqcodec.convert.Converter``) is the reference: for every connection the
+messages the core emits are exactly the pure pipeline's messages for it,
+whatever happens on the connection (out-of-order segments, overlaps and
+retransmissions, holes, snap-length cuts, damaged units, resynchronisation).
+No connection is handed back: the core follows each one itself.  Frames it
+does not decode (not IP, UDP, malformed headers) are deferred to the caller's
+pure processor (``deferred`` below).
 
 API::
 
@@ -19,7 +19,6 @@ API::
                        # keyword options: the pure pipeline's defaults, and the core's own caps
                        server_ports=DEFAULT_SERVER_PORTS, max_closed=65536, max_connections=1_000_000,
                        max_reassembly_bytes=4 << 20, max_reassembly_segments=4096,
-                       max_buffer_bytes=16 << 20, max_marks=1 << 20,
                        max_total_buffer=None,   # the global byte budget: past it, supported -> False
                        units=False,             # also IBM MQ unit records (kind MQ_UNIT_KIND)
                        streams_by_frame=False)  # tcp_stream: the frame that opened the connection
@@ -35,8 +34,6 @@ API::
         length), deferred list[Frame] (capture order)
     core.connection(conn) -> (client_ip, client_port, server_ip, server_port, tcp_stream)
     core.opened_frames() -> [the frame that opened each connection, in order]
-    core.replay() -> [(conn, (cip, cport, sip, sport), tcp_stream, emitted_c2s, emitted_s2c)]
-    core.replay_ranges() -> [(conn, first_frame, last_frame)]  (last_frame -1: open to the end)
     core.stats -> dict
     core.format ('pcap' / 'pcapng' / None), core.linktype (pcapng: the first interface's)
     core.supported -> False when the fast path cannot reproduce the pure
@@ -48,13 +45,9 @@ API::
         the pure parser rejects; both: the file ends inside it)
     core.buffered_bytes -> bytes held for open fast-path connections and pending IPv4 fragments
 
-    f = ReplayFilter(core)      # after core.finish() (and f.number_frames(numbers) likewise)
-    f.feed(chunk) -> list[Frame]  # frames of replay connections (within their frame
-                                  # ranges); their segments that came in IPv4 fragments
-                                  # as frames of one raw IPv4 packet (linktype 228) each
 """
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
-from libc.stdlib cimport malloc, free, realloc, calloc
+from libc.stdlib cimport malloc, free, realloc, calloc, qsort
 from libc.string cimport memcpy, memmove, memset, memcmp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t, INT64_MAX
 
@@ -82,33 +75,7 @@ cdef enum:
 
 cdef enum:
     C_FAST = 0
-    C_REPLAY = 1
-
-# why a connection goes to replay (stats)
-cdef enum:
-    R_OUT_OF_ORDER = 0
-    R_SNAPLEN = 1
-    R_FRAMER = 2
-    R_FRAMER_CLOSE = 3
-    R_GAP_AT_CLOSE = 4
-    R_ACK_GAP = 5
-    R_BUFFER = 6
-    R_MARKS = 7
-    R_DETECT_MIDSTREAM = 8
-    R_FRAGMENT = 9
-    R_PURE_OVERFLOW = 10
-    R_PENDING_AT_CLOSE = 11
-    R_ACK_PAST_HOLE = 12
-    R_OVERLAP = 13
-    R_GAP_FRAMER = 14
-
-REPLAY_REASONS = ["out-of-order segment or hole", "snap-length cut payload", "framer bailed",
-                  "framer bailed at close", "bytes acknowledged but not captured at close",
-                  "FIN acknowledged past a hole", "buffer cap", "frame-mark cap",
-                  "protocol detected by content after the stream start", "IPv4-fragmented segment",
-                  "reassembly buffer overflow", "hole left at close", "bytes acknowledged past a hole",
-                  "retransmitted or overlapping payload",
-                  "gap the framer does not follow (before its first byte)"]
+    C_FAILED = 1      # out of memory while following it: the feed raises MemoryError
 
 # slot states
 cdef enum:
@@ -342,7 +309,6 @@ cdef struct Half:
     Buf buf               # unconsumed bytes (stream offset buf_off)
     int64_t buf_off
     Buf tail              # the last delivered bytes, ending at next (TCPReassembler's tail)
-    int64_t nconf         # differing copies recorded for this direction (at most MAX_CONFLICTS)
     # the pure converter's marks list: (offset, frame, ts, rows, units), logical start mstart
     # (rows, units: those located in the mark so far, their ranks in message_key, call_key)
     int64_t* m
@@ -358,6 +324,7 @@ cdef struct Conn:
     int64_t stream
     int64_t first_frame
     int64_t last_frame    # -1: not retired
+    int64_t last_seen     # frame of its latest segment (the pure _Conn.last: eviction order)
     int64_t emitted[2]
     int64_t undetected
     int64_t gaps          # what the core counted of this connection in Stats.gaps ...
@@ -368,8 +335,7 @@ cdef struct Conn:
     uint8_t has_base[2]
     uint8_t syn[2]
     uint8_t fin_seen[2]
-    uint8_t state         # C_FAST / C_REPLAY
-    uint8_t amb
+    uint8_t state         # C_FAST / C_FAILED
     uint8_t retired
     uint8_t proto         # port-detected protocol + 1 (0: none)
     Live* live
@@ -382,7 +348,6 @@ cdef struct Stats:
     int64_t deferred
     int64_t tcp_segments
     int64_t connections
-    int64_t replay
     int64_t undetected
     int64_t messages
     int64_t retransmitted
@@ -394,9 +359,8 @@ cdef struct Stats:
     int64_t reassembled       # TCP segments of reassembled IPv4 datagrams
     int64_t out_of_order
     int64_t bad_ts            # frames whose time does not fit in int64 ns (ts = TS_UNKNOWN)
-    int64_t reasons[16]
+    int64_t evicted           # connections closed past max_connections
     # the pure converter's summary counters of the connections the core follows
-    # (a connection handed to the replay takes its own back: go_replay)
     int64_t gaps
     int64_t gap_bytes
     int64_t resyncs
@@ -462,8 +426,6 @@ cdef struct Core:
     int64_t stop_num
     bint unsupported
     const char* why
-    int64_t ambiguous     # replay connections with a FIN seen both ways, not retired
-    bint filter_mode
     # options
     uint16_t mq_ports[16]
     int n_mq
@@ -473,8 +435,6 @@ cdef struct Core:
     int n_server
     bint detect
     bint units            # IBM MQ unit records (kind MQ_UNIT_KIND) besides messages
-    Py_ssize_t cap_bytes
-    Py_ssize_t cap_marks
     int64_t max_closed
     int64_t max_connections
     int64_t pure_max_bytes        # TCPReassembler max_buffer_bytes
@@ -492,7 +452,6 @@ cdef struct Core:
     Py_ssize_t fifo_head
     Py_ssize_t fifo_n
     Py_ssize_t fifo_cap
-    I64 replay_list
     # output arena
     Buf data
     I64 offs              # message end offsets (start at 0 implied)
@@ -549,7 +508,6 @@ cdef struct Core:
     Stats st
     # IPv4 fragment reassembly (the pure FragmentReassembler's twin)
     FragTable frags
-    Buf synth             # ReplayFilter: frames made of reassembled TCP segments
     # global byte budget (the pure converter's ByteBudget check points)
     int64_t budget_limit  # 0: none
     int64_t budget_slack
@@ -944,25 +902,15 @@ cdef void live_free(Conn* cn) noexcept nogil:
         free(cn.live)
         cn.live = NULL
 
-cdef void go_replay(Core* c, Py_ssize_t ci, int reason) noexcept nogil:
+cdef void fail_conn(Core* c, Py_ssize_t ci) noexcept nogil:
+    """Out of memory while following connection ci: its live state is freed,
+    its later frames are ignored, and the feed raises MemoryError."""
     cdef Conn* cn = &c.conns[ci]
-    if cn.state == C_REPLAY:
+    c.oom = True
+    if cn.state == C_FAILED:
         return
-    cn.state = C_REPLAY
+    cn.state = C_FAILED
     live_free(cn)
-    c.st.undetected -= cn.undetected
-    cn.undetected = 0
-    # the replay counts this connection's gaps and resynchronisations itself
-    c.st.gaps -= cn.gaps
-    c.st.gap_bytes -= cn.gap_bytes
-    c.st.resyncs -= cn.resyncs
-    c.st.resync_bytes -= cn.resync_bytes
-    cn.gaps = cn.gap_bytes = cn.resyncs = cn.resync_bytes = 0
-    c.st.replay += 1
-    c.st.reasons[reason] += 1
-    check_amb(c, cn)
-    if i64_push(&c.replay_list, ci) < 0:
-        c.oom = True
 
 cdef int fifo_push(Core* c, const TKey* k, int64_t stamp) noexcept nogil:
     cdef Py_ssize_t cap, i
@@ -1018,9 +966,6 @@ cdef void retire(Core* c, Py_ssize_t ci, int64_t frame) noexcept nogil:
         return
     cn.retired = 1
     cn.last_frame = frame
-    if cn.amb:
-        cn.amb = 0
-        c.ambiguous -= 1
     c.open_conns -= 1
     live_free(cn)
     keys[0] = cn.key
@@ -1054,16 +999,7 @@ cdef void retire(Core* c, Py_ssize_t ci, int64_t frame) noexcept nogil:
         if s != NULL and s.state == S_CLOSED and s.stamp == st:
             table_delete(&c.tab, s)
             c.live_closed -= 1
-            if c.ambiguous:
-                # a replay connection the pure reassembler may have retired (both
-                # FINs seen) makes the closed map's eviction order unknowable
-                set_unsupported(c, "closed-connection map overflow with ambiguous replay connections")
 
-
-cdef inline void check_amb(Core* c, Conn* cn) noexcept nogil:
-    if cn.state == C_REPLAY and not cn.retired and not cn.amb and cn.fin_seen[0] and cn.fin_seen[1]:
-        cn.amb = 1
-        c.ambiguous += 1
 
 cdef void set_unsupported(Core* c, const char* why) noexcept nogil:
     if not c.unsupported:
@@ -1150,10 +1086,47 @@ cdef Py_ssize_t new_conn(Core* c, const TKey* tk, uint8_t flags, int64_t frame, 
     s.dir = 1 - d
     c.open_conns += 1
     c.st.connections += 1
-    if c.open_conns > c.max_connections:
-        set_unsupported(c, "more open connections than the pure reassembler keeps (eviction)")
     dir_out[0] = d
+    if c.open_conns > c.max_connections:
+        evict(c, ci, frame)
     return ci
+
+
+cdef int _victim_cmp(const void* a, const void* b) noexcept nogil:
+    """(last_seen, conn) pairs in ascending order: Python's stable sort by
+    _Conn.last over connections in creation order."""
+    cdef const int64_t* x = <const int64_t*>a
+    cdef const int64_t* y = <const int64_t*>b
+    if x[0] != y[0]:
+        return -1 if x[0] < y[0] else 1
+    return -1 if x[1] < y[1] else (1 if x[1] > y[1] else 0)
+
+
+cdef void evict(Core* c, Py_ssize_t keep, int64_t frame) noexcept nogil:
+    """TCPReassembler._evict: more open connections than max_connections: the
+    least recently active tenth (at least one; never ``keep``, the one just
+    opened) is closed as a RST closes it (_finish: holes and unacknowledged
+    ends declared lost, the framers closed)."""
+    cdef Py_ssize_t i, n = 0, k
+    cdef int64_t* v = <int64_t*>malloc((2 * c.open_conns + 2) * sizeof(int64_t))
+    if v == NULL:
+        c.oom = True
+        return
+    for i in range(c.nconns):
+        if i != keep and not c.conns[i].retired:
+            v[2 * n] = c.conns[i].last_seen
+            v[2 * n + 1] = i
+            n += 1
+    qsort(v, n, 2 * sizeof(int64_t), _victim_cmp)
+    k = c.max_connections // 10
+    if k < 1:
+        k = 1
+    if k > n:
+        k = n
+    c.st.evicted += k
+    for i in range(k):
+        finish_conn(c, v[2 * i + 1], frame)
+    free(v)
 
 cdef Py_ssize_t run_framer(Core* c, Half* h, const uint8_t* p, Py_ssize_t n) noexcept nogil:
     """Bytes the framer consumed, or -1 (bail, or a nonsensical answer)."""
@@ -1192,10 +1165,6 @@ cdef int push_mark(Core* c, Half* h, int64_t off, int64_t frame, int64_t ts) noe
 #: mqcodec.capture.tcp.OVERLAP_WINDOW
 cdef Py_ssize_t OVERLAP_WINDOW = 16 << 10
 
-#: differing copies one direction may have (the pure converter merges its conflict ranges
-#: beyond 256 waiting for rows; past this many the replay takes the connection)
-cdef int64_t MAX_CONFLICTS = 128
-MAX_DIFFERING_COPIES = MAX_CONFLICTS
 
 cdef int compare_delivered(Core* c, Py_ssize_t ci, int d, Half* h, int64_t off, const uint8_t* p,
                            int64_t n) noexcept nogil:
@@ -1203,8 +1172,7 @@ cdef int compare_delivered(Core* c, Py_ssize_t ci, int d, Half* h, int64_t off, 
     with the delivered bytes still in the tail: the bytes before the tail (or the
     whole copy when none of it is there) are counted as not compared, as the
     pure reassembler counts them; bytes that differ are recorded (x_*: the pure
-    OverlapConflict, which flags the rows holding them).  -1: the replay takes
-    the connection (too many differing copies, or out of memory)."""
+    OverlapConflict, which flags the rows holding them).  -1: out of memory."""
     cdef int64_t start = off, end = off + n
     if start < h.next - h.tail.n:
         start = h.next - h.tail.n
@@ -1223,11 +1191,8 @@ cdef int compare_delivered(Core* c, Py_ssize_t ci, int d, Half* h, int64_t off, 
 
 cdef int record_conflict(Core* c, Py_ssize_t ci, int d, Half* h, int64_t start, int64_t end) noexcept nogil:
     """A differing copy of stream bytes [start, end) (the pure OverlapConflict):
-    recorded (x_*); -1 past MAX_CONFLICTS for the direction, or out of memory."""
-    cdef Py_ssize_t k
-    if h.nconf >= MAX_CONFLICTS:
-        return -1
-    k = c.x_seq.n
+    recorded (x_*, taken by take() with the records); -1: out of memory."""
+    cdef Py_ssize_t k = c.x_seq.n
     if (i64_reserve(&c.x_seq, k + 1) < 0 or i64_reserve(&c.x_conn, k + 1) < 0 or i64_reserve(&c.x_dir, k + 1) < 0
             or i64_reserve(&c.x_start, k + 1) < 0 or i64_reserve(&c.x_end, k + 1) < 0
             or i64_reserve(&c.x_dend, k + 1) < 0):
@@ -1239,7 +1204,6 @@ cdef int record_conflict(Core* c, Py_ssize_t ci, int d, Half* h, int64_t start, 
     c.x_end.p[k] = end
     c.x_dend.p[k] = h.next
     c.x_seq.n = c.x_conn.n = c.x_dir.n = c.x_start.n = c.x_end.n = c.x_dend.n = k + 1
-    h.nconf += 1
     c.st.conflicts += 1
     return 0
 
@@ -1250,9 +1214,9 @@ cdef int store(Core* c, Py_ssize_t ci, int d, Half* h, int64_t off, const uint8_
     entries it overlaps (the drain compares them with what it delivered
     before); at an existing offset the common bytes of two payloads are
     compared (a conflict recorded when they differ) and a longer copy extends
-    the first one (its frame/ts kept); a hole there changes nothing.  0, -1
-    (out of memory) or -2 (a payload where a hole waits, or too many
-    conflicts: the replay)."""
+    the first one (its frame/ts kept); a hole there changes nothing; a payload
+    where a hole waits fills it when at least as long (then its length is the
+    payload's), else changes nothing.  0, or -1 (out of memory)."""
     cdef Py_ssize_t lo = 0, hi = h.npend, mid, cap, m
     cdef Pend* q
     cdef Pend* e
@@ -1268,10 +1232,20 @@ cdef int store(Core* c, Py_ssize_t ci, int d, Half* h, int64_t off, const uint8_
         if p == NULL:
             return 0
         if e.data == NULL:
-            return -2
+            if n < e.length:
+                return 0
+            nd = <uint8_t*>malloc(n)
+            if nd == NULL:
+                return -1
+            memcpy(nd, p, n)
+            h.hbytes -= e.length
+            h.pbytes += n - e.length
+            e.data = nd
+            e.length = n
+            return 0
         m = n if n < e.length else e.length
         if memcmp(e.data, p, m) != 0 and record_conflict(c, ci, d, h, off, off + m) < 0:
-            return -2
+            return -1
         if n > e.length:
             nd = <uint8_t*>realloc(e.data, n)
             if nd == NULL:
@@ -1332,19 +1306,19 @@ cdef void drain(Core* c, Py_ssize_t ci, int d) noexcept nogil:
             h.next = end
             h.tail.n = 0
             deliver_gap(c, ci, d, end - nxt)
-            if cn.state == C_REPLAY:
+            if cn.state == C_FAILED:
                 return
             continue
         if e.off < nxt:
             c.st.overlapping += 1
             if compare_delivered(c, ci, d, h, e.off, e.data, nxt - e.off) < 0:
                 free(e.data)
-                go_replay(c, ci, R_OVERLAP)
+                fail_conn(c, ci)
                 return
         h.next = end
         deliver(c, ci, d, nxt, e.data + (nxt - e.off), end - nxt, e.frame, e.ts)
         free(e.data)
-        if cn.state == C_REPLAY:
+        if cn.state == C_FAILED:
             return        # the live state is gone (entries freed with it)
     if k:
         memmove(&h.pend[0], &h.pend[k], (h.npend - k) * sizeof(Pend))
@@ -1369,7 +1343,7 @@ cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, 
     cdef Py_ssize_t r, tail
     # the tail the pure reassembler compares retransmitted copies with (_keep)
     if keep_tail(h, p, n) < 0:
-        go_replay(c, ci, R_OVERLAP)
+        fail_conn(c, ci)
         return
     if not h.framer_on:
         if h.proto == P_NONE:
@@ -1390,35 +1364,35 @@ cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, 
             msmq_framer_init(&h.ms, off)
             h.ms.err_emit = core_emit_error
         h.framer_on = True
-    if push_mark(c, h, off, frame, ts) < 0 or h.mn - h.mstart > c.cap_marks:
-        go_replay(c, ci, R_MARKS)
+    if push_mark(c, h, off, frame, ts) < 0:
+        fail_conn(c, ci)
         return
     c.cur_conn = ci
     c.cur_dir = d
     if h.buf.n == 0:
         r = run_framer(c, h, p, n)
         if r < 0:
-            go_replay(c, ci, R_FRAMER)
+            fail_conn(c, ci)
             return
         tail = n - r
         if tail:
-            if tail > c.cap_bytes or buf_append(&h.buf, p + r, tail) < 0:
-                go_replay(c, ci, R_BUFFER)
+            if buf_append(&h.buf, p + r, tail) < 0:
+                fail_conn(c, ci)
                 return
     else:
-        if h.buf.n + n > c.cap_bytes or buf_append(&h.buf, p, n) < 0:
-            go_replay(c, ci, R_BUFFER)
+        if buf_append(&h.buf, p, n) < 0:
+            fail_conn(c, ci)
             return
         r = run_framer(c, h, h.buf.p, h.buf.n)
         if r < 0:
-            go_replay(c, ci, R_FRAMER)
+            fail_conn(c, ci)
             return
         if r:
             memmove(h.buf.p, h.buf.p + r, h.buf.n - r)
             h.buf.n -= r
 
 cdef bint close_half(Core* c, Py_ssize_t ci, int d) noexcept nogil:
-    """The pure StreamClosed: the framer's close.  False: the connection went to replay."""
+    """The pure StreamClosed: the framer's close.  False: out of memory (fail_conn)."""
     cdef Conn* cn = &c.conns[ci]
     cdef Half* h = &cn.live.h[d]
     cdef int r
@@ -1432,7 +1406,7 @@ cdef bint close_half(Core* c, Py_ssize_t ci, int d) noexcept nogil:
             r = msmq_framer_close(&h.ms, h.buf.p, h.buf.n, core_emit, <void*>c)
         h.buf.n = 0
         if r != 0:
-            go_replay(c, ci, R_FRAMER_CLOSE)
+            fail_conn(c, ci)
             return False
         if h.proto == P_MQ and h.mq.resyncs:
             c.st.resyncs += h.mq.resyncs
@@ -1464,10 +1438,7 @@ cdef void deliver_gap(Core* c, Py_ssize_t ci, int d, int64_t n) noexcept nogil:
         if h.proto == P_NONE:
             return        # no framer (yet): the pure converter only counts the gap
         # known by its port: the pure converter's framer exists from stream offset 0,
-        # so a gap before any byte is the stream's start (else: the replay says)
-        if h.next - n != 0:
-            go_replay(c, ci, R_GAP_FRAMER)
-            return
+        # and a direction's first bytes or gap start there
         if h.proto == P_MQ:
             mq_framer_init(&h.mq, 0)
             h.mq.err_emit = core_emit_error
@@ -1484,7 +1455,7 @@ cdef void deliver_gap(Core* c, Py_ssize_t ci, int d, int64_t n) noexcept nogil:
     else:
         r = msmq_framer_gap(&h.ms, n, h.buf.p, h.buf.n, <void*>c)
     if r != 0:
-        go_replay(c, ci, R_GAP_FRAMER)
+        fail_conn(c, ci)
         return
     h.buf.n = 0     # the framer reported them (the pure framers' gap clears their buffers)
 
@@ -1500,7 +1471,7 @@ cdef void skip_to(Core* c, Py_ssize_t ci, int d, int64_t limit) noexcept nogil:
         h.next = limit
         h.tail.n = 0
         deliver_gap(c, ci, d, n)
-        if cn.state == C_REPLAY:
+        if cn.state == C_FAILED:
             return
     if h.npend:
         drain(c, ci, d)
@@ -1510,8 +1481,7 @@ cdef void count_eof_gaps(Core* c, Py_ssize_t ci, int d) noexcept nogil:
     converter takes its events there (``gaps_only``): the Gaps are counted,
     and the waiting segments drained as _drain drains them (retransmissions
     counted, overlapping parts compared with the tail, conflicts recorded),
-    but neither they nor the bytes reach the framer.  The replay may take the
-    connection (too many conflicts)."""
+    but neither they nor the bytes reach the framer."""
     cdef Conn* cn = &c.conns[ci]
     cdef Half* h = &cn.live.h[d]
     cdef int64_t nxt = h.next, end
@@ -1541,10 +1511,10 @@ cdef void count_eof_gaps(Core* c, Py_ssize_t ci, int d) noexcept nogil:
                 c.st.overlapping += 1
                 h.next = nxt
                 if compare_delivered(c, ci, d, h, e.off, e.data, nxt - e.off) < 0:
-                    go_replay(c, ci, R_OVERLAP)
+                    fail_conn(c, ci)
                     return
             if keep_tail(h, e.data + (nxt - e.off), end - nxt) < 0:
-                go_replay(c, ci, R_OVERLAP)
+                fail_conn(c, ci)
                 return
         nxt = end
         h.next = nxt
@@ -1571,22 +1541,22 @@ cdef void finish_conn(Core* c, Py_ssize_t ci, int64_t last_frame, bint eof=False
                 continue
             if cn.has_base[d] and eof:
                 count_eof_gaps(c, ci, d)
-                if cn.state == C_REPLAY:
+                if cn.state == C_FAILED:
                     break
             elif cn.has_base[d]:
                 # TCPReassembler._flush_half: each hole before a waiting segment, then
                 # what the FIN or the highest ACK says was sent, declared lost
                 while h.npend:
                     skip_to(c, ci, d, h.pend[0].off)
-                    if cn.state == C_REPLAY:
+                    if cn.state == C_FAILED:
                         break
-                if cn.state == C_REPLAY:
+                if cn.state == C_FAILED:
                     break
                 has_end = h.has_fin or h.has_max_ack
                 end = h.fin if h.has_fin else h.max_ack
                 if has_end and end > h.next:
                     skip_to(c, ci, d, end)
-                    if cn.state == C_REPLAY:
+                    if cn.state == C_FAILED:
                         break
             if not close_half(c, ci, d):
                 break
@@ -1615,19 +1585,14 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
         cn = &c.conns[ci]
         if synonly:
             if cn.has_base[d] and cn.syn[d] and <uint32_t>(seq + 1 - cn.base[d]) != 0:
-                # a new connection on the same 4-tuple ("reused").  The SYN's frame ends
-                # the old connection's range: the pure reassembler closes it there
-                # (flushing its reorder buffer), so a replay must see that SYN too; the
-                # replay ignores the new connection it opens (mqcodec.convert.compiled.ReplayProcessor)
+                # a new connection on the same 4-tuple ("reused"): the pure
+                # reassembler closes the old one there (flushing its reorder buffer)
                 if cn.state == C_FAST:
                     finish_conn(c, ci, frame)
                 else:
                     retire(c, ci, frame)
                 ci = -1
                 s = table_find(&c.tab, &pk.key, hh)
-            elif cn.state == C_REPLAY and cn.fin_seen[0] and cn.fin_seen[1]:
-                set_unsupported(c, "a SYN on a replay connection the pure reassembler may have closed")
-                return
     if ci < 0:
         if s != NULL and s.state == S_CLOSED and not synonly:
             c.st.after_close += 1
@@ -1647,6 +1612,7 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
         if ci < 0:
             return
     cn = &c.conns[ci]
+    cn.last_seen = frame
     if flags & F_SYN:
         if not cn.has_base[d]:
             cn.base[d] = seq + 1
@@ -1658,11 +1624,7 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
         cn.has_base[d] = 1
     if flags & F_FIN:
         cn.fin_seen[d] = 1
-    if cn.state == C_REPLAY:
-        if flags & F_RST:
-            retire(c, ci, frame)
-        else:
-            check_amb(c, cn)
+    if cn.state == C_FAILED:
         return
     if flags & F_RST:
         finish_conn(c, ci, frame)
@@ -1679,7 +1641,7 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                 if (pk.plen and not (pk.plen == 1 and off == nxt - 1)
                         and compare_delivered(c, ci, d, h, off, pk.payload, pk.plen) < 0):
                     # a copy of delivered bytes (not a keep-alive) compared
-                    go_replay(c, ci, R_OVERLAP)
+                    fail_conn(c, ci)
                     return
             elif off <= nxt:
                 # TCPReassembler._data, in order: the new part (its head compared with the
@@ -1692,28 +1654,28 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                     if off < nxt:
                         c.st.overlapping += 1
                         if compare_delivered(c, ci, d, h, off, p, nxt - off) < 0:
-                            go_replay(c, ci, R_OVERLAP)
+                            fail_conn(c, ci)
                             return
                         p += nxt - off
                         n -= nxt - off
                     h.next = off + pk.plen
                     deliver(c, ci, d, nxt, p, n, frame, ts)
-                    if cn.state == C_REPLAY:
+                    if cn.state == C_FAILED:
                         return
                 elif off < nxt and n:
                     if compare_delivered(c, ci, d, h, off, p, n) < 0:
-                        go_replay(c, ci, R_OVERLAP)
+                        fail_conn(c, ci)
                         return
                 if pk.missing:
                     nxt = h.next if h.next > off + pk.plen else off + pk.plen
                     h.next = off + length
                     h.tail.n = 0
                     deliver_gap(c, ci, d, off + length - nxt)
-                    if cn.state == C_REPLAY:
+                    if cn.state == C_FAILED:
                         return
                 if h.npend:
                     drain(c, ci, d)
-                    if cn.state == C_REPLAY:
+                    if cn.state == C_FAILED:
                         return
             else:
                 # out of order: TCPReassembler._store of the payload, and of a hole entry
@@ -1723,12 +1685,12 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                 if r == 0 and pk.missing:
                     r = store(c, ci, d, h, off + pk.plen, NULL, pk.missing, frame, ts)
                 if r < 0:
-                    go_replay(c, ci, R_OUT_OF_ORDER if r == -1 else R_SNAPLEN if pk.missing else R_OVERLAP)
+                    fail_conn(c, ci)
                     return
                 if h.pbytes > c.pure_max_bytes or h.npend > c.pure_max_segments:
                     # the pure reassembler's "buffer" Gap before the oldest waiting byte
                     skip_to(c, ci, d, h.pend[0].off)
-                    if cn.state == C_REPLAY:
+                    if cn.state == C_FAILED:
                         return
         if (flags & F_FIN) and not h.has_fin:
             h.fin = off + length
@@ -1745,11 +1707,11 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
             # acknowledged bytes never captured: the pure reassembler declares them lost
             while peer.npend and aoff > peer.next:
                 skip_to(c, ci, 1 - d, min(aoff, peer.pend[0].off))
-                if cn.state == C_REPLAY:
+                if cn.state == C_FAILED:
                     return
             if peer.has_fin and aoff > peer.fin:
                 skip_to(c, ci, 1 - d, peer.fin)
-                if cn.state == C_REPLAY:
+                if cn.state == C_FAILED:
                     return
             if peer.has_fin and peer.next >= peer.fin:
                 if not close_half(c, ci, 1 - d):
@@ -1944,29 +1906,13 @@ cdef Py_ssize_t fr_add(FragTable* t, Pkt* pk, int64_t ts) noexcept nogil:
     fr_remove(t, i)
     return <Py_ssize_t>end
 
-cdef inline bint in_replay_range(Core* c, Pkt* pk) noexcept nogil:
-    """ReplayFilter: is frame c.number of a replay connection (4-tuple and frame range)?"""
-    cdef Slot* s = table_find(&c.tab, &pk.key, key_hash(&pk.key))
-    cdef int64_t k
-    cdef Conn* cn
-    if s == NULL:
-        return False
-    k = s.conn                 # head of this 4-tuple's range chain
-    while k >= 0:
-        cn = &c.conns[k]
-        if cn.first_frame <= c.number and (cn.last_frame < 0 or c.number <= cn.last_frame):
-            return True
-        k = cn.stream          # next in chain (the filter reuses the field)
-    return False
-
 cdef void fragment(Core* c, Pkt* pk, int64_t ts) noexcept nogil:
     """An IPv4 fragment, fed to the reassembler as CaptureProcessor does; a
     completed TCP datagram is the pure decode_reassembled's TCPSegment,
     attributed to this frame (number and time)."""
-    cdef Py_ssize_t n, doff, at
+    cdef Py_ssize_t n, doff
     cdef const uint8_t* t
     cdef Pkt sg
-    cdef uint8_t* h
     if pk.proto == 6:
         c.st.tcp_fragments += 1
     n = fr_add(&c.frags, pk, ts)
@@ -1991,31 +1937,7 @@ cdef void fragment(Core* c, Pkt* pk, int64_t ts) noexcept nogil:
     sg.plen = n - doff
     sg.missing = 0
     c.st.reassembled += 1
-    if not c.filter_mode:
-        segment(c, &sg, c.number, ts)
-        return
-    if not in_replay_range(c, &sg):
-        return
-    # the replay gets the reassembled segment as one unfragmented raw IPv4 frame
-    # (LINKTYPE_IPV4) with this frame's number and time: the pure processor
-    # decodes it into the same TCPSegment
-    at = c.synth.n
-    if buf_reserve(&c.synth, 20 + n) < 0:
-        c.oom = True
-        return
-    h = c.synth.p + at
-    memset(h, 0, 20)
-    h[0] = 0x45
-    if 20 + n <= 0xFFFF:
-        h[2] = <uint8_t>((20 + n) >> 8)
-        h[3] = <uint8_t>((20 + n) & 0xFF)
-    h[8] = 64
-    h[9] = 6
-    memcpy(h + 12, pk.key.src, 4)
-    memcpy(h + 16, pk.key.dst, 4)
-    memcpy(h + 20, t, n)
-    c.synth.n = at + 20 + n
-    push_deferred(c, -1 - at, 20 + n, 20 + n, ts, 0, 228)
+    segment(c, &sg, c.number, ts)
 
 cdef inline int push_deferred(Core* c, Py_ssize_t datapos, int64_t caplen, int64_t orig, int64_t ts,
                               int ifid, int linktype) noexcept nogil:
@@ -2051,39 +1973,31 @@ cdef int64_t core_buffered(Core* c) noexcept nogil:
 
 cdef void process(Core* c, const uint8_t* data, Py_ssize_t datapos, int64_t caplen, int64_t orig, int64_t ts,
                   int ifid, int linktype) noexcept nogil:
-    """One frame (number c.number): decode, then the TCP path, the replay
-    filter's selection, or deferral."""
+    """One frame (number c.number): decode, then the TCP path or deferral."""
     cdef Pkt pk
     cdef int64_t total
     cdef int r
     c.st.frames += 1
     r = decode(data, <Py_ssize_t>caplen, linktype, caplen, orig, &pk)
-    if c.filter_mode:
-        if r == D_TCP:
-            if in_replay_range(c, &pk):
-                push_deferred(c, datapos, caplen, orig, ts, ifid, linktype)
-        elif r == D_FRAG:
-            fragment(c, &pk, ts)
+    if r == D_TCP:
+        segment(c, &pk, c.number, ts)
     else:
-        if r == D_TCP:
-            segment(c, &pk, c.number, ts)
-        else:
-            c.st.deferred += 1
-            push_deferred(c, datapos, caplen, orig, ts, ifid, linktype)
-            if r == D_FRAG:
-                fragment(c, &pk, ts)
-        if c.budget_limit:
-            # ByteBudget.charge(len(frame.data)) after the frame: the same check points
-            c.budget_since += caplen
-            if c.budget_since >= c.budget_slack:
-                c.budget_since = 0
-                c.budget_checks += 1
-                total = core_buffered(c)
-                if total > c.budget_peak:
-                    c.budget_peak = total
-                if total > c.budget_limit:
-                    # the pure converter may cut a direction here: let it convert the capture
-                    set_unsupported(c, "buffered bytes above the byte budget")
+        c.st.deferred += 1
+        push_deferred(c, datapos, caplen, orig, ts, ifid, linktype)
+        if r == D_FRAG:
+            fragment(c, &pk, ts)
+    if c.budget_limit:
+        # ByteBudget.charge(len(frame.data)) after the frame: the same check points
+        c.budget_since += caplen
+        if c.budget_since >= c.budget_slack:
+            c.budget_since = 0
+            c.budget_checks += 1
+            total = core_buffered(c)
+            if total > c.budget_peak:
+                c.budget_peak = total
+            if total > c.budget_limit:
+                # the pure converter may cut a direction here: let it convert the capture
+                set_unsupported(c, "buffered bytes above the byte budget")
 
 cdef Py_ssize_t walk(Core* c, const uint8_t* p, Py_ssize_t n) noexcept nogil:
     """Complete pcap records of p[0:n] (file header already consumed); returns bytes consumed."""
@@ -2360,7 +2274,7 @@ cdef str _ip(const uint8_t* raw, int v6):
 
 
 cdef class _Walker:
-    """Record walking shared by CaptureCore and ReplayFilter."""
+    """Record walking (pcap, pcapng) for CaptureCore."""
     cdef Core c
     cdef Buf left
     cdef list _out
@@ -2396,11 +2310,10 @@ cdef class _Walker:
         i64_free(&self.c.e_trunc)
         i64_free(&self.c.x_seq); i64_free(&self.c.x_conn); i64_free(&self.c.x_dir)
         i64_free(&self.c.x_start); i64_free(&self.c.x_end); i64_free(&self.c.x_dend)
-        i64_free(&self.c.d_pos); i64_free(&self.c.d_num); i64_free(&self.c.d_ts); i64_free(&self.c.replay_list)
+        i64_free(&self.c.d_pos); i64_free(&self.c.d_num); i64_free(&self.c.d_ts)
         i64_free(&self.c.d_cap); i64_free(&self.c.d_orig); i64_free(&self.c.d_if); i64_free(&self.c.d_lt)
         free(self.c.ifaces)
         fr_free(&self.c.frags)
-        buf_free(&self.c.synth)
 
     cdef int _header(self) except -1:
         cdef const uint8_t* p = self.left.p
@@ -2452,13 +2365,9 @@ cdef class _Walker:
             for i in range(c.d_pos.n):
                 pos = c.d_pos.p[i]
                 incl = c.d_cap.p[i]
-                if pos >= 0:
-                    raw = PyBytes_FromStringAndSize(<const char*>(p + pos), incl)
-                else:             # a frame made of a reassembled TCP segment (ReplayFilter)
-                    raw = PyBytes_FromStringAndSize(<const char*>(c.synth.p - 1 - pos), incl)
+                raw = PyBytes_FromStringAndSize(<const char*>(p + pos), incl)
                 out.append(_Frame(c.d_num.p[i], c.d_ts.p[i], c.d_lt.p[i], incl, c.d_orig.p[i], raw, c.d_if.p[i]))
             c.d_pos.n = c.d_num.n = c.d_ts.n = c.d_cap.n = c.d_orig.n = c.d_if.n = c.d_lt.n = 0
-        c.synth.n = 0
         c.base += used
         if from_left:
             if used:
@@ -2571,8 +2480,7 @@ cdef class CaptureCore(_Walker):
     """See the module docstring."""
 
     def __init__(self, mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True, *,
-                 server_ports=DEFAULT_SERVER_PORTS, max_buffer_bytes=16 << 20, max_marks=1 << 20,
-                 max_closed=65536, max_connections=1_000_000, max_reassembly_bytes=4 << 20,
+                 server_ports=DEFAULT_SERVER_PORTS, max_closed=65536, max_connections=1_000_000, max_reassembly_bytes=4 << 20,
                  max_reassembly_segments=4096, max_total_buffer=None, units=False, streams_by_frame=False):
         self.c.streams_by_frame = bool(streams_by_frame)
         self.c.n_mq = fill_ports(self.c.mq_ports, mq_ports)
@@ -2580,8 +2488,6 @@ cdef class CaptureCore(_Walker):
         self.c.n_msmq = fill_ports(self.c.msmq_ports, msmq_ports)
         self.c.n_server = fill_ports(self.c.server_ports, server_ports)
         self.c.detect = bool(detect_by_content)
-        self.c.cap_bytes = max_buffer_bytes
-        self.c.cap_marks = max_marks
         self.c.max_closed = max_closed
         self.c.max_connections = max_connections
         self.c.pure_max_bytes = max_reassembly_bytes
@@ -2663,15 +2569,12 @@ cdef class CaptureCore(_Walker):
 
     def stream_end(self, Py_ssize_t conn, int direction):
         """Where the direction's stream is: its next expected offset while the
-        fast path follows it; -1 when it is closed (no more bytes will come);
-        -2 when the connection is replayed (the pure replay converts it).  The
+        core follows it; -1 when it is closed (no more bytes will come).  The
         driver holds messages ending within the pure reassembler's
         OVERLAP_WINDOW of it (a differing copy may still flag them)."""
         if not 0 <= conn < self.c.nconns or not 0 <= direction <= 1:
             raise IndexError(conn)
         cdef Conn* cn = &self.c.conns[conn]
-        if cn.state == C_REPLAY:
-            return -2
         if cn.live == NULL or cn.live.h[direction].closed:
             return -1
         return cn.live.h[direction].next
@@ -2679,29 +2582,6 @@ cdef class CaptureCore(_Walker):
     def opened_frames(self):
         """The frame that opened each connection, in order of opening."""
         return [self.c.conns[i].first_frame for i in range(self.c.nconns)]
-
-    def replay(self):
-        """[(conn, (client_ip, client_port, server_ip, server_port), tcp_stream, emitted_c2s, emitted_s2c)]"""
-        cdef Py_ssize_t i, ci
-        cdef Conn* cn
-        out = []
-        for i in range(self.c.replay_list.n):
-            ci = self.c.replay_list.p[i]
-            cn = &self.c.conns[ci]
-            cip, cport, sip, sport, stream = self.connection(ci)
-            out.append((ci, (cip, cport, sip, sport), stream, cn.emitted[0], cn.emitted[1]))
-        return out
-
-    def replay_ranges(self):
-        """[(conn, first_frame, last_frame)]: the frames of each replay connection
-        (last_frame -1: to the end of the capture; a SYN reusing the 4-tuple ends
-        it at the SYN's frame, which also opens the next connection)."""
-        cdef Py_ssize_t i, ci
-        out = []
-        for i in range(self.c.replay_list.n):
-            ci = self.c.replay_list.p[i]
-            out.append((ci, self.c.conns[ci].first_frame, self.c.conns[ci].last_frame))
-        return out
 
     @property
     def buffered_bytes(self):
@@ -2715,7 +2595,7 @@ cdef class CaptureCore(_Walker):
     def stats(self):
         cdef Stats* s = &self.c.st
         return {"frames": s.frames, "frames deferred": s.deferred, "tcp segments": s.tcp_segments,
-                "connections": s.connections, "replay connections": s.replay,
+                "connections": s.connections,
                 "bytes in streams of no known protocol": s.undetected, "messages": s.messages,
                 "framing error records": s.framing_errors,
                 "retransmitted segments": s.retransmitted, "overlapping segments": s.overlapping,
@@ -2725,79 +2605,12 @@ cdef class CaptureCore(_Walker):
                 "pending ip datagrams": self.c.frags.count, "out-of-order segments": s.out_of_order,
                 "budget checks": self.c.budget_checks, "buffered bytes at the largest check": self.c.budget_peak,
                 "pcapng blocks skipped": self.c.skipped_blocks, "open connections": self.c.open_conns,
-                "frames with impossible timestamps": s.bad_ts,
+                "frames with impossible timestamps": s.bad_ts, "evicted connections": s.evicted,
                 "gaps": s.gaps, "gap bytes": s.gap_bytes, "resynchronisations": s.resyncs,
-                "bytes skipped by resynchronisation": s.resync_bytes,
-                "replay reasons": {REPLAY_REASONS[i]: s.reasons[i] for i in range(len(REPLAY_REASONS))
-                                   if s.reasons[i]}}
+                "bytes skipped by resynchronisation": s.resync_bytes}
 
 
 cdef object _arr(I64* a, Py_ssize_t n):
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     return np.asarray(<int64_t[:n]>a.p)
-
-
-cdef class ReplayFilter(_Walker):
-    """Frames of the replay connections (within their frame ranges), in capture
-    order: ``feed(chunk) -> list[Frame]``.  A segment of theirs that came in IPv4
-    fragments is one made frame: the reassembled segment in a raw IPv4 packet
-    (linktype 228) with the number and time of the fragment that completed it.
-
-    ``ReplayFilter(core)`` after ``core.finish()``; or ``ReplayFilter(entries)``
-    with ``core.replay()`` entries (then every frame of those 4-tuples)."""
-
-    def __init__(self, source):
-        cdef TKey k, rk, kk
-        cdef Slot* s
-        cdef Py_ssize_t idx, j
-        cdef Conn* cn
-        cdef Conn* q
-        self.c.filter_mode = True
-        if isinstance(source, CaptureCore):
-            entries = [(t[0], t[1]) for t in source.replay()]
-            ranges = {ci: (f, l) for ci, f, l in source.replay_ranges()}
-        else:
-            entries = [(t[0], t[1]) for t in source]
-            ranges = {}
-        n = len(entries)
-        self.c.conns = <Conn*>calloc(max(n, 1), sizeof(Conn))
-        if self.c.conns == NULL:
-            raise MemoryError()
-        self.c.nconns = n
-        for idx, (ci, (cip, cport, sip, sport)) in enumerate(entries):
-            memset(&k, 0, sizeof(TKey))
-            v6 = ":" in cip
-            a = socket.inet_pton(socket.AF_INET6 if v6 else socket.AF_INET, cip)
-            b = socket.inet_pton(socket.AF_INET6 if v6 else socket.AF_INET, sip)
-            memcpy(k.src, <const char*>a, len(a))
-            memcpy(k.dst, <const char*>b, len(b))
-            k.sport = cport
-            k.dport = sport
-            k.v6 = v6
-            first, last = ranges.get(ci, (0, -1))
-            cn = &self.c.conns[idx]
-            cn.first_frame = first
-            cn.last_frame = last
-            cn.stream = -1
-            key_reverse(&k, &rk)
-            for j in range(2):
-                if j == 0:
-                    kk = k
-                else:
-                    kk = rk
-                s = table_insert(&self.c.tab, &kk, key_hash(&kk))
-                if s == NULL:
-                    raise MemoryError()
-                if s.state == S_OPEN:
-                    if j == 0:
-                        cn.stream = s.conn
-                else:
-                    s.state = S_OPEN
-                s.conn = idx
-
-    def feed(self, chunk):
-        _Walker.feed(self, chunk)
-        out = self._out
-        self._out = []
-        return out

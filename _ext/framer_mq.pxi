@@ -18,8 +18,10 @@
 # Where a segment or unit itself is wrong (a continuation without a first
 # segment, a new first segment before the last, a unit whose structures do
 # not parse, a joined unit above the size limits, more open units than the
-# pure framer's max_pending_messages (_MQ_MAX_PEND)) it returns FRAMER_BAIL and the pure framer takes the
-# direction over (the capture core's replay).
+# pure framer's max_pending_messages (_MQ_MAX_PEND) or holding more than its
+# max_pending_bytes) it reports the pure framer's FramingError.  FRAMER_BAIL
+# is left for running out of memory, and for framers made without an error
+# callback (every FramingError a BAIL).
 #
 # The rules below follow codec/ibmmq/framing.py (MQStreamFramer.gap, close,
 # _process, _scan, _plausible, _flush_garbage, _flush_skip, _fail_pending,
@@ -139,15 +141,21 @@ cdef enum:
     MQE_NEW_FIRST_BEFORE_LAST = 10
     MQE_UNIT = 11
     MQE_SHORT_CONTINUATION = 12
+    MQE_JOINED_TOO_LONG = 13
+    MQE_DROPPED_UNFINISHED = 14
 MQ_ERROR_CODES = {"NOT_A_SEGMENT": MQE_NOT_A_SEGMENT, "SEGMENT_LENGTH": MQE_SEGMENT_LENGTH,
                   "AFTER_GAP": MQE_AFTER_GAP, "NO_HEADER": MQE_NO_HEADER, "GAP_IN_SEGMENT": MQE_GAP_IN_SEGMENT,
                   "GAP_IN_UNIT": MQE_GAP_IN_UNIT, "ENDS_IN_SEGMENT": MQE_ENDS_IN_SEGMENT,
                   "ENDS_IN_UNIT": MQE_ENDS_IN_UNIT, "CONTINUATION_WITHOUT_FIRST": MQE_CONTINUATION_WITHOUT_FIRST,
                   "NEW_FIRST_BEFORE_LAST": MQE_NEW_FIRST_BEFORE_LAST, "UNIT": MQE_UNIT,
-                  "SHORT_CONTINUATION": MQE_SHORT_CONTINUATION}
+                  "SHORT_CONTINUATION": MQE_SHORT_CONTINUATION, "JOINED_TOO_LONG": MQE_JOINED_TOO_LONG,
+                  "DROPPED_UNFINISHED": MQE_DROPPED_UNFINISHED}
 MQ_MAX_RAW = MQF_MAX_RAW
 #: open units kept at once (framing.MQStreamFramer's max_pending_messages default)
 MQ_MAX_OPEN_UNITS = _MQ_MAX_PEND
+#: the size limits (framing.MQStreamFramer's max_message_length, max_pending_bytes defaults)
+MQ_MAX_MESSAGE_LENGTH = MQF_MAX_MSG
+MQ_MAX_PENDING_BYTES = MQF_MAX_PENDING_BYTES
 
 
 cdef struct MQPend:
@@ -159,7 +167,8 @@ cdef struct MQPend:
     int64_t end            # stream offset after its last segment so far
     int nsegs              # segments so far
     Py_ssize_t size        # bytes of the unit so far (pure _Pending.size)
-    Py_ssize_t kept        # bytes of it in buf (== size when store)
+    Py_ssize_t kept        # bytes of it in buf (== size when store and not overflow)
+    int overflow           # the unit passed MQF_MAX_MSG: its first MQF_MAX_RAW bytes kept, for its error
     uint8_t* buf
     Py_ssize_t cap
     Py_ssize_t hlen        # header length of the first segment
@@ -544,8 +553,14 @@ cdef int _mq_keep(uint8_t** buf, Py_ssize_t* n, Py_ssize_t* cap, const uint8_t* 
 
 
 cdef inline int _mq_pend_add(MQPend* p, const uint8_t* data, Py_ssize_t n) noexcept nogil:
+    """Add n bytes to an open unit (pure: ``buf += chunk`` unless overflowing,
+    then framing._check_size's ``del buf[max_raw:]``): 0, or -1 (out of memory)."""
     cdef Py_ssize_t k = n
-    if not p.store:
+    if not p.overflow and p.size + n > MQF_MAX_MSG:
+        p.overflow = 1
+        if p.kept > MQF_MAX_RAW:
+            p.kept = MQF_MAX_RAW
+    if not p.store or p.overflow:
         k = MQF_MAX_RAW - p.kept if n > MQF_MAX_RAW - p.kept else n
     if _mq_keep(&p.buf, &p.kept, &p.cap, data, k) < 0:
         return -1
@@ -553,17 +568,38 @@ cdef inline int _mq_pend_add(MQPend* p, const uint8_t* data, Py_ssize_t n) noexc
     return 0
 
 
-cdef int _mq_check_size(MQFramer* f, int i) noexcept nogil:
-    """framing._check_size: -1 where the pure framer marks the unit as
-    overflowing (a FramingError later) or drops an older open unit."""
-    cdef int j
-    cdef int64_t total = 0
-    if f.pend[i].size > MQF_MAX_MSG:
-        return -1
-    if f.npend > 1:
-        for j in range(f.npend):
-            total += f.pend[j].size
-        if total > MQF_MAX_PENDING_BYTES:
+cdef inline int64_t _mq_pend_held(MQPend* p) noexcept nogil:
+    """len(_Pending.buf) of the pure framer: every byte until the unit overflows,
+    then its first MQF_MAX_RAW."""
+    return MQF_MAX_RAW if p.overflow else p.size
+
+
+cdef int _mq_check_size(MQFramer* f, int i, void* ctx) noexcept nogil:
+    """framing._check_size after unit i grew (its overflow is set by
+    _mq_pend_add): while more units are open than _MQ_MAX_PEND, or they hold
+    more than MQF_MAX_PENDING_BYTES together, the oldest other one is reported
+    (DROPPED_UNFINISHED) and dropped.  0, or -1 (BAIL: no error callback, out of memory)."""
+    cdef int j, r, old
+    cdef int64_t total
+    cdef MQPend q
+    while f.npend > 1:
+        if f.npend <= _MQ_MAX_PEND:
+            total = 0
+            for j in range(f.npend):
+                total += _mq_pend_held(&f.pend[j])
+            if total <= MQF_MAX_PENDING_BYTES:
+                return 0
+        old = 0 if i != 0 else 1
+        q = f.pend[old]
+        for j in range(old, f.npend - 1):
+            f.pend[j] = f.pend[j + 1]
+        f.npend -= 1
+        if i > old:
+            i -= 1
+        r = _mq_error(f, ctx, q.start, q.buf, q.kept, _mq_pend_held(&q), q.end - q.start, 0,
+                      MQE_DROPPED_UNFINISHED, q.seg_type, _MQ_MAX_PEND, MQF_MAX_PENDING_BYTES, 0)
+        free(q.buf)
+        if r < 0:
             return -1
     return 0
 
@@ -636,7 +672,7 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
     cdef int last = (fl & _MQ_TCF_LAST) != 0
     cdef int64_t key = <int64_t>_mq_be32(p + 8) if hidx == 1 else -1
     cdef int i, pi = -1, spans, r, cap
-    cdef Py_ssize_t skip
+    cdef Py_ssize_t skip, full
     cdef MQPend* q
     cdef MQPend* grown
     cdef MQPend done
@@ -653,7 +689,8 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
         if pi >= 0:
             # the open unit of this key is reported and dropped; this segment starts the next
             q = &f.pend[pi]
-            r = _mq_error(f, ctx, q.start, q.buf, q.kept, q.size, q.end - q.start, 0, MQE_NEW_FIRST_BEFORE_LAST,
+            r = _mq_error(f, ctx, q.start, q.buf, q.kept, _mq_pend_held(q), q.end - q.start, 0,
+                          MQE_NEW_FIRST_BEFORE_LAST,
                           q.seg_type, t, -1, 0)
             free(q.buf)
             for i in range(pi, f.npend - 1):
@@ -663,8 +700,6 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
                 return -1
         if last:
             return _mq_emit_unit(f, p, n, hlen, t, little, start, start + n, emit, ctx)
-        if f.npend >= _MQ_MAX_PEND:
-            return -1           # unsupported: the pure framer drops its oldest open unit
         if f.npend == f.pcap:
             cap = f.pcap * 2 if f.pcap else 4
             grown = <MQPend*>realloc(f.pend, cap * sizeof(MQPend))
@@ -681,6 +716,7 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
         q.nsegs = 1
         q.size = 0
         q.kept = 0
+        q.overflow = 0
         q.buf = NULL
         q.cap = 0
         q.hlen = hlen
@@ -688,7 +724,7 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
         f.npend += 1
         if _mq_pend_add(q, p, n) < 0:
             return -1
-        return _mq_check_size(f, f.npend - 1)
+        return _mq_check_size(f, f.npend - 1, ctx)
     # continuation
     if pi < 0 or f.pend[pi].seg_type != t:
         return _mq_error(f, ctx, start, p, n, n, n, 0, MQE_CONTINUATION_WITHOUT_FIRST, hidx, t, -1, 0)
@@ -696,31 +732,37 @@ cdef int _mq_segment(MQFramer* f, const uint8_t* p, Py_ssize_t n, Py_ssize_t hle
     q = &f.pend[pi]
     if n < skip:
         # the open unit and this segment, reported and dropped
+        full = _mq_pend_held(q) + n
         r = _mq_pend_add(q, p, n)
         if r == 0:
-            r = _mq_error(f, ctx, q.start, q.buf, q.kept, q.size, start + n - q.start, 0, MQE_SHORT_CONTINUATION,
+            r = _mq_error(f, ctx, q.start, q.buf, q.kept, full, start + n - q.start, 0, MQE_SHORT_CONTINUATION,
                           t, n, skip, 0)
         free(q.buf)
         for i in range(pi, f.npend - 1):
             f.pend[i] = f.pend[i + 1]
         f.npend -= 1
         return r
-    if q.size + (n - skip) > MQF_MAX_MSG:
-        return -1               # overflow: checked before the copy
     if _mq_pend_add(q, p + skip, n - skip) < 0:
         return -1
     q.end = start + n
     q.nsegs += 1
-    if _mq_check_size(f, pi) < 0:
+    if _mq_check_size(f, pi, ctx) < 0:
         return -1
     if not last:
         return 0
+    for i in range(f.npend):     # (the unit's index moved if older ones were dropped)
+        if f.pend[i].key == key:
+            pi = i
+            break
     done = f.pend[pi]
     for i in range(pi, f.npend - 1):
         f.pend[i] = f.pend[i + 1]
     f.npend -= 1
     r = 0
-    if done.store:
+    if done.overflow:
+        r = _mq_error(f, ctx, done.start, done.buf, done.kept, _mq_pend_held(&done), done.end - done.start, 0,
+                      MQE_JOINED_TOO_LONG, t, MQF_MAX_MSG, 0, 0)
+    elif done.store:
         # the unit is parsed with the first segment's header (size, byte order)
         r = _mq_emit_unit(f, done.buf, done.size, done.hlen, t, done.little, done.start, done.end, emit, ctx)
     free(done.buf)
@@ -882,7 +924,8 @@ cdef int _mq_fail_pending(MQFramer* f, void* ctx, int code, int64_t at, int64_t 
     for i in range(f.npend):
         q = &f.pend[i]
         if r == 0:
-            r = _mq_error(f, ctx, q.start, q.buf, q.kept, q.size, q.end - q.start, 0, code, q.seg_type, nbytes,
+            r = _mq_error(f, ctx, q.start, q.buf, q.kept, _mq_pend_held(q), q.end - q.start, 0, code, q.seg_type,
+                          nbytes,
                           at, q.nsegs)
         free(q.buf)
         q.buf = NULL

@@ -20,7 +20,9 @@
 #     classified by a full lenient decode (OrderAck / FinalAck): reproduced
 #     here for the layout those packets have (UserHeader with only the
 #     destination queue and a MessagePropertiesHeader, every size inside
-#     PacketSize, the queue name's tail ASCII); any other candidate BAILs.
+#     PacketSize, the queue name's tail ASCII); any other candidate is
+#     emitted as MSMQ_CLASSIFY_KIND and classified by the caller with the pure
+#     framing.packet_kind (rare: never seen outside crafted streams).
 # The pure framer's other modes are reproduced too: SCAN (bytes that are no
 # packet: the search for the next BaseHeader, reported in SCAN_CHUNK pieces,
 # then a Resynchronised), TAIL (the rest of a packet a gap broke), gaps
@@ -86,9 +88,14 @@ cdef enum:
     MSE_TAIL_AT_CLOSE = 104
     MSE_HEADER_AT_CLOSE = 105
     MSE_TRUNCATED_AT_CLOSE = 106
+    # the ``kind`` of a packet that may be an OrderAck / FinalAck outside the layout
+    # _msmq_order_ack_kind reads: classified by the caller with framing.packet_kind
+    _MSMQ_CLASSIFY_KIND = 7
     # the ``kind`` of FramingError records in the capture core's output
-    _MSMQ_ERROR_KIND = 7
+    _MSMQ_ERROR_KIND = 8
+MSMQ_CLASSIFY_KIND = _MSMQ_CLASSIFY_KIND
 MSMQ_ERROR_KIND = _MSMQ_ERROR_KIND
+assert MSMQ_CLASSIFY_KIND == len(MSMQ_KIND_NAMES)
 MSMQ_ERROR_CODES = {"BAD_VERSION": MSE_BAD_VERSION, "BAD_SIGNATURE": MSE_BAD_SIGNATURE,
                     "BAD_SIZE": MSE_BAD_SIZE, "BAD_INTERNAL_SIZE": MSE_BAD_INTERNAL_SIZE,
                     "AFTER_GAP": MSE_AFTER_GAP, "NO_SIGNATURE": MSE_NO_SIGNATURE,
@@ -192,8 +199,8 @@ cdef inline bint _msmq_may_be_order_ack(const uint8_t* d, Py_ssize_t n) noexcept
 cdef int _msmq_order_ack_kind(const uint8_t* d, Py_ssize_t end) noexcept nogil:
     """The kind framing.packet_kind gives the whole packet d[:end] (BaseHeader.Flags
     0, no SessionHeader, _msmq_may_be_order_ack true) through
-    decode_packet(lenient=True) and packet._classify, or -1 (BAIL) when the
-    layout is not the strict one reproduced here.  The decode's rules:
+    decode_packet(lenient=True) and packet._classify, or -1 when the layout is
+    not the strict one reproduced here (then the caller classifies the packet).  The decode's rules:
     UserHeader (48 fixed bytes at 16, the DestinationQueue at 64, padded to 4),
     then the MessagePropertiesHeader; kind OrderAck / FinalAck when the queue
     is order_queue$ (PrivateQueueFormatNameId 4, or a DirectFormatName whose
@@ -328,7 +335,8 @@ cdef inline void _msmq_enter_scan(MSMQFramer* f, int64_t scan_off, int64_t lost_
 
 
 cdef int _msmq_kind(const uint8_t* p, Py_ssize_t total) noexcept nogil:
-    """framing.packet_kind of the whole packet p[0:total] (-1: BAIL)."""
+    """framing.packet_kind of the whole packet p[0:total], or _MSMQ_CLASSIFY_KIND:
+    an OrderAck candidate the caller classifies with framing.packet_kind."""
     cdef uint16_t flags = <uint16_t>(p[2] | (p[3] << 8))
     cdef int pt
     if flags & _MSMQ_FLAG_IN:
@@ -341,7 +349,8 @@ cdef int _msmq_kind(const uint8_t* p, Py_ssize_t total) noexcept nogil:
             return MSMQ_KIND_CONNECTION_PARAMETERS
         return MSMQ_KIND_INTERNAL
     if flags == 0 and _msmq_may_be_order_ack(p, total):
-        return _msmq_order_ack_kind(p, total)
+        pt = _msmq_order_ack_kind(p, total)
+        return pt if pt >= 0 else _MSMQ_CLASSIFY_KIND
     return MSMQ_KIND_USER_MESSAGE
 
 
@@ -402,8 +411,8 @@ cdef Py_ssize_t _msmq_run(MSMQFramer* f, const uint8_t* buf, Py_ssize_t n, emit_
                     pos = n
                 break               # waiting for the rest of the packet
             kind = _msmq_kind(p, total)
-            if kind < 0 or emit(ctx, f.offset + pos, p, total, kind, 0) != 0:
-                f.bailed = 1        # an OrderAck candidate outside the layout reproduced here
+            if emit(ctx, f.offset + pos, p, total, kind, 0) != 0:
+                f.bailed = 1        # out of memory
                 return FRAMER_BAIL
             f.packets += 1
             pos += total
@@ -564,11 +573,20 @@ cdef int msmq_framer_close(MSMQFramer* f, const uint8_t* buf, Py_ssize_t avail, 
 
 # ---------------------------------------------------------------------- test wrapper
 
+def msmq_classify(data):
+    """The kind of a packet emitted as MSMQ_CLASSIFY_KIND: the pure framer's
+    own classification (mqcodec.msmq.framing.packet_kind)."""
+    from mqcodec.msmq.framing import packet_kind
+    return packet_kind(data)
+
+
 cdef int _msmq_list_emit(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t length,
                          int kind, int md_only) noexcept nogil:
     with gil:
         try:
-            (<list>ctx).append((start, (<const char*>data)[:length], MSMQ_KIND_NAMES[kind], md_only))
+            raw = (<const char*>data)[:length]
+            (<list>ctx).append((start, raw, MSMQ_KIND_NAMES[kind] if kind != _MSMQ_CLASSIFY_KIND
+                                else msmq_classify(raw), md_only))
         except BaseException:
             return -1
     return 0

@@ -3,13 +3,12 @@
 Reference, from outside the code under test: the pure converter itself
 (``mqcodec.convert.Converter`` over ``mqcodec.capture`` and the pure
 framers), whose pending rows are captured before decoding.  For every
-connection the core keeps on its fast path its messages per direction must
-equal the pure rows (start offset, bytes, kind, md-only, frame, ts); for a
-replay connection they must be a prefix.  Frame numbering and timestamps of
-deferred frames are checked against the pure reader; damaged captures
-(dropped, duplicated, reordered segments, cut files) must send exactly the
-damaged connections to replay (or stop at the record the pure parser stops
-at); any chunking gives the same output.
+connection the core's messages per direction must equal the pure rows (start
+offset, bytes, kind, md-only, frame, ts), whatever the damage (dropped,
+duplicated, reordered segments, differing copies, cut files: the core follows
+every connection itself, or stops at the record the pure parser stops at).
+Frame numbering and timestamps of deferred frames are checked against the
+pure reader; any chunking gives the same output.
 """
 from __future__ import annotations
 
@@ -37,12 +36,10 @@ from mqcodec.msmq.framing import MSMQStreamFramer
 
 core_mod = pytest.importorskip("mqcodec._ext.capture_core")
 CaptureCore = core_mod.CaptureCore
-ReplayFilter = core_mod.ReplayFilter
 MQ_KIND_NAMES = core_mod.MQ_KIND_NAMES
 assert core_mod.MQ_ERROR_KIND == len(MQ_KIND_NAMES) + 1
 MSMQ_KIND_NAMES = core_mod.MSMQ_KIND_NAMES
-#: the replay reason of a Gap the compiled framer does not follow
-GAP_REASON = core_mod.REPLAY_REASONS[14]
+assert core_mod.MSMQ_CLASSIFY_KIND == len(MSMQ_KIND_NAMES) and core_mod.MSMQ_ERROR_KIND == len(MSMQ_KIND_NAMES) + 1
 
 CAPTURE = "/work/shared/captures/ibmmq_jms_client_1414.pcap"
 if not os.path.exists(CAPTURE):
@@ -155,17 +152,6 @@ def pure_rows(data, mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True
     return rows
 
 
-def replay_rows(core, frames, eof_data=True, tcp_options=None) -> list:
-    """The replay's rows: ``frames`` (ReplayFilter's) through the pure pipeline
-    behind the converter's replay processor, streams as the core numbers them."""
-    from mqcodec.convert.compiled import Replay
-
-    proc = Replay(core.replay(), core.replay_ranges()).processor(CaptureProcessor(**(tcp_options or {})))
-    rows = pure_rows(None, frames=frames, proc=proc, eof_data=eof_data)
-    streams = {k.stream: v[0] for k, v in proc.known.items()}
-    return [(streams[r[0]],) + r[1:] for r in rows]
-
-
 def pure_messages(data: bytes, **options) -> dict:
     """{(tcp_stream, src_ip, src_port): [(start, bytes, kind, md_only, frame, ts, error)]}"""
     out: dict = {}
@@ -199,13 +185,17 @@ def run_core(data: bytes, chunks=None, **options):
             assert stream == b["tcp_stream"][j]
             src, sport_ = (cip, cport) if b["direction"][j] == 0 else (sip, sport)
             # IBM MQ record kinds: the messages', then MQ_UNIT_KIND and MQ_ERROR_KIND (a FramingError)
+            # (MSMQ: the packet kinds, MSMQ_CLASSIFY_KIND, MSMQ_ERROR_KIND)
             names = (MQ_KIND_NAMES + ["unit", "framing error"] if b["protocol"][j] == 0
-                     else MSMQ_KIND_NAMES + ["framing error"])
+                     else MSMQ_KIND_NAMES + ["classify", "framing error"])
             frame = int(b["frame"][j])
             ts = int(b["ts_ns"][j])
             kind = names[b["kind"][j]]
+            raw = b["data"][offs[j]:offs[j + 1]]
+            if kind == "classify":   # as the compiled driver does: the pure classification
+                kind = core_mod.msmq_classify(raw)
             msgs.setdefault((int(stream), src, sport_), []).append(
-                (int(b["stream_offset"][j]), b["data"][offs[j]:offs[j + 1]], kind,
+                (int(b["stream_offset"][j]), raw, kind,
                  bool(b["md_only"][j]), None if frame < 0 else frame, None if frame < 0 else ts,
                  "error" if kind == "framing error" else None, int(b["seq"][j])))
     return core, msgs, deferred
@@ -224,29 +214,16 @@ def check_against_pure(data: bytes, chunks=None, **options):
     pure = pure_messages(data, eof_data=False, proc=proc)
     core, msgs, deferred = run_core(data, chunks, **options)
     assert core.supported, core.unsupported_reason
-    if not core.replay() and not options:
-        # the reassembler's counts (a replayed connection's are the replay's)
+    if not options:
+        # the reassembler's counts
         for k in TCP_STATS:
             assert core.stats[k] == proc.tcp.stats[k], k
-    replay = {(stream, cip, cport): (e0, e1) for _, (cip, cport, sip, sport), stream, e0, e1 in core.replay()}
-    replay_streams = {}
-    for _, (cip, cport, sip, sport), stream, e0, e1 in core.replay():
-        replay_streams[(stream, cip, cport)] = e0
-        replay_streams[(stream, sip, sport)] = e1
     # global emission order is strictly increasing
     seqs = sorted(m[-1] for v in msgs.values() for m in v)
     assert seqs == list(range(len(seqs)))
     for key, got in msgs.items():
-        got = [m[:-1] for m in got]
-        ref = pure.get(key, [])
-        if key[0] in {k[0] for k in replay_streams}:
-            assert got == ref[:len(got)], key
-            assert replay_streams[key] == len(got)
-        else:
-            assert got == ref, key
+        assert [m[:-1] for m in got] == pure.get(key, []), key
     for key, ref in pure.items():
-        if key[0] in {k[0] for k in replay_streams}:
-            continue
         assert [m[:-1] for m in msgs.get(key, [])] == ref, key
     # emission order across directions follows the pure converter's row order
     return core, pure, msgs, deferred
@@ -295,10 +272,8 @@ def test_simulator_matches_pure(seed):
 def test_emission_order_is_pure_row_order(sim):
     rows = pure_rows(sim)
     core, msgs, _ = run_core(sim)
-    replay_streams = {t[2] for t in core.replay()}
-    ref = [r[:4] for r in rows if r[0] not in replay_streams]
-    got = sorted(((k[0], k[1], k[2], m[0], m[-1]) for k, v in msgs.items() for m in v if k[0] not in replay_streams),
-                 key=lambda t: t[4])
+    ref = [r[:4] for r in rows]
+    got = sorted(((k[0], k[1], k[2], m[0], m[-1]) for k, v in msgs.items() for m in v), key=lambda t: t[4])
     assert [g[:4] for g in got] == ref
 
 
@@ -317,8 +292,8 @@ def test_deferred_frames_equal_pure_reader(sim):
 # --------------------------------------------------------------------------- chunking
 def _canon(data, chunks):
     core, msgs, deferred = run_core(data, chunks)
-    return ({k: [m[:-1] for m in v] for k, v in msgs.items()}, [tuple(f) for f in deferred], core.replay(),
-            core.stats, core.stop)
+    return ({k: [m[:-1] for m in v] for k, v in msgs.items()}, [tuple(f) for f in deferred], core.stats,
+            core.stop)
 
 
 def test_one_byte_chunks(real):
@@ -580,30 +555,18 @@ def _tuple(frame: bytes):
     return frozenset([(bytes(frame[26:30]), sport), (bytes(frame[30:34]), dport)])
 
 
-def _replay_tuples(core):
-    out = set()
-    for _, (cip, cport, sip, sport), stream, e0, e1 in core.replay():
-        out.add(frozenset([(socket.inet_aton(cip), cport), (socket.inet_aton(sip), sport)]))
-    return out
-
-
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("damage", ["drop", "duplicate", "reorder"])
-def test_damage_sends_exactly_the_damaged_connections_to_replay(seed, damage):
+def test_damage_keeps_every_connection_equal_to_pure(seed, damage):
     pk = _sim_packets(5, 25)
-    clean = _pcap([(p.ts_ns, p.frame) for p in pk], nanosecond=True)
-    base_core, _, _ = run_core(clean)
-    base = _replay_tuples(base_core)
     rnd = random.Random(seed)
     data_idx = [i for i, p in enumerate(pk) if p.length > 0 and _tuple(p.frame) is not None]
     frames = [(p.ts_ns, p.frame) for p in pk]
-    expected = set(base)
     for _ in range(2):
         i = rnd.choice(data_idx)
         t = _tuple(pk[i].frame)
         if damage == "drop":
             frames[i] = None
-            expected.add(t)
         elif damage == "duplicate":
             frames[i] = [frames[i], frames[i]]        # a retransmission: the pure side ignores it
         else:
@@ -614,7 +577,6 @@ def test_damage_sends_exactly_the_damaged_connections_to_replay(seed, damage):
                 continue
             j = same[0]
             frames[i], frames[j] = frames[j], frames[i]
-            expected.add(t)
     flat = []
     for f in frames:
         if f is None:
@@ -622,27 +584,16 @@ def test_damage_sends_exactly_the_damaged_connections_to_replay(seed, damage):
         flat += f if isinstance(f, list) else [f]
     data = _pcap(flat, nanosecond=True)
     core, pure, msgs, deferred = check_against_pure(data)
-    if damage == "reorder":
-        # a reordered segment stays on the fast path unless the pure reassembler declares a
-        # Gap (an ACK past the hole arrives first): never another connection
-        assert base <= _replay_tuples(core) <= expected
-    elif damage == "drop":
-        # the Gap of a dropped segment stays with the core when the IBM MQ framer resynchronises
-        # at the next segment header; otherwise the connection is replayed: never another one
-        replayed = _replay_tuples(core)
-        assert base <= replayed <= expected
-        assert replayed == expected or core.stats["gaps"] > 0
-    else:
-        assert _replay_tuples(core) == expected
+    if damage == "drop":
+        assert core.stats["gaps"] > 0
 
 
 # --------------------------------------------------------------------------- connection reuse
-#: IBM MQ traffic the compiled framer does not follow: more multi-segment units open at
-#: once than the pure framer keeps (MQ_MAX_OPEN_UNITS + 1 first segments of as many
-#: conversations; the pure framer drops its oldest), so its connection goes to the
-#: replay; the core follows lost segments, garbage, damaged units, repacketised
-#: retransmissions and incomplete streams itself
-UNFOLLOWED = b"".join(build_tsh(0x86, 36 + 100, conversation_id=1000 + k, ctl_flags1=0x10) + bytes(100)
+#: IBM MQ traffic with more multi-segment units open at once than the pure framer
+#: keeps (MQ_MAX_OPEN_UNITS + 1 first segments of as many conversations): the oldest
+#: is dropped with a FramingError, by both framers (it used to send the connection
+#: to the pure pipeline's replay)
+MANY_OPEN_UNITS = b"".join(build_tsh(0x86, 36 + 100, conversation_id=1000 + k, ctl_flags1=0x10) + bytes(100)
                       for k in range(core_mod.MQ_MAX_OPEN_UNITS + 1))
 
 
@@ -685,38 +636,22 @@ def test_syn_reusing_the_tuple_opens_a_new_stream(close_first):
 
 def _conflicting_copy(frames: list, i: int) -> list:
     """``frames`` with frame ``i`` (a data segment) sent again right after it with
-    its last payload byte changed, more times than the core records differing
-    copies for one direction (``MAX_DIFFERING_COPIES``): the core hands the
-    connection to the replay (one such copy it follows, flagging the rows)."""
+    its last payload byte changed, 300 times (more conflict ranges than a
+    direction keeps: tables.MAX_CONFLICT_RANGES)."""
     ts, frame = frames[i]
     other = bytearray(frame)
     other[-1] ^= 0xFF
-    return frames[:i + 1] + [(ts + 1, bytes(other))] * (core_mod.MAX_DIFFERING_COPIES + 1) + frames[i + 1:]
+    return frames[:i + 1] + [(ts + 1, bytes(other))] * 300 + frames[i + 1:]
 
 
-def test_replay_filter_gives_the_pure_pipeline_what_it_needs():
+def test_many_differing_copies_are_followed():
     pk = _sim_packets(5, 25)
     frames = [(p.ts_ns, p.frame) for p in pk]
     data_idx = [i for i, p in enumerate(pk) if p.length > 0 and _tuple(p.frame) is not None]
     frames = _conflicting_copy(frames, data_idx[len(data_idx) // 2])
     data = _pcap(frames, nanosecond=True)
-    core, msgs, _ = run_core(data)
-    assert core.replay()
-    filt = ReplayFilter(core)
-    got = []
-    for i in range(0, len(data), 7777):
-        got += filt.feed(data[i:i + 7777])
-    # the pure pipeline over the selected frames gives, for each replay connection,
-    # the rows of the full pure run (streams renumbered by order of appearance)
-    full = pure_rows(data)
-    sub = pure_rows(None, frames=got)
-    replay = {t[2]: t[1] for t in core.replay()}
-    want = [r for r in full if r[0] in replay]
-    order = sorted(replay)
-    assert [(order[r[0]],) + r[1:] for r in sub] == want
-    # the selected frames are the pure reader's frames
-    by_number = {f.number: f for f in _frames_pure(data)}
-    assert all(by_number[f.number] == f for f in got)
+    core, pure, msgs, _ = check_against_pure(data)
+    assert core.stats["conflicting overlaps"] == 300
 
 
 # --------------------------------------------------------------------------- ports and content detection
@@ -738,8 +673,7 @@ def test_content_detection_and_undetected_bytes():
     ref = {}
     pure_rows(data, stats=ref)
     # detected after the stream start: framed from the first recognised byte (stream
-    # offsets from there, as Converter._start frames it; it used to replay)
-    assert core.replay() == []
+    # offsets from there, as Converter._start frames it)
     assert core.stats["bytes in streams of no known protocol"] == ref["undetected"]
     assert any(k[0] == 0 for k in msgs)
     mid = msgs[(1, "10.2.0.1", 40002)]
@@ -753,7 +687,6 @@ def test_no_content_detection_and_port_options():
     for opts in ({"detect_by_content": False}, {"mq_ports": (5000,)}, {"mq_ports": (), "msmq_ports": ()}):
         pure = pure_messages(data, **opts)
         core, msgs, _ = run_core(data, **opts)
-        assert not core.replay()
         assert {k: [m[:-1] for m in v] for k, v in msgs.items()} == pure
 
 
@@ -792,16 +725,10 @@ def test_closed_connection_memory_and_late_retransmissions(max_closed):
     for f in open_capture(io.BytesIO(data)):
         proc.feed(f)
     assert core.stats["connections"] == proc.tcp.next_stream
-    replay = {x[2] for x in core.replay()}
     ref = {}
     for r in rows:
         ref.setdefault(r[:3], []).append(r[3:])
-    for key, got in msgs.items():
-        got = [m[:-1] for m in got]
-        assert got == (ref.get(key, [])[:len(got)] if key[0] in replay else ref.get(key, []))
-    for key, v in ref.items():
-        if key[0] not in replay:
-            assert [m[:-1] for m in msgs.get(key, [])] == v
+    assert {key: [m[:-1] for m in got] for key, got in msgs.items()} == ref
 
 
 @pytest.mark.parametrize("pattern", ["swap", "reverse3", "overlap", "dup-ahead"])
@@ -826,7 +753,6 @@ def test_out_of_order_segments_without_gap_stay_on_the_fast_path(pattern):
     allf = [(p.ts_ns, p.frame) for p in hs] + frames + [(p.ts_ns, p.frame) for p in rest + tail]
     data = _pcap(allf, nanosecond=True)
     core, pure, msgs, deferred = check_against_pure(data)
-    assert core.replay() == []
     assert core.stats["out-of-order segments"] >= 1
     assert sum(len(v) for v in msgs.values()) > 0
 
@@ -857,7 +783,6 @@ def test_retransmission_filling_a_hole_over_waiting_segments(cover, differ):
     order = [segs[0]] + segs[2:5] + [retrans] + segs[5:]
     data = _pcap([(p.ts_ns, p.frame) for p in hs + order + c.close()], nanosecond=True)
     core, pure, msgs, deferred = check_against_pure(data)
-    assert core.replay() == []
     assert core.stats["overlapping segments"] >= 1
     # a waiting copy that differs from the bytes delivered before it: recorded (the
     # rows' overlap_conflict flags: tests/test_capture_engines.py)
@@ -902,7 +827,6 @@ def test_overlapping_waiting_copies_are_followed(pattern):
         order = segs[:2] + [segs[3], segs[4], copy(700, 900, differ)] + segs[5:]
     data = _pcap([(p.ts_ns, p.frame) for p in hs + order], nanosecond=True)
     core, pure, msgs, deferred = check_against_pure(data)   # rows and the reassembler's counts
-    assert core.replay() == []
     assert core.stats["conflicting overlaps"] == (1 if differ else 0)
     assert core.stats["out-of-order segments"] >= 2
 
@@ -914,7 +838,6 @@ def test_out_of_order_hole_never_filled_is_followed():
     del pk[5]
     data = _pcap([(p.ts_ns, p.frame) for p in pk], nanosecond=True)
     core, pure, msgs, deferred = check_against_pure(data)
-    assert core.replay() == []
     # the hole is declared at the end of the capture, where the pure converter only counts
     # it; the framer, left with part of a segment, reports a FramingError at its close,
     # as the compiled framer does (it used to hand the connection to the replay)
@@ -946,7 +869,6 @@ def test_snap_length_cut_segment_is_followed(cut, port, order):
             frames.insert(victim, frames[victim - 1])     # the same cut copy, still early
     data = _pcap(frames, nanosecond=True)
     core, pure, msgs, deferred = check_against_pure(data)
-    assert core.replay() == []
     assert core.stats["gaps"] == 1 and core.stats["gap bytes"] == 200 - cut
     assert core.stats["out-of-order segments"] == (0 if order == "in-order" else 1 if order == "early" else 2)
     assert core.stats["framing error records"] >= 1
@@ -970,7 +892,6 @@ def test_fragmented_tcp_segment_stays_on_the_fast_path(mtu):
             frames.append((p.ts_ns, p.frame))
     data = _pcap(frames, nanosecond=True)
     core, pure, msgs, deferred = check_against_pure(data)
-    assert core.replay() == []
     assert core.stats["reassembled tcp segments"] == 1
     # the fragments are still deferred (the side processor counts them)
     nfrag = len(fragment_ipv4(_ip_of(pk[victim].frame), mtu))
@@ -981,18 +902,43 @@ def test_fragmented_tcp_segment_stays_on_the_fast_path(mtu):
         r[4] == victim_frame for v in pure.values() for r in v)
 
 
-def test_replay_filter_from_entries_selects_whole_tuples():
-    pk = _sim_packets(5, 25)
-    frames = [(p.ts_ns, p.frame) for p in pk]
-    data_idx = [i for i, p in enumerate(pk) if p.length > 0 and _tuple(p.frame) is not None]
-    t = _tuple(pk[data_idx[4]].frame)
-    frames = _conflicting_copy(frames, data_idx[4])
-    data = _pcap(frames, nanosecond=True)
-    core, msgs, _ = run_core(data)
-    assert core.replay()
-    got = ReplayFilter(core.replay()).feed(data)
-    want = [f for f in _frames_pure(data) if len(f.data) > 34 and f.data[23] == 6 and _tuple(f.data) == t]
-    assert got == want
+@pytest.mark.parametrize("limit", [3, 12])
+def test_eviction_past_max_connections_follows_the_pure_reassembler(limit):
+    """More connections open at once than ``max_connections``: the least
+    recently active tenth (at least one, never the one just opened) is closed
+    as the pure reassembler closes it: holes and unacknowledged ends declared
+    lost, the framers closed.  Activity
+    order differs from creation order; the evicted connections' later
+    segments are segments after close."""
+    mq = _mq_stream(4)
+    rnd = random.Random(limit)
+    firsts, rests, pokes = [], [], []
+    for k in range(25):
+        c = TcpConversation(("10.8.%d.1" % k, 41000 + k), ("10.8.0.2", 1414), mss=200,
+                            start_ns=1_700_000_000_000_000_000 + k * 1000)
+        body = c.send(0, mq, ack_each=False)
+        cut = rnd.randrange(1, len(body))
+        firsts.append(c.handshake() + body[:cut])
+        rests.append(body[cut:] + c.close())
+    frames = []
+    for k, f in enumerate(firsts):
+        frames += f
+        if k >= 2 and rnd.random() < 0.5:      # an older connection active again
+            frames.append(rnd.choice(firsts[:k])[1])
+    order = list(range(len(rests)))
+    rnd.shuffle(order)
+    for k in order:
+        frames += rests[k]
+    data = _pcap([(p.ts_ns, p.frame) for p in frames], nanosecond=True)
+    proc = CaptureProcessor(max_connections=limit)
+    pure = pure_messages(data, eof_data=False, proc=proc)
+    core, msgs, _ = run_core(data, max_connections=limit)
+    assert core.supported, core.unsupported_reason
+    assert core.stats["evicted connections"] == proc.tcp.stats["evicted connections"] > 0
+    assert core.stats["segments after close"] > 0
+    for k in TCP_STATS:
+        assert core.stats[k] == proc.tcp.stats[k], k
+    assert {k: [m[:-1] for m in v] for k, v in msgs.items()} == pure
 
 
 def test_many_connections_tables_grow_and_closed_map_compacts():
@@ -1030,67 +976,52 @@ def test_many_connections_tables_grow_and_closed_map_compacts():
 
 
 @pytest.mark.parametrize("end", ["rst", "fin"])
-def test_new_connection_after_a_replay_connection_on_the_same_tuple(end):
+def test_new_connection_after_a_damaged_connection_on_the_same_tuple(end):
+    """A damaged connection (a lost segment, more open units than the framer
+    keeps) ends with a RST or FINs; a new connection on its 4-tuple follows."""
     mq = _mq_stream(6)
     a = TcpConversation(("10.6.0.1", 40200), ("10.6.0.2", 1414), isn_client=1000, mss=300)
-    pa = a.handshake() + a.send(0, mq + UNFOLLOWED)
-    del pa[5]                                            # a lost data segment, and a unit: replay
+    pa = a.handshake() + a.send(0, mq + MANY_OPEN_UNITS)
+    del pa[5]                                            # a lost data segment
     pa += a.reset(0) if end == "rst" else a.close()
     b = TcpConversation(("10.6.0.1", 40200), ("10.6.0.2", 1414), isn_client=7_000_000,
                         start_ns=1_700_000_100_000_000_000)
     pb = b.handshake() + b.send(0, mq) + b.close()
     data = _pcap([(p.ts_ns, p.frame) for p in pa + pb], nanosecond=True)
-    if end == "fin":
-        # both FINs of the replay connection seen: whether the pure reassembler retired it
-        # (and so whether the SYN opens a new stream) depends on state the core does not keep
-        core, msgs, _ = run_core(data)
-        if not core.supported:
-            return
     core, pure, msgs, deferred = check_against_pure(data)
     assert core.stats["connections"] == 2
-    assert [t[2] for t in core.replay()] == [0]
-    assert any(k[0] == 1 for k in msgs)                  # the new connection is on the fast path
-    (_, first, last), = core.replay_ranges()
-    # the range ends with the RST, or with the SYN opening the next connection (which
-    # closes the old one in the pure run when it was still open: issue #8)
-    assert first == 1 and last == len(pa) + (0 if end == "rst" else 1)
-    # the filter gives the pure pipeline the replay connection's frames only
-    got = ReplayFilter(core).feed(data)
-    assert max(f.number for f in got) == last
-    full = pure_rows(data)
-    assert replay_rows(core, got) == [r for r in full if r[0] == 0]
+    assert any(k[0] == 0 for k in msgs) and any(k[0] == 1 for k in msgs)
+    assert any(m[6] == "error" for v in msgs.values() for m in v)    # the dropped units
 
 
-def test_syn_with_the_same_isn_after_a_closed_replay_connection_is_unsupported():
+def test_syn_with_the_same_isn_after_a_closed_damaged_connection_opens_a_new_stream():
     mq = _mq_stream(6)
     a = TcpConversation(("10.6.0.1", 40201), ("10.6.0.2", 1414), isn_client=1000, mss=300)
     hs = a.handshake()
-    pa = hs + a.send(0, mq + UNFOLLOWED)
+    pa = hs + a.send(0, mq + MANY_OPEN_UNITS)
     del pa[5]
     pa += a.close()
     data = _pcap([(p.ts_ns, p.frame) for p in pa + [hs[0]]], nanosecond=True)
-    core, msgs, _ = run_core(data)
-    assert core.supported is False and "SYN" in core.unsupported_reason
-    # the pure reassembler did open a new stream for it: the core could not have known
+    core, pure, msgs, deferred = check_against_pure(data)
+    # the pure reassembler opens a new stream for it (it retired the closed connection)
     proc = CaptureProcessor()
     for f in open_capture(io.BytesIO(data)):
         proc.feed(f)
-    assert proc.tcp.next_stream == 2
+    assert proc.tcp.next_stream == core.stats["connections"] == 2
 
 
-
-def reuse_capture(variant: str = "fast", garbage_first: bool = True):
-    """A replayed MQ connection A holding out-of-order data (its second message
-    lost; the server sends bytes that are not TSH, first or last) when a SYN with
+def reuse_capture(variant: str = "once", garbage_first: bool = True):
+    """An MQ connection A holding out-of-order data (its second message lost;
+    the server sends bytes that are not TSH, first or last) when a SYN with
     another ISN reuses its 4-tuple: the pure reassembler closes A at that SYN,
     flushing its reorder buffer (a Gap, then the held messages).  The new
-    connection B is followed by the core (``fast``), replayed itself (``replay``:
-    a lost segment), or followed by the core and closed, then a third one C on the
-    same 4-tuple with B's ISN is replayed (``third``).  Returns (capture, number of
-    the reusing SYN's frame, the replayed tcp_streams)."""
+    connection B is clean (``once``), or damaged itself (``damaged``: a lost
+    segment, more open units than the framer keeps), or clean and closed, then
+    a third one C on the same 4-tuple with B's ISN is damaged (``third``).
+    Returns (capture, number of the reusing SYN's frame)."""
     parts = [_mq_stream(k) for k in range(1, 6)]
     msgs = [parts[0]] + [parts[k][len(parts[k - 1]):] for k in range(1, 5)]
-    garbage = UNFOLLOWED   # (the core follows garbage that is no segment at all)
+    garbage = MANY_OPEN_UNITS
     a = TcpConversation(("10.1.0.1", 40001), ("10.1.0.2", 1414), isn_client=1000, isn_server=3000, mss=65000,
                         start_ns=1_700_000_000_000_000_000)
     pkts = a.handshake()
@@ -1102,52 +1033,40 @@ def reuse_capture(variant: str = "fast", garbage_first: bool = True):
     if not garbage_first:
         pkts += a.send(1, garbage, ack_each=False)
     syn = len(pkts) + 1
-    replayed = [0]
     for k, isn in enumerate((900000, 900000) if variant == "third" else (900000,)):
-        lossy = (variant == "replay" and k == 0) or k == 1
+        lossy = (variant == "damaged" and k == 0) or k == 1
         c = TcpConversation(("10.1.0.1", 40001), ("10.1.0.2", 1414), isn_client=isn, isn_server=3 * isn,
                             mss=300 if lossy else 1460, start_ns=1_700_000_001_000_000_000 + k * 10**9)
-        hs, body = c.handshake(), c.send(0, b"".join(msgs) + (UNFOLLOWED if lossy else b""))
+        hs, body = c.handshake(), c.send(0, b"".join(msgs) + (MANY_OPEN_UNITS if lossy else b""))
         if lossy:
-            del body[4]                          # a lost data segment and a unit: replayed too
-            replayed.append(1 + k)
+            del body[4]                          # a lost data segment
         pkts += hs + body + c.close()
     data = _pcap([(p.ts_ns, p.frame) for p in pkts], nanosecond=True)
-    return data, syn, replayed
+    return data, syn
 
 
-@pytest.mark.parametrize("variant", ["fast", "replay", "third"])
+@pytest.mark.parametrize("variant", ["once", "damaged", "third"])
 @pytest.mark.parametrize("garbage_first", [True, False])
-def test_syn_reusing_a_replay_connections_tuple_closes_it_in_the_replay(variant, garbage_first):
-    """Issue #8: the replay sees the reusing SYN (the old connection's range ends
-    there) and closes the old connection on it as the full pure run does; what
-    the replay would make of the new connection (followed by the core) is dropped."""
-    data, syn, replayed = reuse_capture(variant, garbage_first)
+def test_syn_reusing_a_damaged_connections_tuple_closes_it(variant, garbage_first):
+    """Issue #8: the reusing SYN closes the old connection as the pure
+    reassembler does (its reorder buffer flushed: a Gap, then the held messages)."""
+    data, syn = reuse_capture(variant, garbage_first)
     core, pure, msgs, deferred = check_against_pure(data)
-    assert sorted(t[2] for t in core.replay()) == replayed
-    ranges = {ci: (first, last) for ci, first, last in core.replay_ranges()}
-    assert ranges[0] == (1, syn)
-    got = ReplayFilter(core).feed(data)
-    assert syn in {f.number for f in got}
-    full = [r for r in pure_rows(data) if r[0] in set(replayed)]
-    assert len([r for r in full if r[0] == 0 and r[1] == "10.1.0.1"]) == 4   # the held messages, after the hole
-    assert replay_rows(core, got) == full
+    assert core.stats["connections"] == (3 if variant == "third" else 2)
+    assert len([m for m in pure[(0, "10.1.0.1", 40001)] if m[6] is None]) == 4   # the held messages, after the hole
     # as the converter: what a reorder buffer flushes at the end of the capture makes no rows
-    conv = [r for r in pure_rows(data, eof_data=False) if r[0] in set(replayed)]
-    assert replay_rows(core, got, eof_data=False) == conv
+    assert {k: [m[:-1] for m in v] for k, v in msgs.items()} == pure_messages(data, eof_data=False)
 
 
-
-def test_replayed_connection_after_a_reset_one_on_a_forgotten_tuple():
-    """A replayed connection ends with a RST (its range ends there); the pure
-    reassembler's closed map (max_closed=2) then forgets its 4-tuple, and a
-    later connection on it starts without a SYN (data only) and is replayed:
-    the replay must open it as the full run does, although the replay's own
-    closed map never saw the connections that pushed the 4-tuple out."""
+def test_connection_after_a_reset_one_on_a_forgotten_tuple():
+    """A damaged connection ends with a RST; the pure reassembler's closed map
+    (max_closed=2) then forgets its 4-tuple, and a later connection on it
+    starts without a SYN (data only), damaged too: opened as the pure
+    reassembler opens it."""
     mq = _mq_stream(6)
     a = TcpConversation(("10.7.0.1", 40300), ("10.7.0.2", 1414), isn_client=1000, mss=300)
-    pa = a.handshake() + a.send(0, mq + UNFOLLOWED)
-    del pa[5]                                            # a lost data segment, and a unit: replay
+    pa = a.handshake() + a.send(0, mq + MANY_OPEN_UNITS)
+    del pa[5]                                            # a lost data segment
     pa += a.reset(0)
     fill = []
     for k in range(4):
@@ -1155,17 +1074,16 @@ def test_replayed_connection_after_a_reset_one_on_a_forgotten_tuple():
         fill += f.handshake() + f.send(0, mq) + f.close()
     c = TcpConversation(("10.7.0.1", 40300), ("10.7.0.2", 1414), isn_client=5_000_000, mss=300,
                         start_ns=1_700_000_100_000_000_000)
-    pc = c.send(0, mq + UNFOLLOWED)                      # no handshake: the start was not captured
-    del pc[4]                                            # a lost data segment, and a unit: replay
+    pc = c.send(0, mq + MANY_OPEN_UNITS)                 # no handshake: the start was not captured
+    del pc[4]                                            # a lost data segment
     data = _pcap([(p.ts_ns, p.frame) for p in pa + fill + pc], nanosecond=True)
     core, msgs, _ = run_core(data, max_closed=2)
     assert core.supported
-    replayed = {t[2] for t in core.replay()}
-    assert replayed == {0, 5}
-    full = [r for r in pure_rows(data, tcp_options={"max_closed": 2}) if r[0] in replayed]
-    assert {r[0] for r in full} == {0, 5}
-    got = ReplayFilter(core).feed(data)
-    assert replay_rows(core, got, tcp_options={"max_closed": 2}) == full
+    ref = {}
+    for r in pure_rows(data, tcp_options={"max_closed": 2}, eof_data=False):
+        ref.setdefault(r[:3], []).append(r[3:])
+    assert {k: [m[:-1] for m in v] for k, v in msgs.items()} == ref
+    assert {k[0] for k in ref} == {0, 1, 2, 3, 4, 5}
 
 
 _SMALL = {}
@@ -1188,8 +1106,8 @@ def _small_packets():
 @given(ops=st.lists(st.tuples(st.sampled_from(["drop", "dup", "swap", "move"]), st.integers(0, 10**6),
                               st.integers(1, 6)), max_size=4))
 def test_random_damage_keeps_the_contract(ops):
-    """Random drops, duplicates, swaps and moves of frames: fast-path connections are exact,
-    replay connections emitted a prefix (check_against_pure), whatever the damage."""
+    """Random drops, duplicates, swaps and moves of frames: every connection is
+    exact (check_against_pure), whatever the damage."""
     frames = [(p.ts_ns, p.frame) for p in _small_packets()]
     for op, i, k in ops:
         i %= len(frames)
@@ -1217,7 +1135,6 @@ def test_reorder_buffer_overflow_follows_the_pure_bounds():
         proc = CaptureProcessor(max_buffer_segments=limit)
         rows = pure_rows(data, proc=proc)
         core, msgs, _ = run_core(data, max_reassembly_segments=limit)
-        assert core.replay() == []
         ref = {}
         for r in rows:
             ref.setdefault(r[:3], []).append(r[3:])

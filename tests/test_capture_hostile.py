@@ -405,7 +405,7 @@ def test_waiting_copies_that_differ_keep_the_first():
 def test_out_of_order_conflicts_flag_rows_in_both_engines(impl):
     """An early copy with other bytes (out of order) wins for what it covers; the
     originals arriving after it conflict; the rows there are flagged, in both engines
-    alike (the compiled core replays the connection)."""
+    alike."""
     msgs = [b"alpha " * 20, b"bravo " * 40, b"charlie " * 20]
     conv, packets = _mq_conversation(msgs)
     ks = _data_packets(packets)

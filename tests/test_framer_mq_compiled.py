@@ -10,8 +10,8 @@ or truncated streams.  Contract (docs/framer-mq-compiled.md): the fast
 framer emits exactly the pure Messages, chunk by chunk, until it BAILs; a
 BAIL is justified only when the pure framer's next event (after the messages
 already emitted) is not a Message, or the layout is the documented
-unsupported one (more than MQ_MAX_OPEN_UNITS (1024) multi-segment units open at
-once).
+unsupported one (none is left: units beyond the size limits and more than
+MQ_MAX_OPEN_UNITS (1024) open units are reported as the pure framer reports them).
 """
 from __future__ import annotations
 
@@ -108,7 +108,10 @@ _REPRODUCED = [re.compile(p) for p in (
     r"^no MQ[PG]MO after the MQMD$",
     r"^negative length -\d+$",
     r"^\d+ bytes declared, \d+ present$",
-    r"^continuation segment of \d+ bytes is shorter than its headers \(\d+\)$")]
+    r"^continuation segment of \d+ bytes is shorter than its headers \(\d+\)$",
+    # the size limits (framing._check_size)
+    r"^the joined message exceeds \d+ bytes$",
+    r"^dropped unfinished: open multi-segment messages exceed \d+ messages or \d+ bytes$")]
 
 
 def reproduced(row) -> bool:
@@ -181,8 +184,6 @@ def differential(stream: bytes, steps, offset: int = 0, *, unsupported_ok: bool 
         else:
             assert fe == rows, "not the pure framer's rows"
             assert (fast.resyncs, fast.resync_bytes) == tuple(resyncs), "resynchronisations differ"
-            assert not any(q.overflow for q in pure._pending.values()), \
-                "the pure framer has a unit beyond its size limit but the fast path went on"
         got.extend(fe)
 
     for n in steps:
@@ -346,27 +347,57 @@ def test_interleaved_conversations(seed):
     assert not facts["bailed"] and facts["messages"] == 7
 
 
-def test_too_many_open_units_is_the_documented_bail():
+def test_too_many_open_units_drop_the_oldest_as_the_pure_framer_does():
     """The compiled framer keeps as many open units as the pure one
-    (max_pending_messages); one more, where the pure framer drops its oldest
-    (a FramingError), is its documented bail."""
+    (max_pending_messages); one more and the oldest is dropped with the pure
+    framer's FramingError, and the rest of its segments are continuations
+    without a first segment."""
     import inspect
-
-    from mqcodec.ibmmq.framing import MQStreamFramer
 
     assert MQ_MAX_OPEN_UNITS == inspect.signature(MQStreamFramer).parameters["max_pending_messages"].default
     parts = [encode_put(message(data=b"z" * 200), conversation_id=c, max_segment_length=200)
              for c in range(MQ_MAX_OPEN_UNITS + 1)]
     segs = [segments_of(p) for p in parts]
     stream = b"".join(s[0] for s in segs) + b"".join(b"".join(s[1:]) for s in segs)
-    assert any(isinstance(e, FramingError) for e in pure_reference(stream))
-    facts = differential(stream, [len(stream)], unsupported_ok=True)
-    assert facts["bailed"] and facts["messages"] == 0
+    reasons = [e.reason for e in pure_reference(stream) if isinstance(e, FramingError)]
+    assert reasons[0].startswith("dropped unfinished") and len(reasons) >= 2
+    rnd = random.Random(5)
+    for steps in ([len(stream)], [4096] * (len(stream) // 4096 + 1), chunk_sizes(len(stream), rnd, "random")):
+        facts = differential(stream, steps)
+        assert not facts["bailed"] and facts["messages"] == MQ_MAX_OPEN_UNITS
+        assert facts["errors"] == facts["pure_errors"] == len(reasons)
     # as many as the pure framer keeps: followed, every unit whole
     stream = b"".join(s[0] for s in segs[1:]) + b"".join(b"".join(s[1:]) for s in segs[1:])
     assert not any(isinstance(e, FramingError) for e in pure_reference(stream))
     facts = differential(stream, [len(stream), 4096])
     assert not facts["bailed"] and facts["messages"] == MQ_MAX_OPEN_UNITS
+
+
+def test_units_beyond_the_size_limits_are_reported_as_the_pure_framer_reports_them():
+    """framing._check_size's two limits, on units of ~60 MiB segments: a unit
+    joined beyond max_message_length (its first max_raw bytes reported at its
+    last segment), and open units holding more than max_pending_bytes together
+    (the oldest dropped).  Large: a few hundred MiB for a few seconds."""
+    mib = 1 << 20
+    seg = 60 * mib
+    big = encode_put(message(data=bytes(130 * mib)), conversation_id=7, max_segment_length=seg)
+    a = encode_put(message(data=b"a" * (70 * mib)), conversation_id=1, max_segment_length=seg)
+    b = encode_put(message(data=b"b" * (70 * mib)), conversation_id=2, max_segment_length=seg)
+    sa, sb = segments_of(a), segments_of(b)
+    assert len(segments_of(big)) == 3 and len(sa) == len(sb) == 2
+    tail = encode_put(message(data=b"after"), conversation_id=3)
+    for stream, want in ((big + tail, "the joined message exceeds"),
+                         (sa[0] + sb[0] + sa[1] + sb[1] + tail, "dropped unfinished")):
+        pure = pure_reference(stream)
+        errors = [e for e in pure if isinstance(e, FramingError)]
+        assert errors and errors[0].reason.startswith(want)
+        # (the joined unit keeps max_raw bytes, reported whole; the dropped one all its bytes, cut)
+        assert len(errors[0].raw) == DEFAULT_MAX_RAW and errors[0].raw_truncated is (want == "dropped unfinished")
+        for steps in ([len(stream)], [7 * mib + 3] * 40):
+            facts = differential(stream, steps)
+            assert not facts["bailed"] and facts["errors"] == facts["pure_errors"] == len(errors)
+            assert facts["messages"] == facts["pure_messages"] >= 1
+        del pure, errors
 
 
 # ---------------------------------------------------------------------------
@@ -453,6 +484,12 @@ def test_error_codes_are_the_pure_ones():
     assert set(_mod.MQ_ERROR_CODES) == {n for n in framing_errors.__all__ if n.isupper() and n not in (
         "HEADER_NAMES", "UNIT_STRUCTURES", "UNIT_FIELDS", "VERSIONS")}
     assert _mod.MQ_MAX_RAW == DEFAULT_MAX_RAW
+    import inspect
+
+    defaults = inspect.signature(MQStreamFramer).parameters
+    assert _mod.MQ_MAX_MESSAGE_LENGTH == defaults["max_message_length"].default
+    assert _mod.MQ_MAX_PENDING_BYTES == defaults["max_pending_bytes"].default
+    assert _mod.MQ_MAX_OPEN_UNITS == defaults["max_pending_messages"].default
 
 
 def gap_steps(n: int, rnd: random.Random, gaps: int) -> list:

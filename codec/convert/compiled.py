@@ -4,27 +4,23 @@ The compiled capture core (``mqcodec._ext.capture_core``, docs/capture-core.md)
 walks the capture, reassembles each TCP direction in order and frames IBM MQ
 and MSMQ messages in C; its messages arrive here a batch at a time as arrays
 (one bytes buffer and offsets, no Python object per message) and become a
-block of pending rows for the batch decoders.  What the core does not handle
-goes through the pure pipeline, so that the tables are the pure engine's:
-
-* frames it defers (not IP, UDP such as the MSMQ ping, malformed or
-  unsupported headers) go through a pure :class:`CaptureProcessor` as they
-  come, for the pings and for the skipped/malformed counts;
-* connections it hands back ("replay": out-of-order segments, gaps, a framer
-  meeting anything but clean messages, ...) are converted by the pure
-  pipeline in a second read of the capture, from their first frame, skipping
-  per direction the messages the core had already written (they are, by the
-  core's construction, the first messages of the pure framer for that
-  direction).
+block of pending rows for the batch decoders.  The core follows every TCP
+connection itself, with the pure pipeline's rules; the tables are the pure
+engine's.  Frames it defers (not IP, UDP such as the MSMQ ping, malformed or
+unsupported headers) go through a pure :class:`CaptureProcessor` as they
+come, for the pings and for the skipped/malformed counts.  One capture-wide
+limit is still the pure pipeline's alone: the byte budget
+(``buffer_budget``); a capture that reaches it is converted again by the
+pure pipeline from its start, skipping the rows the core already wrote
+(:func:`_give_up`).
 
 Rows keep the pure engine's values, ``message_key`` included: it comes from the
 input only (:class:`mqcodec.convert.keys.MessageKeys`: capture, frame, rank in the
-frame), not from the order rows are produced (core messages as they complete,
-then replayed ones).
+frame), not from the order rows are produced.
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict, deque
+from collections import Counter, defaultdict
 from typing import Any, Optional
 
 import numpy as np
@@ -32,9 +28,9 @@ import pyarrow as pa
 
 from .. import arrow_kernels as _k
 from .sources import frames_until_error, reopen
-from .tables import BLOCK_SCHEMA
+from .tables import BLOCK_SCHEMA, MAX_CONFLICT_RANGES
 
-__all__ = ["add_capture", "Replay", "ReplayProcessor"]
+__all__ = ["add_capture"]
 
 CHUNK = 4 << 20
 
@@ -102,146 +98,6 @@ def _pieces(source, where=None):
             f.close()
 
 
-def _tuple_key(a, ap, b, bp):
-    """A 4-tuple in one orientation whichever way it is given."""
-    return min((a, ap, b, bp), (b, bp, a, ap))
-
-
-class Replay:
-    """Maps the pure pipeline's connections in the second read onto the
-    core's: its ``tcp_stream`` number and how many messages per direction
-    the core already wrote.
-
-    With ``ranges`` (``core.replay_ranges()``) a connection of the second
-    read is the core's entry with the same 4-tuple that opened at the same
-    frame; any other connection is *foreign*: :meth:`processor` wraps the
-    pure processor in a :class:`ReplayProcessor`, which drops its events.
-    (Foreign connections exist because a replayed connection's range ends
-    with the SYN that reuses its 4-tuple: the pure reassembler closes the old
-    connection there and opens the next one, which the core may follow
-    itself.)  Without ranges: entries are taken per 4-tuple in order."""
-
-    produced: Counter = Counter()
-
-    def __init__(self, entries, ranges=None):
-        self._by_tuple: defaultdict = defaultdict(deque)
-        self._known: dict = {}
-        self._first = None
-        if ranges is not None:
-            span = {ci: (f, l) for ci, f, l in ranges}
-            self._first, self._last = {}, defaultdict(list)
-            for conn, four, stream, c2s, s2c in entries:
-                first, last = span.get(conn, (0, -1))
-                self._first[(_tuple_key(*four), first)] = (stream, c2s, s2c)
-                if last >= 0:
-                    self._last[last].append((_tuple_key(*four), first))
-            return
-        for conn, four, stream, c2s, s2c in entries:
-            self._by_tuple[tuple(four)].append((stream, c2s, s2c))
-
-    def processor(self, proc):
-        """The processor the replay's pure pipeline reads events from."""
-        if self._first is None:
-            return proc
-        return ReplayProcessor(proc, self._first, self._last, self._known)
-
-    def assign(self, d, conn, direction) -> None:
-        from ..capture import CLIENT_TO_SERVER
-
-        key = (conn.client, conn.client_port, conn.server, conn.server_port)
-        entry = self._known.get(conn)
-        if entry is None:
-            queue = self._by_tuple.get(key)
-            if not queue:  # the core never saw this connection
-                entry = (None, 0, 0)
-            else:
-                entry = queue.popleft()
-            self._known[conn] = entry
-        d.stream = entry[0]
-        d.skip = entry[1] if direction == CLIENT_TO_SERVER else entry[2]
-        # IBM MQ units the core already turned into mq_calls rows (counted by _units)
-        d.skip_units = self.produced.get(("unit", entry[0], int(direction)), 0)
-
-    @staticmethod
-    def skip_ping() -> bool:
-        return False  # the replay reads TCP only
-
-
-class ReplayProcessor:
-    """A pure ``CaptureProcessor`` fed the replay frames: events of foreign
-    connections (not opened at the first frame of a replay entry: the new
-    connection a SYN reusing a replayed connection's 4-tuple opens) are
-    dropped, and such a connection is forgotten right after its frame
-    (retired, its 4-tuple not kept as closed).  Likewise an entry's
-    connection retired at the last frame of its range (RST) leaves no closed
-    4-tuple behind.  The next frame of that 4-tuple in the replay is then the
-    first frame of a later replay entry, which opened a connection in the full
-    run (whose closed map may have forgotten the 4-tuple since): it opens one
-    here too.  ``known`` receives ConnKey -> (tcp_stream, emitted_c2s,
-    emitted_s2c) of the entries' connections; :meth:`stream_of` gives the
-    core's ``tcp_stream``."""
-
-    def __init__(self, proc, first: dict, last: dict, known: dict):
-        self.proc = proc
-        self.tcp = proc.tcp
-        self._first = first
-        self._last = last
-        self._opened: dict = {}   # (4-tuple, first frame) -> ConnKey of the entries' connections
-        self.known = known
-        self._foreign: set = set()
-
-    def __getattr__(self, name):
-        return getattr(self.proc, name)
-
-    def stream_of(self, conn):
-        entry = self.known.get(conn)
-        return None if entry is None else entry[0]
-
-    def feed(self, frame) -> list:
-        return self._filter(self.proc.feed(frame), frame.number, frame.ts_ns)
-
-    def close(self, *args, **kwargs) -> list:
-        return self._filter(self.proc.close(*args, **kwargs), None, 0)
-
-    def _filter(self, events, number, ts_ns) -> list:
-        from ..capture import StreamOpened
-
-        out = []
-        new = []
-        for ev in events:
-            conn: Any = getattr(ev, "conn", None)
-            if type(ev) is StreamOpened:
-                entry = self._first.get((_tuple_key(conn.client, conn.client_port, conn.server, conn.server_port),
-                                         ev.frame_number))
-                if entry is None:
-                    self._foreign.add(conn)
-                    new.append(conn)
-                    continue
-                self.known[conn] = entry
-                self._opened[(_tuple_key(conn.client, conn.client_port, conn.server, conn.server_port),
-                              ev.frame_number)] = conn
-            elif conn is not None and conn in self._foreign:
-                continue
-            out.append(ev)
-        if number is None:
-            return out
-        ended = self._last.get(number)
-        if new or ended:
-            tcp = self.tcp
-            if ended:
-                new += [k for k in (self._opened.get(e) for e in ended) if k is not None]
-            for key in new:
-                a = (key.client, key.client_port, key.server, key.server_port)
-                b = (key.server, key.server_port, key.client, key.client_port)
-                entry = tcp.conns.get(a)
-                if entry is not None and entry[0].key == key and key in self._foreign:
-                    tcp._finish(entry[0], "reused", number, ts_ns, [])   # its events: dropped
-                for t in (a, b):
-                    if tcp.closed_conns.get(t) == key:
-                        del tcp.closed_conns[t]
-        return out
-
-
 class _Held:
     """The core's messages not yet written: those ending within the pure
     reassembler's OVERLAP_WINDOW of their direction's stream end, as the pure
@@ -250,13 +106,10 @@ class _Held:
     the held rows holding those bytes and the rows made later that do, until a
     row starts past them (``Converter._conflict``, ``_add``): :meth:`conflicts`.
     Messages written are final: the pure pipeline would have released their
-    rows before any later copy could flag them.  Held messages of a connection
-    the core hands to the replay are dropped here and the replay does not skip
-    them (``dropped``)."""
+    rows before any later copy could flag them."""
 
     def __init__(self):
         self.table = None                 # held rows (BLOCK_SCHEMA + _conn, _dir, _end, _rank, _seq), no keys yet
-        self.dropped: Counter = Counter()  # (conn, direction) -> held messages of replayed connections
         self.ranges: dict = {}            # (conn, direction) -> [[start, end], ...] not passed by a row yet
         self.conflicts_by_conn: Counter = Counter()   # conn -> differing copies (counted at the end)
 
@@ -299,6 +152,9 @@ class _Held:
                         if re_ > dend - OVERLAP_WINDOW and rs < e and re_ > s:
                             flags[ti][i] = True
                     ranges.append([s, e])
+                    if len(ranges) > MAX_CONFLICT_RANGES:   # Converter._conflict's merge
+                        last = ranges.pop()
+                        ranges[-1] = [min(ranges[-1][0], last[0]), max(ranges[-1][1], last[1])]
                 else:
                     _, _, ti, i, rs, re_ = ev
                     ranges = [r for r in ranges if r[1] > rs]
@@ -317,17 +173,15 @@ class _Held:
             self.table = out.pop(0)
         return out[0] if out else new
 
-    def count_conflicts(self, conv, core, replayed) -> None:
-        """The end of the capture: the differing copies of the connections the
-        core followed to the end (a replayed connection's the replay counts)."""
+    def count_conflicts(self, conv, core) -> None:
+        """The end of the capture: the differing copies per connection."""
         for c, n in sorted(self.conflicts_by_conn.items()):
-            if c not in replayed:
-                conv.count_conflicts(core.connection(c)[4], n)
+            conv.count_conflicts(core.connection(c)[4], n)
         self.conflicts_by_conn.clear()
 
     def settle(self, conv, core, new, produced: Counter, *, final: bool = False) -> int:
-        """Add ``new`` rows; write those that are final (all of them with ``final``
-        except replayed connections'); returns the number written."""
+        """Add ``new`` rows; write those that are final (all of them with
+        ``final``); returns the number written."""
         parts = [t for t in (self.table, new) if t is not None and t.num_rows]
         if not parts:
             return 0   # (before the imports: a capture with no message pays for neither)
@@ -341,12 +195,8 @@ class _Held:
         uniq, inverse = np.unique(keyv, return_inverse=True)
         state = np.array([core.stream_end(int(k) >> 1, int(k) & 1) for k in uniq.tolist()], dtype=np.int64)
         se = state[inverse]
-        drop = se == -2
-        write = ~drop & ((se == -1) | (end <= se - OVERLAP_WINDOW) | final)
-        keep = ~drop & ~write
-        if drop.any():
-            for k, c in zip(*np.unique(keyv[drop], return_counts=True)):
-                self.dropped[(int(k) >> 1, int(k) & 1)] += int(c)
+        write = (se == -1) | (end <= se - OVERLAP_WINDOW) | final
+        keep = ~write
         self.table = _k.filter(t, _k.bools(keep)) if keep.any() else None
         n = int(write.sum())
         if n == 0:
@@ -371,12 +221,6 @@ class _Held:
         conv.block_rows += n
         conv.pending_bytes += int(_k.call("sum", [out.column("length")]).as_py() or 0)
         return n
-
-    def replay_entries(self, entries) -> list:
-        """``core.replay()`` with the dropped messages no longer counted as emitted."""
-        return [(conn, four, stream, c2s - self.dropped.get((conn, 0), 0), s2c - self.dropped.get((conn, 1), 0))
-                for conn, four, stream, c2s, s2c in entries]
-
 
 def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counter, held: "Optional[_Held]" = None,
           final: bool = False) -> int:
@@ -440,6 +284,17 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     # MSMQ's: the packet kinds, then MSMQ_ERROR_KIND
     mq_kinds = kinds[0] + ["unit", "framing error"]
     kind_index = np.asarray(b["kind"], dtype=np.int64) + protocol * len(mq_kinds)
+    # MSMQ_CLASSIFY_KIND: OrderAck candidates outside the layout the core reads,
+    # classified as the pure framer classifies them
+    classify = np.flatnonzero(kind_index == len(mq_kinds) + mod.MSMQ_CLASSIFY_KIND)
+    if len(classify):
+        from ..msmq.framing import packet_kind
+
+        base = int(offsets[0])
+        raw = memoryview(b["data"])
+        for i in classify.tolist():
+            kind_index[i] = len(mq_kinds) + kinds[1].index(
+                packet_kind(raw[offsets[i] - base:offsets[i + 1] - base]))
     length = np.diff(offsets)
     # FramingError records: their error columns; their length becomes their extent in the stream
     errors = _error_columns(b, length) if "error_code" in b else {}
@@ -455,7 +310,8 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
         "tcp_stream": _k.from_numpy(np.asarray(b["tcp_stream"], dtype=np.int64)),
         "stream_offset": _k.from_numpy(np.asarray(b["stream_offset"], dtype=np.int64)),
         "protocol": _k.take(pa.array(["mq", "msmq"], pa.string()), _k.from_numpy(protocol)),
-        "kind": _k.take(pa.array(mq_kinds + kinds[1] + ["framing error"], pa.string()), _k.from_numpy(kind_index)),
+        "kind": _k.take(pa.array(mq_kinds + kinds[1] + ["(classified)", "framing error"], pa.string()),
+                        _k.from_numpy(kind_index)),
         "length": _k.from_numpy(length),
         "_data": data,
         "_md_only": _k.bools(b["md_only"]),
@@ -594,8 +450,7 @@ def _ts(ts_ns, frame) -> pa.Array:
 
 def _side_events(conv, events, name: str, produced: Counter) -> None:
     """Events of the deferred frames' pure processor: only UDP datagrams (the
-    MSMQ ping) make rows; TCP belongs to the core, which hands the
-    connections it cannot follow to the replay."""
+    MSMQ ping) make rows; TCP belongs to the core."""
     from ..capture import UDPDatagram
 
     udp = [ev for ev in events if type(ev) is UDPDatagram]
@@ -659,12 +514,9 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     _take(conv, core, mod, side, name, conns, kinds, produced, held, final=True)
     _side_events(conv, side.close(), name, produced)
     stats = dict(core.stats)
-    replay = held.replay_entries(core.replay())
-    held.count_conflicts(conv, core, {entry[0] for entry in replay})
+    held.count_conflicts(conv, core)
     if numbers is not None and conv.opening_frames is not None:
         conv.opening_frames.extend(core.opened_frames())
-    if replay:
-        _replay(conv, mod, core, source, name, replay, produced, numbers)
     side_report = side.report()
     report = {
         "capture": name,
@@ -677,13 +529,11 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
         "skipped": side_report["skipped"],
         "malformed": side_report["malformed"],
         "core": stats,
-        "replayed connections": len(replay),
     }
     undetected = stats.get("bytes in streams of no known protocol", 0)
     if undetected:
         conv.summary["bytes in streams of no known protocol"] += undetected
-    # the gaps and resynchronisations of the connections the core followed (those of the
-    # replayed ones the replay counted)
+    # the gaps and resynchronisations the core counted
     for key in ("gaps", "gap bytes", "resynchronisations", "bytes skipped by resynchronisation"):
         if stats.get(key):
             conv.summary[key] += stats[key]
@@ -737,8 +587,8 @@ class _Resume:
 
 def _give_up(conv, core, source, name: str, progress, produced: Counter, made0: int, numbers=None) -> bool:
     """The core declined the capture (``core.supported`` is False: a file
-    header it does not take, or -- rarely, mid-capture -- a connection whose
-    creation it cannot predict).  Nothing produced: the caller's pure
+    header it does not take, or -- mid-capture -- what it buffers passing the
+    byte budget).  Nothing produced: the caller's pure
     pipeline takes it.  Otherwise the pure pipeline converts the whole
     capture, skipping what the core produced; its report replaces the
     core's."""
@@ -746,34 +596,10 @@ def _give_up(conv, core, source, name: str, progress, produced: Counter, made0: 
     if conv.made == made0 and not units:
         return False
     conv.summary["captures resumed by the pure pipeline"] += 1
-    conv.replaying = _Resume(produced)
+    conv.resuming = _Resume(produced)
     try:
         conv.add_capture_pure(source, name, progress, numbers=numbers)
     finally:
-        conv.replaying = None
+        conv.resuming = None
     conv.capture_reports[-1]["engine"] = "compiled, resumed by the pure pipeline: %s" % core.unsupported_reason
     return True
-
-
-def _replay(conv, mod, core, source, name: str, entries, produced: Counter | None = None, numbers=None) -> None:
-    """Second read: the pure pipeline on the frames of the connections the
-    core handed back (and IPv4 fragments carrying TCP)."""
-    filt = mod.ReplayFilter(core)
-    if numbers is not None:
-        filt.number_frames(numbers)
-
-    def frames():
-        for chunk in _chunks(source, []):   # damaged gzip: the first read counted it
-            yield from filt.feed(chunk)
-
-    conv.replaying = Replay(entries, core.replay_ranges())
-    conv.replaying.produced = produced or Counter()
-    opening, conv.opening_frames = conv.opening_frames, None   # the core's list has them
-    try:
-        conv.pure_pipeline(frames(), name)
-    finally:
-        conv.replaying = None
-        conv.opening_frames = opening
-    conv.summary["connections replayed by the pure pipeline"] += len(entries)
-
-

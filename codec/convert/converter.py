@@ -36,7 +36,7 @@ from . import tables as _tables
 from .options import MSMQ_PING_PORT, ConvertOptions
 from .protocols import detect_protocol, new_framer, port_protocol
 from .sources import frames_until_error, reopen, rereadable
-from .tables import BLOCK_SCHEMA
+from .tables import BLOCK_SCHEMA, MAX_CONFLICT_RANGES
 
 __all__ = ["Converter", "report_file_structure"]
 
@@ -60,7 +60,7 @@ class _Direction:
         self.stream = conn.stream
         self.direction = int(direction)
         self.undetected = 0
-        self.skip = 0  # messages to pass over (a connection replayed after the compiled core)
+        self.skip = 0  # messages to pass over (a capture resumed after the compiled core)
         # overlap conflicts (docs/ROBUSTNESS.md): rows ending within the reassembler's
         # OVERLAP_WINDOW of the stream end are held, so a differing copy of their bytes
         # that arrives later still flags them; conflict ranges not yet framed
@@ -140,7 +140,7 @@ class Converter:
     ``block_rows``, ``call_rows``), the capture's ``keys`` and ``made``, the
     pure pipeline's entry points (``pure_pipeline``, ``on_events``,
     ``add_capture_pure``, ``unit_batch``, ``end_capture``), ``opening_frames``
-    and ``replaying``."""
+    and ``resuming``."""
 
     def __init__(self, sink: _tables.Sink, options: ConvertOptions | None = None):
         self.options = options or ConvertOptions()
@@ -158,7 +158,7 @@ class Converter:
         self._flushes = 0
         self.pending_bytes = 0
         self._mq_ports = frozenset(self.options.mq_ports)
-        self.replaying = None  # compiled.Replay while replaying connections
+        self.resuming = None  # compiled._Resume while resuming a capture the core gave up
         self._conflict_streams: Counter = Counter()  # tcp_stream -> conflicting overlaps (this capture)
         self._msmq_ports = frozenset(self.options.msmq_ports)
         # the IBM MQ units are read (decode_unit) and paired (CallTracker) for mq_calls and for
@@ -196,15 +196,15 @@ class Converter:
                 return
         self.add_capture_pure(source, name, progress)
 
-    #: units whose links the compiled core made that a replay may need again (the most recent)
+    #: units whose links the compiled core made that a resumed capture may need again (the most recent)
     CORE_LINK_UNITS = 1 << 18
 
     def core_links(self, stream, direction, offset, table: pa.Table) -> None:
         """Remember the mq_messages link columns (``table``, one row per unit)
         of units the compiled core wrote, their (tcp_stream, direction, stream
         offset) as arrays, the last :data:`CORE_LINK_UNITS` of the capture:
-        when a connection is handed to the pure replay, the messages it
-        re-creates link to the same mq_calls rows (:meth:`core_link`)."""
+        when the pure pipeline resumes the capture (compiled._give_up), the
+        messages it re-creates link to the same mq_calls rows (:meth:`core_link`)."""
         links = self._core_links
         links.append(_LinkBatch(stream, direction, offset, table))
         kept = sum(len(b.offset) for b in links)
@@ -321,14 +321,12 @@ class Converter:
     def pure_pipeline(self, frames, name: str, progress=None, *, streams_by_frame: bool = False):
         """Frames -> CaptureProcessor -> framers -> pending rows, under the
         global byte budget, flushing by rows and bytes; returns the processor
-        (its report).  The pure capture and the compiled engine's replay both
-        run it."""
+        (its report).  The pure capture runs it, and the compiled engine when
+        it resumes a capture (compiled._give_up)."""
         from ..capture import CaptureProcessor, StreamClosed
         from ..capture.budget import DEFAULT_LIMIT, ByteBudget
 
         proc = CaptureProcessor(max_connections=self.options.max_connections, streams_by_frame=streams_by_frame)
-        if self.replaying is not None and hasattr(self.replaying, "processor"):
-            proc = self.replaying.processor(proc)  # a replay: drops the connections it does not replay
         dirs: dict = {}
         self._conn_opened, self._closes = {}, Counter()
         budget = ByteBudget(self.options.buffer_budget or DEFAULT_LIMIT)
@@ -466,7 +464,7 @@ class Converter:
                 row["overlap_conflict"] = True
         c = d.conflicts
         c.append([start, end])
-        if len(c) > 256:  # bounded: merge the two latest (flags a little more, never less)
+        if len(c) > MAX_CONFLICT_RANGES:  # bounded: merge the two latest (flags a little more, never less)
             last = c.pop()
             c[-1] = [min(c[-1][0], last[0]), max(c[-1][1], last[1])]
 
@@ -494,8 +492,8 @@ class Converter:
         if d is None:
             d = dirs[key] = _Direction(conn, direction)
             d.opened = self._conn_opened.get(conn)
-            if self.replaying is not None:  # a connection the compiled core handed back
-                self.replaying.assign(d, conn, direction)
+            if self.resuming is not None:  # resuming a capture after the compiled core
+                self.resuming.assign(d, conn, direction)
             proto = port_protocol(conn, mq_ports, msmq_ports)
             if proto is not None:
                 self._start(d, proto)
@@ -521,10 +519,10 @@ class Converter:
             kind = type(ev).__name__
             if kind == "Unit":
                 if d.skip_units:
-                    d.skip_units -= 1  # a replayed direction: the compiled core already wrote this unit
+                    d.skip_units -= 1  # a resumed direction: the compiled core already wrote this unit
                     d.rank(d.locate(ev.offset), unit=True)   # ... and counted it in its frame
-                    # ... and its message may come again (held messages are dropped on replay,
-                    # docs/ROBUSTNESS.md): it links to the unit's row as the core's did
+                    # ... and its message may come again (the core's held messages are not
+                    # written when the capture is resumed): it links to the unit's row as the core's did
                     link = self.core_link(d.stream, d.direction, ev.offset)
                     d.last_unit = (ev.offset, link["call_key"], link) if link is not None else None
                     continue
@@ -535,7 +533,7 @@ class Converter:
                                                         ev.data, ev.length)
                 continue
             if d.skip and kind in ("Message", "Packet", "FramingError"):
-                d.skip -= 1  # a replayed direction: the compiled core already wrote this row
+                d.skip -= 1  # a resumed direction: the compiled core already wrote this row
                 d.rank(d.locate(ev.offset if ev.offset is not None else 0))   # ... and counted it
                 continue
             if kind in ("Message", "Packet"):   # the unit events (mqcodec.stream_events)
@@ -548,11 +546,10 @@ class Converter:
                     row["_md_only"] = True
             elif kind == "FramingError":
                 self.summary["framing errors"] += 1
-                row = self._add(capture, d, ev.offset, d.protocol, "framing error", ev.raw)
+                # the row's length: the unit's extent in the stream; its raw bytes may have been
+                # kept only in part (an IBM MQ framer keeps at most max_raw; a budget cut keeps none)
+                row = self._add(capture, d, ev.offset, d.protocol, "framing error", ev.raw, ev.end)
                 row["error"] = ev.reason or "framing error"
-                # the unit's extent in the stream; its raw bytes may have been kept only in part
-                # (an IBM MQ framer keeps at most max_raw; a budget cut keeps none)
-                row["length"] = max(row["length"], ev.end - ev.offset)
                 row["error_structure"] = ev.structure
                 row["error_field"] = ev.field
             elif kind == "Resynchronised":
@@ -561,10 +558,11 @@ class Converter:
             # segments and other events are not messages
         self._release(d)
 
-    def _add(self, capture, d, offset, protocol, kind, data) -> dict:
+    def _add(self, capture, d, offset, protocol, kind, data, end: Optional[int] = None) -> dict:
         """A row for the direction's next message, with its key (rows come in
         the direction's stream order); held until the overlap window has
-        passed its bytes (_release)."""
+        passed its bytes (_release).  ``end``: where the row's extent in the
+        stream ends when it passes its bytes (a FramingError's)."""
         mark = d.locate(offset if offset is not None else 0)
         frame, ts = (mark[1], mark[2]) if mark is not None else (None, None)
         self.made += 1
@@ -577,12 +575,14 @@ class Converter:
             "error_field": None, "error_offset": None, "length": len(data), "_data": bytes(data),
             "overlap_conflict": False,
         }
+        if end is not None and offset is not None:
+            row["length"] = max(len(data), end - offset)
         if d.conflicts:
             start = offset if offset is not None else 0
             # ranges before this row's start belong to rows made already
             d.conflicts = [c for c in d.conflicts if c[1] > start]
-            end = start + len(data)
-            if any(c[0] < end and c[1] > start for c in d.conflicts):
+            stop = start + row["length"]   # the row's extent (an error row's may pass its raw bytes)
+            if any(c[0] < stop and c[1] > start for c in d.conflicts):
                 row["overlap_conflict"] = True
         d.held.append(row)
         return row
@@ -780,7 +780,7 @@ class Converter:
         self.sink(_tables.MQ_CALLS, table)
 
     def _ping(self, capture, ev) -> None:
-        if self.replaying is not None and self.replaying.skip_ping():
+        if self.resuming is not None and self.resuming.skip_ping():
             return  # resuming after the compiled core, which produced this one
         self.made += 1
         self.pending.append({
@@ -1047,7 +1047,7 @@ class _LinkBatch:
         self._index: Optional[dict] = None
 
     def find(self, stream: int, direction: int, offset: int) -> Optional[int]:
-        if self._index is None:   # built on the first look-up: only replays look
+        if self._index is None:   # built on the first look-up: only a resumed capture looks
             self._index = {k: i for i, k in enumerate(zip(self.stream.tolist(), self.direction.tolist(),
                                                           self.offset.tolist()))}
         return self._index.get((stream, direction, offset))

@@ -8,8 +8,9 @@ __all__ = ["rereadable", "reopen", "frames_until_error"]
 
 
 def rereadable(source) -> bool:
-    """The compiled path reads a capture twice when connections need the
-    pure pipeline's replay: paths, bytes and seekable files can be."""
+    """The compiled path reads a capture again when the pure pipeline resumes
+    it (past the byte budget): paths, bytes and seekable
+    files can be."""
     if isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview)):
         return True
     try:

@@ -32,6 +32,7 @@ from ..batch import schema as _schema
 __all__ = [
     "TABLES", "MQ_MESSAGES", "MSMQ_PACKETS", "PCF_PARAMETERS", "MQ_CALLS", "COMMON", "MQ_LINK", "DICTIONARY",
     "table_schema", "widen_unsigned", "Sink", "NAMED", "name_column", "snake_case", "BLOCK_SCHEMA",
+    "MAX_CONFLICT_RANGES",
 ]
 
 MQ_MESSAGES = "mq_messages"
@@ -40,6 +41,11 @@ PCF_PARAMETERS = "pcf_parameters"
 MQ_CALLS = "mq_calls"
 #: every table of the main job, in the order they are listed to users
 TABLES = (MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS, MQ_CALLS)
+
+#: overlap_conflict: the [start, end) ranges of differing copies a direction keeps
+#: until a row starts past them; beyond this many the two latest are merged
+#: (a row is flagged a little more often, never less)
+MAX_CONFLICT_RANGES = 256
 
 #: a sink takes (table name, rows of that table's schema)
 Sink = Callable[[str, pa.Table], None]

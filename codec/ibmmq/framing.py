@@ -1006,8 +1006,8 @@ class MQStreamFramer:
         if last:
             self._pending.pop(key)
             if pending.overflow:
-                self._error(pending.start, seg.type_name, "MQSegmLen", pending.start,
-                            "the joined message exceeds %d bytes" % self._max_msg, bytes(pending.buf),
+                structure, fld, reason = _describe(_errors.JOINED_TOO_LONG, t, self._max_msg)
+                self._error(pending.start, structure, fld, pending.start, reason, bytes(pending.buf),
                             start + len(seg_bytes) - pending.start, key, t)
                 return
             self._unit(bytes(pending.buf), pending.segments, pending.segmap, pending.cont_prefixes, True)
@@ -1025,10 +1025,9 @@ class MQStreamFramer:
             old_key = next(k for k in self._pending if k != key)
             q = self._pending.pop(old_key)
             end = q.segments[-1].offset + q.segments[-1].length
-            self._error(q.start, segment_type_name(q.seg_type), "", end,
-                        "dropped unfinished: open multi-segment messages exceed %d messages or %d bytes"
-                        % (self._max_pending, self._max_pending_bytes), bytes(q.buf), end - q.start,
-                        old_key, q.seg_type)
+            structure, fld, reason = _describe(_errors.DROPPED_UNFINISHED, q.seg_type, self._max_pending,
+                                               self._max_pending_bytes)
+            self._error(q.start, structure, fld, end, reason, bytes(q.buf), end - q.start, old_key, q.seg_type)
 
     def _unit(self, unit: bytes, segments: list, segmap: list, cont_prefixes: list, joined: bool) -> None:
         seg0 = segments[0]

@@ -14,7 +14,7 @@ from .wire import MQGMO_LENGTHS, MQMD_LENGTHS, MQOD_LENGTHS, MQPMO_LENGTHS, segm
 
 __all__ = ["NOT_A_SEGMENT", "SEGMENT_LENGTH", "AFTER_GAP", "NO_HEADER", "GAP_IN_SEGMENT", "GAP_IN_UNIT",
            "ENDS_IN_SEGMENT", "ENDS_IN_UNIT", "CONTINUATION_WITHOUT_FIRST", "NEW_FIRST_BEFORE_LAST", "UNIT",
-           "SHORT_CONTINUATION",
+           "SHORT_CONTINUATION", "JOINED_TOO_LONG", "DROPPED_UNFINISHED",
            "HEADER_NAMES", "UNIT_STRUCTURES", "UNIT_FIELDS", "VERSIONS", "describe", "stream_end_suffix", "unit_code", "unit_error"]
 
 # the codes (the compiled framer's MQE_* values: _ext/framer_mq.pxi; a test compares them)
@@ -30,6 +30,8 @@ CONTINUATION_WITHOUT_FIRST = 9   # a: index into HEADER_NAMES, b: segment type
 NEW_FIRST_BEFORE_LAST = 10       # a: the open unit's segment type, b: the new segment's
 UNIT = 11   # a unit whose structures do not parse: a = unit_code(...), b, c, d: the reason's numbers
 SHORT_CONTINUATION = 12  # a: segment type, b: the continuation's length, c: its headers' length
+JOINED_TOO_LONG = 13     # a: segment type, b: the limit (max_message_length)
+DROPPED_UNFINISHED = 14  # a: the dropped unit's segment type, b, c: the limits (messages, bytes)
 
 # UNIT errors: where (a structure and a field, by index) and why (a reason and its numbers)
 #: the structures, by index; None: the unit's segment type (its DataLength)
@@ -125,4 +127,9 @@ def describe(code: int, a: int = 0, b: int = 0, c: int = -1, d: int = 0) -> tupl
     if code == SHORT_CONTINUATION:
         return (segment_type_name(a), "MQSegmLen", "continuation segment of %d bytes is shorter than its headers (%d)"
                 % (b, c))
+    if code == JOINED_TOO_LONG:
+        return segment_type_name(a), "MQSegmLen", "the joined message exceeds %d bytes" % b
+    if code == DROPPED_UNFINISHED:
+        return (segment_type_name(a), "", "dropped unfinished: open multi-segment messages exceed %d messages or "
+                "%d bytes" % (b, c))
     raise ValueError("unknown IBM MQ framing error code %r" % code)
