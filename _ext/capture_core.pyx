@@ -325,12 +325,6 @@ cdef struct Conn:
     int64_t first_frame
     int64_t last_frame    # -1: not retired
     int64_t last_seen     # frame of its latest segment (the pure _Conn.last: eviction order)
-    int64_t emitted[2]
-    int64_t undetected
-    int64_t gaps          # what the core counted of this connection in Stats.gaps ...
-    int64_t gap_bytes
-    int64_t resyncs
-    int64_t resync_bytes
     uint32_t base[2]
     uint8_t has_base[2]
     uint8_t syn[2]
@@ -830,7 +824,6 @@ cdef int core_emit(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t len
     cdef Core* c = <Core*>ctx
     if core_out(c, start, data, length, kind, md_only, length) < 0:
         return -1
-    c.conns[c.cur_conn].emitted[c.cur_dir] += 1
     c.st.messages += 1
     return 0
 
@@ -838,7 +831,7 @@ cdef int core_emit(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t len
 cdef int core_emit_unit(void* ctx, int64_t start, const uint8_t* data, Py_ssize_t length,
                         int64_t full) noexcept nogil:
     """An IBM MQ unit record (kind MQ_UNIT_KIND): its first bytes and its full
-    length; not a message (the replay counts units per direction itself)."""
+    length; not a message."""
     return core_out(<Core*>ctx, start, data, length, _MQ_UNIT_KIND, 0, full)
 
 
@@ -846,7 +839,7 @@ cdef int core_emit_error(void* ctx, int64_t start, const uint8_t* raw, Py_ssize_
                          int truncated, int code, int64_t a, int64_t b, int64_t cc, int64_t d) noexcept nogil:
     """An IBM MQ FramingError record (kind MQ_ERROR_KIND): the raw bytes kept,
     the extent (full), the code and numbers on the side (e_*).  A row of the
-    direction like a message (emitted: the replay skips it)."""
+    direction like a message."""
     cdef Core* c = <Core*>ctx
     cdef Py_ssize_t k = c.o_seq.n
     cdef Py_ssize_t j = c.e_idx.n
@@ -867,7 +860,6 @@ cdef int core_emit_error(void* ctx, int64_t start, const uint8_t* raw, Py_ssize_
     c.e_d.p[j] = d
     c.e_trunc.p[j] = truncated
     c.e_idx.n = c.e_code.n = c.e_a.n = c.e_b.n = c.e_c.n = c.e_d.n = c.e_trunc.n = j + 1
-    c.conns[c.cur_conn].emitted[c.cur_dir] += 1
     c.st.framing_errors += 1
     return 0
 
@@ -1349,7 +1341,6 @@ cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, 
         if h.proto == P_NONE:
             proto = detect(p, n) if c.detect else P_NONE
             if proto == P_NONE:
-                cn.undetected += n
                 c.st.undetected += n
                 return
             # detected by content (at the stream start or later): framed from here, as
@@ -1411,13 +1402,9 @@ cdef bint close_half(Core* c, Py_ssize_t ci, int d) noexcept nogil:
         if h.proto == P_MQ and h.mq.resyncs:
             c.st.resyncs += h.mq.resyncs
             c.st.resync_bytes += h.mq.resync_bytes
-            cn.resyncs += h.mq.resyncs
-            cn.resync_bytes += h.mq.resync_bytes
         elif h.proto == P_MSMQ and h.ms.resyncs:
             c.st.resyncs += h.ms.resyncs
             c.st.resync_bytes += h.ms.resync_bytes
-            cn.resyncs += h.ms.resyncs
-            cn.resync_bytes += h.ms.resync_bytes
     half_free(h)
     return True
 
@@ -1432,8 +1419,6 @@ cdef void deliver_gap(Core* c, Py_ssize_t ci, int d, int64_t n) noexcept nogil:
     cdef int r
     c.st.gaps += 1
     c.st.gap_bytes += n
-    cn.gaps += 1
-    cn.gap_bytes += n
     if not h.framer_on:
         if h.proto == P_NONE:
             return        # no framer (yet): the pure converter only counts the gap
@@ -1492,8 +1477,6 @@ cdef void count_eof_gaps(Core* c, Py_ssize_t ci, int d) noexcept nogil:
         if e.off > nxt:
             c.st.gaps += 1
             c.st.gap_bytes += e.off - nxt
-            cn.gaps += 1
-            cn.gap_bytes += e.off - nxt
             nxt = e.off
             h.tail.n = 0
         end = e.off + e.length
@@ -1503,8 +1486,6 @@ cdef void count_eof_gaps(Core* c, Py_ssize_t ci, int d) noexcept nogil:
         if e.data == NULL:    # a hole: _drain's "snaplen" Gap
             c.st.gaps += 1
             c.st.gap_bytes += end - nxt
-            cn.gaps += 1
-            cn.gap_bytes += end - nxt
             h.tail.n = 0
         else:
             if e.off < nxt:
@@ -1522,8 +1503,6 @@ cdef void count_eof_gaps(Core* c, Py_ssize_t ci, int d) noexcept nogil:
     if (h.has_fin or h.has_max_ack) and end > nxt:
         c.st.gaps += 1
         c.st.gap_bytes += end - nxt
-        cn.gaps += 1
-        cn.gap_bytes += end - nxt
 
 
 cdef void finish_conn(Core* c, Py_ssize_t ci, int64_t last_frame, bint eof=False) noexcept nogil:
