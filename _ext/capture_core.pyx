@@ -315,6 +315,9 @@ cdef struct Half:
     Py_ssize_t mstart
     Py_ssize_t mn
     Py_ssize_t mcap
+    # the order of its first event (StreamData, Gap, OverlapConflict) among the
+    # capture's directions: the converter's dirs order, which the budget's ties follow
+    int64_t dseq
 
 cdef struct Live:
     Half h[2]
@@ -330,6 +333,7 @@ cdef struct Conn:
     uint8_t syn[2]
     uint8_t fin_seen[2]
     uint8_t state         # C_FAST / C_FAILED
+    uint8_t first_dir     # the direction of the segment that opened it (TCPReassembler.conns order)
     uint8_t retired
     uint8_t proto         # port-detected protocol + 1 (0: none)
     Live* live
@@ -410,6 +414,8 @@ cdef struct Core:
     int64_t scale
     int linktype
     int64_t number        # next frame number
+    int64_t now_frame     # the frame being processed, and its time (gaps it reveals)
+    int64_t now_ts
     const int64_t* numbers  # number_frames(): the frame number of each pcap record, or NULL
     int64_t n_numbers
     int64_t rec           # pcap records walked (index into numbers)
@@ -508,6 +514,9 @@ cdef struct Core:
     int64_t budget_since
     int64_t budget_peak
     int64_t budget_checks
+    int64_t budget_cuts           # ByteBudget.stats "budget cuts", "bytes cut by the budget"
+    int64_t budget_cut_bytes
+    int64_t dseq_next
 
 cdef struct Iface:
     int linktype
@@ -742,9 +751,10 @@ cdef int decode(const uint8_t* d, Py_ssize_t n, int linktype, int64_t caplen, in
 # ---------------------------------------------------------------------------
 # output
 # ---------------------------------------------------------------------------
-#: mqcodec.convert.keys: marks per entry (offset, frame, ts, rows, units), marks kept
+#: the converter's marks (_Direction.mark): per entry (offset, frame, ts, rows, units,
+#: captured: 0 for a gap's mark, whose frame revealed it), and keys.KEY_MARKS_KEPT
 cdef enum:
-    MARK_W = 5
+    MARK_W = 6
 cdef Py_ssize_t KEY_MARKS_KEPT = 64
 MARKS_KEPT = KEY_MARKS_KEPT
 
@@ -774,9 +784,10 @@ cdef int core_out(Core* c, int64_t start, const uint8_t* data, Py_ssize_t length
         mk = h.m + (h.mstart + i) * MARK_W
         frame = mk[1]
         ts = mk[2]
-        cnt = 4 if kind == _MQ_UNIT_KIND else 3
-        rank = mk[cnt]
-        mk[cnt] = rank + 1
+        if mk[5]:       # _Direction.rank: none for a row whose first byte was not captured
+            cnt = 4 if kind == _MQ_UNIT_KIND else 3
+            rank = mk[cnt]
+            mk[cnt] = rank + 1
         if i > KEY_MARKS_KEPT:
             # keys.marks_to_drop: never the mark of the framer's oldest open unit
             j = i
@@ -1078,6 +1089,7 @@ cdef Py_ssize_t new_conn(Core* c, const TKey* tk, uint8_t flags, int64_t frame, 
     s.dir = 1 - d
     c.open_conns += 1
     c.st.connections += 1
+    c.conns[ci].first_dir = d
     dir_out[0] = d
     if c.open_conns > c.max_connections:
         evict(c, ci, frame)
@@ -1131,7 +1143,7 @@ cdef Py_ssize_t run_framer(Core* c, Half* h, const uint8_t* p, Py_ssize_t n) noe
         return -1
     return r
 
-cdef int push_mark(Core* c, Half* h, int64_t off, int64_t frame, int64_t ts) noexcept nogil:
+cdef int push_mark(Core* c, Half* h, int64_t off, int64_t frame, int64_t ts, int captured) noexcept nogil:
     cdef Py_ssize_t cap, live
     cdef int64_t* q
     if h.mstart and h.mstart * 2 >= h.mn:
@@ -1151,6 +1163,7 @@ cdef int push_mark(Core* c, Half* h, int64_t off, int64_t frame, int64_t ts) noe
     h.m[h.mn * MARK_W + 2] = ts
     h.m[h.mn * MARK_W + 3] = 0
     h.m[h.mn * MARK_W + 4] = 0
+    h.m[h.mn * MARK_W + 5] = captured
     h.mn += 1
     return 0
 
@@ -1185,6 +1198,9 @@ cdef int record_conflict(Core* c, Py_ssize_t ci, int d, Half* h, int64_t start, 
     """A differing copy of stream bytes [start, end) (the pure OverlapConflict):
     recorded (x_*, taken by take() with the records); -1: out of memory."""
     cdef Py_ssize_t k = c.x_seq.n
+    if h.dseq == 0:
+        c.dseq_next += 1
+        h.dseq = c.dseq_next
     if (i64_reserve(&c.x_seq, k + 1) < 0 or i64_reserve(&c.x_conn, k + 1) < 0 or i64_reserve(&c.x_dir, k + 1) < 0
             or i64_reserve(&c.x_start, k + 1) < 0 or i64_reserve(&c.x_end, k + 1) < 0
             or i64_reserve(&c.x_dend, k + 1) < 0):
@@ -1297,7 +1313,7 @@ cdef void drain(Core* c, Py_ssize_t ci, int d) noexcept nogil:
             # a hole: the "snaplen" Gap of its bytes not delivered yet
             h.next = end
             h.tail.n = 0
-            deliver_gap(c, ci, d, end - nxt)
+            deliver_gap(c, ci, d, end - nxt, e.frame, e.ts)
             if cn.state == C_FAILED:
                 return
             continue
@@ -1333,6 +1349,9 @@ cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, 
     cdef Half* h = &cn.live.h[d]
     cdef int proto
     cdef Py_ssize_t r, tail
+    if h.dseq == 0:
+        c.dseq_next += 1
+        h.dseq = c.dseq_next
     # the tail the pure reassembler compares retransmitted copies with (_keep)
     if keep_tail(h, p, n) < 0:
         fail_conn(c, ci)
@@ -1355,7 +1374,7 @@ cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, 
             msmq_framer_init(&h.ms, off)
             h.ms.err_emit = core_emit_error
         h.framer_on = True
-    if push_mark(c, h, off, frame, ts) < 0:
+    if push_mark(c, h, off, frame, ts, 1) < 0:
         fail_conn(c, ci)
         return
     c.cur_conn = ci
@@ -1409,14 +1428,19 @@ cdef bint close_half(Core* c, Py_ssize_t ci, int d) noexcept nogil:
     return True
 
 
-cdef void deliver_gap(Core* c, Py_ssize_t ci, int d, int64_t n) noexcept nogil:
+cdef void deliver_gap(Core* c, Py_ssize_t ci, int d, int64_t n, int64_t frame, int64_t ts) noexcept nogil:
     """The pure converter's Gap event for one direction (n > 0 bytes at the
-    direction's next offset, already advanced past them by the caller): counted,
-    and followed by the direction's framer (framing.MQStreamFramer.gap,
-    MSMQStreamFramer.gap), which reports what it held as FramingErrors."""
+    direction's next offset, already advanced past them by the caller; ``frame``
+    revealed them): counted, marked (a mark of no captured byte, as
+    _Direction.mark(captured=False)), and followed by the direction's framer
+    (framing.MQStreamFramer.gap, MSMQStreamFramer.gap), which reports what it
+    held as FramingErrors."""
     cdef Conn* cn = &c.conns[ci]
     cdef Half* h = &cn.live.h[d]
     cdef int r
+    if h.dseq == 0:
+        c.dseq_next += 1
+        h.dseq = c.dseq_next
     c.st.gaps += 1
     c.st.gap_bytes += n
     if not h.framer_on:
@@ -1433,6 +1457,9 @@ cdef void deliver_gap(Core* c, Py_ssize_t ci, int d, int64_t n) noexcept nogil:
             msmq_framer_init(&h.ms, 0)
             h.ms.err_emit = core_emit_error
         h.framer_on = True
+    if push_mark(c, h, h.next - n, frame, ts, 0) < 0:
+        fail_conn(c, ci)
+        return
     c.cur_conn = ci
     c.cur_dir = d
     if h.proto == P_MQ:
@@ -1455,7 +1482,7 @@ cdef void skip_to(Core* c, Py_ssize_t ci, int d, int64_t limit) noexcept nogil:
         n = limit - h.next
         h.next = limit
         h.tail.n = 0
-        deliver_gap(c, ci, d, n)
+        deliver_gap(c, ci, d, n, c.now_frame, c.now_ts)
         if cn.state == C_FAILED:
             return
     if h.npend:
@@ -1649,7 +1676,7 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                     nxt = h.next if h.next > off + pk.plen else off + pk.plen
                     h.next = off + length
                     h.tail.n = 0
-                    deliver_gap(c, ci, d, off + length - nxt)
+                    deliver_gap(c, ci, d, off + length - nxt, frame, ts)
                     if cn.state == C_FAILED:
                         return
                 if h.npend:
@@ -1927,21 +1954,34 @@ cdef inline int push_deferred(Core* c, Py_ssize_t datapos, int64_t caplen, int64
         return -1
     return 0
 
-cdef int64_t half_buffered(Half* h) noexcept nogil:
-    """Bytes one fast-path direction holds: unconsumed framer input, waiting
-    out-of-order segments, the compiled MQ framer's pending units and scratch."""
-    cdef int64_t n = h.buf.n + h.pbytes - h.hbytes
+cdef inline int64_t half_reorder(Half* h) noexcept nogil:
+    """TCPReassembler.buffered for one direction: the captured bytes waiting
+    in its reorder buffer (snap-length holes cost nothing)."""
+    return h.pbytes - h.hbytes
+
+cdef int64_t half_framer(Half* h) noexcept nogil:
+    """The direction's framer's buffered_bytes, as the pure framer counts it:
+    the unconsumed input, the IBM MQ units waiting for more segments (as
+    len(_Pending.buf)), the garbage and the skipped segment's bytes kept for
+    their errors."""
+    cdef int64_t n
     cdef int i
-    if h.framer_on and h.proto == P_MQ:
+    if not h.framer_on:
+        return 0
+    n = h.buf.n
+    if h.proto == P_MQ:
         for i in range(h.mq.npend):
-            n += h.mq.pend[i].kept
-        n += h.mq.scap + h.mq.g_n + h.mq.sk_n
+            n += _mq_pend_held(&h.mq.pend[i])
+        n += h.mq.g_n + h.mq.sk_n
     return n
 
-cdef int64_t core_buffered(Core* c) noexcept nogil:
-    """Everything the core buffers for the capture: open fast-path directions
-    and the IPv4 fragment table."""
-    cdef int64_t total = c.frags.bytes
+cdef inline int64_t half_buffered(Half* h) noexcept nogil:
+    """ByteBudget.usage of one direction: reorder buffer plus framer."""
+    return half_reorder(h) + half_framer(h)
+
+cdef int64_t budget_total(Core* c) noexcept nogil:
+    """ByteBudget.total: what the open directions hold."""
+    cdef int64_t total = 0
     cdef Py_ssize_t i
     cdef Conn* cn
     for i in range(c.nconns):
@@ -1950,6 +1990,97 @@ cdef int64_t core_buffered(Core* c) noexcept nogil:
             total += half_buffered(&cn.live.h[0]) + half_buffered(&cn.live.h[1])
     return total
 
+cdef int64_t core_buffered(Core* c) noexcept nogil:
+    """Everything the core buffers for the capture: the open directions (what
+    the budget counts) and the IPv4 fragment table."""
+    return budget_total(c) + c.frags.bytes
+
+cdef int _cut_cmp(const void* a, const void* b) noexcept nogil:
+    """ByteBudget.enforce's order: most bytes first; ties in the order of
+    usage()'s dict (directions with reorder bytes in TCPReassembler.conns
+    order, then the others in the converter's dirs order)."""
+    cdef const int64_t* x = <const int64_t*>a
+    cdef const int64_t* y = <const int64_t*>b
+    cdef int k
+    if x[0] != y[0]:
+        return -1 if x[0] > y[0] else 1
+    for k in range(1, 3):
+        if x[k] != y[k]:
+            return -1 if x[k] < y[k] else 1
+    return 0
+
+cdef void budget_enforce(Core* c, int64_t total) noexcept nogil:
+    """ByteBudget.enforce past the limit: the directions holding the most are
+    cut, one after the other, until the total is at most 3/4 of the limit: the
+    reorder buffer flushed (its holes declared lost: Gaps, its segments
+    delivered), then the framer cut (mq_framer_cut, msmq_framer_cut: what it
+    held becomes FramingErrors); what the direction no longer holds is counted."""
+    cdef Py_ssize_t i, n = 0, k, r
+    cdef int d
+    cdef int64_t held, left, released, low = 3 * c.budget_limit // 4
+    cdef int64_t* v = <int64_t*>malloc((8 * c.open_conns + 8) * sizeof(int64_t))
+    cdef Conn* cn
+    cdef Half* h
+    if v == NULL:
+        c.oom = True
+        return
+    for i in range(c.nconns):
+        cn = &c.conns[i]
+        if cn.live == NULL or cn.state != C_FAST:
+            continue
+        for d in range(2):
+            h = &cn.live.h[d]
+            if h.closed:
+                continue
+            held = half_buffered(h)
+            if held == 0:
+                continue
+            v[4 * n] = held
+            if half_reorder(h) > 0:
+                v[4 * n + 1] = 0
+                v[4 * n + 2] = 2 * i + (0 if d == cn.first_dir else 1)
+            else:
+                v[4 * n + 1] = 1
+                v[4 * n + 2] = h.dseq
+            v[4 * n + 3] = 2 * i + d
+            n += 1
+    qsort(v, n, 4 * sizeof(int64_t), _cut_cmp)
+    for k in range(n):
+        if total <= low:
+            break
+        i = v[4 * k + 3] >> 1
+        d = v[4 * k + 3] & 1
+        cn = &c.conns[i]
+        if cn.live == NULL or cn.state != C_FAST or cn.live.h[d].closed:
+            continue
+        h = &cn.live.h[d]
+        while h.npend:
+            skip_to(c, i, d, h.pend[0].off)
+            if cn.state != C_FAST:
+                break
+        if cn.state != C_FAST:
+            break
+        if h.framer_on:
+            c.cur_conn = i
+            c.cur_dir = d
+            if h.proto == P_MQ:
+                r = mq_framer_cut(&h.mq, h.buf.p, h.buf.n, c.budget_limit, <void*>c)
+            else:
+                r = msmq_framer_cut(&h.ms, h.buf.p, h.buf.n, c.budget_limit, <void*>c)
+            if r < 0:
+                fail_conn(c, i)
+                break
+            if r:
+                memmove(h.buf.p, h.buf.p + r, h.buf.n - r)
+                h.buf.n -= r
+        left = half_framer(h)
+        released = v[4 * k] - left
+        if released > 0:
+            c.budget_cuts += 1
+            c.budget_cut_bytes += released
+            total -= released
+    free(v)
+
 cdef void process(Core* c, const uint8_t* data, Py_ssize_t datapos, int64_t caplen, int64_t orig, int64_t ts,
                   int ifid, int linktype) noexcept nogil:
     """One frame (number c.number): decode, then the TCP path or deferral."""
@@ -1957,6 +2088,8 @@ cdef void process(Core* c, const uint8_t* data, Py_ssize_t datapos, int64_t capl
     cdef int64_t total
     cdef int r
     c.st.frames += 1
+    c.now_frame = c.number
+    c.now_ts = ts
     r = decode(data, <Py_ssize_t>caplen, linktype, caplen, orig, &pk)
     if r == D_TCP:
         segment(c, &pk, c.number, ts)
@@ -1971,12 +2104,11 @@ cdef void process(Core* c, const uint8_t* data, Py_ssize_t datapos, int64_t capl
         if c.budget_since >= c.budget_slack:
             c.budget_since = 0
             c.budget_checks += 1
-            total = core_buffered(c)
+            total = budget_total(c)
             if total > c.budget_peak:
                 c.budget_peak = total
             if total > c.budget_limit:
-                # the pure converter may cut a direction here: let it convert the capture
-                set_unsupported(c, "buffered bytes above the byte budget")
+                budget_enforce(c, total)
 
 cdef Py_ssize_t walk(Core* c, const uint8_t* p, Py_ssize_t n) noexcept nogil:
     """Complete pcap records of p[0:n] (file header already consumed); returns bytes consumed."""
@@ -2558,6 +2690,13 @@ cdef class CaptureCore(_Walker):
             return -1
         return cn.live.h[direction].next
 
+    def opened_frame(self, Py_ssize_t conn):
+        """The frame that opened connection ``conn`` (keys of its rows whose first
+        byte was not captured)."""
+        if not 0 <= conn < self.c.nconns:
+            raise IndexError(conn)
+        return self.c.conns[conn].first_frame
+
     def opened_frames(self):
         """The frame that opened each connection, in order of opening."""
         return [self.c.conns[i].first_frame for i in range(self.c.nconns)]
@@ -2583,6 +2722,7 @@ cdef class CaptureCore(_Walker):
                 "tcp fragments": s.tcp_fragments, "reassembled tcp segments": s.reassembled,
                 "pending ip datagrams": self.c.frags.count, "out-of-order segments": s.out_of_order,
                 "budget checks": self.c.budget_checks, "buffered bytes at the largest check": self.c.budget_peak,
+                "budget cuts": self.c.budget_cuts, "bytes cut by the budget": self.c.budget_cut_bytes,
                 "pcapng blocks skipped": self.c.skipped_blocks, "open connections": self.c.open_conns,
                 "frames with impossible timestamps": s.bad_ts, "evicted connections": s.evicted,
                 "gaps": s.gaps, "gap bytes": s.gap_bytes, "resynchronisations": s.resyncs,

@@ -143,13 +143,20 @@ cdef enum:
     MQE_SHORT_CONTINUATION = 12
     MQE_JOINED_TOO_LONG = 13
     MQE_DROPPED_UNFINISHED = 14
+    MQE_CUT_PENDING = 15
+    MQE_CUT_SEGMENT = 16
+    MQE_CUT_SKIPPED = 17
+    MQE_CUT_REST = 18
+    MQE_CUT_GARBAGE = 19
 MQ_ERROR_CODES = {"NOT_A_SEGMENT": MQE_NOT_A_SEGMENT, "SEGMENT_LENGTH": MQE_SEGMENT_LENGTH,
                   "AFTER_GAP": MQE_AFTER_GAP, "NO_HEADER": MQE_NO_HEADER, "GAP_IN_SEGMENT": MQE_GAP_IN_SEGMENT,
                   "GAP_IN_UNIT": MQE_GAP_IN_UNIT, "ENDS_IN_SEGMENT": MQE_ENDS_IN_SEGMENT,
                   "ENDS_IN_UNIT": MQE_ENDS_IN_UNIT, "CONTINUATION_WITHOUT_FIRST": MQE_CONTINUATION_WITHOUT_FIRST,
                   "NEW_FIRST_BEFORE_LAST": MQE_NEW_FIRST_BEFORE_LAST, "UNIT": MQE_UNIT,
                   "SHORT_CONTINUATION": MQE_SHORT_CONTINUATION, "JOINED_TOO_LONG": MQE_JOINED_TOO_LONG,
-                  "DROPPED_UNFINISHED": MQE_DROPPED_UNFINISHED}
+                  "DROPPED_UNFINISHED": MQE_DROPPED_UNFINISHED, "CUT_PENDING": MQE_CUT_PENDING,
+                  "CUT_SEGMENT": MQE_CUT_SEGMENT, "CUT_SKIPPED": MQE_CUT_SKIPPED, "CUT_REST": MQE_CUT_REST,
+                  "CUT_GARBAGE": MQE_CUT_GARBAGE}
 MQ_MAX_RAW = MQF_MAX_RAW
 #: open units kept at once (framing.MQStreamFramer's max_pending_messages default)
 MQ_MAX_OPEN_UNITS = _MQ_MAX_PEND
@@ -196,15 +203,18 @@ cdef struct MQFramer:
     int64_t why_b
     int64_t why_c
     int64_t why_d
-    # SKIP: a segment a gap cut (framing._skip): its start and end, where sync
-    # was lost, the gap (bytes, at), the stream's end if it ended inside (-1),
-    # its first MQF_MAX_RAW bytes
+    # SKIP: a segment a gap or a budget cut cut (framing._skip): its start and
+    # end, where sync was lost, why (GAP_IN_SEGMENT: the gap's bytes and offset;
+    # CUT_REST: the cut's offset and the budget), the stream's end if it ended
+    # inside (-1), its first sk_keep bytes (MQF_MAX_RAW, or 0 after a cut)
     int64_t sk_start
     int64_t sk_end
     int64_t sk_lost_since
-    int64_t sk_nbytes
-    int64_t sk_at
+    int sk_code
+    int64_t sk_a
+    int64_t sk_b
     int64_t sk_close
+    Py_ssize_t sk_keep
     uint8_t* sk_buf
     Py_ssize_t sk_n
     Py_ssize_t sk_cap
@@ -632,6 +642,7 @@ cdef void mq_framer_init(MQFramer* f, int64_t offset) noexcept nogil:
     f.sk_buf = NULL
     f.sk_n = 0
     f.sk_cap = 0
+    f.sk_keep = MQF_MAX_RAW
     f.npend = 0
     f.pcap = 0
     f.pend = NULL
@@ -907,7 +918,7 @@ cdef int _mq_flush_garbage(MQFramer* f, void* ctx) noexcept nogil:
 cdef int _mq_flush_skip(MQFramer* f, void* ctx, int resync) noexcept nogil:
     """framing._flush_skip: the cut segment as one FramingError, then SYNC."""
     cdef int r = _mq_error(f, ctx, f.sk_start, f.sk_buf, f.sk_n, f.sk_n, f.sk_end - f.sk_start, f.sk_dropped,
-                           MQE_GAP_IN_SEGMENT, f.sk_nbytes, f.sk_at, f.sk_close, 0)
+                           f.sk_code, f.sk_a, f.sk_b, f.sk_close, 0)
     f.sk_n = 0
     f.state = MQS_SYNC
     if resync:
@@ -1010,8 +1021,10 @@ cdef int mq_framer_gap(MQFramer* f, int64_t nbytes, const uint8_t* buf, Py_ssize
                     f.bailed = 1
                     return FRAMER_BAIL
                 f.sk_dropped = avail > MQF_MAX_RAW
-                f.sk_nbytes = nbytes
-                f.sk_at = at
+                f.sk_keep = MQF_MAX_RAW
+                f.sk_code = MQE_GAP_IN_SEGMENT
+                f.sk_a = nbytes
+                f.sk_b = at
                 f.sk_close = -1
                 f.sk_lost_since = start
                 f.state = MQS_SKIP
@@ -1043,6 +1056,77 @@ cdef int mq_framer_gap(MQFramer* f, int64_t nbytes, const uint8_t* buf, Py_ssize
     return 0
 
 
+cdef Py_ssize_t mq_framer_cut(MQFramer* f, const uint8_t* buf, Py_ssize_t avail, int64_t limit,
+                              void* ctx) noexcept nogil:
+    """framing.MQStreamFramer.cut(limit) with buf[0:avail] the bytes the framer
+    left unconsumed (it has run over them): the open units and the partial
+    segment become FramingErrors (CUT_PENDING, CUT_SEGMENT), then the framer
+    skips the rest of that segment, counted, not kept (CUT_REST), or looks for
+    the next header (CUT_GARBAGE); a damaged segment being skipped reports the
+    part seen so far (CUT_SKIPPED), garbage being collected is reported.  The
+    bytes of buf consumed (all of them after a partial segment, else 0), or
+    FRAMER_BAIL."""
+    cdef int64_t at, seg_end, start
+    cdef int i, r = 0
+    cdef MQPend* q
+    if f.bailed:
+        return FRAMER_BAIL
+    at = f.offset + avail
+    for i in range(f.npend):
+        q = &f.pend[i]
+        if r == 0:
+            r = _mq_error(f, ctx, q.start, q.buf, q.kept, _mq_pend_held(q), q.end - q.start, 0, MQE_CUT_PENDING,
+                          q.nsegs, limit, 0, 0)
+        free(q.buf)
+        q.buf = NULL
+    f.npend = 0
+    if r < 0:
+        f.bailed = 1
+        return FRAMER_BAIL
+    if f.state == MQS_SYNC and avail:
+        start = f.offset
+        seg_end = _mq_known_end(f, buf, avail)
+        if _mq_error(f, ctx, start, buf, avail, avail, avail, 0, MQE_CUT_SEGMENT, avail, limit, 0, 0) < 0:
+            f.bailed = 1
+            return FRAMER_BAIL
+        f.offset = at
+        if seg_end >= 0 and seg_end > at:
+            # the rest of the cut segment is counted (its error's length), not kept
+            f.sk_start = at
+            f.sk_end = seg_end
+            f.sk_n = 0
+            f.sk_keep = 0
+            f.sk_dropped = 0
+            f.sk_code = MQE_CUT_REST
+            f.sk_a = at
+            f.sk_b = limit
+            f.sk_close = -1
+            f.sk_lost_since = start
+            f.state = MQS_SKIP
+        else:
+            if not f.why_set:
+                _mq_why(f, MQE_CUT_GARBAGE, at, limit, -1, 0)
+            _mq_lose(f, start, 0)
+        return avail
+    if f.state == MQS_SKIP and f.sk_n > 0:
+        r = _mq_error(f, ctx, f.sk_start, f.sk_buf, f.sk_n, f.sk_n, at - f.sk_start, f.sk_dropped, MQE_CUT_SKIPPED,
+                      at, limit, 0, 0)
+        f.sk_n = 0
+        f.sk_start = at
+        f.sk_keep = 0
+        f.sk_dropped = 0
+        f.sk_code = MQE_CUT_REST
+        f.sk_a = at
+        f.sk_b = limit
+        f.sk_close = -1
+    elif f.state == MQS_LOST and f.g_start >= 0:
+        r = _mq_flush_garbage(f, ctx)
+    if r < 0:
+        f.bailed = 1
+        return FRAMER_BAIL
+    return 0
+
+
 cdef Py_ssize_t mq_framer_run(MQFramer* f, const uint8_t* buf, Py_ssize_t n, emit_fn emit,
                               void* ctx) noexcept nogil:
     """framing.MQStreamFramer._process over buf[0:n] (stream offset f.offset):
@@ -1060,7 +1144,7 @@ cdef Py_ssize_t mq_framer_run(MQFramer* f, const uint8_t* buf, Py_ssize_t n, emi
             if take > f.sk_end - (f.offset + pos):
                 take = <Py_ssize_t>(f.sk_end - (f.offset + pos))
             if take > 0:
-                room = MQF_MAX_RAW - f.sk_n
+                room = f.sk_keep - f.sk_n
                 if room > 0 and _mq_keep(&f.sk_buf, &f.sk_n, &f.sk_cap, buf + pos,
                                          take if take < room else room) < 0:
                     f.bailed = 1

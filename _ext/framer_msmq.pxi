@@ -78,6 +78,7 @@ cdef enum:
     MSE_BAD_INTERNAL_SIZE = 4
     MSE_AFTER_GAP = 5
     MSE_NO_SIGNATURE = 6
+    MSE_AFTER_CUT = 7
     MSE_STILL_NO_PACKET = 1
     MSE_NONE_BEFORE_GAP = 2
     MSE_ENDED_BEFORE_PACKET = 3
@@ -88,6 +89,7 @@ cdef enum:
     MSE_TAIL_AT_CLOSE = 104
     MSE_HEADER_AT_CLOSE = 105
     MSE_TRUNCATED_AT_CLOSE = 106
+    MSE_BUDGET_CUT = 107
     # the ``kind`` of a packet that may be an OrderAck / FinalAck outside the layout
     # _msmq_order_ack_kind reads: classified by the caller with framing.packet_kind
     _MSMQ_CLASSIFY_KIND = 7
@@ -103,7 +105,8 @@ MSMQ_ERROR_CODES = {"BAD_VERSION": MSE_BAD_VERSION, "BAD_SIGNATURE": MSE_BAD_SIG
                     "ENDED_BEFORE_PACKET": MSE_ENDED_BEFORE_PACKET, "HEADER_THEN_GAP": MSE_HEADER_THEN_GAP,
                     "GAP_IN_PACKET": MSE_GAP_IN_PACKET, "TAIL_BEFORE_GAP": MSE_TAIL_BEFORE_GAP,
                     "TAIL": MSE_TAIL, "TAIL_AT_CLOSE": MSE_TAIL_AT_CLOSE, "HEADER_AT_CLOSE": MSE_HEADER_AT_CLOSE,
-                    "TRUNCATED_AT_CLOSE": MSE_TRUNCATED_AT_CLOSE}
+                    "TRUNCATED_AT_CLOSE": MSE_TRUNCATED_AT_CLOSE, "AFTER_CUT": MSE_AFTER_CUT,
+                    "BUDGET_CUT": MSE_BUDGET_CUT}
 cdef enum:
     # framing.SCAN_CHUNK: scanned garbage is reported in pieces of at least this many bytes
     _MSMQ_SCAN_CHUNK = 1 << 20
@@ -569,6 +572,26 @@ cdef int msmq_framer_close(MSMQFramer* f, const uint8_t* buf, Py_ssize_t avail, 
     if r < 0:
         return FRAMER_BAIL
     return 0
+
+
+cdef Py_ssize_t msmq_framer_cut(MSMQFramer* f, const uint8_t* buf, Py_ssize_t n, int64_t limit,
+                                void* ctx) noexcept nogil:
+    """framing.MSMQStreamFramer.cut(limit) with buf[0:n] the bytes the framer
+    left unconsumed (it has run over them): all of them one FramingError
+    (BUDGET_CUT), then a scan for the next packet after them (AFTER_CUT).  The
+    bytes consumed (n), or FRAMER_BAIL."""
+    cdef int64_t end
+    if f.bailed:
+        return FRAMER_BAIL
+    if n == 0:
+        return 0
+    end = f.offset + n
+    if _msmq_error(f, ctx, f.offset, buf, n, MSE_BUDGET_CUT, limit, 0, 0, 0) < 0:
+        f.bailed = 1
+        return FRAMER_BAIL
+    f.offset = end
+    _msmq_enter_scan(f, end, end, MSE_AFTER_CUT, end, limit)
+    return n
 
 
 # ---------------------------------------------------------------------- test wrapper

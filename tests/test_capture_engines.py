@@ -257,7 +257,6 @@ def test_connections_evicted_past_max_connections(monkeypatch, limit):
     data = _pcap(pk[:half] + [(p.ts_ns, p.frame) for p in firsts + rests] + pk[half:])
     report = _same(data, chunk_messages=5, max_connections=limit)
     assert report["captures"][-1]["core"]["evicted connections"] > 0
-    assert "captures resumed by the pure pipeline" not in report["summary"]
 
 
 @pytest.mark.parametrize("mtu", [68, 300])

@@ -63,7 +63,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable, Mapping, Optional
 
-__all__ = ["ByteBudget", "DEFAULT_LIMIT"]
+__all__ = ["ByteBudget", "DEFAULT_LIMIT", "budget_reason"]
 
 #: default total of buffered bytes (reorder buffers + framers) across a capture
 DEFAULT_LIMIT = 256 << 20
@@ -71,6 +71,13 @@ DEFAULT_LIMIT = 256 << 20
 
 def _mib(n: int) -> str:
     return "%d MiB" % (n >> 20) if n >= 1 << 20 and not n & ((1 << 20) - 1) else "%d bytes" % n
+
+
+def budget_reason(limit: int) -> str:
+    """Why a budget cut reports bytes: the framers' cut errors say it (their
+    texts, in mqcodec.ibmmq.framing_errors and mqcodec.msmq.framing_errors, are
+    made from the limit, so that the compiled framers give the same)."""
+    return "buffered bytes of the capture above the byte budget of %s" % _mib(limit)
 
 
 class ByteBudget:
@@ -96,7 +103,7 @@ class ByteBudget:
 
     @property
     def reason(self) -> str:
-        return "buffered bytes of the capture above the byte budget of %s" % _mib(self.limit)
+        return budget_reason(self.limit)
 
     def charge(self, nbytes: int) -> bool:
         """Count ``nbytes`` of input (a frame); True when :meth:`enforce` is due."""
@@ -135,7 +142,6 @@ class ByteBudget:
         if total <= self.limit:
             return []
         cut_dirs: list = []
-        reason = self.reason
         for k, n in sorted(per.items(), key=lambda kv: -kv[1]):
             if total <= self.low_water:
                 break
@@ -152,7 +158,7 @@ class ByteBudget:
             framer = getattr(d, "framer", None) if d is not None else None
             left = 0
             if framer is not None:
-                if framer.cut(reason):
+                if framer.cut(self.limit):
                     cut_dirs.append(d)
                 left = framer.buffered_bytes
             # honest counters: the bytes this direction no longer holds (flushed, framed

@@ -8,11 +8,10 @@ block of pending rows for the batch decoders.  The core follows every TCP
 connection itself, with the pure pipeline's rules; the tables are the pure
 engine's.  Frames it defers (not IP, UDP such as the MSMQ ping, malformed or
 unsupported headers) go through a pure :class:`CaptureProcessor` as they
-come, for the pings and for the skipped/malformed counts.  One capture-wide
-limit is still the pure pipeline's alone: the byte budget
-(``buffer_budget``); a capture that reaches it is converted again by the
-pure pipeline from its start, skipping the rows the core already wrote
-(:func:`_give_up`).
+come, for the pings and for the skipped/malformed counts.  The byte budget
+(``buffer_budget``) cuts directions in the core as the pure pipeline cuts
+them.  A capture the core declines (a file header it does not take) goes to
+the pure pipeline before anything is produced; no capture is read twice.
 
 Rows keep the pure engine's values, ``message_key`` included: it comes from the
 input only (:class:`mqcodec.convert.keys.MessageKeys`: capture, frame, rank in the
@@ -207,8 +206,12 @@ class _Held:
         for pair, count in zip(pairs.tolist(), counts.tolist()):
             produced[(pair >> 1, pair & 1)] += count
         # keys from the input (keys.MessageKeys): each direction's rows come in stream order
+        rank = out.column("_rank").to_numpy()
+        opened = None
+        if (rank < 0).any():   # rows whose first byte was not captured: keyed by the connection's opening frame
+            opened = [core.opened_frame(c) for c in out.column("_conn").to_numpy().tolist()]
         keys = conv.keys.tcp_batch(out.column("tcp_stream").to_numpy(), out.column("_dir").to_numpy(),
-                                    _k.fill_null(out.column("frame"), -1).to_numpy(), out.column("_rank").to_numpy())
+                                    _k.fill_null(out.column("frame"), -1).to_numpy(), rank, opened)
         conv.made += n
         errors = n - out.column("error").null_count   # the framers' FramingError rows
         if errors:
@@ -533,9 +536,13 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     undetected = stats.get("bytes in streams of no known protocol", 0)
     if undetected:
         conv.summary["bytes in streams of no known protocol"] += undetected
-    # the gaps and resynchronisations the core counted
-    for key in ("gaps", "gap bytes", "resynchronisations", "bytes skipped by resynchronisation"):
-        if stats.get(key):
+    # the gaps, resynchronisations and budget cuts the core counted (a counter is there as
+    # soon as its event happened once, as in the pure converter: a resynchronisation may
+    # skip no byte)
+    for key, event in (("gaps", "gaps"), ("gap bytes", "gaps"), ("resynchronisations", "resynchronisations"),
+                       ("bytes skipped by resynchronisation", "resynchronisations"),
+                       ("budget cuts", "budget cuts"), ("bytes cut by the budget", "budget cuts")):
+        if stats.get(event):
             conv.summary[key] += stats[key]
     file_error: list = []
     reader: Any
@@ -564,42 +571,13 @@ class _Intact:
     parser = None
 
 
-class _Resume:
-    """The pure pipeline taking over a capture the core gave up on: each
-    direction skips the messages the core already produced for it (the core
-    numbers connections as the pure reassembler does up to the point where
-    it gives up), pings likewise."""
-
-    def __init__(self, produced: Counter):
-        self.produced = produced
-        self.pings = produced.get("ping", 0)
-
-    def assign(self, d, conn, direction) -> None:
-        d.skip = self.produced.get((conn.stream, int(direction)), 0)
-        d.skip_units = self.produced.get(("unit", conn.stream, int(direction)), 0)
-
-    def skip_ping(self) -> bool:
-        if self.pings:
-            self.pings -= 1
-            return True
-        return False
-
-
 def _give_up(conv, core, source, name: str, progress, produced: Counter, made0: int, numbers=None) -> bool:
     """The core declined the capture (``core.supported`` is False: a file
-    header it does not take, or -- mid-capture -- what it buffers passing the
-    byte budget).  Nothing produced: the caller's pure
-    pipeline takes it.  Otherwise the pure pipeline converts the whole
-    capture, skipping what the core produced; its report replaces the
-    core's."""
+    header it does not take, or the input ends inside it), before producing
+    anything: False, and the caller's pure pipeline takes it (which also
+    raises the exact error)."""
     units = sum(v for k, v in produced.items() if isinstance(k, tuple) and k[0] == "unit")
-    if conv.made == made0 and not units:
-        return False
-    conv.summary["captures resumed by the pure pipeline"] += 1
-    conv.resuming = _Resume(produced)
-    try:
-        conv.add_capture_pure(source, name, progress, numbers=numbers)
-    finally:
-        conv.resuming = None
-    conv.capture_reports[-1]["engine"] = "compiled, resumed by the pure pipeline: %s" % core.unsupported_reason
-    return True
+    if conv.made != made0 or units:
+        raise RuntimeError("mqcodec capture core: gave the capture up after producing rows (%s)"
+                           % core.unsupported_reason)
+    return False

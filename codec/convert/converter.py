@@ -23,7 +23,7 @@ import bisect
 import os
 import sys
 import time
-from collections import Counter, deque
+from collections import Counter
 from typing import Any, Optional
 
 import pyarrow as pa
@@ -44,8 +44,8 @@ __all__ = ["Converter", "report_file_structure"]
 # per-direction state
 # ---------------------------------------------------------------------------
 class _Direction:
-    __slots__ = ("protocol", "framer", "marks", "src", "sport", "dst", "dport", "stream", "undetected", "skip",
-                 "end", "held", "conflicts", "skip_units", "direction", "last_unit", "opened")
+    __slots__ = ("protocol", "framer", "marks", "src", "sport", "dst", "dport", "stream", "undetected",
+                 "end", "held", "conflicts", "direction", "last_unit", "opened")
 
     def __init__(self, conn, direction):
         from ..capture import CLIENT_TO_SERVER
@@ -60,14 +60,12 @@ class _Direction:
         self.stream = conn.stream
         self.direction = int(direction)
         self.undetected = 0
-        self.skip = 0  # messages to pass over (a capture resumed after the compiled core)
         # overlap conflicts (docs/ROBUSTNESS.md): rows ending within the reassembler's
         # OVERLAP_WINDOW of the stream end are held, so a differing copy of their bytes
         # that arrives later still flags them; conflict ranges not yet framed
         self.end = 0                   # stream offset after the last delivered byte or gap
         self.held: list = []           # rows not yet pending, in stream order
         self.conflicts: list = []      # [start, end) ranges with a differing copy
-        self.skip_units = 0  # likewise IBM MQ units
         self.last_unit = None  # (stream offset, call_key, attribution) of the last MQ unit: its Message's
         self.opened: Optional[int] = None  # the frame that opened the connection (message_key, see MessageKeys)
 
@@ -140,7 +138,7 @@ class Converter:
     ``block_rows``, ``call_rows``), the capture's ``keys`` and ``made``, the
     pure pipeline's entry points (``pure_pipeline``, ``on_events``,
     ``add_capture_pure``, ``unit_batch``, ``end_capture``), ``opening_frames``
-    and ``resuming``."""
+    and ``opening_frames``."""
 
     def __init__(self, sink: _tables.Sink, options: ConvertOptions | None = None):
         self.options = options or ConvertOptions()
@@ -158,7 +156,6 @@ class Converter:
         self._flushes = 0
         self.pending_bytes = 0
         self._mq_ports = frozenset(self.options.mq_ports)
-        self.resuming = None  # compiled._Resume while resuming a capture the core gave up
         self._conflict_streams: Counter = Counter()  # tcp_stream -> conflicting overlaps (this capture)
         self._msmq_ports = frozenset(self.options.msmq_ports)
         # the IBM MQ units are read (decode_unit) and paired (CallTracker) for mq_calls and for
@@ -174,7 +171,6 @@ class Converter:
         self._tracker: Any = None  # the capture's ibmmq.conversation.CallTracker
         self._capture_index = -1
         self.opening_frames: Optional[list] = None  # add_frames: the frames that opened connections
-        self._core_links: Any = deque()  # _LinkBatch of the compiled core's recent units, see core_link
         self.calls_by_type: Counter = Counter()
         self.failed_by_reason: Counter = Counter()
 
@@ -196,30 +192,6 @@ class Converter:
                 return
         self.add_capture_pure(source, name, progress)
 
-    #: units whose links the compiled core made that a resumed capture may need again (the most recent)
-    CORE_LINK_UNITS = 1 << 18
-
-    def core_links(self, stream, direction, offset, table: pa.Table) -> None:
-        """Remember the mq_messages link columns (``table``, one row per unit)
-        of units the compiled core wrote, their (tcp_stream, direction, stream
-        offset) as arrays, the last :data:`CORE_LINK_UNITS` of the capture:
-        when the pure pipeline resumes the capture (compiled._give_up), the
-        messages it re-creates link to the same mq_calls rows (:meth:`core_link`)."""
-        links = self._core_links
-        links.append(_LinkBatch(stream, direction, offset, table))
-        kept = sum(len(b.offset) for b in links)
-        while len(links) > 1 and kept - len(links[0].offset) >= self.CORE_LINK_UNITS:
-            kept -= len(links.popleft().offset)
-
-    def core_link(self, stream: int, direction: int, offset: int) -> Optional[dict]:
-        """The link columns of the unit the compiled core wrote at ``offset``
-        of (``stream``, ``direction``), if still remembered."""
-        for b in reversed(self._core_links):
-            i = b.find(stream, direction, offset)
-            if i is not None:
-                return b.table.slice(i, 1).to_pylist()[0]
-        return None
-
     def not_read(self, source, exc: BaseException, *, index: Optional[int] = None) -> None:
         """Record that ``source`` could not be read as a capture (missing,
         unreadable, or its file header is not a capture's)."""
@@ -237,7 +209,6 @@ class Converter:
             self.keys = _keys.MessageKeys(index)
         self._capture_index = index
         self._tracker = None   # made by the capture's first IBM MQ unit (_calls_tracker)
-        self._core_links = deque()
 
     def _calls_tracker(self):
         """The capture's conversation state machine, made when its first IBM MQ
@@ -302,8 +273,8 @@ class Converter:
         return opened
 
     def add_capture_pure(self, source, name: str, progress=None, *, numbers=None) -> None:
-        """``numbers``: each record's frame number (the compiled add_frames'
-        spool, resumed by the pure pipeline)."""
+        """``numbers``: each record's frame number (a spool of frames that are
+        not a whole capture, Converter.add_frames)."""
         from ..capture import open_capture
 
         reader = open_capture(reopen(source))
@@ -321,8 +292,7 @@ class Converter:
     def pure_pipeline(self, frames, name: str, progress=None, *, streams_by_frame: bool = False):
         """Frames -> CaptureProcessor -> framers -> pending rows, under the
         global byte budget, flushing by rows and bytes; returns the processor
-        (its report).  The pure capture runs it, and the compiled engine when
-        it resumes a capture (compiled._give_up)."""
+        (its report)."""
         from ..capture import CaptureProcessor, StreamClosed
         from ..capture.budget import DEFAULT_LIMIT, ByteBudget
 
@@ -492,8 +462,6 @@ class Converter:
         if d is None:
             d = dirs[key] = _Direction(conn, direction)
             d.opened = self._conn_opened.get(conn)
-            if self.resuming is not None:  # resuming a capture after the compiled core
-                self.resuming.assign(d, conn, direction)
             proto = port_protocol(conn, mq_ports, msmq_ports)
             if proto is not None:
                 self._start(d, proto)
@@ -518,23 +486,11 @@ class Converter:
         for ev in d.framer:  # both framers iterate their ready events, stopping at NEED_DATA/CLOSED
             kind = type(ev).__name__
             if kind == "Unit":
-                if d.skip_units:
-                    d.skip_units -= 1  # a resumed direction: the compiled core already wrote this unit
-                    d.rank(d.locate(ev.offset), unit=True)   # ... and counted it in its frame
-                    # ... and its message may come again (the core's held messages are not
-                    # written when the capture is resumed): it links to the unit's row as the core's did
-                    link = self.core_link(d.stream, d.direction, ev.offset)
-                    d.last_unit = (ev.offset, link["call_key"], link) if link is not None else None
-                    continue
                 mark = d.locate(ev.offset)
                 frame, ts = (mark[1], mark[2]) if mark is not None else (None, None)
                 d.last_unit = (ev.offset,) + self._unit(capture, d.stream, d.direction, d.src, d.sport, d.dst,
                                                         d.dport, ev.offset, frame, ts, d.rank(mark, unit=True),
                                                         ev.data, ev.length)
-                continue
-            if d.skip and kind in ("Message", "Packet", "FramingError"):
-                d.skip -= 1  # a resumed direction: the compiled core already wrote this row
-                d.rank(d.locate(ev.offset if ev.offset is not None else 0))   # ... and counted it
                 continue
             if kind in ("Message", "Packet"):   # the unit events (mqcodec.stream_events)
                 row = self._add(capture, d, ev.offset, d.protocol, ev.kind, ev.data)
@@ -750,7 +706,6 @@ class Converter:
                           "queue_manager": extra["queue_manager"],
                           "remote_q_name": _k.cast(decoded.column("remote_q_name"), pa.string()),
                           "remote_q_mgr_name": _k.cast(decoded.column("remote_q_mgr_name"), pa.string())})
-        self.core_links(stream, direction, offset, links)
         return links
 
     def _end_calls(self) -> None:
@@ -780,8 +735,6 @@ class Converter:
         self.sink(_tables.MQ_CALLS, table)
 
     def _ping(self, capture, ev) -> None:
-        if self.resuming is not None and self.resuming.skip_ping():
-            return  # resuming after the compiled core, which produced this one
         self.made += 1
         self.pending.append({
             "message_key": self.keys.udp(ev.frame_number),
@@ -1034,23 +987,6 @@ def _calls_plain_schema() -> pa.Schema:
     schema = _tables.table_schema(_tables.MQ_CALLS)
     named = {name for name, _ in _tables.NAMED.values()}
     return pa.schema([f for f in schema if f.name not in named])
-
-
-class _LinkBatch:
-    """The mq_messages link columns of a batch of units the compiled core
-    wrote, found by (tcp_stream, direction, stream offset)."""
-
-    __slots__ = ("stream", "direction", "offset", "table", "_index")
-
-    def __init__(self, stream, direction, offset, table: pa.Table):
-        self.stream, self.direction, self.offset, self.table = stream, direction, offset, table
-        self._index: Optional[dict] = None
-
-    def find(self, stream: int, direction: int, offset: int) -> Optional[int]:
-        if self._index is None:   # built on the first look-up: only a resumed capture looks
-            self._index = {k: i for i, k in enumerate(zip(self.stream.tolist(), self.direction.tolist(),
-                                                          self.offset.tolist()))}
-        return self._index.get((stream, direction, offset))
 
 
 def _replied(req, replied: bool, reply_call_key: Optional[int]):

@@ -171,11 +171,12 @@ class MessageKeys:
                               "rank does not fit in message_key" % (1 << 15))
         return make_key(self.base, opened, KEY_FALLBACK_RANK | (int(direction) & 1) << 15 | n)
 
-    def tcp_batch(self, stream, direction, frame, rank):
+    def tcp_batch(self, stream, direction, frame, rank, opened=None):
         """:meth:`tcp` of many rows (the compiled core's), numpy arrays in
         each direction's stream order (directions may interleave); ``frame``
-        -1: none (as :meth:`tcp` with no frame and no ``opened``).  Returns
-        the keys (int64 array)."""
+        -1: none; ``rank`` -1: the row's first byte was not captured;
+        ``opened`` (only needed where ``rank`` is -1): the frame that opened
+        each row's connection.  Returns the keys (int64 array)."""
         import numpy as np
 
         frame = np.asarray(frame, dtype=np.int64)
@@ -187,8 +188,9 @@ class MessageKeys:
                 check_rank(int(frame[over[0]]), int(rank[over[0]]))
             return make_keys(self.base, frame, rank)
         stream_l, direction_l, frame_l, rank_l = stream.tolist(), direction.tolist(), frame.tolist(), rank.tolist()
-        return np.array([self.tcp(s, d, f if f >= 0 else None, r if f >= 0 and r >= 0 else None)
-                         for s, d, f, r in zip(stream_l, direction_l, frame_l, rank_l)], dtype=np.int64)
+        opened_l = [None] * len(rank_l) if opened is None else opened
+        return np.array([self.tcp(s, d, f if f >= 0 else None, r if f >= 0 and r >= 0 else None, o)
+                         for s, d, f, r, o in zip(stream_l, direction_l, frame_l, rank_l, opened_l)], dtype=np.int64)
 
     def udp(self, frame: int) -> int:
         """The key of a UDP row (the datagram of ``frame``)."""

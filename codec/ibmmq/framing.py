@@ -582,8 +582,11 @@ class MQStreamFramer:
         """The stream offset of the oldest event this framer still holds open
         (a unit waiting for its last segment, garbage being collected, a cut
         segment being skipped): its rows come after rows that start later, so
-        the frames of its bytes must stay known (message_key).  None: none."""
+        the frames of its bytes must stay known (message_key).  The events not
+        taken yet count too: at a gap or the end of the stream the open units
+        are reported after the garbage or segment that follows them.  None: none."""
         starts = [p.start for p in self._pending.values()]
+        starts += [e.offset for e in self._events if getattr(e, "offset", None) is not None]
         if self._garbage_start is not None:
             starts.append(self._garbage_start)
         if self._state == _SKIP and self._skip is not None:
@@ -603,10 +606,11 @@ class MQStreamFramer:
             n += len(self._skip["raw"])
         return n
 
-    def cut(self, reason: str, structure: str = "capture", field: str = "budget") -> int:
-        """Drop what this framer buffers: every message waiting for more segments
-        and the partial segment become FramingErrors (``structure``, ``field``,
-        ``reason``; raw at most ``max_raw`` bytes), and the framer resynchronises
+    def cut(self, limit: int) -> int:
+        """Drop what this framer buffers (a byte budget of ``limit`` bytes was
+        passed): every message waiting for more segments and the partial
+        segment become FramingErrors (framing_errors.CUT_PENDING, CUT_SEGMENT;
+        raw at most ``max_raw`` bytes), and the framer resynchronises
         after them as after a gap -- at the end of the cut segment when its
         header gave its length, else at the next plausible segment header.
         While scanning for a header, the garbage collected so far is reported
@@ -625,37 +629,34 @@ class MQStreamFramer:
         for key in list(self._pending):
             p = self._pending.pop(key)
             end = p.segments[-1].offset + p.segments[-1].length
-            self._error(p.start, structure, field, at, "%s: a %d-segment message waiting for more segments"
-                        % (reason, len(p.segments)), bytes(p.buf), end - p.start, key, p.seg_type)
+            structure, fld, reason = _describe(_errors.CUT_PENDING, len(p.segments), limit)
+            self._error(p.start, structure, fld, at, reason, bytes(p.buf), end - p.start, key, p.seg_type)
         avail = len(self._buf) - self._pos
         if self._state == _SYNC and avail:
             start = self._base + self._pos
             seg_end = self._known_end(self._pos)
-            self._error(start, structure, field, at, "%s: %d bytes of a segment" % (reason, avail),
-                        bytes(self._buf[self._pos:]), avail)
+            structure, fld, reason = _describe(_errors.CUT_SEGMENT, avail, limit)
+            self._error(start, structure, fld, at, reason, bytes(self._buf[self._pos:]), avail)
             self._buf = bytearray()
             self._pos = 0
             self._base = at
             if seg_end is not None and seg_end > at:
                 # the rest of the cut segment is counted (its error's length), not kept
                 self._skip = {"start": at, "end": seg_end, "raw": bytearray(), "keep": 0, "dropped": False,
-                              "reason": "rest of a segment cut at %d (%s), counted, not kept" % (at, reason),
-                              "error_offset": at, "lost_since": start}
+                              "why": (_errors.CUT_REST, at, limit), "error_offset": at, "lost_since": start}
                 self._state = _SKIP
             else:
-                self._lose(start, ("TSH", "StructID", "bytes after a segment cut at %d (%s), before the next "
-                                              "segment header" % (at, reason)))
+                self._lose(start, _describe(_errors.CUT_GARBAGE, at, limit))
         elif self._state == _SKIP and self._skip["raw"]:
             # skipping a damaged segment: the part seen so far is reported now, as the skip
             # would report it at its end (its raw bytes released); the rest of the segment
             # becomes its own error when it ends, counted, not kept
             sk = self._skip
-            self._error(sk["start"], "TSH", "", sk["error_offset"], "%s; cut at %d (%s), the rest of the "
-                        "segment follows as its own error" % (sk["reason"], at, reason), bytes(sk["raw"]),
+            structure, fld, reason = _describe(_errors.CUT_SKIPPED, at, limit)
+            self._error(sk["start"], structure, fld, sk["error_offset"], reason, bytes(sk["raw"]),
                         at - sk["start"], truncated=sk["dropped"])
             self._skip = {"start": at, "end": sk["end"], "raw": bytearray(), "keep": 0, "dropped": False,
-                          "reason": "rest of a segment cut at %d (%s), counted, not kept" % (at, reason),
-                          "error_offset": at, "lost_since": sk["lost_since"]}
+                          "why": (_errors.CUT_REST, at, limit), "error_offset": at, "lost_since": sk["lost_since"]}
         elif self._state == _LOST and self._garbage_start is not None:
             # garbage collected so far (at most max_raw bytes kept) is reported now, as it is
             self._flush_garbage()
@@ -691,7 +692,8 @@ class MQStreamFramer:
                 if seg_end is not None and end < seg_end:
                     self._skip = {"start": start, "end": seg_end, "raw": bytearray(partial[:self._max_raw]),
                                   "keep": self._max_raw, "dropped": len(partial) > self._max_raw,
-                                  "reason": reason, "error_offset": at, "lost_since": start}
+                                  "why": (_errors.GAP_IN_SEGMENT, nbytes, at), "error_offset": at,
+                                  "lost_since": start}
                     self._state = _SKIP
                 else:
                     extent = (seg_end if seg_end is not None else end) - start
@@ -733,7 +735,7 @@ class MQStreamFramer:
                                                -1 if seg_end is None else seg_end - start)
             self._error(start, structure, fld, end, reason, bytes(self._buf[self._pos:]), end - start)
         elif self._state == _SKIP:
-            self._skip["reason"] += _errors.stream_end_suffix(end)
+            self._skip["close"] = end
             self._skip["end"] = end
             self._flush_skip(resync=False)
         elif self._state == _LOST:
@@ -828,7 +830,9 @@ class MQStreamFramer:
     def _flush_skip(self, resync: bool) -> None:
         sk = self._skip
         self._skip = None
-        self._error(sk["start"], "TSH", "", sk["error_offset"], sk["reason"], bytes(sk["raw"]),
+        # why the segment is skipped (GAP_IN_SEGMENT, CUT_REST), and where the stream ended inside it
+        structure, fld, reason = _describe(sk["why"][0], sk["why"][1], sk["why"][2], sk.get("close", -1))
+        self._error(sk["start"], structure, fld, sk["error_offset"], reason, bytes(sk["raw"]),
                     sk["end"] - sk["start"], truncated=sk["dropped"])
         self._state = _SYNC
         if resync:

@@ -10,11 +10,13 @@ the conversion path imports this module without the declarations.
 """
 from __future__ import annotations
 
+from ..capture.budget import budget_reason
 from .wire import MQGMO_LENGTHS, MQMD_LENGTHS, MQOD_LENGTHS, MQPMO_LENGTHS, segment_type_name
 
 __all__ = ["NOT_A_SEGMENT", "SEGMENT_LENGTH", "AFTER_GAP", "NO_HEADER", "GAP_IN_SEGMENT", "GAP_IN_UNIT",
            "ENDS_IN_SEGMENT", "ENDS_IN_UNIT", "CONTINUATION_WITHOUT_FIRST", "NEW_FIRST_BEFORE_LAST", "UNIT",
-           "SHORT_CONTINUATION", "JOINED_TOO_LONG", "DROPPED_UNFINISHED",
+           "SHORT_CONTINUATION", "JOINED_TOO_LONG", "DROPPED_UNFINISHED", "CUT_PENDING", "CUT_SEGMENT",
+           "CUT_SKIPPED", "CUT_REST", "CUT_GARBAGE",
            "HEADER_NAMES", "UNIT_STRUCTURES", "UNIT_FIELDS", "VERSIONS", "describe", "stream_end_suffix", "unit_code", "unit_error"]
 
 # the codes (the compiled framer's MQE_* values: _ext/framer_mq.pxi; a test compares them)
@@ -32,6 +34,12 @@ UNIT = 11   # a unit whose structures do not parse: a = unit_code(...), b, c, d:
 SHORT_CONTINUATION = 12  # a: segment type, b: the continuation's length, c: its headers' length
 JOINED_TOO_LONG = 13     # a: segment type, b: the limit (max_message_length)
 DROPPED_UNFINISHED = 14  # a: the dropped unit's segment type, b, c: the limits (messages, bytes)
+# a byte budget's cut (framing.MQStreamFramer.cut; b: the budget's limit)
+CUT_PENDING = 15    # a: segments of the unit waiting for more
+CUT_SEGMENT = 16    # a: bytes of the partial segment
+CUT_SKIPPED = 17    # a: where the cut is (the part of a damaged segment seen before it)
+CUT_REST = 18       # a: where the cut was (the rest of the segment), c: stream end at close (or -1)
+CUT_GARBAGE = 19    # a: where the cut was (the bytes after it, before the next segment header)
 
 # UNIT errors: where (a structure and a field, by index) and why (a reason and its numbers)
 #: the structures, by index; None: the unit's segment type (its DataLength)
@@ -129,6 +137,21 @@ def describe(code: int, a: int = 0, b: int = 0, c: int = -1, d: int = 0) -> tupl
                 % (b, c))
     if code == JOINED_TOO_LONG:
         return segment_type_name(a), "MQSegmLen", "the joined message exceeds %d bytes" % b
+    if code == CUT_PENDING:
+        return "capture", "budget", "%s: a %d-segment message waiting for more segments" % (budget_reason(b), a)
+    if code == CUT_SEGMENT:
+        return "capture", "budget", "%s: %d bytes of a segment" % (budget_reason(b), a)
+    if code == CUT_SKIPPED:
+        return ("TSH", "", "the part of a damaged segment before a cut at %d (%s); the rest of the segment "
+                "follows as its own error" % (a, budget_reason(b)))
+    if code == CUT_REST:
+        reason = "rest of a segment cut at %d (%s), counted, not kept" % (a, budget_reason(b))
+        if c >= 0:
+            reason += stream_end_suffix(c)
+        return "TSH", "", reason
+    if code == CUT_GARBAGE:
+        return ("TSH", "StructID", "bytes after a segment cut at %d (%s), before the next segment header"
+                % (a, budget_reason(b)))
     if code == DROPPED_UNFINISHED:
         return (segment_type_name(a), "", "dropped unfinished: open multi-segment messages exceed %d messages or "
                 "%d bytes" % (b, c))

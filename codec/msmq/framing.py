@@ -396,11 +396,13 @@ class MSMQStreamFramer:
         (a global byte budget, ``mqcodec.capture.budget``, counts it)."""
         return len(self._buf) - self._pos
 
-    def cut(self, reason: str, structure: str = "capture", field: str = "budget") -> int:
-        """Report every buffered byte as one :class:`FramingError` (``structure``,
-        ``field``, ``reason``; all its bytes in ``raw``), then scan for the next
-        packet after them, as after a gap.  Returns the number of bytes cut.
-        For a global byte budget: the framer's memory goes back to nothing."""
+    def cut(self, limit: int) -> int:
+        """Report every buffered byte as one :class:`FramingError`
+        (framing_errors.BUDGET_CUT: a byte budget of ``limit`` bytes was
+        passed; all its bytes in ``raw``), then scan for the next packet after
+        them, as after a gap (framing_errors.AFTER_CUT).  Returns the number of
+        bytes cut.  For a global byte budget: the framer's memory goes back to
+        nothing."""
         if self._closed:
             return 0
         self._run()
@@ -408,9 +410,9 @@ class MSMQStreamFramer:
         if n == 0:
             return 0
         end = self._off(len(self._buf))
-        self._error(self._pos, len(self._buf), structure, field, reason)
+        self._error(self._pos, len(self._buf), *_E.describe(_E.BUDGET_CUT, limit))
         self._reset(end)
-        self._enter_scan(0, end, (0, "BaseHeader", "", "bytes after %d bytes cut at %d (%s)" % (n, end, reason)))
+        self._enter_scan(0, end, (_E.AFTER_CUT, end, limit))
         return n
 
     # ------------------------------------------------------------------ machinery

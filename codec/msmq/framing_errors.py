@@ -16,9 +16,12 @@ declarations.
 """
 from __future__ import annotations
 
+from ..capture.budget import budget_reason
+
 __all__ = ["BAD_VERSION", "BAD_SIGNATURE", "BAD_SIZE", "BAD_INTERNAL_SIZE", "AFTER_GAP", "NO_SIGNATURE",
            "STILL_NO_PACKET", "NONE_BEFORE_GAP", "ENDED_BEFORE_PACKET", "HEADER_THEN_GAP", "GAP_IN_PACKET",
-           "TAIL_BEFORE_GAP", "TAIL", "TAIL_AT_CLOSE", "HEADER_AT_CLOSE", "TRUNCATED_AT_CLOSE", "KINDS",
+           "TAIL_BEFORE_GAP", "TAIL", "TAIL_AT_CLOSE", "HEADER_AT_CLOSE", "TRUNCATED_AT_CLOSE", "AFTER_CUT",
+           "BUDGET_CUT", "KINDS",
            "describe", "problem_text", "suffix_text"]
 
 MAX_PACKET_SIZE = 0x00400000    # [MS-MQQB] BaseHeader.PacketSize (msmq.constants.MAX_PACKET_SIZE; a test compares)
@@ -30,6 +33,7 @@ BAD_SIZE = 3            # a: PacketSize
 BAD_INTERNAL_SIZE = 4   # a: PacketSize
 AFTER_GAP = 5           # a: bytes missing, b: at stream offset
 NO_SIGNATURE = 6
+AFTER_CUT = 7           # a: where a byte budget cut the stream, b: the budget's limit
 # suffixes: why the garbage is reported now
 STILL_NO_PACKET = 1     # (a chunk of SCAN_CHUNK bytes)
 NONE_BEFORE_GAP = 2     # c: bytes missing, d: at stream offset
@@ -42,6 +46,7 @@ TAIL = 103              # a: the packet's offset
 TAIL_AT_CLOSE = 104     # a: the packet's offset, b: bytes missing at its end
 HEADER_AT_CLOSE = 105   # a: bytes of the BaseHeader
 TRUNCATED_AT_CLOSE = 106  # a: the packet's framed length, b: its PacketSize, c: bytes present
+BUDGET_CUT = 107        # a: the byte budget's limit (every byte the framer held)
 
 #: the kinds of a packet known by its prefix (framing._prefix_kind), by index
 KINDS = ("UserMessage", "SessionAck", "EstablishConnection", "ConnectionParameters", "Internal")
@@ -62,6 +67,8 @@ def problem_text(code: int, a: int = 0, b: int = 0) -> tuple[str, str, str]:
         return "BaseHeader", "", "bytes after a gap of %d bytes at %d" % (a, b)
     if code == NO_SIGNATURE:
         return "BaseHeader", "", "no packet signature"
+    if code == AFTER_CUT:
+        return "BaseHeader", "", "bytes after a cut at %d (%s)" % (a, budget_reason(b))
     raise ValueError("unknown MSMQ framing problem %r" % code)
 
 
@@ -98,6 +105,8 @@ def describe(code: int, a: int = 0, b: int = 0, c: int = 0, d: int = 0) -> tuple
                 "before its end" % (a, b))
     if code == HEADER_AT_CLOSE:
         return "BaseHeader", "", "the stream ended after %d bytes of a 16-byte BaseHeader" % a
+    if code == BUDGET_CUT:
+        return "capture", "budget", budget_reason(a)
     if code == TRUNCATED_AT_CLOSE:
         extra = " (PacketSize %d + the 16-byte SessionHeader)" % b if a != b else ""
         return ("BaseHeader", "PacketSize", "truncated packet: %d bytes%s, the stream ended after %d"
