@@ -117,6 +117,12 @@ cdef int buf_reserve(Buf* b, Py_ssize_t extra) noexcept nogil:
     b.cap = cap
     return 0
 
+cdef inline void buf_consume(Buf* b, Py_ssize_t r) noexcept nogil:
+    """Drop the first r bytes (those a framer consumed)."""
+    if r:
+        memmove(b.p, b.p + r, b.n - r)
+        b.n -= r
+
 cdef int buf_append(Buf* b, const uint8_t* data, Py_ssize_t n) noexcept nogil:
     if buf_reserve(b, n) < 0:
         return -1
@@ -1397,9 +1403,7 @@ cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, 
         if r < 0:
             fail_conn(c, ci)
             return
-        if r:
-            memmove(h.buf.p, h.buf.p + r, h.buf.n - r)
-            h.buf.n -= r
+        buf_consume(&h.buf, r)
 
 cdef bint close_half(Core* c, Py_ssize_t ci, int d) noexcept nogil:
     """The pure StreamClosed: the framer's close.  False: out of memory (fail_conn)."""
@@ -2070,9 +2074,7 @@ cdef void budget_enforce(Core* c, int64_t total) noexcept nogil:
             if r < 0:
                 fail_conn(c, i)
                 break
-            if r:
-                memmove(h.buf.p, h.buf.p + r, h.buf.n - r)
-                h.buf.n -= r
+            buf_consume(&h.buf, r)
         left = half_framer(h)
         released = v[4 * k] - left
         if released > 0:
