@@ -8,9 +8,11 @@ __all__ = ["rereadable", "reopen", "frames_until_error"]
 
 
 def rereadable(source) -> bool:
-    """The compiled path reads a capture again when the pure pipeline resumes
-    it (past the byte budget): paths, bytes and seekable
-    files can be."""
+    """Can ``source`` be read again from its start?  The compiled path needs it:
+    a file header the core declines goes to the pure pipeline, and a file
+    error the core stops at is reported by the pure reader, which reads the
+    file's structure up to it (no frame is converted twice).  Paths, bytes and
+    seekable files can be."""
     if isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview)):
         return True
     try:
