@@ -744,12 +744,12 @@ cdef object _buf_array(Buf* b):
 
 # ------------------------------------------------- tables checked at import
 # Every code and value above that the walk uses as a literal is the Python
-# side's (mqcodec.ibmmq.pcf, mqcodec.batch.errors, mqcodec.layout): checked
-# here when the module is imported; a table that disagrees fails the import
-# (mqcodec._impl.check_codes).
+# side's (mqcodec.batch.mq_layout: generated from mqcodec.ibmmq.pcf's
+# declarations, and checked against them by tests/test_batch_mq.py;
+# mqcodec.batch.errors): checked here when the module is imported, without
+# construct; a table that disagrees fails the import (mqcodec._impl.check_codes).
 from mqcodec._impl import check_codes as _check_codes
-from mqcodec.ibmmq import pcf as _pcf
-from mqcodec.layout import field_offsets as _field_offsets
+from mqcodec.batch import mq_layout as _L
 
 _T_CODES = {"MQCFIN": T_INTEGER, "MQCFST": T_STRING, "MQCFIL": T_INTEGER_LIST, "MQCFSL": T_STRING_LIST,
             "MQCFT_USER": T_USER, "MQCFBS": T_BYTE_STRING, "MQCFIF": T_INTEGER_FILTER, "MQCFSF": T_STRING_FILTER,
@@ -785,25 +785,20 @@ CODE_TABLES = {
 
 def python_tables():
     """The Python side of every table of CODE_TABLES: (reference, complete, source)."""
-    decl = _pcf.DECLARATIONS[">"]
-    eph = _field_offsets(decl["MQEPH"])
-    eph_fields = {k: v for k, v in eph.items() if k != "PCFHeader"}
-    for k, v in _field_offsets(decl["MQCFH"]).items():
-        eph_fields["PCFHeader." + k] = eph["PCFHeader"] + v
     return {
-        "MQCFT": ({name: t for t, name in _pcf.PARAMETER_TYPES.items()}, True, "mqcodec.ibmmq.pcf.PARAMETER_TYPES"),
+        "MQCFT": ({name: t for t, name in _L.PCF_PARAMETER_TYPES.items()}, True,
+                  "mqcodec.batch.mq_layout.PCF_PARAMETER_TYPES"),
         "parameter structure": (_errors.STRUCTURES, False, "mqcodec.batch.errors.STRUCTURES"),
-        "fixed length": ({name: decl.get(name, decl["OPAQUE"]).sizeof() for name in _pcf.PARAMETER_TYPES.values()},
-                         True, "mqcodec.ibmmq.pcf.DECLARATIONS"),
-        "MQCFH.Type": ({"%d" % t: 1 for t in _pcf.HEADER_TYPES}, True, "mqcodec.ibmmq.pcf.HEADER_TYPES"),
+        "fixed length": (dict(_L.PCF_FIXED_LENGTHS), True, "mqcodec.batch.mq_layout.PCF_FIXED_LENGTHS"),
+        "MQCFH.Type": ({"%d" % t: 1 for t in _L.PCF_HEADER_TYPES}, True, "mqcodec.batch.mq_layout.PCF_HEADER_TYPES"),
         "structure": (_errors.STRUCTURES, False, "mqcodec.batch.errors.STRUCTURES"),
         "field": (_errors.FIELDS, False, "mqcodec.batch.errors.FIELDS"),
         "MQCFH field": (_errors.FIELDS, False, "mqcodec.batch.errors.FIELDS"),
-        "MQCFH offset": (_field_offsets(decl["MQCFH"]), True, "mqcodec.ibmmq.pcf.MQCFH"),
-        "MQEPH offset": (eph_fields, True, "mqcodec.ibmmq.pcf.MQEPH"),
+        "MQCFH offset": (dict(_L.PCF_MQCFH_OFFSETS), True, "mqcodec.batch.mq_layout.PCF_MQCFH_OFFSETS"),
+        "MQEPH offset": (dict(_L.PCF_MQEPH_OFFSETS), True, "mqcodec.batch.mq_layout.PCF_MQEPH_OFFSETS"),
         "reason": (_errors.REASON_CODES, True, "mqcodec.batch.errors.REASON_CODES"),
-        "limit": ({"MAX_GROUP_DEPTH": _pcf.MAX_GROUP_DEPTH, "MIN_PARAMETER_LENGTH": _pcf.MIN_PARAMETER_LENGTH,
-                   "DEFAULT_CCSID": _pcf.DEFAULT_CCSID}, True, "mqcodec.ibmmq.pcf"),
+        "limit": ({"MAX_GROUP_DEPTH": _L.PCF_MAX_GROUP_DEPTH, "MIN_PARAMETER_LENGTH": _L.MIN_PARAMETER_LENGTH,
+                   "DEFAULT_CCSID": _L.PCF_DEFAULT_CCSID}, True, "mqcodec.batch.mq_layout"),
     }
 
 

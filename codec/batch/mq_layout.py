@@ -73,3 +73,16 @@ MQMD2_FIELDS = [
 MQCFH_FIELDS = ('Type', 'StrucLength', 'Version', 'Command', 'MsgSeqNumber', 'Control', 'CompCode', 'Reason', 'ParameterCount')
 #: where the MQEPH's embedded MQCFH starts (its Type field)
 MQEPH_PCF_HEADER_OFFSET = 32
+
+# the compiled PCF decoder's tables (_ext/pcf_batch.pyx checks its own against these at import)
+#: parameter structure Type -> name (pcf.PARAMETER_TYPES)
+PCF_PARAMETER_TYPES = {3: 'MQCFIN', 4: 'MQCFST', 5: 'MQCFIL', 6: 'MQCFSL', 8: 'MQCFT_USER', 9: 'MQCFBS', 13: 'MQCFIF', 14: 'MQCFSF', 15: 'MQCFBF', 20: 'MQCFGR', 23: 'MQCFIN64', 25: 'MQCFIL64'}
+#: the fixed part of each parameter structure, in bytes
+PCF_FIXED_LENGTHS = {'MQCFIN': 16, 'MQCFST': 20, 'MQCFIL': 16, 'MQCFSL': 24, 'MQCFT_USER': 12, 'MQCFBS': 16, 'MQCFIF': 20, 'MQCFSF': 24, 'MQCFBF': 20, 'MQCFGR': 16, 'MQCFIN64': 24, 'MQCFIL64': 16}
+#: the MQCFH Type values of a PCF header (pcf.HEADER_TYPES)
+PCF_HEADER_TYPES = (1, 2, 7, 8, 10, 12, 16, 17, 18, 19, 21, 22, 26, 27)
+#: field offsets of the MQCFH, and of the MQEPH with its embedded MQCFH's
+PCF_MQCFH_OFFSETS = {'Type': 0, 'StrucLength': 4, 'Version': 8, 'Command': 12, 'MsgSeqNumber': 16, 'Control': 20, 'CompCode': 24, 'Reason': 28, 'ParameterCount': 32}
+PCF_MQEPH_OFFSETS = {'StrucId': 0, 'Version': 4, 'StrucLength': 8, 'Encoding': 12, 'CodedCharSetId': 16, 'Format': 20, 'Flags': 28, 'PCFHeader.Type': 32, 'PCFHeader.StrucLength': 36, 'PCFHeader.Version': 40, 'PCFHeader.Command': 44, 'PCFHeader.MsgSeqNumber': 48, 'PCFHeader.Control': 52, 'PCFHeader.CompCode': 56, 'PCFHeader.Reason': 60, 'PCFHeader.ParameterCount': 64}
+PCF_MAX_GROUP_DEPTH = 64
+PCF_DEFAULT_CCSID = 1208
