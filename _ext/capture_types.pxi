@@ -2,17 +2,12 @@
 # framers it includes (framer_mq.pxi, framer_msmq.pxi).  Included, never
 # compiled alone.
 #
-# The framers are the compiled fast path of mqcodec.ibmmq.framing.MQStreamFramer
-# and mqcodec.msmq.framing.MSMQStreamFramer: for the byte streams they accept
-# they emit exactly the Message/Packet events the pure framers emit, in the
-# same order, and they BAIL (return -1) wherever the pure framer would do
-# anything the fast path does not reproduce (for MSMQ an OrderAck candidate
-# outside the layout it knows; for IBM MQ the errors of a unit that does not
-# parse or exceeds the size limits): both follow gaps, garbage and incomplete
-# streams themselves (error_fn).  The capture core then hands the whole connection to the pure
-# pipeline, which replays it from its first frame and skips the messages the
-# fast path already emitted: those are, by construction, a prefix of the pure
-# framer's messages for that direction.
+# The framers are the compiled twins of mqcodec.ibmmq.framing.MQStreamFramer
+# and mqcodec.msmq.framing.MSMQStreamFramer: they emit exactly the
+# Message/Packet events and the FramingErrors (error_fn: a code and numbers)
+# the pure framers emit, in the same order, gaps, garbage, incomplete streams,
+# size limits and byte-budget cuts included.  They BAIL (return -1) only when
+# a callback fails (out of memory): the capture core then raises MemoryError.
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int16_t, int32_t, int64_t, uint64_t
 
 # Called by a framer for each complete message, in stream order.
