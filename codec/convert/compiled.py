@@ -178,7 +178,7 @@ class _Held:
             conv.count_conflicts(core.connection(c)[4], n)
         self.conflicts_by_conn.clear()
 
-    def settle(self, conv, core, new, produced: Counter, *, final: bool = False) -> int:
+    def settle(self, conv, core, new, *, final: bool = False) -> int:
         """Add ``new`` rows; write those that are final (all of them with
         ``final``); returns the number written."""
         parts = [t for t in (self.table, new) if t is not None and t.num_rows]
@@ -201,10 +201,6 @@ class _Held:
         if n == 0:
             return 0
         out = _k.filter(t, _k.bools(write))
-        pairs, counts = np.unique(out.column("tcp_stream").to_numpy() * 2
-                                  + out.column("_dir").to_numpy().astype(np.int64), return_counts=True)
-        for pair, count in zip(pairs.tolist(), counts.tolist()):
-            produced[(pair >> 1, pair & 1)] += count
         # keys from the input (keys.MessageKeys): each direction's rows come in stream order
         rank = out.column("_rank").to_numpy()
         opened = None
@@ -225,20 +221,20 @@ class _Held:
         conv.pending_bytes += int(_k.call("sum", [out.column("length")]).as_py() or 0)
         return n
 
-def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counter, held: "Optional[_Held]" = None,
+def _take(conv, core, mod, side, name: str, conns: dict, kinds, held: "Optional[_Held]" = None,
           final: bool = False) -> int:
     """Move the core's latest messages into a pending block (through ``held``:
     see :class:`_Held`); run deferred frames through the pure processor.
     Returns the number of messages taken from the core."""
     b = core.take()
     for frame in b["deferred"]:
-        _side_events(conv, side.feed(frame), name, produced)
+        _side_events(conv, side.feed(frame), name)
     n = len(b["seq"])
     conflicts = b.pop("conflicts", None)
     if n == 0:
         if held is not None:
             held.conflicts({"conflicts": conflicts}, None)
-            held.settle(conv, core, None, produced, final=final)
+            held.settle(conv, core, None, final=final)
         return 0
     errors = b.pop("errors", None)
     if errors is not None:
@@ -255,12 +251,12 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     if unit_kind is not None:
         is_unit = (np.asarray(b["kind"]) == unit_kind) & (np.asarray(b["protocol"]) == 0)
         if is_unit.any():
-            b = _units(conv, core, b, is_unit, name, conns, produced)
+            b = _units(conv, core, b, is_unit, name, conns)
             n = len(b["seq"])
             if n == 0:
                 if held is not None:
                     held.conflicts({"conflicts": conflicts}, None)
-                    held.settle(conv, core, None, produced, final=final)
+                    held.settle(conv, core, None, final=final)
                 return 0
     offsets = np.ascontiguousarray(b["offsets"], dtype=np.int64)
     data = pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets),
@@ -336,7 +332,7 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, produced: Counte
     if held is None:
         raise RuntimeError("mqcodec.convert.compiled._take: messages taken with no _Held to hold them")
     held.settle(conv, core, held.conflicts({"conflicts": conflicts}, pa.Table.from_arrays(arrays, names=names)),
-                produced, final=final)
+                final=final)
     return n
 
 
@@ -364,7 +360,7 @@ def _error_columns(b: dict, length) -> dict:
             "error_field": pa.array(fld, pa.string())}
 
 
-def _units(conv, core, b: dict, is_unit, name: str, conns: dict, produced: Counter) -> dict:
+def _units(conv, core, b: dict, is_unit, name: str, conns: dict) -> dict:
     """The batch's IBM MQ unit records -> mq_calls rows (in arena order, which
     is the pure framer's event order; decoded at once by
     :func:`mqcodec.ibmmq.calls_batch.decode_units`, paired and attributed by
@@ -389,9 +385,6 @@ def _units(conv, core, b: dict, is_unit, name: str, conns: dict, produced: Count
                                   np.asarray(b["frame"], dtype=np.int64)[units],
                                   np.asarray(b["rank"], dtype=np.int64)[units],
                                   np.asarray(b["ts_ns"], dtype=np.int64)[units])
-    pairs, counts = np.unique(np.asarray(b["tcp_stream"], dtype=np.int64)[units] * 2 + dir_u, return_counts=True)
-    for pair, c in zip(pairs.tolist(), counts.tolist()):
-        produced[("unit", pair >> 1, pair & 1)] += c
     # each message's link: the unit record just before it in its direction (same conn and
     # direction, nearest before it in the batch), when at the same stream offset
     m = len(is_unit)
@@ -451,16 +444,14 @@ def _ts(ts_ns, frame) -> pa.Array:
     return _k.cast(_k.from_numpy(v, mask=mask), pa.timestamp("ns", tz="UTC"))
 
 
-def _side_events(conv, events, name: str, produced: Counter) -> None:
+def _side_events(conv, events, name: str) -> None:
     """Events of the deferred frames' pure processor: only UDP datagrams (the
     MSMQ ping) make rows; TCP belongs to the core."""
     from ..capture import UDPDatagram
 
     udp = [ev for ev in events if type(ev) is UDPDatagram]
     if udp:
-        before = len(conv.pending)
         conv.on_events(udp, name, {})
-        produced["ping"] += len(conv.pending) - before
 
 
 def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) -> bool:
@@ -487,7 +478,6 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     side = CaptureProcessor(max_connections=opts.max_connections)
     kinds = (list(mod.MQ_KIND_NAMES), list(mod.MSMQ_KIND_NAMES))
     conns: dict = {}
-    produced: Counter = Counter()  # (tcp_stream, direction) -> messages the core produced; "ping" -> pings
     made0 = conv.made
     frames_seen = 0
     held = _Held()
@@ -496,8 +486,8 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     for chunk in _chunks(source, gzip_error, where):
         core.feed(chunk)
         if not core.supported:
-            return _give_up(conv, core, source, name, progress, produced, made0, numbers)
-        _take(conv, core, mod, side, name, conns, kinds, produced, held)
+            return _give_up(conv, core, source, name, progress, made0, numbers)
+        _take(conv, core, mod, side, name, conns, kinds, held)
         if progress is not None and hasattr(progress, "advance"):
             frames = core.stats.get("frames", 0)
             progress.advance(frames - frames_seen, where[0])
@@ -510,12 +500,12 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     if core.format is None or (gzip_error and not core.stats["frames"] and core.stop is None):
         # empty, too short to hold a file header, or damaged gzip before the first frame
         # (the pure reader raises: not a readable capture): the pure reader says which
-        return _give_up(conv, core, source, name, progress, produced, made0, numbers)
+        return _give_up(conv, core, source, name, progress, made0, numbers)
     core.finish()
     if not core.supported:
-        return _give_up(conv, core, source, name, progress, produced, made0, numbers)
-    _take(conv, core, mod, side, name, conns, kinds, produced, held, final=True)
-    _side_events(conv, side.close(), name, produced)
+        return _give_up(conv, core, source, name, progress, made0, numbers)
+    _take(conv, core, mod, side, name, conns, kinds, held, final=True)
+    _side_events(conv, side.close(), name)
     stats = dict(core.stats)
     held.count_conflicts(conv, core)
     if numbers is not None and conv.opening_frames is not None:
@@ -571,13 +561,12 @@ class _Intact:
     parser = None
 
 
-def _give_up(conv, core, source, name: str, progress, produced: Counter, made0: int, numbers=None) -> bool:
+def _give_up(conv, core, source, name: str, progress, made0: int, numbers=None) -> bool:
     """The core declined the capture (``core.supported`` is False: a file
-    header it does not take, or the input ends inside it), before producing
-    anything: False, and the caller's pure pipeline takes it (which also
-    raises the exact error)."""
-    units = sum(v for k, v in produced.items() if isinstance(k, tuple) and k[0] == "unit")
-    if conv.made != made0 or units:
+    header it does not take, or the input ends inside it), before walking any
+    frame: False, and the caller's pure pipeline takes it (which also raises
+    the exact error)."""
+    if core.stats["frames"] or conv.made != made0:
         raise RuntimeError("mqcodec capture core: gave the capture up after producing rows (%s)"
                            % core.unsupported_reason)
     return False
