@@ -486,7 +486,7 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     for chunk in _chunks(source, gzip_error, where):
         core.feed(chunk)
         if not core.supported:
-            return _give_up(conv, core, source, name, progress, made0, numbers)
+            return _give_up(conv, core, made0)
         _take(conv, core, mod, side, name, conns, kinds, held)
         if progress is not None and hasattr(progress, "advance"):
             frames = core.stats.get("frames", 0)
@@ -500,10 +500,10 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     if core.format is None or (gzip_error and not core.stats["frames"] and core.stop is None):
         # empty, too short to hold a file header, or damaged gzip before the first frame
         # (the pure reader raises: not a readable capture): the pure reader says which
-        return _give_up(conv, core, source, name, progress, made0, numbers)
+        return _give_up(conv, core, made0)
     core.finish()
     if not core.supported:
-        return _give_up(conv, core, source, name, progress, made0, numbers)
+        return _give_up(conv, core, made0)
     _take(conv, core, mod, side, name, conns, kinds, held, final=True)
     _side_events(conv, side.close(), name)
     stats = dict(core.stats)
@@ -561,7 +561,7 @@ class _Intact:
     parser = None
 
 
-def _give_up(conv, core, source, name: str, progress, made0: int, numbers=None) -> bool:
+def _give_up(conv, core, made0: int) -> bool:
     """The core declined the capture (``core.supported`` is False: a file
     header it does not take, or the input ends inside it), before walking any
     frame: False, and the caller's pure pipeline takes it (which also raises

@@ -272,9 +272,8 @@ class Converter:
         self._capture_done(report)
         return opened
 
-    def add_capture_pure(self, source, name: str, progress=None, *, numbers=None) -> None:
-        """``numbers``: each record's frame number (a spool of frames that are
-        not a whole capture, Converter.add_frames)."""
+    def add_capture_pure(self, source, name: str, progress=None) -> None:
+        """Convert the capture ``source`` with the pure pipeline."""
         from ..capture import open_capture
 
         reader = open_capture(reopen(source))
@@ -282,9 +281,7 @@ class Converter:
             progress.attach(reader)  # the bar reads the file position from the reader
         file_error: list = []
         frames = frames_until_error(reader, file_error)
-        if numbers is not None:
-            frames = (f._replace(number=numbers[f.number - 1]) for f in frames)
-        proc = self.pure_pipeline(frames, name, progress, streams_by_frame=numbers is not None)
+        proc = self.pure_pipeline(frames, name, progress)
         report = proc.report()
         report["capture"] = name
         self.end_capture(report, reader, file_error)
