@@ -43,5 +43,11 @@ ctypedef int (*unit_fn)(void* ctx, int64_t start, const uint8_t* data, Py_ssize_
 ctypedef int (*error_fn)(void* ctx, int64_t start, const uint8_t* raw, Py_ssize_t rawlen, int64_t length,
                          int truncated, int code, int64_t a, int64_t b, int64_t c, int64_t d) noexcept nogil
 
+# Called by a framer each time it is on a unit boundary again (the pure
+# framer's Resynchronised(offset, skipped) event), in event order; NULL in
+# the capture core, which only counts them (resyncs, resync_bytes).
+# Returns 0 or -1 (BAIL).
+ctypedef int (*resync_fn)(void* ctx, int64_t offset, int64_t skipped) noexcept nogil
+
 cdef enum:
     FRAMER_BAIL = -1

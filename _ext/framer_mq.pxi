@@ -189,6 +189,7 @@ cdef struct MQFramer:
     int64_t lost_since     # stream offset where sync was lost
     int64_t resyncs        # Resynchronised events so far, and their skipped bytes
     int64_t resync_bytes
+    resync_fn resync_emit  # NULL: counted only
     # LOST: the garbage collected (framing._garbage*): its start (-1: none), its
     # length, its first MQF_MAX_RAW bytes, and why it is garbage (an error code
     # and its numbers; why_set 0: framing_errors.NO_HEADER)
@@ -650,6 +651,7 @@ cdef void mq_framer_init(MQFramer* f, int64_t offset) noexcept nogil:
     f.scap = 0
     f.unit_emit = NULL
     f.err_emit = NULL
+    f.resync_emit = NULL
 
 
 cdef void mq_framer_free(MQFramer* f) noexcept nogil:
@@ -915,15 +917,23 @@ cdef int _mq_flush_garbage(MQFramer* f, void* ctx) noexcept nogil:
     return r
 
 
+cdef inline int _mq_resync(MQFramer* f, void* ctx, int64_t at, int64_t skipped) noexcept nogil:
+    """Resynchronised(at, skipped): counted, and reported when resync_emit is set.  0 or -1."""
+    f.resyncs += 1
+    f.resync_bytes += skipped
+    if f.resync_emit != NULL:
+        return f.resync_emit(ctx, at, skipped)
+    return 0
+
+
 cdef int _mq_flush_skip(MQFramer* f, void* ctx, int resync) noexcept nogil:
     """framing._flush_skip: the cut segment as one FramingError, then SYNC."""
     cdef int r = _mq_error(f, ctx, f.sk_start, f.sk_buf, f.sk_n, f.sk_n, f.sk_end - f.sk_start, f.sk_dropped,
                            f.sk_code, f.sk_a, f.sk_b, f.sk_close, 0)
     f.sk_n = 0
     f.state = MQS_SYNC
-    if resync:
-        f.resyncs += 1
-        f.resync_bytes += f.sk_end - f.sk_lost_since
+    if resync and r == 0:
+        r = _mq_resync(f, ctx, f.sk_end, f.sk_end - f.sk_lost_since)
     return r
 
 
@@ -968,9 +978,9 @@ cdef int _mq_scan(MQFramer* f, const uint8_t* buf, Py_ssize_t n, Py_ssize_t* ppo
             if _mq_flush_garbage(f, ctx) < 0:
                 return -1
             f.why_set = 0
-            f.resyncs += 1        # Resynchronised(here, here - lost_since)
-            f.resync_bytes += f.offset + j - f.lost_since
             f.state = MQS_SYNC
+            if _mq_resync(f, ctx, f.offset + j, f.offset + j - f.lost_since) < 0:
+                return -1
             return 1
         i = j + 1
 
@@ -1034,8 +1044,9 @@ cdef int mq_framer_gap(MQFramer* f, int64_t nbytes, const uint8_t* buf, Py_ssize
                     f.bailed = 1
                     return FRAMER_BAIL
                 if seg_end >= 0 and end == seg_end:
-                    f.resyncs += 1
-                    f.resync_bytes += end - start
+                    if _mq_resync(f, ctx, end, end - start) < 0:
+                        f.bailed = 1
+                        return FRAMER_BAIL
                 else:
                     _mq_lose(f, start, MQE_AFTER_GAP)
         else:
@@ -1259,12 +1270,22 @@ cdef int _mq_collect_error(void* ctx, int64_t start, const uint8_t* raw, Py_ssiz
     return 0
 
 
+cdef int _collect_resync(void* ctx, int64_t offset, int64_t skipped) noexcept nogil:
+    with gil:
+        try:
+            (<list>ctx).append(("RESYNC", offset, skipped))
+        except BaseException:
+            return -1
+    return 0
+
+
 cdef class FastMQFramer:
     """The compiled framer driven as the capture core drives it (for tests).
     ``feed``, ``gap`` and ``close`` return the events in order: messages as
     ``(start, data, kind, md_only)`` (Message.offset, .data, .kind), errors
     as ``("ERROR", start, raw, length, raw_truncated, code, a, b, c, d)``
-    (framing_errors.describe(code, a, b, c, d) gives the text), with
+    (framing_errors.describe(code, a, b, c, d) gives the text),
+    Resynchronised events as ``("RESYNC", offset, skipped)``, with
     "BAIL" appended when the framer bails (later calls return []).  With
     ``units=True`` every unit comes first as ``("UNIT", start,
     unit_prefix_bytes, full_length)``.  ``resyncs`` and ``resync_bytes``
@@ -1283,6 +1304,7 @@ cdef class FastMQFramer:
         if units:
             self.f.unit_emit = _mq_collect_unit
         self.f.err_emit = _mq_collect_error
+        self.f.resync_emit = _collect_resync
         self.rest = b""
         self.bailed = False
         self.closed = False

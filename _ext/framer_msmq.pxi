@@ -127,6 +127,7 @@ cdef struct MSMQFramer:
     int64_t resyncs                 # Resynchronised events so far, and their skipped bytes
     int64_t resync_bytes
     error_fn err_emit               # NULL: every FramingError is a BAIL
+    resync_fn resync_emit           # NULL: Resynchronised events counted only
 
 
 cdef inline uint32_t _msmq_u32(const uint8_t* p) noexcept nogil:
@@ -307,6 +308,7 @@ cdef void msmq_framer_init(MSMQFramer* f, int64_t offset) noexcept nogil:
     f.prob_a = f.prob_b = 0
     f.resyncs = f.resync_bytes = 0
     f.err_emit = NULL
+    f.resync_emit = NULL
 
 
 cdef void msmq_framer_free(MSMQFramer* f) noexcept nogil:
@@ -457,6 +459,9 @@ cdef Py_ssize_t _msmq_run(MSMQFramer* f, const uint8_t* buf, Py_ssize_t n, emit_
                             return FRAMER_BAIL
                         f.resyncs += 1
                         f.resync_bytes += f.offset + c - f.lost_at
+                        if f.resync_emit != NULL and f.resync_emit(ctx, f.offset + c, f.offset + c - f.lost_at) < 0:
+                            f.bailed = 1
+                            return FRAMER_BAIL
                         pos = c
                         f.mode = MS_SYNC
                         break
@@ -630,7 +635,8 @@ cdef class FastMSMQFramer:
     bytes itself, as the capture core does.  feed(), gap(n) and close()
     return the events in order: (start, bytes, kind, md_only) for a packet,
     ("ERROR", start, raw, code, a, b, c, d) for a FramingError
-    (framing_errors.describe(code, a, b, c, d) gives its text), with "BAIL"
+    (framing_errors.describe(code, a, b, c, d) gives its text),
+    ("RESYNC", offset, skipped) for a Resynchronised event, with "BAIL"
     appended when the framer bails (feeding after that raises RuntimeError).
     ``resyncs`` and ``resync_bytes`` count the Resynchronised events."""
     cdef MSMQFramer _f
@@ -641,6 +647,7 @@ cdef class FastMSMQFramer:
     def __init__(self, offset=0):
         msmq_framer_init(&self._f, offset)
         self._f.err_emit = _msmq_list_error
+        self._f.resync_emit = _collect_resync
         self._pending = b""
         self._bailed = False
         self._closed = False

@@ -1,30 +1,63 @@
-"""The events every stream framer yields, whatever the protocol.
+"""The framers' interface and the events every stream framer yields,
+whatever the protocol and the implementation.
 
-A framer (:class:`mqcodec.ibmmq.framing.MQStreamFramer`,
-:class:`mqcodec.msmq.framing.MSMQStreamFramer`) is fed one TCP direction's
-bytes (``feed``), told of bytes the capture lost (``gap``) and of the end
-(``close``), and iterated for what it found, in stream order:
+A framer is fed one TCP direction's bytes (``feed``), told of bytes the
+capture lost (``gap(nbytes)``) and of the end (``close``); ``end`` is the
+stream offset after the last byte fed (or gap); ``next_event()``
+returns what it found, in stream order, then :data:`NEED_DATA` (feed more)
+or, after ``close``, :data:`CLOSED`; iterating a framer yields the events
+ready now.  The events:
 
-* its protocol's unit: ``Message`` (IBM MQ, also ``Segment`` and ``Unit``)
-  or ``Packet`` (MSMQ), each with ``offset`` (the stream offset of its first
+* its protocol's unit, with ``offset`` (the stream offset of its first
   byte), ``data`` (its bytes, what the protocol's decoder takes) and
-  ``kind``;
+  ``kind``: ``Message`` (IBM MQ; the pure framer also reports ``Segment``
+  and, asked, ``Unit``), ``Packet`` (MSMQ), or :class:`StreamUnit` (the
+  compiled framers, which report those three fields only);
 * :class:`FramingError`: stream bytes that are not a whole unit, with their
   ``raw`` bytes and where the problem was found;
 * :class:`Resynchronised`: the framer is on a unit boundary again.
 
+The implementations: :class:`mqcodec.ibmmq.framing.MQStreamFramer` and
+:class:`mqcodec.msmq.framing.MSMQStreamFramer` (pure), and the compiled
+framers the capture core runs, behind :func:`mqcodec.framers.framer`.
 Using a framer out of order raises :class:`FramerStateError`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field as _dc_field
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from .errors import DecodeError, MQCodecError
 from .render import json_ready
 
-__all__ = ["FramingError", "Resynchronised", "FramerStateError"]
+__all__ = ["FramingError", "Resynchronised", "StreamUnit", "FramerStateError", "NEED_DATA", "CLOSED"]
+
+
+class _Sentinel(type):
+    def __repr__(cls) -> str:
+        return cls.__name__
+
+    def __bool__(cls) -> bool:
+        return False
+
+
+class NEED_DATA(metaclass=_Sentinel):
+    """next_event(): nothing more can be framed until more bytes (or a gap, or the end) come."""
+
+
+class CLOSED(metaclass=_Sentinel):
+    """next_event(): the stream was closed and every event has been returned."""
+
+
+class StreamUnit(NamedTuple):
+    """A whole unit as the compiled framers report it: its stream ``offset``,
+    its ``data`` (equal to the pure framer's ``Message.data`` /
+    ``Packet.data``) and its ``kind``."""
+
+    offset: int
+    data: bytes
+    kind: str
 
 
 class FramerStateError(MQCodecError, RuntimeError):

@@ -2,11 +2,11 @@
 
 ``impl`` ``py`` is the pure framer (:class:`mqcodec.ibmmq.framing.MQStreamFramer`,
 :class:`mqcodec.msmq.framing.MSMQStreamFramer`); ``c`` the compiled one the
-capture core runs (``_ext/framer_mq.pxi``, ``_ext/framer_msmq.pxi``, through
-their test faces ``FastMQFramer`` / ``FastMSMQFramer``).  Both are driven the
-same way (``feed``, ``gap``, ``close``) and their events read in one
-vocabulary: ``("unit", offset, data, kind)``, ``("error", offset, raw,
-length, structure, field, reason)``, and the count of resynchronisations.
+capture core runs (``_ext/framer_mq.pxi``, ``_ext/framer_msmq.pxi``), both
+made by :func:`mqcodec.framers.framer` and driven through the one interface
+(``feed``, ``gap``, ``close``, iteration); their events read here as
+``("unit", offset, data, kind)``, ``("error", offset, raw, length,
+structure, field, reason)``, and the count of resynchronisations.
 
 The expected facts come from outside the framers: the encoders and the
 simulator that built the streams (which units, where, with which bytes), the
@@ -17,7 +17,6 @@ tests/test_framer_msmq_compiled.py.)
 """
 from __future__ import annotations
 
-import importlib
 import random
 import struct
 
@@ -25,76 +24,46 @@ import pytest
 
 from mqcodec.ibmmq import framing_errors as MQE
 from mqcodec.ibmmq.builders import build_tsh, encode_async_message, encode_get_reply, encode_put, encode_put1
-from mqcodec.ibmmq.framing import FramingError as MQFramingError
-from mqcodec.ibmmq.framing import MQStreamFramer, Resynchronised, Segment
+from mqcodec.framers import framer
+from mqcodec.ibmmq.framing import Segment, Unit
 from mqcodec.msmq import builders as MB
 from mqcodec.msmq import framing_errors as MSE
-from mqcodec.msmq.framing import FramingError as MSFramingError
-from mqcodec.msmq.framing import MSMQStreamFramer, Packet
-
-
-@pytest.fixture(params=["py", "c"])
-def impl(request):
-    if request.param == "c":
-        try:
-            importlib.import_module("mqcodec._ext.capture_core")
-        except ImportError as exc:
-            pytest.skip("mqcodec._ext.capture_core is not built: %s" % exc)
-    return request.param
+from mqcodec.stream_events import FramingError, Resynchronised
 
 
 class Driven:
-    """One direction's framer of ``protocol`` ("mq", "msmq") in ``impl``, its
-    events in the suite's vocabulary."""
+    """One direction's framer of ``protocol`` ("mq", "msmq") in ``impl``
+    (mqcodec.framers.framer), its events in the suite's vocabulary."""
 
     def __init__(self, protocol: str, impl: str, offset: int = 0):
         self.protocol, self.impl = protocol, impl
         self.events: list = []
-        self._resyncs = 0
-        if impl == "py":
-            self.f = MQStreamFramer(offset) if protocol == "mq" else MSMQStreamFramer(offset=offset)
-        else:
-            core = importlib.import_module("mqcodec._ext.capture_core")
-            self.f = core.FastMQFramer(offset) if protocol == "mq" else core.FastMSMQFramer(offset)
+        self.resyncs = 0
+        self.f = framer(protocol, impl, offset)
 
-    @property
-    def resyncs(self) -> int:
-        return self._resyncs if self.impl == "py" else self.f.resyncs
-
-    def _take(self, out) -> None:
-        if self.impl == "py":
-            out = list(self.f)
-            for ev in out:
-                if isinstance(ev, Resynchronised):
-                    self._resyncs += 1
-                elif isinstance(ev, (MQFramingError, MSFramingError)):
-                    self.events.append(("error", ev.offset, ev.raw, max(ev.length, len(ev.raw)), ev.structure,
-                                        ev.field, ev.reason))
-                elif not isinstance(ev, Segment) and type(ev).__name__ != "Unit":
-                    self.events.append(("unit", ev.offset, ev.data, ev.kind))
-            return
-        assert "BAIL" not in out, "the compiled framer bailed"
-        for item in out:
-            if item[0] == "ERROR":
-                if self.protocol == "mq":
-                    _, start, raw, length, _trunc, code, a, b, c, d = item
-                    self.events.append(("error", start, raw, length) + MQE.describe(code, a, b, c, d))
-                else:
-                    _, start, raw, code, a, b, c, d = item
-                    self.events.append(("error", start, raw, len(raw)) + MSE.describe(code, a, b, c, d))
-            else:
-                self.events.append(("unit", item[0], item[1], item[2]))
+    def _take(self) -> None:
+        for ev in self.f:
+            if isinstance(ev, Resynchronised):
+                self.resyncs += 1
+            elif isinstance(ev, FramingError):
+                self.events.append(("error", ev.offset, ev.raw, ev.end - ev.offset, ev.structure, ev.field,
+                                    ev.reason))
+            elif not isinstance(ev, (Segment, Unit)):
+                self.events.append(("unit", ev.offset, ev.data, ev.kind))
 
     def feed(self, data: bytes) -> "Driven":
-        self._take(self.f.feed(data))
+        self.f.feed(data)
+        self._take()
         return self
 
     def gap(self, n: int) -> "Driven":
-        self._take(self.f.gap(n))
+        self.f.gap(n)
+        self._take()
         return self
 
     def close(self) -> "Driven":
-        self._take(self.f.close())
+        self.f.close()
+        self._take()
         return self
 
     def units(self) -> list:

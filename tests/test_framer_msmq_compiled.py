@@ -74,6 +74,8 @@ MALFORMED = ["V9_queuejumper_poc.bin", "V11_noisefest_fullsignature.bin", "V12_m
 
 
 def _row(ev):
+    if isinstance(ev, Resynchronised):
+        return ("RESYNC", ev.offset, ev.skipped)
     if isinstance(ev, FramingError):
         return ("ERROR", ev.offset, ev.raw, ev.structure, ev.field, ev.reason)
     return (ev.offset, ev.data, ev.kind, 0)
@@ -89,8 +91,8 @@ def _fast_row(item):
 def differential(chunks, *, offset=0):
     """Feed ``chunks`` to both framers (a bytes chunk: fed; ``("gap", n)``: n
     bytes lost), then close, checking after every step: the compiled framer
-    reports exactly the pure framer's Packets and FramingErrors of that step,
-    and as many Resynchronised; it never bails.  Returns (rows the fast framer
+    reports exactly the pure framer's Packets, FramingErrors and
+    Resynchronised events of that step; it never bails.  Returns (rows the fast framer
     reported, whether it bailed (always False), the pure events but
     Resynchronised)."""
     pure = MSMQStreamFramer(offset=offset)
@@ -108,8 +110,7 @@ def differential(chunks, *, offset=0):
             if isinstance(e, Resynchronised):
                 resyncs[0] += 1
                 resyncs[1] += e.skipped
-        events = [e for e in events if not isinstance(e, Resynchronised)]
-        pure_all.extend(events)
+        pure_all.extend(e for e in events if not isinstance(e, Resynchronised))
         if bailed:
             return
         out = do_fast()
@@ -121,10 +122,10 @@ def differential(chunks, *, offset=0):
         if bailed:
             assert out == [_row(e) for e in events[:len(out)]]
         else:
-            # same rows at the same step
+            # same rows at the same step, Resynchronised events included
             assert out == [_row(e) for e in events]
             assert (fast.resyncs, fast.resync_bytes) == tuple(resyncs), "resynchronisations differ"
-        fast_all.extend(out)
+        fast_all.extend(r for r in out if r[0] != "RESYNC")
 
     for chunk in chunks:
         if isinstance(chunk, tuple):

@@ -19,7 +19,7 @@ from mqcodec.capture.writer import PcapWriter, TcpConversation
 from mqcodec.errors import EncodeError
 from mqcodec.ibmmq import ENCODING_BIG, ENCODING_LITTLE, MQMD
 from mqcodec.ibmmq import builders as B
-from mqcodec.ibmmq.framing import NEED_DATA, Message, MQStreamFramer, Segment
+from mqcodec.ibmmq.framing import CLOSED, NEED_DATA, Message, MQStreamFramer, Segment
 from mqcodec.ibmmq.tsh import API_HEADER_DECL, API_HEADER_LENGTH, TSH_LENGTH, TSHM_LENGTH
 from mqcodec.layout import parse_at
 
@@ -57,7 +57,8 @@ def framer_events(data: bytes) -> list:
     f.feed(data)
     f.close()
     out = []
-    while (ev := f.next_event()) is not NEED_DATA:
+    while (ev := f.next_event()) is not CLOSED:
+        assert ev is not NEED_DATA, "a closed framer waits for nothing"
         out.append(ev)
     return out
 

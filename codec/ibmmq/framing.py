@@ -15,6 +15,7 @@ typed events come out of :meth:`~MQStreamFramer.next_event` (or iteration):
 :class:`FramingError`  a damaged unit, kept with its raw bytes
 :class:`Resynchronised` back on a segment boundary after a gap or garbage
 :data:`NEED_DATA`      nothing more until more bytes (or a gap/close) come
+:data:`CLOSED`         closed, and every event returned
 =====================  ==================================================
 
 The rules (facts from Wireshark's ``packet-mq.c``; decisions in
@@ -54,7 +55,7 @@ from typing import Any, Iterator, Sequence
 
 from ..render import json_ready
 from ..errors import DecodeError
-from ..stream_events import FramerStateError, FramingError, Resynchronised
+from ..stream_events import CLOSED, NEED_DATA, FramerStateError, FramingError, Resynchronised
 from ..layout import parse_at
 from .constants import ENCODING_BIG, ENCODING_LITTLE
 from .tsh import (
@@ -69,7 +70,7 @@ from . import framing_errors as _errors
 from .framing_errors import describe as _describe
 
 __all__ = [
-    "MQStreamFramer", "Segment", "Unit", "UNIT_PREFIX", "Message", "FramingError", "Resynchronised", "NEED_DATA",
+    "MQStreamFramer", "Segment", "Unit", "UNIT_PREFIX", "Message", "FramingError", "Resynchronised", "NEED_DATA", "CLOSED",
     "FramerStateError", "decode_segment_header", "MESSAGE_SEGMENT_TYPES",
     "DEFAULT_MAX_SEGMENT_LENGTH", "DEFAULT_MAX_MESSAGE_LENGTH",
 ]
@@ -95,27 +96,6 @@ _GET_TYPES = frozenset({MQGET, MQGET_REPLY})
 _ALL_IDS = dict(TSH_IDS)
 _ALL_IDS.update(TSH_IDS_EBCDIC)
 _HEADER_LENGTH = {"TSH": TSH_LENGTH, "TSHC": TSH_LENGTH, "TSHM": TSHM_LENGTH}
-
-
-
-
-class _NeedData:
-    _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "NEED_DATA"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-#: Returned by :meth:`MQStreamFramer.next_event` when no event is ready.
-NEED_DATA = _NeedData()
 
 
 # ----------------------------------------------------------------------
@@ -573,6 +553,9 @@ class MQStreamFramer:
         """Stream offset just after the last byte fed (or gap)."""
         return self._base + len(self._buf)
 
+    #: the interface's name of it (mqcodec.stream_events)
+    end = offset
+
     @property
     def pending_messages(self) -> int:
         return len(self._pending)
@@ -749,7 +732,7 @@ class MQStreamFramer:
     def next_event(self):
         if self._events:
             return self._events.popleft()
-        return NEED_DATA
+        return CLOSED if self._closed else NEED_DATA
 
     def events(self) -> list:
         """All events ready now."""

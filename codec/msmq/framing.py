@@ -68,7 +68,7 @@ from collections import deque
 from typing import Iterator, NamedTuple, Union
 
 from ..errors import DecodeError
-from ..stream_events import FramerStateError, FramingError, Resynchronised
+from ..stream_events import CLOSED, NEED_DATA, FramerStateError, FramingError, Resynchronised
 from . import framing_errors as _E
 from . import constants as C
 
@@ -80,19 +80,6 @@ __all__ = [
 
 
 # ====================================================================== events
-
-
-class _Sentinel(type):
-    def __repr__(cls) -> str:
-        return cls.__name__
-
-
-class NEED_DATA(metaclass=_Sentinel):
-    """next_event(): nothing more can be framed until more bytes are fed."""
-
-
-class CLOSED(metaclass=_Sentinel):
-    """next_event(): the stream was closed and every event has been returned."""
 
 
 class Packet(NamedTuple):
