@@ -441,6 +441,8 @@ cdef struct Core:
     int n_server
     bint detect
     bint units            # IBM MQ unit records (kind MQ_UNIT_KIND) besides messages
+    void* slog            # CaptureCore(stream_events=True): the list the TCP stream events go to
+                          # (stage b's compiled face, log_stream), no framing; else NULL
     int64_t max_closed
     int64_t max_connections
     int64_t pure_max_bytes        # TCPReassembler max_buffer_bytes
@@ -777,6 +779,27 @@ cdef inline Py_ssize_t mark_index(Half* h, int64_t start) noexcept nogil:
     return lo - 1
 
 
+cdef enum:
+    # the kinds of log_stream's events (mqcodec.capture.stream's StreamOpened, StreamData, Gap, StreamClosed)
+    SL_OPEN = 0
+    SL_DATA = 1
+    SL_GAP = 2
+    SL_CLOSE = 3
+
+
+cdef int log_stream(Core* c, int kind, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, int64_t n,
+                    int64_t frame, int64_t ts) noexcept nogil:
+    """One TCP stream event onto c.slog: (kind, conn, direction, offset, data
+    (SL_DATA) or length (SL_GAP; SL_OPEN: the SYN was seen), frame, ts).  0 or -1."""
+    with gil:
+        try:
+            (<list>c.slog).append((kind, ci, d, off, PyBytes_FromStringAndSize(<const char*>p, n)
+                                   if kind == SL_DATA else n, frame, ts))
+        except BaseException:
+            return -1
+    return 0
+
+
 cdef int core_out(Core* c, int64_t start, const uint8_t* data, Py_ssize_t length,
                   int kind, int md_only, int64_t full) noexcept nogil:
     cdef Conn* cn = &c.conns[c.cur_conn]
@@ -1097,6 +1120,9 @@ cdef Py_ssize_t new_conn(Core* c, const TKey* tk, uint8_t flags, int64_t frame, 
     c.st.connections += 1
     c.conns[ci].first_dir = d
     dir_out[0] = d
+    if c.slog != NULL and log_stream(c, SL_OPEN, ci, d, 0, NULL, (flags & F_SYN) != 0, frame, c.now_ts) < 0:
+        c.oom = True
+        return -1
     if c.open_conns > c.max_connections:
         evict(c, ci, frame)
     return ci
@@ -1362,6 +1388,10 @@ cdef void deliver(Core* c, Py_ssize_t ci, int d, int64_t off, const uint8_t* p, 
     if keep_tail(h, p, n) < 0:
         fail_conn(c, ci)
         return
+    if c.slog != NULL:
+        if log_stream(c, SL_DATA, ci, d, off, p, n, frame, ts) < 0:
+            fail_conn(c, ci)
+        return
     if not h.framer_on:
         if h.proto == P_NONE:
             proto = detect(p, n) if c.detect else P_NONE
@@ -1411,6 +1441,9 @@ cdef bint close_half(Core* c, Py_ssize_t ci, int d) noexcept nogil:
     cdef Half* h = &cn.live.h[d]
     cdef int r
     h.closed = True
+    if c.slog != NULL and log_stream(c, SL_CLOSE, ci, d, h.next, NULL, 0, c.now_frame, c.now_ts) < 0:
+        fail_conn(c, ci)
+        return False
     if h.framer_on:
         c.cur_conn = ci
         c.cur_dir = d
@@ -1447,6 +1480,10 @@ cdef void deliver_gap(Core* c, Py_ssize_t ci, int d, int64_t n, int64_t frame, i
         h.dseq = c.dseq_next
     c.st.gaps += 1
     c.st.gap_bytes += n
+    if c.slog != NULL:
+        if log_stream(c, SL_GAP, ci, d, h.next - n, NULL, n, frame, ts) < 0:
+            fail_conn(c, ci)
+        return
     if not h.framer_on:
         if h.proto == P_NONE:
             return        # no framer (yet): the pure converter only counts the gap
@@ -1538,7 +1575,8 @@ cdef void count_eof_gaps(Core* c, Py_ssize_t ci, int d) noexcept nogil:
 
 cdef void finish_conn(Core* c, Py_ssize_t ci, int64_t last_frame, bint eof=False) noexcept nogil:
     """TCPReassembler._finish for a fast-path connection, then _retire
-    (``eof``: at the end of the capture, see count_eof_gaps)."""
+    (``eof``: at the end of the capture, see count_eof_gaps; the stream-event
+    log, c.slog, takes the stream events there as TCPReassembler gives them)."""
     cdef Conn* cn = &c.conns[ci]
     cdef Half* h
     cdef int d
@@ -1549,7 +1587,7 @@ cdef void finish_conn(Core* c, Py_ssize_t ci, int64_t last_frame, bint eof=False
             h = &cn.live.h[d]
             if h.closed:
                 continue
-            if cn.has_base[d] and eof:
+            if cn.has_base[d] and eof and c.slog == NULL:
                 count_eof_gaps(c, ci, d)
                 if cn.state == C_FAILED:
                     break
@@ -2591,11 +2629,17 @@ cdef class _Walker:
 
 cdef class CaptureCore(_Walker):
     """See the module docstring."""
+    cdef list _slog
 
     def __init__(self, mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True, *,
                  server_ports=DEFAULT_SERVER_PORTS, max_closed=65536, max_connections=1_000_000, max_reassembly_bytes=4 << 20,
-                 max_reassembly_segments=4096, max_total_buffer=None, units=False, streams_by_frame=False):
+                 max_reassembly_segments=4096, max_total_buffer=None, units=False, streams_by_frame=False,
+                 stream_events=False):
         self.c.streams_by_frame = bool(streams_by_frame)
+        if stream_events:
+            # stage (b) alone: every TCP stream event to a list (take_stream_events), nothing framed
+            self._slog = []
+            self.c.slog = <void*>self._slog
         self.c.n_mq = fill_ports(self.c.mq_ports, mq_ports)
         self.c.units = bool(units)
         self.c.n_msmq = fill_ports(self.c.msmq_ports, msmq_ports)
@@ -2671,6 +2715,17 @@ cdef class CaptureCore(_Walker):
         c.offs.p[0] = 0
         c.offs.n = 1
         c.data.n = 0
+        return out
+
+    def take_stream_events(self):
+        """With ``stream_events=True``: the TCP stream events since the last
+        call, in order, as ``(kind, conn, direction, offset, data or length,
+        frame, ts_ns)``; kind 0 opened (length: 1 when the SYN was seen), 1
+        data, 2 gap, 3 closed (offset: the stream's length)."""
+        if self._slog is None:
+            raise ValueError("CaptureCore(stream_events=True) logs the stream events")
+        out = list(self._slog)
+        del self._slog[:]
         return out
 
     def connection(self, Py_ssize_t conn):

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # imported on first use at run time (mqcodec._lazy): the comp
         scan_ranges,
     )
     from .reader import CaptureParser, CaptureReader, open_capture
-    from .stream import CaptureProcessor, iter_capture_events
+    from .stream import STREAM_EVENTS, CaptureProcessor, iter_capture_events, iter_stream_events
     from .tcp import (
         CLIENT_TO_SERVER,
         SERVER_TO_CLIENT,
@@ -48,7 +48,8 @@ __all__ = [
     "Frame", "Truncation", "TS_UNKNOWN", "CaptureParser", "CaptureReader", "open_capture",
     "decode_frame", "TCPSegment", "UDPDatagram", "IPv4Fragment", "FragmentReassembler", "Skipped", "Malformed",
     "TCPReassembler", "ConnKey", "StreamOpened", "StreamData", "Gap", "StreamClosed", "FrameMap",
-    "CLIENT_TO_SERVER", "SERVER_TO_CLIENT", "CaptureProcessor", "iter_capture_events",
+    "CLIENT_TO_SERVER", "SERVER_TO_CLIENT", "CaptureProcessor", "iter_capture_events", "iter_stream_events",
+    "STREAM_EVENTS",
     "ByteRange", "RangeScan", "RangeReader", "plan_ranges", "read_range", "scan_ranges", "check_plan",
     "frame_number_bases",
 ]

@@ -15,14 +15,19 @@
 ``stats`` counts frames, skipped reasons and malformed structures;
 ``close()`` flushes open TCP connections.  :func:`iter_capture_events`
 wraps it around :func:`~mqcodec.capture.reader.open_capture`.
+
+:func:`iter_stream_events` is stage (b) alone, frames to TCP stream events,
+in either implementation: this pure one, or the compiled capture core's
+reassembly (``mqcodec._ext.capture_core``) with its framing switched off.
 """
 from __future__ import annotations
 
 from collections import Counter
+from typing import Iterator
 
 from .ipfrag import FragmentReassembler, IPv4Fragment
 from .packet import Skipped, TCPSegment, UDPDatagram, decode_frame, decode_reassembled
-from .tcp import TCPReassembler
+from .tcp import ConnKey, Gap, StreamClosed, StreamData, StreamOpened, TCPReassembler
 
 __all__ = ["CaptureProcessor", "iter_capture_events"]
 
@@ -121,3 +126,92 @@ def iter_capture_events(source, *, strict: bool = False, processor: CaptureProce
     for frame in reader:
         yield from proc.feed(frame)
     yield from proc.close()
+
+
+#: the TCP stream events (stage b), what :func:`iter_stream_events` yields
+STREAM_EVENTS = (StreamOpened, StreamData, Gap, StreamClosed)
+#: TCPReassembler's options and what the capture core calls them
+_CORE_OPTIONS = {"server_ports": "server_ports", "max_closed": "max_closed", "max_connections": "max_connections",
+                 "max_buffer_bytes": "max_reassembly_bytes", "max_buffer_segments": "max_reassembly_segments"}
+
+
+def iter_stream_events(source, *, impl: str | None = None, **tcp_options):
+    """The TCP stream events of a capture file (path, bytes or binary file
+    object; pcap, pcapng, gzip), in order: :class:`StreamOpened`,
+    :class:`StreamData`, :class:`Gap`, :class:`StreamClosed`.
+
+    ``impl``: ``"py"`` this module's :class:`CaptureProcessor`; ``"c"`` the
+    compiled capture core's reassembly (``CaptureCore(stream_events=True)``:
+    the same rules, IPv4/IPv6, fragments, reordering, overlaps, holes and
+    snap-length cuts, with no framer behind it); None: the default
+    (:mod:`mqcodec._impl`).  Both give the same events, but for what the
+    core does not keep: its Gap and StreamClosed have no ``reason`` (None).
+    ``tcp_options``: :class:`TCPReassembler`'s ``server_ports``,
+    ``max_closed``, ``max_connections``, ``max_buffer_bytes``,
+    ``max_buffer_segments``."""
+    from .. import _impl
+
+    core_mod = _impl.pick("capture_core", impl, what="capture core")
+    if core_mod is None:
+        for ev in iter_capture_events(source, **tcp_options):
+            if type(ev) in STREAM_EVENTS:
+                yield ev
+        return
+    unknown = set(tcp_options) - set(_CORE_OPTIONS)
+    if unknown:
+        raise TypeError("the compiled reassembly takes no %s" % ", ".join(sorted(unknown)))
+    core = core_mod.CaptureCore((), (), False, stream_events=True,
+                                **{_CORE_OPTIONS[k]: v for k, v in tcp_options.items()})
+    keys: dict = {}
+
+    def events():
+        for kind, ci, direction, offset, x, frame, ts in core.take_stream_events():
+            key = keys.get(ci)
+            if key is None:
+                client, client_port, server, server_port, stream = core.connection(ci)
+                key = keys[ci] = ConnKey(stream, client, client_port, server, server_port)
+            if kind == 1:
+                yield StreamData(key, direction, offset, x, frame, ts)
+            elif kind == 2:
+                yield Gap(key, direction, offset, x, frame, ts, None)
+            elif kind == 3:
+                yield StreamClosed(key, direction, offset, None, frame, ts)
+            else:
+                yield StreamOpened(key, bool(x), frame, ts)
+
+    for chunk in _file_bytes(source):
+        core.feed(chunk)          # (frames the core defers hold no TCP: it decodes every TCP segment)
+        if not core.supported:
+            raise ValueError("the compiled capture core does not read this capture: %s" % core.unsupported_reason)
+        yield from events()
+    core.finish()
+    yield from events()
+
+
+def _file_bytes(source, chunk: int = 1 << 20):
+    """The (decompressed) bytes of a capture file, a piece at a time."""
+    from .gunzip import GZIP_MAGIC, Gunzip
+
+    pieces: Iterator[bytes]
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        f = None
+        data = bytes(source)
+        pieces = (data[i:i + chunk] for i in range(0, len(data), chunk))
+    else:
+        f = source if hasattr(source, "read") else open(source, "rb")
+        pieces = iter(lambda: f.read(chunk), b"")
+    try:
+        first = next(pieces, b"")
+        if first[:2] == GZIP_MAGIC:
+            g = Gunzip(chunk)
+            yield from g.feed(first)
+            for piece in pieces:
+                yield from g.feed(piece)
+            g.close()
+            return
+        if first:
+            yield first
+        yield from pieces
+    finally:
+        if f is not None and f is not source:
+            f.close()

@@ -156,7 +156,7 @@ class Gap(NamedTuple):
     length: int
     frame_number: int     # frame whose arrival revealed the gap (at end of capture: the last frame)
     ts_ns: int
-    reason: str           # "lost", "snaplen", "buffer"
+    reason: str | None    # "lost", "snaplen", "buffer" (None: the compiled reassembly keeps none)
 
 
 class OverlapConflict(NamedTuple):
@@ -178,7 +178,7 @@ class StreamClosed(NamedTuple):
     conn: ConnKey
     direction: int
     offset: int           # stream length delivered (data + gaps)
-    reason: str           # "fin", "rst", "eof", "reused", "evicted"
+    reason: str | None    # "fin", "rst", "eof", "reused", "evicted" (None: the compiled reassembly)
     frame_number: int
     ts_ns: int
 
