@@ -441,6 +441,7 @@ cdef struct Core:
     int n_server
     bint detect
     bint units            # IBM MQ unit records (kind MQ_UNIT_KIND) besides messages
+    bint all_frames       # CaptureCore(all_frames=True): stage (a) alone, every frame deferred, none decoded
     void* slog            # CaptureCore(stream_events=True): the list the TCP stream events go to
                           # (stage b's compiled face, log_stream), no framing; else NULL
     int64_t max_closed
@@ -2130,6 +2131,10 @@ cdef void process(Core* c, const uint8_t* data, Py_ssize_t datapos, int64_t capl
     c.st.frames += 1
     c.now_frame = c.number
     c.now_ts = ts
+    if c.all_frames:
+        c.st.deferred += 1
+        push_deferred(c, datapos, caplen, orig, ts, ifid, linktype)
+        return
     r = decode(data, <Py_ssize_t>caplen, linktype, caplen, orig, &pk)
     if r == D_TCP:
         segment(c, &pk, c.number, ts)
@@ -2634,8 +2639,9 @@ cdef class CaptureCore(_Walker):
     def __init__(self, mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True, *,
                  server_ports=DEFAULT_SERVER_PORTS, max_closed=65536, max_connections=1_000_000, max_reassembly_bytes=4 << 20,
                  max_reassembly_segments=4096, max_total_buffer=None, units=False, streams_by_frame=False,
-                 stream_events=False):
+                 stream_events=False, all_frames=False):
         self.c.streams_by_frame = bool(streams_by_frame)
+        self.c.all_frames = bool(all_frames)   # stage (a) alone: every frame to take_frames()
         if stream_events:
             # stage (b) alone: every TCP stream event to a list (take_stream_events), nothing framed
             self._slog = []
@@ -2715,6 +2721,13 @@ cdef class CaptureCore(_Walker):
         c.offs.p[0] = 0
         c.offs.n = 1
         c.data.n = 0
+        return out
+
+    def take_frames(self):
+        """The frames deferred since the last call (with ``all_frames=True``:
+        every frame walked), as ``mqcodec.capture.Frame``, in capture order."""
+        out = self._out
+        self._out = []
         return out
 
     def take_stream_events(self):

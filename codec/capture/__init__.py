@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # imported on first use at run time (mqcodec._lazy): the comp
         read_range,
         scan_ranges,
     )
-    from .reader import CaptureParser, CaptureReader, open_capture
+    from .reader import CaptureParser, CaptureReader, iter_frames, open_capture
     from .stream import STREAM_EVENTS, CaptureProcessor, iter_capture_events, iter_stream_events
     from .tcp import (
         CLIENT_TO_SERVER,
@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # imported on first use at run time (mqcodec._lazy): the comp
     )
 
 __all__ = [
-    "Frame", "Truncation", "TS_UNKNOWN", "CaptureParser", "CaptureReader", "open_capture",
+    "Frame", "Truncation", "TS_UNKNOWN", "CaptureParser", "CaptureReader", "open_capture", "iter_frames",
     "decode_frame", "TCPSegment", "UDPDatagram", "IPv4Fragment", "FragmentReassembler", "Skipped", "Malformed",
     "TCPReassembler", "ConnKey", "StreamOpened", "StreamData", "Gap", "StreamClosed", "FrameMap",
     "CLIENT_TO_SERVER", "SERVER_TO_CLIENT", "CaptureProcessor", "iter_capture_events", "iter_stream_events",

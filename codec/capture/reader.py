@@ -8,11 +8,16 @@ bounded output per step; concatenated gzip members are followed).
 
 :func:`open_capture` reads a path or a binary file object in chunks (never
 the whole file) and yields frames.
+
+:func:`iter_frames` is stage (a), capture file to frames, in either
+implementation: this module's parsers, or the compiled capture core's
+record walk (``mqcodec._ext.capture_core``) with nothing decoded.
 """
 from __future__ import annotations
 
 import io
 import os
+from typing import Iterator
 
 from ..errors import DecodeError
 from .frame import Frame, Truncation
@@ -20,7 +25,8 @@ from .gunzip import CHUNK, GZIP_MAGIC, Gunzip
 from .pcap import MAX_RECORD_LEN, PcapParser, is_pcap_magic
 from .pcapng import MAX_BLOCK_LEN, PcapngParser, is_pcapng_magic
 
-__all__ = ["CaptureParser", "CaptureReader", "open_capture", "Frame", "Truncation", "Gunzip", "GZIP_MAGIC"]
+__all__ = ["CaptureParser", "CaptureReader", "open_capture", "iter_frames", "file_bytes", "Frame", "Truncation",
+           "Gunzip", "GZIP_MAGIC"]
 
 
 class CaptureParser:
@@ -184,3 +190,68 @@ def open_capture(source, *, chunk_size: int = CHUNK, strict: bool = False, **lim
     if isinstance(source, (bytes, bytearray, memoryview)):
         source = io.BytesIO(bytes(source))
     return CaptureReader(source, chunk_size=chunk_size, strict=strict, **limits)
+
+
+def iter_frames(source, *, impl: str | None = None) -> Iterator[Frame]:
+    """The frames of a capture file (path, bytes or binary file object;
+    pcap, pcapng, gzip), in order.  ``impl``: ``"py"`` :func:`open_capture`;
+    ``"c"`` the compiled capture core's walk (``CaptureCore(all_frames=True)``);
+    None: the default (:mod:`mqcodec._impl`).  Both give the same frames;
+    where the core stops at a damaged or cut record, the pure reader takes
+    the rest of the file over, so the error raised is the pure reader's."""
+    from .. import _impl
+
+    core_mod = _impl.pick("capture_core", impl, what="capture core")
+    if core_mod is None:
+        yield from open_capture(source)
+        return
+    core = core_mod.CaptureCore((), (), False, all_frames=True)
+    done = 0
+    for chunk in file_bytes(source):
+        core.feed(chunk)
+        frames = core.take_frames()
+        done += len(frames)
+        yield from frames
+        if core.stop is not None or not core.supported:
+            break
+    else:
+        core.finish()
+        frames = core.take_frames()
+        done += len(frames)
+        yield from frames
+        if core.stop is None and core.supported:
+            return
+    # the core stopped (a damaged record, a file it does not read): the pure reader's account
+    if hasattr(source, "seek"):
+        source.seek(0)
+    for i, frame in enumerate(open_capture(source)):
+        if i >= done:
+            yield frame
+
+
+def file_bytes(source, chunk: int = 1 << 20) -> Iterator[bytes]:
+    """The (decompressed) bytes of a capture file (path, bytes or binary file
+    object), a piece at a time: what the compiled capture core walks."""
+    pieces: Iterator[bytes]
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        f = None
+        data = bytes(source)
+        pieces = (data[i:i + chunk] for i in range(0, len(data), chunk))
+    else:
+        f = source if hasattr(source, "read") else open(source, "rb")
+        pieces = iter(lambda: f.read(chunk), b"")
+    try:
+        first = next(pieces, b"")
+        if first[:2] == GZIP_MAGIC:
+            g = Gunzip(chunk)
+            yield from g.feed(first)
+            for piece in pieces:
+                yield from g.feed(piece)
+            g.close()
+            return
+        if first:
+            yield first
+        yield from pieces
+    finally:
+        if f is not None and f is not source:
+            f.close()

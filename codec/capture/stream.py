@@ -23,7 +23,6 @@ reassembly (``mqcodec._ext.capture_core``) with its framing switched off.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterator
 
 from .ipfrag import FragmentReassembler, IPv4Fragment
 from .packet import Skipped, TCPSegment, UDPDatagram, decode_frame, decode_reassembled
@@ -179,39 +178,12 @@ def iter_stream_events(source, *, impl: str | None = None, **tcp_options):
             else:
                 yield StreamOpened(key, bool(x), frame, ts)
 
-    for chunk in _file_bytes(source):
+    from .reader import file_bytes
+
+    for chunk in file_bytes(source):
         core.feed(chunk)          # (frames the core defers hold no TCP: it decodes every TCP segment)
         if not core.supported:
             raise ValueError("the compiled capture core does not read this capture: %s" % core.unsupported_reason)
         yield from events()
     core.finish()
     yield from events()
-
-
-def _file_bytes(source, chunk: int = 1 << 20):
-    """The (decompressed) bytes of a capture file, a piece at a time."""
-    from .gunzip import GZIP_MAGIC, Gunzip
-
-    pieces: Iterator[bytes]
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        f = None
-        data = bytes(source)
-        pieces = (data[i:i + chunk] for i in range(0, len(data), chunk))
-    else:
-        f = source if hasattr(source, "read") else open(source, "rb")
-        pieces = iter(lambda: f.read(chunk), b"")
-    try:
-        first = next(pieces, b"")
-        if first[:2] == GZIP_MAGIC:
-            g = Gunzip(chunk)
-            yield from g.feed(first)
-            for piece in pieces:
-                yield from g.feed(piece)
-            g.close()
-            return
-        if first:
-            yield first
-        yield from pieces
-    finally:
-        if f is not None and f is not source:
-            f.close()
