@@ -88,6 +88,7 @@ class _Walker(ast.NodeVisitor):
         self.kind = "module"
         self.imports: list[Import] = []
         self.aliases: dict[str, str] = {}   # local name -> mqcodec module it is bound to
+        self.names: dict[str, str] = {}     # local name -> mqcodec module it was imported from (a class...)
         self.attrs: list[tuple[str, str, int]] = []  # (module, private attribute, line) read via an alias
 
     def _nested(self, node, kind):
@@ -139,10 +140,14 @@ class _Walker(ast.NodeVisitor):
                 self.aliases[a.asname or a.name] = full
             else:
                 self.imports.append(Import(self.module, source, a.name, self.kind, node.lineno))
+                self.names[a.asname or a.name] = source
 
     def visit_Attribute(self, node):
-        if isinstance(node.value, ast.Name) and node.value.id in self.aliases and _private(node.attr):
-            self.attrs.append((self.aliases[node.value.id], node.attr, node.lineno))
+        if isinstance(node.value, ast.Name) and _private(node.attr):
+            # mod._name, or Class._name of a class imported from another module
+            owner = self.aliases.get(node.value.id) or self.names.get(node.value.id)
+            if owner is not None:
+                self.attrs.append((owner, node.attr, node.lineno))
         self.generic_visit(node)
 
 
@@ -253,7 +258,7 @@ def test_walker_classifies_imports(tmp_path):
             from ..ibmmq import framing
         def f():
             from ..msmq import framing as mf
-            return tcp._private_thing, mf
+            return tcp._private_thing, mf, Gap._fields, Gap._hidden_method
     """)
     modules = {"mqcodec.capture.x": tmp_path, "mqcodec.capture.tcp": tmp_path,
                "mqcodec.ibmmq.framing": tmp_path, "mqcodec.msmq.framing": tmp_path}
@@ -263,7 +268,8 @@ def test_walker_classifies_imports(tmp_path):
     assert got == {("mqcodec.capture.tcp", None, "module"), ("mqcodec.capture.tcp", "_hidden", "module"),
                    ("mqcodec.capture.tcp", "Gap", "module"), ("mqcodec.ibmmq.framing", None, "typing"),
                    ("mqcodec.msmq.framing", None, "function")}
-    assert w.attrs == [("mqcodec.capture.tcp", "_private_thing", 9)]
+    assert w.attrs == [("mqcodec.capture.tcp", "_private_thing", 9), ("mqcodec.capture.tcp", "_fields", 9),
+                       ("mqcodec.capture.tcp", "_hidden_method", 9)]
 
 
 # ---------------------------------------------------------------------------------------- rule 1: no cycles

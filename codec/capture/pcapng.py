@@ -283,7 +283,7 @@ class PcapngParser:
                 raise DecodeError("pcapng IDB", "Block Type", abs_pos, "too many interfaces")
             linktype, _res, snaplen = struct.unpack_from(order + "HHI", buf, pos + 8)
             iface = Interface(linktype, snaplen)
-            self._idb_options(iface, order, buf, pos + 16, pos + blen - 4)
+            self.idb_options(iface, order, buf, pos + 16, pos + blen - 4)
             self.interfaces.append(iface)
         else:
             self.skipped_blocks[btype] += 1
@@ -307,7 +307,8 @@ class PcapngParser:
         self.sections += 1
 
     @staticmethod
-    def _idb_options(iface: Interface, order: str, buf, pos: int, end: int) -> None:
+    def idb_options(iface: Interface, order: str, buf, pos: int, end: int) -> None:
+        """Set ``iface``'s if_tsresol and if_tsoffset from the IDB options in ``buf[pos:end]``."""
         # options are best effort: a malformed option list ends the walk
         while pos + 4 <= end:
             code, length = struct.unpack_from(order + "HH", buf, pos)

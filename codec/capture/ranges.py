@@ -377,7 +377,7 @@ def _compact_idb(order: str, raw: bytes) -> bytes:
     as ``raw`` (read by the whole-file parser's own option walk) and no other option."""
     linktype, _res, snaplen = struct.unpack_from(order + "HHI", raw, 8)
     iface = Interface(linktype, snaplen)
-    PcapngParser._idb_options(iface, order, raw, 16, len(raw) - 4)
+    PcapngParser.idb_options(iface, order, raw, 16, len(raw) - 4)
     opts = struct.pack(order + "HHB3x", OPT_IF_TSRESOL, 1, (0x80 if iface.pow2 else 0) | iface.exp)
     if iface.offset_ns:
         opts += struct.pack(order + "HHq", OPT_IF_TSOFFSET, 8, iface.offset_ns // NS_PER_S)
