@@ -342,6 +342,7 @@ cdef struct Conn:
     uint8_t first_dir     # the direction of the segment that opened it (TCPReassembler.conns order)
     uint8_t retired
     uint8_t proto         # port-detected protocol + 1 (0: none)
+    Py_ssize_t open_pos   # its place in Core.open_idx while open
     Live* live
 
 # ---------------------------------------------------------------------------
@@ -454,6 +455,8 @@ cdef struct Core:
     Py_ssize_t nconns
     Py_ssize_t conns_cap
     int64_t open_conns
+    Py_ssize_t* open_idx  # the open (not retired) connections' indices, open_conns of them, in no
+    Py_ssize_t open_cap   # order (Conn.open_pos: where each is): what the budget and eviction walk
     int64_t live_closed
     int64_t stamp
     TKey* fifo
@@ -1000,6 +1003,9 @@ cdef void retire(Core* c, Py_ssize_t ci, int64_t frame) noexcept nogil:
     cn.retired = 1
     cn.last_frame = frame
     c.open_conns -= 1
+    # out of the open index: the last entry takes its place
+    c.open_idx[cn.open_pos] = c.open_idx[c.open_conns]
+    c.conns[c.open_idx[cn.open_pos]].open_pos = cn.open_pos
     live_free(cn)
     keys[0] = cn.key
     key_reverse(&cn.key, &keys[1])
@@ -1060,6 +1066,7 @@ cdef inline int detect(const uint8_t* p, Py_ssize_t n) noexcept nogil:
 cdef Py_ssize_t new_conn(Core* c, const TKey* tk, uint8_t flags, int64_t frame, int* dir_out) noexcept nogil:
     cdef bint client_a
     cdef Py_ssize_t ci, cap
+    cdef Py_ssize_t* idx
     cdef Conn* q
     cdef Conn* cn
     cdef TKey rk
@@ -1117,6 +1124,16 @@ cdef Py_ssize_t new_conn(Core* c, const TKey* tk, uint8_t flags, int64_t frame, 
     s.state = S_OPEN
     s.conn = ci
     s.dir = 1 - d
+    if c.open_conns == c.open_cap:
+        cap = c.open_cap * 2 if c.open_cap else 1024
+        idx = <Py_ssize_t*>realloc(c.open_idx, cap * sizeof(Py_ssize_t))
+        if idx == NULL:
+            c.oom = True
+            return -1
+        c.open_idx = idx
+        c.open_cap = cap
+    c.open_idx[c.open_conns] = ci
+    c.conns[ci].open_pos = c.open_conns
     c.open_conns += 1
     c.st.connections += 1
     c.conns[ci].first_dir = d
@@ -1144,13 +1161,14 @@ cdef void evict(Core* c, Py_ssize_t keep, int64_t frame) noexcept nogil:
     least recently active tenth (at least one; never ``keep``, the one just
     opened) is closed as a RST closes it (_finish: holes and unacknowledged
     ends declared lost, the framers closed)."""
-    cdef Py_ssize_t i, n = 0, k
+    cdef Py_ssize_t i, j, n = 0, k
     cdef int64_t* v = <int64_t*>malloc((2 * c.open_conns + 2) * sizeof(int64_t))
     if v == NULL:
         c.oom = True
         return
-    for i in range(c.nconns):
-        if i != keep and not c.conns[i].retired:
+    for j in range(c.open_conns):
+        i = c.open_idx[j]
+        if i != keep:
             v[2 * n] = c.conns[i].last_seen
             v[2 * n + 1] = i
             n += 1
@@ -2025,10 +2043,10 @@ cdef inline int64_t half_buffered(Half* h) noexcept nogil:
 cdef int64_t budget_total(Core* c) noexcept nogil:
     """ByteBudget.total: what the open directions hold."""
     cdef int64_t total = 0
-    cdef Py_ssize_t i
+    cdef Py_ssize_t j
     cdef Conn* cn
-    for i in range(c.nconns):
-        cn = &c.conns[i]
+    for j in range(c.open_conns):
+        cn = &c.conns[c.open_idx[j]]
         if cn.live != NULL:
             total += half_buffered(&cn.live.h[0]) + half_buffered(&cn.live.h[1])
     return total
@@ -2058,7 +2076,7 @@ cdef void budget_enforce(Core* c, int64_t total) noexcept nogil:
     reorder buffer flushed (its holes declared lost: Gaps, its segments
     delivered), then the framer cut (mq_framer_cut, msmq_framer_cut: what it
     held becomes FramingErrors); what the direction no longer holds is counted."""
-    cdef Py_ssize_t i, n = 0, k, r
+    cdef Py_ssize_t i, j, n = 0, k, r
     cdef int d
     cdef int64_t held, left, released, low = 3 * c.budget_limit // 4
     cdef int64_t* v = <int64_t*>malloc((8 * c.open_conns + 8) * sizeof(int64_t))
@@ -2067,7 +2085,8 @@ cdef void budget_enforce(Core* c, int64_t total) noexcept nogil:
     if v == NULL:
         c.oom = True
         return
-    for i in range(c.nconns):
+    for j in range(c.open_conns):
+        i = c.open_idx[j]
         cn = &c.conns[i]
         if cn.live == NULL or cn.state != C_FAST:
             continue
@@ -2448,6 +2467,7 @@ cdef class _Walker:
         for i in range(self.c.nconns):
             live_free(&self.c.conns[i])
         free(self.c.conns)
+        free(self.c.open_idx)
         free(self.c.tab.s)
         free(self.c.fifo)
         free(self.c.fifo_stamp)
