@@ -283,3 +283,44 @@ def test_syn_reusing_the_tuple_of_a_damaged_connection(variant):
     ref = _convert(data, "py")
     assert ref[2]["resynchronisations"] >= 1
     _same(data)
+
+
+@pytest.mark.parametrize("how", ["record length", "cut"])
+@pytest.mark.parametrize("form", ["bytes", "path"])
+def test_a_damaged_pcap_is_not_read_again_from_its_start(monkeypatch, tmp_path, how, form):
+    """Where the core stops in a plain pcap (a record header claiming 2 GB, a
+    record cut short), the pure reader reports the damage from there: the
+    records before it are not read a second time (the whole-file reader is
+    never opened), and both engines give the same rows, error and truncation."""
+    import struct
+
+    import mqcodec.capture.reader as reader_module
+
+    packets = _packets(9, 12)
+    data = bytearray(_pcap(packets))
+    at = len(packets) // 2
+    pos = 24 + sum(16 + len(frame) for _ts, frame in packets[:at])
+    if how == "record length":
+        struct.pack_into("<I", data, pos + 8, 0x7FFFFFFF)
+    else:
+        del data[pos + 30:]
+    data = bytes(data)
+    source = data
+    if form == "path":
+        source = tmp_path / "damaged.pcap"
+        source.write_bytes(data)
+    ref = _convert(source, "py")
+
+    def whole_file(*args, **kwargs):
+        raise AssertionError("the damaged capture was read again from its start")
+
+    monkeypatch.setattr(reader_module, "open_capture", whole_file)
+    ours = _convert(source, None)
+    assert ours[3]["captures"][-1].get("engine") == "compiled"
+    assert ours[:3] == ref[:3] and ours[4] == ref[4]
+    report = ours[3]["captures"][-1]
+    assert ours[2]["frames"] == at
+    if how == "record length":
+        assert "incl_len" in report["file_error"] and str(pos + 8) in report["file_error"]
+    else:
+        assert report["truncation"]["offset"] == pos + 16 and report.get("file_error") is None

@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import arrow_kernels as _k
-from .sources import frames_until_error, reopen
+from .sources import frames_until_error, reopen, resumed_reader
 from .tables import BLOCK_SCHEMA, MAX_CONFLICT_RANGES
 
 __all__ = ["add_capture"]
@@ -537,10 +537,13 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     file_error: list = []
     reader: Any
     if core.stop is not None:
-        # the pure reader's account of the damaged or cut file: it stops where the core stopped
-        from ..capture.reader import open_capture
+        # the pure reader's account of the damaged or cut file, from where the core stopped
+        # (a plain pcap; else from the start: it stops where the core stopped)
+        reader = resumed_reader(source, core.stop[0], int(stats["frames"]))
+        if reader is None:
+            from ..capture.reader import open_capture
 
-        reader = open_capture(reopen(source))
+            reader = open_capture(reopen(source))
         for _ in frames_until_error(reader, file_error):
             pass
     else:
