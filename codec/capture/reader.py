@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import io
 import os
-from typing import Iterator
+from typing import Any, Iterator
 
 from ..errors import DecodeError
 from .frame import Frame, Truncation
@@ -25,8 +25,8 @@ from .gunzip import CHUNK, GZIP_MAGIC, Gunzip
 from .pcap import MAX_RECORD_LEN, PcapParser, is_pcap_magic
 from .pcapng import MAX_BLOCK_LEN, PcapngParser, is_pcapng_magic
 
-__all__ = ["CaptureParser", "CaptureReader", "open_capture", "iter_frames", "file_bytes", "Frame", "Truncation",
-           "Gunzip", "GZIP_MAGIC"]
+__all__ = ["CaptureParser", "CaptureReader", "open_capture", "resume_capture", "iter_frames", "file_bytes", "Frame",
+           "Truncation", "Gunzip", "GZIP_MAGIC"]
 
 
 class CaptureParser:
@@ -221,7 +221,13 @@ def iter_frames(source, *, impl: str | None = None) -> Iterator[Frame]:
         yield from frames
         if core.stop is None and core.supported:
             return
-    # the core stopped (a damaged record, a file it does not read): the pure reader's account
+    # the core stopped (a damaged record, a file it does not read): the pure reader's account,
+    # from where the core stopped in a plain pcap, else from the start
+    stop = core.stop
+    reader = resume_capture(source, stop[0], done) if stop is not None else None
+    if reader is not None:
+        yield from reader
+        return
     if hasattr(source, "seek"):
         source.seek(0)
     for i, frame in enumerate(open_capture(source)):
@@ -255,3 +261,69 @@ def file_bytes(source, chunk: int = 1 << 20) -> Iterator[bytes]:
     finally:
         if f is not None and f is not source:
             f.close()
+
+
+class _Resumed(io.RawIOBase):
+    """A classic pcap's file header, then its bytes from ``offset`` on; the
+    pure parser is moved to ``offset`` between the two (``PcapParser.resume_at``)."""
+
+    def __init__(self, head: bytes, rest, offset: int, own: bool):
+        super().__init__()
+        self._head: bytes | None = head
+        self._offset: int | None = offset
+        self._rest, self._own = rest, own
+        self.reader: Any = None     # the CaptureReader reading this
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        if self._head is not None:
+            head, self._head = self._head, None
+            return head
+        if self._offset is not None:
+            inner = self.reader.parser.inner
+            inner.resume_at(self._offset)
+            inner.next_number = self.reader.frames + 1    # the frames before, not read again
+            self._offset = None
+        piece = self._rest.read(size)
+        if not piece and self._own:     # the file this opened: closed at its end
+            self._rest.close()
+        return piece
+
+
+def resume_capture(source, offset: int, frames_before: int) -> CaptureReader | None:
+    """A reader of a plain (uncompressed) classic pcap from record boundary
+    ``offset`` on (where the compiled core stopped: a damaged record header,
+    or a record cut short), which does not read the records before it: the
+    file header is fed, then the bytes from ``offset``; error and truncation
+    offsets are the file's, and its frame count starts at ``frames_before``.
+    None for anything else (pcapng, gzip, a file that cannot seek): read it
+    from the start."""
+    src = source
+    own = isinstance(src, (str, os.PathLike))
+    rest: Any
+    if isinstance(src, (bytes, bytearray, memoryview)):
+        data = memoryview(src)
+        head, rest = bytes(data[:24]), io.BytesIO(data[offset:])
+    else:
+        rest = open(src, "rb") if own else src
+        try:
+            if not rest.seekable():
+                return None
+            rest.seek(0)
+            head = rest.read(24)
+            rest.seek(offset)
+        except (AttributeError, ValueError, OSError):
+            if own:
+                rest.close()
+            return None
+    if len(head) < 24 or not is_pcap_magic(head) or offset < 24:
+        if own:
+            rest.close()
+        return None
+    spliced = _Resumed(head, rest, offset, own)
+    reader = CaptureReader(spliced)
+    reader.frames = frames_before
+    spliced.reader = reader
+    return reader

@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import arrow_kernels as _k
-from .sources import frames_until_error, reopen, resumed_reader
+from .sources import frames_until_error, reopen
 from .tables import BLOCK_SCHEMA, MAX_CONFLICT_RANGES
 
 __all__ = ["add_capture"]
@@ -539,10 +539,10 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     if core.stop is not None:
         # the pure reader's account of the damaged or cut file, from where the core stopped
         # (a plain pcap; else from the start: it stops where the core stopped)
-        reader = resumed_reader(source, core.stop[0], int(stats["frames"]))
-        if reader is None:
-            from ..capture.reader import open_capture
+        from ..capture.reader import open_capture, resume_capture
 
+        reader = resume_capture(reopen(source), core.stop[0], int(stats["frames"]))
+        if reader is None:
             reader = open_capture(reopen(source))
         for _ in frames_until_error(reader, file_error):
             pass
