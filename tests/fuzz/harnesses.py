@@ -537,6 +537,26 @@ def fuzz_capture_core(data: bytes) -> None:
                 % (key, len(got), len(want)))
 
 
+def fuzz_stream_events(data: bytes) -> None:
+    """Stage (b) in both implementations (``mqcodec.capture.iter_stream_events``):
+    each input is cut into the frames of a valid pcap file (link type from
+    byte 0, as :func:`fuzz_frames`); the compiled reassembly gives the pure
+    one's TCP stream events, in order, field for field (but the reasons the
+    core does not keep)."""
+    if not data or _core_reference() is None:
+        return
+    from mqcodec.capture import iter_stream_events
+
+    linktype = (1, 0, 101, 113, 276)[data[0] % 5]
+    capture = pcap_of([fr for fr in split_records(data[1:]) if fr is not None], linktype)
+
+    def view(impl):
+        return [(type(e).__name__,) + tuple(None if f == "reason" else getattr(e, f) for f in e._fields)
+                for e in iter_stream_events(capture, impl=impl)]
+
+    _expect(view("c") == view("py"), "stream events: the compiled reassembly differs from the pure one")
+
+
 # ----------------------------------------------------------------- trace route
 def fuzz_route(data: bytes) -> None:
     """``mqcodec route`` on one input (a PCF body, or an MQ message whose body
@@ -846,6 +866,7 @@ TARGETS = {
     "capture": fuzz_capture,
     "frames": fuzz_frames,
     "capture_core": fuzz_capture_core,
+    "stream_events": fuzz_stream_events,
     "route": fuzz_route,
     "report": fuzz_report,
     "offsets": fuzz_offsets,

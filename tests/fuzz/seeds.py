@@ -710,5 +710,5 @@ def seeds(target: str) -> list:
             from harness_convert import SEEDS
         return SEEDS()
     return {"pcf": _pcf_all, "mq": _mq_all, "msmq": _msmq_all, "ping": ping_seeds,
-            "frames": frames_seeds, "route": route_seeds, "report": report_seeds,
+            "frames": frames_seeds, "stream_events": frames_seeds, "route": route_seeds, "report": report_seeds,
             "offsets": offsets_seeds}[target]()
