@@ -28,7 +28,7 @@ capture layer never imports a protocol module (tests/test_layers.py).
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from . import _impl
 from .capture.budget import ByteBudget
@@ -38,7 +38,7 @@ from .ibmmq import framing_errors as _mq_errors
 from .ibmmq.framing import MQStreamFramer
 from .msmq import framing_errors as _msmq_errors
 from .msmq.framing import MSMQStreamFramer
-from .stream_events import CLOSED, NEED_DATA, FramerStateError, FramingError, Resynchronised, StreamUnit
+from .stream_events import FramerStateError, FramingError, ReadyEvents, Resynchronised, StreamUnit
 
 __all__ = ["framer", "CompiledFramer", "PROTOCOLS", "drive"]
 
@@ -57,7 +57,7 @@ def framer(protocol: str, impl: Optional[str] = None, offset: int = 0) -> Any:
     return CompiledFramer(protocol, offset)
 
 
-class CompiledFramer:
+class CompiledFramer(ReadyEvents):
     """The capture core's compiled framer of ``protocol`` behind the framers'
     interface: the events its test face (``FastMQFramer`` /
     ``FastMSMQFramer`` of :mod:`mqcodec._ext.capture_core`) returns as
@@ -103,21 +103,6 @@ class CompiledFramer:
         if not self._closed:
             self._closed = True
             self._take(self._f.close())
-
-    def next_event(self) -> Any:
-        if self._events:
-            return self._events.popleft()
-        return CLOSED if self._closed else NEED_DATA
-
-    def events(self) -> list:
-        """All events ready now."""
-        out = list(self._events)
-        self._events.clear()
-        return out
-
-    def __iter__(self) -> Iterator:
-        while self._events:
-            yield self._events.popleft()
 
     def _take(self, items: list) -> None:
         if "BAIL" in items:    # the compiled framers bail only when out of memory

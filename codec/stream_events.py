@@ -26,12 +26,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field as _dc_field
-from typing import NamedTuple, Optional
+from collections import deque
+from typing import Any, Iterator, NamedTuple, Optional
 
 from .errors import DecodeError, MQCodecError
 from .render import json_ready
 
-__all__ = ["FramingError", "Resynchronised", "StreamUnit", "FramerStateError", "NEED_DATA", "CLOSED"]
+__all__ = ["FramingError", "Resynchronised", "StreamUnit", "FramerStateError", "NEED_DATA", "CLOSED",
+           "ReadyEvents"]
 
 
 class _Sentinel(type):
@@ -48,6 +50,29 @@ class NEED_DATA(metaclass=_Sentinel):
 
 class CLOSED(metaclass=_Sentinel):
     """next_event(): the stream was closed and every event has been returned."""
+
+
+class ReadyEvents:
+    """The output half of the framers' interface, for a framer that queues its
+    events as it frames (``_events``, a deque; ``_closed`` once closed)."""
+
+    _events: deque
+    _closed: bool
+
+    def next_event(self) -> Any:
+        if self._events:
+            return self._events.popleft()
+        return CLOSED if self._closed else NEED_DATA
+
+    def events(self) -> list:
+        """All events ready now."""
+        out = list(self._events)
+        self._events.clear()
+        return out
+
+    def __iter__(self) -> Iterator:
+        while self._events:
+            yield self._events.popleft()
 
 
 class StreamUnit(NamedTuple):

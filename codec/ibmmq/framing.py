@@ -51,11 +51,11 @@ from __future__ import annotations
 import struct as _struct
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from ..render import json_ready
 from ..errors import DecodeError
-from ..stream_events import CLOSED, NEED_DATA, FramerStateError, FramingError, Resynchronised
+from ..stream_events import CLOSED, NEED_DATA, FramerStateError, FramingError, ReadyEvents, Resynchronised
 from ..layout import parse_at
 from .constants import ENCODING_BIG, ENCODING_LITTLE
 from .tsh import (
@@ -507,7 +507,7 @@ def _parse_message_unit(unit: bytes, seg0: Segment) -> dict | None:
 _SYNC, _LOST, _SKIP = "sync", "lost", "skip"
 
 
-class MQStreamFramer:
+class MQStreamFramer(ReadyEvents):
     """Frames one direction of one TCP connection carrying IBM MQ.
 
     ``offset`` is the stream offset of the first byte that will be fed.
@@ -728,21 +728,6 @@ class MQStreamFramer:
         self._buf = bytearray()
         self._base = end
         self._pos = 0
-
-    def next_event(self):
-        if self._events:
-            return self._events.popleft()
-        return CLOSED if self._closed else NEED_DATA
-
-    def events(self) -> list:
-        """All events ready now."""
-        out = list(self._events)
-        self._events.clear()
-        return out
-
-    def __iter__(self) -> Iterator:
-        while self._events:
-            yield self._events.popleft()
 
     # ---- internals ----------------------------------------------------
     def _known_end(self, pos: int) -> int | None:
