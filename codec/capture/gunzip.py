@@ -1,15 +1,18 @@
 """Streaming gzip (RFC 1952) for capture files: :class:`Gunzip`, bounded in
-memory whatever the compression ratio.  Its own module so that the compiled
+memory whatever the compression ratio, and :func:`file_bytes`, a capture
+file's decompressed bytes in pieces.  Its own module so that the compiled
 capture core's driver reads gzip captures without importing the pure
-readers (:mod:`.reader` re-exports it)."""
+readers (:mod:`.reader` re-exports both)."""
 from __future__ import annotations
 
+import os
 import struct
 import zlib
+from typing import Iterator
 
 from ..errors import DecodeError
 
-__all__ = ["Gunzip", "GZIP_MAGIC", "CHUNK", "MAX_GZIP_HEADER"]
+__all__ = ["Gunzip", "GZIP_MAGIC", "CHUNK", "MAX_GZIP_HEADER", "file_bytes"]
 
 CHUNK = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
@@ -178,3 +181,37 @@ class Gunzip:
         if self._state == _TRAILER or self._hdr or not self.members:
             raise self._error("CRC32" if self._state == _TRAILER else "ID1/ID2", self.offset,
                               "gzip stream cut short")
+
+
+def file_bytes(source, chunk: int = CHUNK, where: list | None = None) -> Iterator[bytes]:
+    """The decompressed bytes of a capture file (path, bytes or binary file
+    object, read from where it is), a piece at a time: at most ``chunk``
+    bytes each, gzip inflated on the way whatever its ratio.  Damaged gzip
+    raises :class:`DecodeError` after every byte before the damage was
+    yielded.  ``where``, a one-item list, gets the input bytes read so far
+    (of the file: compressed bytes for gzip) before each piece is used."""
+    f = None
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        pieces: Iterator[bytes] = (data[i:i + chunk] for i in range(0, len(data), chunk))
+    else:
+        f = open(source, "rb") if isinstance(source, (str, os.PathLike)) else source
+        pieces = iter(lambda: f.read(chunk), b"")
+    try:
+        piece = next(pieces, b"")
+        read = len(piece)
+        g = Gunzip(chunk) if piece[:2] == GZIP_MAGIC else None
+        while piece:
+            if where is not None:
+                where[0] = read
+            if g is None:
+                yield piece
+            else:
+                yield from g.feed(piece)
+            piece = next(pieces, b"")
+            read += len(piece)
+        if g is not None:
+            g.close()
+    finally:
+        if f is not None and f is not source:
+            f.close()

@@ -21,7 +21,7 @@ from typing import Any, Iterator
 
 from ..errors import DecodeError
 from .frame import Frame, Truncation
-from .gunzip import CHUNK, GZIP_MAGIC, Gunzip
+from .gunzip import CHUNK, GZIP_MAGIC, Gunzip, file_bytes
 from .pcap import MAX_RECORD_LEN, PcapParser, is_pcap_magic
 from .pcapng import MAX_BLOCK_LEN, PcapngParser, is_pcapng_magic
 
@@ -233,34 +233,6 @@ def iter_frames(source, *, impl: str | None = None) -> Iterator[Frame]:
     for i, frame in enumerate(open_capture(source)):
         if i >= done:
             yield frame
-
-
-def file_bytes(source, chunk: int = 1 << 20) -> Iterator[bytes]:
-    """The (decompressed) bytes of a capture file (path, bytes or binary file
-    object), a piece at a time: what the compiled capture core walks."""
-    pieces: Iterator[bytes]
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        f = None
-        data = bytes(source)
-        pieces = (data[i:i + chunk] for i in range(0, len(data), chunk))
-    else:
-        f = source if hasattr(source, "read") else open(source, "rb")
-        pieces = iter(lambda: f.read(chunk), b"")
-    try:
-        first = next(pieces, b"")
-        if first[:2] == GZIP_MAGIC:
-            g = Gunzip(chunk)
-            yield from g.feed(first)
-            for piece in pieces:
-                yield from g.feed(piece)
-            g.close()
-            return
-        if first:
-            yield first
-        yield from pieces
-    finally:
-        if f is not None and f is not source:
-            f.close()
 
 
 class _Resumed(io.RawIOBase):

@@ -53,48 +53,9 @@ def _chunks(source, errors=None, where=None):
 
 
 def _pieces(source, where=None):
-    from ..capture.gunzip import GZIP_MAGIC, Gunzip as _Gunzip
+    from ..capture.gunzip import file_bytes
 
-    src = reopen(source)
-    if isinstance(src, (bytes, bytearray, memoryview)):
-        data = bytes(src)
-        if data[:2] == GZIP_MAGIC:
-            g = _Gunzip(CHUNK)
-            for i in range(0, len(data), CHUNK):
-                yield from g.feed(data[i:i + CHUNK])
-            g.close()
-            return
-        for i in range(0, len(data), CHUNK):
-            if where is not None:
-                where[0] = min(i + CHUNK, len(data))
-            yield data[i:i + CHUNK]
-        return
-    own = not hasattr(src, "read")
-    f = open(src, "rb") if own else src
-    try:
-        first = f.read(CHUNK)
-        read = len(first)
-        if first[:2] == GZIP_MAGIC:
-            g = _Gunzip(CHUNK)
-            piece = first
-            while piece:
-                if where is not None:
-                    where[0] = read
-                yield from g.feed(piece)
-                piece = f.read(CHUNK)
-                read += len(piece)
-            g.close()
-            return
-        piece = first
-        while piece:
-            if where is not None:
-                where[0] = read
-            yield piece
-            piece = f.read(CHUNK)
-            read += len(piece)
-    finally:
-        if own:
-            f.close()
+    yield from file_bytes(reopen(source), CHUNK, where)
 
 
 class _Held:
