@@ -2159,7 +2159,8 @@ cdef void process(Core* c, const uint8_t* data, Py_ssize_t datapos, int64_t capl
         segment(c, &pk, c.number, ts)
     else:
         c.st.deferred += 1
-        push_deferred(c, datapos, caplen, orig, ts, ifid, linktype)
+        if c.slog == NULL:     # (the stream-event log wants TCP only: nothing is handed over)
+            push_deferred(c, datapos, caplen, orig, ts, ifid, linktype)
         if r == D_FRAG:
             fragment(c, &pk, ts)
     if c.budget_limit:
