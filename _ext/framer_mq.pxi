@@ -1191,7 +1191,7 @@ cdef Py_ssize_t mq_framer_run(MQFramer* f, const uint8_t* buf, Py_ssize_t n, emi
         if seglen < <uint32_t>hlen or seglen > MQF_MAX_SEG:
             _mq_why(f, MQE_SEGMENT_LENGTH, _mq_header_index(ident), seglen, hlen, MQF_MAX_SEG)
             _mq_lose(f, start, 0)
-            # the eye-catcher itself is garbage: scanning resumes after it
+            # the eye-catcher itself is garbage: scanning goes on after it
             if _mq_garbage_add(f, start, buf + pos, 4) < 0:
                 f.bailed = 1
                 return FRAMER_BAIL

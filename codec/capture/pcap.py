@@ -197,11 +197,11 @@ class PcapParser:
             return RECORD_HEADER_LEN - n
         return RECORD_HEADER_LEN + self._rec.unpack_from(self._buf, 0)[2] - n
 
-    def resume_at(self, offset: int) -> None:
+    def start_at(self, offset: int) -> None:
         """Continue at absolute ``offset``, a record boundary found by the caller (the
         file header must have been fed and nothing else buffered)."""
         if self.header is None or self._buf:
-            raise RuntimeError("PcapParser.resume_at: the file header only must have been fed")
+            raise RuntimeError("PcapParser.start_at: the file header only must have been fed")
         self._base = offset
 
     def close(self) -> Truncation | None:

@@ -152,12 +152,12 @@ class PcapngParser:
         blen = self._block_len(buf, 0, n)
         return need - n if blen is None else blen - n
 
-    def resume_at(self, offset: int) -> None:
+    def start_at(self, offset: int) -> None:
         """Continue at absolute ``offset``, a block boundary found by the caller, with the
         section state (byte order, interfaces) of the blocks fed so far (the Section
         Header Block and Interface Description Blocks in effect at ``offset``)."""
         if self._buf:
-            raise RuntimeError("PcapngParser.resume_at: bytes are still buffered")
+            raise RuntimeError("PcapngParser.start_at: bytes are still buffered")
         self._base = offset
 
     @property

@@ -640,7 +640,7 @@ class RangeReader:
         if first >= rng.end or first >= src.size:
             self.stop = first
             return
-        parser.resume_at(first)
+        parser.start_at(first)
         pos = first
         try:
             # the records that start before the range end: whole chunks up to it, then

@@ -25,7 +25,7 @@ from .gunzip import CHUNK, GZIP_MAGIC, Gunzip, file_bytes
 from .pcap import MAX_RECORD_LEN, PcapParser, is_pcap_magic
 from .pcapng import MAX_BLOCK_LEN, PcapngParser, is_pcapng_magic
 
-__all__ = ["CaptureParser", "CaptureReader", "open_capture", "resume_capture", "iter_frames", "file_bytes", "Frame",
+__all__ = ["CaptureParser", "CaptureReader", "open_capture", "capture_from", "iter_frames", "file_bytes", "Frame",
            "Truncation", "Gunzip", "GZIP_MAGIC"]
 
 
@@ -224,7 +224,7 @@ def iter_frames(source, *, impl: str | None = None) -> Iterator[Frame]:
     # the core stopped (a damaged record, a file it does not read): the pure reader's account,
     # from where the core stopped in a plain pcap, else from the start
     stop = core.stop
-    reader = resume_capture(source, stop[0], done) if stop is not None else None
+    reader = capture_from(source, stop[0], done) if stop is not None else None
     if reader is not None:
         yield from reader
         return
@@ -235,9 +235,9 @@ def iter_frames(source, *, impl: str | None = None) -> Iterator[Frame]:
             yield frame
 
 
-class _Resumed(io.RawIOBase):
+class _Spliced(io.RawIOBase):
     """A classic pcap's file header, then its bytes from ``offset`` on; the
-    pure parser is moved to ``offset`` between the two (``PcapParser.resume_at``)."""
+    pure parser is moved to ``offset`` between the two (``PcapParser.start_at``)."""
 
     def __init__(self, head: bytes, rest, offset: int, own: bool):
         super().__init__()
@@ -255,7 +255,7 @@ class _Resumed(io.RawIOBase):
             return head
         if self._offset is not None:
             inner = self.reader.parser.inner
-            inner.resume_at(self._offset)
+            inner.start_at(self._offset)
             inner.next_number = self.reader.frames + 1    # the frames before, not read again
             self._offset = None
         piece = self._rest.read(size)
@@ -264,7 +264,7 @@ class _Resumed(io.RawIOBase):
         return piece
 
 
-def resume_capture(source, offset: int, frames_before: int) -> CaptureReader | None:
+def capture_from(source, offset: int, frames_before: int) -> CaptureReader | None:
     """A reader of a plain (uncompressed) classic pcap from record boundary
     ``offset`` on (where the compiled core stopped: a damaged record header,
     or a record cut short), which does not read the records before it: the
@@ -294,7 +294,7 @@ def resume_capture(source, offset: int, frames_before: int) -> CaptureReader | N
         if own:
             rest.close()
         return None
-    spliced = _Resumed(head, rest, offset, own)
+    spliced = _Spliced(head, rest, offset, own)
     reader = CaptureReader(spliced)
     reader.frames = frames_before
     spliced.reader = reader

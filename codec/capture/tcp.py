@@ -42,7 +42,7 @@ Reassembly rules
 * Out-of-order segments wait in a per-direction buffer bounded by
   ``max_buffer_bytes`` (default 4 MiB) and ``max_buffer_segments`` (default
   4096).  When a bound is exceeded the hole before the oldest waiting byte is
-  declared a :class:`Gap` and delivery resumes.
+  declared a :class:`Gap` and delivery goes on.
 * A hole is also declared a Gap as soon as the peer acknowledges data beyond
   it while later data waits in the buffer, or acknowledges the direction's
   FIN (those bytes were sent and received but not captured) -- unless

@@ -500,9 +500,9 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     if core.stop is not None:
         # the pure reader's account of the damaged or cut file, from where the core stopped
         # (a plain pcap; else from the start: it stops where the core stopped)
-        from ..capture.reader import open_capture, resume_capture
+        from ..capture.reader import open_capture, capture_from
 
-        reader = resume_capture(reopen(source), core.stop[0], int(stats["frames"]))
+        reader = capture_from(reopen(source), core.stop[0], int(stats["frames"]))
         if reader is None:
             reader = open_capture(reopen(source))
         for _ in frames_until_error(reader, file_error):

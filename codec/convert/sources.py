@@ -11,7 +11,7 @@ def rereadable(source) -> bool:
     """Can ``source`` be read again from its start?  The compiled path needs it:
     a file header the core declines goes to the pure pipeline, and a file
     error the core stops at is reported by the pure reader (from where the
-    core stopped in a plain pcap, ``capture.reader.resume_capture``; else it reads the
+    core stopped in a plain pcap, ``capture.reader.capture_from``; else it reads the
     file's structure up to it; no frame is converted twice).  Paths, bytes
     and seekable files can be."""
     if isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview)):

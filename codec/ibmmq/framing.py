@@ -880,7 +880,7 @@ class MQStreamFramer(ReadyEvents):
                                                    hlen, self._max_seg)
                 self._garbage_why = (structure, fld, start + 4, reason)
                 self._lose(start)
-                # the eye-catcher itself is garbage: scanning resumes after it
+                # the eye-catcher itself is garbage: scanning goes on after it
                 self._garbage_add(start, bytes(self._buf[pos:pos + 4]))
                 self._pos += 4
                 continue
