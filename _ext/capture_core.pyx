@@ -43,6 +43,8 @@ API::
     core.stop -> None, or (file offset, frame number) of the record/block where
         the pure parser stops (pcap: incl_len above 16 MiB; pcapng: any block
         the pure parser rejects; both: the file ends inside it)
+    core.file_state, core.unread(), core.fed -> what the pure parser is fed to read
+        the file on from there (capture.reader.capture_from)
     core.buffered_bytes -> bytes held for open fast-path connections and pending IPv4 fragments
 
 """
@@ -2453,6 +2455,8 @@ cdef class _Walker:
     """Record walking (pcap, pcapng) for CaptureCore."""
     cdef Core c
     cdef Buf left
+    cdef bytes _pcap_header
+    cdef readonly int64_t fed           # bytes fed so far (the file offset of the next chunk)
     cdef list _out
     cdef object _numbers
 
@@ -2521,6 +2525,7 @@ cdef class _Walker:
             return 0
         self.c.fmt = 1
         self.c.linktype = rd32(p + 20, self.c.big) & 0xFFFF
+        self._pcap_header = PyBytes_FromStringAndSize(<const char*>p, 24)
         memmove(self.left.p, self.left.p + 24, self.left.n - 24)
         self.left.n -= 24
         self.c.base = 24
@@ -2567,6 +2572,7 @@ cdef class _Walker:
         n = v.shape[0]
         if n == 0:
             return self._take_out()
+        self.fed += n
         cdef Py_ssize_t at = 0, need, more
         cdef int64_t incl
         if self.c.fmt == 0:
@@ -2634,6 +2640,28 @@ cdef class _Walker:
     @property
     def stop(self):
         return (self.c.stop_off, self.c.stop_num) if self.c.stopped else None
+
+    @property
+    def file_state(self):
+        """What a parser must have been fed to read this file on from a record or
+        block boundary: ``("pcap", the 24-byte file header)``, ``("pcapng",
+        big_endian, [(linktype, snaplen, pow2, exp, offset_s), ...])`` (the section
+        and interfaces in effect), or None before the file header was read."""
+        cdef Py_ssize_t i
+        if self.c.fmt == 1:
+            return ("pcap", self._pcap_header)
+        if self.c.fmt == 2 and self.c.sections:
+            return ("pcapng", bool(self.c.big),
+                    [(self.c.ifaces[i].linktype, self.c.ifaces[i].snaplen, bool(self.c.ifaces[i].pow2),
+                      self.c.ifaces[i].exp, self.c.ifaces[i].offset_s) for i in range(self.c.n_if)])
+        return None
+
+    def unread(self):
+        """After :attr:`stop`: the bytes from the stop offset on that the core was fed
+        and holds (those of the caller's last chunk past them it did not take)."""
+        if not self.c.stopped:
+            return b""
+        return PyBytes_FromStringAndSize(<const char*>self.left.p, self.left.n)
 
     @property
     def next_frame(self):

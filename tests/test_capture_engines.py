@@ -16,6 +16,7 @@ headers), plain, gzip and pcapng.
 from __future__ import annotations
 
 import gzip
+import io
 import random
 from pathlib import Path
 
@@ -285,42 +286,140 @@ def test_syn_reusing_the_tuple_of_a_damaged_connection(variant):
     _same(data)
 
 
-@pytest.mark.parametrize("how", ["record length", "cut"])
-@pytest.mark.parametrize("form", ["bytes", "path"])
-def test_a_damaged_pcap_is_not_read_again_from_its_start(monkeypatch, tmp_path, how, form):
-    """Where the core stops in a plain pcap (a record header claiming 2 GB, a
-    record cut short), the pure reader reports the damage from there: the
-    records before it are not read a second time (the whole-file reader is
-    never opened), and both engines give the same rows, error and truncation."""
+class _OnceReader(io.RawIOBase):
+    """A capture file that cannot seek and counts the bytes read from it."""
+
+    def __init__(self, data: bytes):
+        super().__init__()
+        self._data, self.read_bytes = data, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        n = min(len(b), len(self._data) - self.read_bytes)
+        b[:n] = self._data[self.read_bytes:self.read_bytes + n]
+        self.read_bytes += n
+        return n
+
+
+def _record_starts(data: bytes, ng: bool) -> list:
+    """The offsets of a capture's records (pcap) or packet blocks (pcapng)."""
+    import struct
+
+    starts = []
+    if not ng:
+        pos = 24
+        while pos + 16 <= len(data):
+            starts.append(pos)
+            pos += 16 + struct.unpack_from("<I", data, pos + 8)[0]
+        return starts
+    pos = 0
+    while pos + 8 <= len(data):
+        btype, blen = struct.unpack_from("<II", data, pos)
+        if btype == 6:
+            starts.append(pos)
+        pos += blen
+    return starts
+
+
+@pytest.mark.parametrize("compressed,how", [(False, "record length"), (False, "cut"), (True, "record length"),
+                                            (True, "cut"), (True, "gzip cut")],
+                         ids=["record length", "cut", "gzip-record length", "gzip-cut", "gzip cut"])
+@pytest.mark.parametrize("container", ["pcap", "pcapng"])
+@pytest.mark.parametrize("form", ["bytes", "path", "stream"])
+def test_a_damaged_capture_is_read_once(monkeypatch, tmp_path, how, container, compressed, form):
+    """Where the core stops (a record header or block claiming 2 GB, a record or block
+    cut short, a gzip stream cut short), the pure reader reports the damage from there:
+    the records before it are not read a second time (the whole-file reader is never
+    opened; a stream that cannot seek is read once), and both engines give the same
+    rows, error and truncation."""
     import struct
 
     import mqcodec.capture.reader as reader_module
 
+    ng = container == "pcapng"
     packets = _packets(9, 12)
-    data = bytearray(_pcap(packets))
-    at = len(packets) // 2
-    pos = 24 + sum(16 + len(frame) for _ts, frame in packets[:at])
+    data = bytearray(_pcap(packets, ng=ng))
+    starts = _record_starts(bytes(data), ng)
+    pos = starts[len(starts) // 2]
     if how == "record length":
-        struct.pack_into("<I", data, pos + 8, 0x7FFFFFFF)
-    else:
+        if ng:
+            struct.pack_into("<I", data, pos + 4, 0x7FFFFFF0)
+        else:
+            struct.pack_into("<I", data, pos + 8, 0x7FFFFFFF)
+    elif how == "cut":
         del data[pos + 30:]
     data = bytes(data)
+    if compressed:
+        data = gzip.compress(data)
+        if how == "gzip cut":
+            data = data[:len(data) * 2 // 3]
     source = data
     if form == "path":
-        source = tmp_path / "damaged.pcap"
+        source = tmp_path / "damaged"
         source.write_bytes(data)
-    ref = _convert(source, "py")
+    ref = _convert(data, "py")
 
     def whole_file(*args, **kwargs):
         raise AssertionError("the damaged capture was read again from its start")
 
     monkeypatch.setattr(reader_module, "open_capture", whole_file)
+    if form == "stream":
+        source = _OnceReader(data)
     ours = _convert(source, None)
-    assert ours[3]["captures"][-1].get("engine") == "compiled"
-    assert ours[:3] == ref[:3] and ours[4] == ref[4]
+    if form == "stream":
+        assert source.read_bytes == len(data)
     report = ours[3]["captures"][-1]
-    assert ours[2]["frames"] == at
+    assert report.get("engine") == "compiled"
+    assert ours[:3] == ref[:3] and ours[4] == ref[4]
+    ref_report = ref[3]["captures"][-1]
+    assert (report.get("file_error"), report.get("truncation")) == (ref_report.get("file_error"),
+                                                                     ref_report.get("truncation"))
+    if how == "gzip cut":
+        assert "gzip" in report["file_error"] and report.get("truncation") is None
+        return
+    assert ours[2]["frames"] == len(starts) // 2
     if how == "record length":
-        assert "incl_len" in report["file_error"] and str(pos + 8) in report["file_error"]
+        assert "Block Total Length" in report["file_error"] if ng else "incl_len" in report["file_error"]
+        assert str(pos + (4 if ng else 8)) in report["file_error"]
     else:
-        assert report["truncation"]["offset"] == pos + 16 and report.get("file_error") is None
+        assert report.get("file_error") is None
+        assert report["truncation"]["offset"] == pos + (8 if ng else 16)
+
+
+def _pcap_version_3() -> bytes:
+    import struct
+
+    return struct.pack("<IHHiIII", 0xA1B2C3D4, 3, 4, 0, 0, 65535, 1)
+
+
+@pytest.mark.parametrize("head", [b"", b"\xd4\xc3\xb2", b"NOT A CAPTURE FILE AT ALL", "version 3", "pcapng cut",
+                                  "gzip bad magic", "gzip cut"])
+@pytest.mark.parametrize("form", ["bytes", "stream"])
+def test_a_file_header_the_core_declines_is_read_once(monkeypatch, head, form):
+    """A file header the compiled core does not take (empty, cut, not a capture's, an
+    unsupported version; plain or gzip) goes to the pure pipeline with the bytes the
+    core was fed and the rest: the same error as the pure engine's, and a stream that
+    cannot seek is read once."""
+    from mqcodec.errors import DecodeError
+
+    if head == "version 3":
+        data = _pcap_version_3() + _pcap(_packets(3, 2))[24:]
+    elif head == "pcapng cut":
+        data = _pcap(_packets(3, 2), ng=True)[:20]
+    elif head == "gzip bad magic":
+        data = gzip.compress(b"NOT A CAPTURE FILE AT ALL" * 100)
+    elif head == "gzip cut":
+        data = gzip.compress(_pcap(_packets(3, 2)))[:15]
+    else:
+        data = head
+    with pytest.raises(DecodeError) as ref:
+        _convert(data, "py")
+    source = _OnceReader(data) if form == "stream" else data
+    with pytest.raises(DecodeError) as ours:
+        _convert(source, None)
+    assert (ours.value.structure, ours.value.field, ours.value.offset, str(ours.value)) == \
+        (ref.value.structure, ref.value.field, ref.value.offset, str(ref.value))
+    if form == "stream":
+        assert source.read_bytes == len(data)

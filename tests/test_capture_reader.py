@@ -405,6 +405,52 @@ def test_vlan_tags_equal_tshark(tmp_path, tshark, impl):
         assert (seg.src, len(seg.payload)) == (row[2], int(row[3]))
 
 
+class _Unseekable(io.RawIOBase):
+    """A capture file that cannot seek and counts the bytes read from it."""
+
+    def __init__(self, data: bytes):
+        super().__init__()
+        self._data, self.read_bytes = data, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        n = min(len(b), len(self._data) - self.read_bytes)
+        b[:n] = self._data[self.read_bytes:self.read_bytes + n]
+        self.read_bytes += n
+        return n
+
+
+@pytest.mark.parametrize("form", ["bytes", "stream", "gzip stream"])
+def test_damaged_files_from_a_stream_end_alike(real_frames, impl, form):
+    """The same damage read from a stream that cannot seek (plain or gzip): the same
+    frames and error, and the stream is read once (the compiled walk hands the rest
+    over to the pure reader from where it stopped)."""
+    from mqcodec.errors import DecodeError
+
+    def source(data):
+        data = gzip.compress(data) if form == "gzip stream" else data
+        return (data if form == "bytes" else _Unseekable(data)), len(data)
+
+    raw = REAL.read_bytes()
+    src, n = source(raw[:-10])
+    assert frames_of(src, impl) == real_frames[:-1]
+    assert form == "bytes" or src.read_bytes == n
+    bad = bytearray(raw)
+    struct.pack_into("<I", bad, 24 + 16 + 92 + 8, 10**9)
+    src, n = source(bytes(bad))
+    with pytest.raises(DecodeError) as e:
+        frames_of(src, impl)
+    assert (e.value.structure, e.value.field, e.value.offset) == ("pcap record header", "incl_len", 140)
+    assert form == "bytes" or src.read_bytes == n
+    src, n = source(b"\xd4\xc3\xb2\xa1\x03\x00" + raw[6:])   # a version the core does not read
+    with pytest.raises(DecodeError) as e:
+        frames_of(src, impl)
+    assert (e.value.structure, e.value.field) == ("pcap global header", "version_major")
+    assert form == "bytes" or src.read_bytes == n
+
+
 def test_cut_and_damaged_files_end_alike(real_frames, impl):
     """A file cut inside its last record gives the records before it; a
     record header whose incl_len passes the limit is a DecodeError naming the

@@ -115,6 +115,23 @@ class Interface:
         return ts_or_unknown(ticks // 10 ** (e - 9) + self.offset_ns)
 
 
+def section_block(order: str, minor: int = 0) -> bytes:
+    """A Section Header Block with no option and an unknown section length."""
+    return struct.pack(order + "IIIHHqI", SHB_TYPE, 28, BYTE_ORDER_MAGIC, 1, minor, -1, 28)
+
+
+def interface_block(order: str, iface: Interface) -> bytes:
+    """An Interface Description Block with ``iface``'s link type, snap length,
+    ``if_tsresol`` and ``if_tsoffset`` and no other option: what a parser reads
+    frames with (a section's state kept compact, whatever its options' length)."""
+    opts = struct.pack(order + "HHB3x", OPT_IF_TSRESOL, 1, (0x80 if iface.pow2 else 0) | iface.exp)
+    if iface.offset_ns:
+        opts += struct.pack(order + "HHq", OPT_IF_TSOFFSET, 8, iface.offset_ns // NS_PER_S)
+    opts += struct.pack(order + "HH", OPT_ENDOFOPT, 0)
+    n = 20 + len(opts)
+    return struct.pack(order + "IIHHI", IDB_TYPE, n, iface.linktype, 0, iface.snaplen) + opts + struct.pack(order + "I", n)
+
+
 class PcapngParser:
     """Incremental pcapng parser: ``feed(bytes) -> [Frame]``, ``close()``."""
 

@@ -61,7 +61,7 @@ import struct
 from typing import Any, NamedTuple
 
 from ..errors import DecodeError
-from .frame import NS_PER_S, Frame, Truncation
+from .frame import Frame, Truncation
 from .pcap import GLOBAL_HEADER_LEN, MAX_RECORD_LEN, RECORD_HEADER_LEN, PcapParser, is_pcap_magic
 from .pcapng import (
     BYTE_ORDER_MAGIC,
@@ -70,14 +70,14 @@ from .pcapng import (
     MAX_BLOCK_LEN,
     MAX_INTERFACES,
     NUMBERED_BLOCKS,
-    OPT_IF_TSOFFSET,
-    OPT_IF_TSRESOL,
     PB_TYPE,
     SHB_TYPE,
     SPB_TYPE,
     PcapngParser,
     Interface,
+    interface_block,
     is_pcapng_magic,
+    section_block,
 )
 from .reader import CHUNK, GZIP_MAGIC, CaptureReader, open_binary
 
@@ -358,7 +358,7 @@ class _PcapngWalk:
             self.order = order
             # the state keeps a compact copy: a section's SHB and IDBs cost ~50 bytes each
             # whatever their options' length
-            self.shb = struct.pack(order + "IIIHHqI", SHB_TYPE, 28, BYTE_ORDER_MAGIC, major, minor, -1, 28)
+            self.shb = section_block(order, minor)
             self.idbs = []
         elif btype == IDB_TYPE:
             if blen < 20:
@@ -378,12 +378,7 @@ def _compact_idb(order: str, raw: bytes) -> bytes:
     linktype, _res, snaplen = struct.unpack_from(order + "HHI", raw, 8)
     iface = Interface(linktype, snaplen)
     PcapngParser.idb_options(iface, order, raw, 16, len(raw) - 4)
-    opts = struct.pack(order + "HHB3x", OPT_IF_TSRESOL, 1, (0x80 if iface.pow2 else 0) | iface.exp)
-    if iface.offset_ns:
-        opts += struct.pack(order + "HHq", OPT_IF_TSOFFSET, 8, iface.offset_ns // NS_PER_S)
-    opts += struct.pack(order + "HH", 0, 0)
-    n = 20 + len(opts)
-    return struct.pack(order + "IIHHI", IDB_TYPE, n, linktype, 0, snaplen) + opts + struct.pack(order + "I", n)
+    return interface_block(order, iface)
 
 
 def _pcapng_walk_to(src: _Source, start: int) -> _PcapngWalk:

@@ -16,6 +16,7 @@ record walk (``mqcodec._ext.capture_core``) with nothing decoded.
 from __future__ import annotations
 
 import io
+import itertools
 import os
 from typing import Any, Iterator
 
@@ -25,7 +26,7 @@ from .gunzip import CHUNK, GZIP_MAGIC, Gunzip, file_bytes
 from .pcap import MAX_RECORD_LEN, PcapParser, is_pcap_magic
 from .pcapng import MAX_BLOCK_LEN, PcapngParser, is_pcapng_magic
 
-__all__ = ["CaptureParser", "CaptureReader", "open_capture", "capture_from", "iter_frames", "file_bytes", "Frame",
+__all__ = ["CaptureParser", "CaptureReader", "open_capture", "capture_from", "PiecesFile", "iter_frames", "file_bytes", "Frame",
            "Truncation", "Gunzip", "GZIP_MAGIC"]
 
 
@@ -207,7 +208,12 @@ def iter_frames(source, *, impl: str | None = None) -> Iterator[Frame]:
         return
     core = core_mod.CaptureCore((), (), False, all_frames=True)
     done = 0
-    for chunk in file_bytes(source):
+    chunk = b""
+    before_header: list = []     # the pieces fed before the core took the file header
+    pieces = file_bytes(source)
+    for chunk in pieces:
+        if core.file_state is None:
+            before_header.append(chunk)
         core.feed(chunk)
         frames = core.take_frames()
         done += len(frames)
@@ -221,80 +227,104 @@ def iter_frames(source, *, impl: str | None = None) -> Iterator[Frame]:
         yield from frames
         if core.stop is None and core.supported:
             return
-    # the core stopped (a damaged record, a file it does not read): the pure reader's account,
-    # from where the core stopped in a plain pcap, else from the start
-    stop = core.stop
-    reader = capture_from(source, stop[0], done) if stop is not None else None
-    if reader is not None:
-        yield from reader
+    if core.stop is None:
+        # a file header the core does not take: the pure reader's account, of the same bytes
+        yield from open_capture(PiecesFile(itertools.chain(before_header, pieces)))
         return
-    if hasattr(source, "seek"):
-        source.seek(0)
-    for i, frame in enumerate(open_capture(source)):
-        if i >= done:
-            yield frame
+    # the core stopped at a damaged or cut record: the pure reader's account, from there
+    yield from capture_from(core.file_state, rest_of(core, chunk, pieces), core.stop[0], core.stop[1], done)
 
 
-class _Spliced(io.RawIOBase):
-    """A classic pcap's file header, then its bytes from ``offset`` on; the
-    pure parser is moved to ``offset`` between the two (``PcapParser.start_at``)."""
+def rest_of(core, chunk: bytes, pieces: Iterator[bytes]) -> Iterator[bytes]:
+    """The capture's bytes from where the compiled ``core`` stopped on: those it
+    holds, then those of ``chunk`` (the last it was fed) past them, then ``pieces``
+    (the file's bytes after ``chunk``)."""
+    held = core.unread()
+    yield held
+    fed_end = core.stop[0] + len(held)          # the file offset just past what the core holds
+    chunk_start = core.fed - len(chunk)
+    if fed_end < core.fed:
+        yield chunk[fed_end - chunk_start:]
+    yield from pieces
 
-    def __init__(self, head: bytes, rest, offset: int, own: bool):
+
+class PiecesFile(io.RawIOBase):
+    """An iterator of byte pieces (a generator of a file's decompressed bytes, say)
+    read as a binary file; a read never joins two pieces."""
+
+    def __init__(self, pieces: Iterator[bytes]):
         super().__init__()
-        self._head: bytes | None = head
-        self._offset: int | None = offset
-        self._rest, self._own = rest, own
-        self.reader: Any = None     # the CaptureReader reading this
+        self._pieces = iter(pieces)
+        self._piece = memoryview(b"")
+        self.delivered = 0     # bytes read so far
 
     def readable(self) -> bool:
         return True
 
     def read(self, size: int = -1) -> bytes:
-        if self._head is not None:
-            head, self._head = self._head, None
-            return head
-        if self._offset is not None:
+        while not len(self._piece):
+            piece = next(self._pieces, None)
+            if piece is None:
+                return b""
+            self._piece = memoryview(piece)
+        n = len(self._piece) if size is None or size < 0 else min(size, len(self._piece))
+        out, self._piece = bytes(self._piece[:n]), self._piece[n:]
+        self.delivered += n
+        return out
+
+
+class _Spliced(PiecesFile):
+    """``head`` (what a parser reads the file on with: a classic pcap's file
+    header, or a pcapng section's blocks), then ``pieces``, the file's bytes from
+    record or block boundary ``offset`` on; the pure parser is moved to ``offset``
+    between the two (``start_at``)."""
+
+    def __init__(self, head: bytes, pieces: Iterator[bytes], offset: int, next_number: int):
+        super().__init__(itertools.chain((head,), pieces))
+        self._head_len = len(head)
+        self._offset: int | None = offset
+        self._next_number = next_number
+        self.reader: Any = None     # the CaptureReader reading this
+
+    def read(self, size: int = -1) -> bytes:
+        if self._offset is not None and self.delivered >= self._head_len:
             inner = self.reader.parser.inner
             inner.start_at(self._offset)
-            inner.next_number = self.reader.frames + 1    # the frames before, not read again
+            inner.next_number = self._next_number    # the frames before were not read again
             self._offset = None
-        piece = self._rest.read(size)
-        if not piece and self._own:     # the file this opened: closed at its end
-            self._rest.close()
-        return piece
+        return super().read(size)
 
 
-def capture_from(source, offset: int, frames_before: int) -> CaptureReader | None:
-    """A reader of a plain (uncompressed) classic pcap from record boundary
-    ``offset`` on (where the compiled core stopped: a damaged record header,
-    or a record cut short), which does not read the records before it: the
-    file header is fed, then the bytes from ``offset``; error and truncation
-    offsets are the file's, and its frame count starts at ``frames_before``.
-    None for anything else (pcapng, gzip, a file that cannot seek): read it
-    from the start."""
-    src = source
-    own = isinstance(src, (str, os.PathLike))
-    rest: Any
-    if isinstance(src, (bytes, bytearray, memoryview)):
-        data = memoryview(src)
-        head, rest = bytes(data[:24]), io.BytesIO(data[offset:])
-    else:
-        rest = open(src, "rb") if own else src
-        try:
-            if not rest.seekable():
-                return None
-            rest.seek(0)
-            head = rest.read(24)
-            rest.seek(offset)
-        except (AttributeError, ValueError, OSError):
-            if own:
-                rest.close()
-            return None
-    if len(head) < 24 or not is_pcap_magic(head) or offset < 24:
-        if own:
-            rest.close()
-        return None
-    spliced = _Spliced(head, rest, offset, own)
+def file_head(state) -> bytes:
+    """The bytes a parser must be fed first to read a file on from a record or
+    block boundary, from the compiled core's ``file_state``: a classic pcap's file
+    header, or a Section Header Block and the interfaces in effect (compact:
+    what frames are read with)."""
+    from .frame import NS_PER_S
+    from .pcapng import Interface, interface_block, section_block
+
+    if state[0] == "pcap":
+        return state[1]
+    order = ">" if state[1] else "<"
+    blocks = [section_block(order)]
+    for linktype, snaplen, pow2, exp, offset_s in state[2]:
+        iface = Interface(linktype, snaplen)
+        iface.pow2, iface.exp, iface.offset_ns = pow2, exp, offset_s * NS_PER_S
+        blocks.append(interface_block(order, iface))
+    return b"".join(blocks)
+
+
+def capture_from(state, pieces: Iterator[bytes], offset: int, next_number: int,
+                 frames_before: int) -> CaptureReader:
+    """A reader of a capture (pcap or pcapng, decompressed) from the record or
+    block boundary ``offset`` on, where the compiled core stopped, which reads
+    nothing before it: ``state`` is the core's ``file_state`` (the file header, or
+    the section and interfaces in effect there); ``pieces`` the file's bytes from
+    ``offset`` on (a gzip stream's decompressed bytes, raising its damage as
+    :func:`file_bytes` does).  Error and truncation offsets are the file's; frame
+    numbers go on from ``next_number`` and the reader's frame count from
+    ``frames_before``."""
+    spliced = _Spliced(file_head(state), iter(pieces), offset, next_number)
     reader = CaptureReader(spliced)
     reader.frames = frames_before
     spliced.reader = reader

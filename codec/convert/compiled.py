@@ -19,6 +19,7 @@ frame), not from the order rows are produced.
 """
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
 from typing import Any, Optional
 
@@ -415,10 +416,11 @@ def _side_events(conv, events, name: str) -> None:
         conv.on_events(udp, name, {})
 
 
-def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) -> bool:
-    """Convert ``source`` with the compiled core.  False when the core
-    declined it before producing anything (the caller converts it with the
-    pure pipeline, which also raises on a damaged file header).
+def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) -> Any:
+    """Convert ``source`` (a path, bytes or a binary file, read once) with the
+    compiled core; None.  Where the core declines it before producing anything
+    (a file header it does not take), the capture for the caller's pure pipeline
+    (which also raises on a damaged file header): see :func:`_give_up`.
     ``numbers``: the frame number of each record (a pcap of frames that are
     not a whole capture, :func:`mqcodec.convert.spool.spool`); ``tcp_stream`` is then the number of
     the frame that opened the connection and the opening frames go to
@@ -428,8 +430,6 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     opts = conv.options
     from ..capture.budget import DEFAULT_LIMIT
 
-    # max_total_buffer: past the pure pipeline's byte budget the core gives the capture up
-    # (the pure pipeline, whose budget cuts directions, then converts it: _give_up)
     core = mod.CaptureCore(mq_ports=tuple(opts.mq_ports), msmq_ports=tuple(opts.msmq_ports),
                            detect_by_content=opts.detect_by_content, max_connections=opts.max_connections,
                            max_total_buffer=opts.buffer_budget or DEFAULT_LIMIT, units=True,
@@ -444,10 +444,15 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     held = _Held()
     gzip_error: list = []   # damaged gzip: the capture ends there, as in the pure reader
     where = [0]  # input bytes read so far, for the progress bar
-    for chunk in _chunks(source, gzip_error, where):
+    pieces = _chunks(source, gzip_error, where)
+    chunk = b""
+    before_header: list = []   # the pieces fed before the core took the file header
+    for chunk in pieces:
+        if core.file_state is None:
+            before_header.append(chunk)
         core.feed(chunk)
         if not core.supported:
-            return _give_up(conv, core, made0)
+            return _give_up(conv, core, made0, before_header, pieces, gzip_error)
         _take(conv, core, mod, side, name, conns, kinds, held)
         if progress is not None and hasattr(progress, "advance"):
             frames = core.stats.get("frames", 0)
@@ -458,13 +463,12 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
             conv.flush()
         if core.stop is not None:
             break
-    if core.format is None or (gzip_error and not core.stats["frames"] and core.stop is None):
-        # empty, too short to hold a file header, or damaged gzip before the first frame
-        # (the pure reader raises: not a readable capture): the pure reader says which
-        return _give_up(conv, core, made0)
+    if core.file_state is None:
+        # empty, too short to hold a file header, or damaged gzip inside it: the pure reader says which
+        return _give_up(conv, core, made0, before_header, pieces, gzip_error)
+    if gzip_error and not core.stats["frames"] and core.stop is None:
+        raise gzip_error[-1]   # damaged gzip before the first frame: not a readable capture (the pure reader's words)
     core.finish()
-    if not core.supported:
-        return _give_up(conv, core, made0)
     _take(conv, core, mod, side, name, conns, kinds, held, final=True)
     _side_events(conv, side.close(), name)
     stats = dict(core.stats)
@@ -497,25 +501,32 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
             conv.summary[key] += stats[key]
     file_error: list = []
     reader: Any
+    # the blocks the core skipped and the impossible times it met: up to its stop, if it stopped
+    for key in ("pcapng blocks skipped", "frames with impossible timestamps"):
+        if stats.get(key):
+            conv.summary[key] += stats[key]
     if core.stop is not None:
-        # the pure reader's account of the damaged or cut file, from where the core stopped
-        # (a plain pcap; else from the start: it stops where the core stopped)
-        from ..capture.reader import open_capture, capture_from
+        # the pure reader's account of the damaged or cut file, from where the core stopped:
+        # what it counts is the file from there on
+        from ..capture.reader import capture_from, rest_of
 
-        reader = capture_from(reopen(source), core.stop[0], int(stats["frames"]))
-        if reader is None:
-            reader = open_capture(reopen(source))
+        reader = capture_from(core.file_state, _raising(rest_of(core, chunk, pieces), gzip_error),
+                              core.stop[0], core.stop[1], int(stats["frames"]))
         for _ in frames_until_error(reader, file_error):
             pass
     else:
         reader = _Intact()
         file_error = gzip_error   # the pure reader's file error: the gzip stream's damage
-        if stats.get("pcapng blocks skipped"):
-            conv.summary["pcapng blocks skipped"] += stats["pcapng blocks skipped"]
-        if stats.get("frames with impossible timestamps"):
-            conv.summary["frames with impossible timestamps"] += stats["frames with impossible timestamps"]
     conv.end_capture(report, reader, file_error)
-    return True
+    return None
+
+
+def _raising(pieces, errors: list):
+    """``pieces``, then the gzip damage :func:`_chunks` put in ``errors``, raised
+    where the pure reader meets it (after every byte before it)."""
+    yield from pieces
+    if errors:
+        raise errors[-1]
 
 
 class _Intact:
@@ -525,12 +536,14 @@ class _Intact:
     parser = None
 
 
-def _give_up(conv, core, made0: int) -> bool:
-    """The core declined the capture (``core.supported`` is False: a file
-    header it does not take, or the input ends inside it), before walking any
-    frame: False, and the caller's pure pipeline takes it (which also raises
-    the exact error)."""
+def _give_up(conv, core, made0: int, before_header: list, pieces, gzip_error: list):
+    """The core declined the capture (a file header it does not take, or the input
+    ends inside it), before walking any frame: the capture for the caller's pure
+    pipeline, as a file of the bytes fed to the core and those after them (which
+    also raises the exact error).  Nothing is read twice."""
+    from ..capture.reader import PiecesFile
+
     if core.stats["frames"] or conv.made != made0:
         raise RuntimeError("mqcodec capture core: gave the capture up after producing rows (%s)"
                            % core.unsupported_reason)
-    return False
+    return PiecesFile(itertools.chain(before_header, _raising(pieces, gzip_error)))

@@ -35,7 +35,7 @@ from . import keys as _keys
 from . import tables as _tables
 from .options import MSMQ_PING_PORT, ConvertOptions
 from .protocols import detect_protocol, new_framer, port_protocol
-from .sources import frames_until_error, reopen, rereadable
+from .sources import frames_until_error, reopen
 from .tables import BLOCK_SCHEMA, MAX_CONFLICT_RANGES
 
 __all__ = ["Converter", "report_file_structure"]
@@ -180,15 +180,17 @@ class Converter:
         list (the high bits of ``message_key`` and ``call_key``); default: the next one.
 
         The compiled capture core converts it when it is built and
-        ``options.impl`` is not ``"py"`` (and the source can be read twice:
-        a path, bytes or a seekable file); otherwise the pure pipeline."""
+        ``options.impl`` is not ``"py"``; otherwise, or where the core
+        declines its file header, the pure pipeline.  Either way the
+        source is read once."""
         name = name or (os.path.basename(source) if isinstance(source, (str, os.PathLike)) else "capture")
         self._start_capture(len(self.capture_reports) if index is None else int(index))
         core = _core_module(self.options.capture_impl or self.options.impl)
-        if core is not None and rereadable(source):
+        if core is not None:
             from . import compiled
 
-            if compiled.add_capture(self, core, source, name, progress):
+            source = compiled.add_capture(self, core, source, name, progress)
+            if source is None:
                 return
         self.add_capture_pure(source, name, progress)
 
@@ -251,7 +253,7 @@ class Converter:
 
                 spooled, numbers, rest = spool.spool(frames)
                 if rest is None:
-                    if compiled.add_capture(self, core, spooled, name, numbers=numbers):
+                    if compiled.add_capture(self, core, spooled, name, numbers=numbers) is None:
                         self.capture_reports[-1]["index"] = index
                         return opened
                     rest = iter(())   # declined before producing anything: the pure pipeline

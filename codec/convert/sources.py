@@ -1,25 +1,10 @@
-"""Reading a capture source (a path, bytes or a file object): whether it can
-be read again, from its start, and its frames up to a damaged record."""
+"""Reading a capture source (a path, bytes or a file object): from its start,
+and its frames up to a damaged record."""
 from __future__ import annotations
 
 import os
 
-__all__ = ["rereadable", "reopen", "frames_until_error"]
-
-
-def rereadable(source) -> bool:
-    """Can ``source`` be read again from its start?  The compiled path needs it:
-    a file header the core declines goes to the pure pipeline, and a file
-    error the core stops at is reported by the pure reader (from where the
-    core stopped in a plain pcap, ``capture.reader.capture_from``; else it reads the
-    file's structure up to it; no frame is converted twice).  Paths, bytes
-    and seekable files can be."""
-    if isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview)):
-        return True
-    try:
-        return bool(source.seekable())
-    except (AttributeError, ValueError, OSError):
-        return False
+__all__ = ["reopen", "frames_until_error"]
 
 
 def reopen(source):
