@@ -17,7 +17,8 @@ Rows of each (group "<capture> process"; records = frames):
   mqcodec --threads 1 | 2     - `python -m mqcodec pcap2parquet F -o OUT --threads N`
   mqcodec, baseline --threads 1 - the same with another mqcodec tree first on PYTHONPATH
                                 (MQCODEC_BENCH_BASELINE=DIR, e.g. made by benchmarks/baseline_tree.sh;
-                                MQCODEC_BENCH_BASELINE_THREADS=default for a tree older than --threads)
+                                MQCODEC_BENCH_BASELINE_THREADS=default for a tree older than --threads,
+                                =1,2 for a baseline row per thread count; default 1)
 
 Warm, in this process, against each other (group "synth in-process"; no tshark row: tshark has
 no warm in-process form):
@@ -145,11 +146,14 @@ def process_rows(path, work: pathlib.Path) -> list:
     base = os.environ.get("MQCODEC_BENCH_BASELINE")
     if base:
         # MQCODEC_BENCH_BASELINE_THREADS=default: a tree of a commit before --threads (its default
-        # was one thread); else --threads 1, like the first mqcodec row
-        cmd = mqcodec_cmd(path, work / "out", 1)
-        if os.environ.get("MQCODEC_BENCH_BASELINE_THREADS") == "default":
-            cmd = cmd[:-2]
-        rows.append(("mqcodec, baseline", cmd, work / "out", base))
+        # was one thread); =N[,M...]: a baseline row for each of --threads N, M, ...; else --threads 1
+        how = os.environ.get("MQCODEC_BENCH_BASELINE_THREADS", "1")
+        if how == "default":
+            rows.append(("mqcodec, baseline", mqcodec_cmd(path, work / "out", 1)[:-2], work / "out", base))
+        else:
+            for n in (int(x) for x in how.split(",")):
+                rows.append(("mqcodec --threads %d, baseline" % n, mqcodec_cmd(path, work / "out", n),
+                             work / "out", base))
     return rows
 
 

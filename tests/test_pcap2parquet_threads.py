@@ -64,12 +64,25 @@ def test_threads_write_the_same_files(tmp_path, simulated, impl, monkeypatch):
     # the compiled core takes its input in pieces of 8 KiB: a chunk of rows ends after
     # each piece that makes enough of them (whole MiB pieces: one chunk per capture here)
     monkeypatch.setattr(compiled, "CHUNK", 8192)
+    from mqcodec.convert import Converter
+
+    rendered_by: set = set()
+    render = Converter._render
+
+    def watched(self, *args):
+        rendered_by.add(threading.current_thread().name)
+        return render(self, *args)
+
+    monkeypatch.setattr(Converter, "_render", watched)
     inputs = [str(simulated), str(JMS)]
     results = {}
     for n in (1, 2, 5):
         opts = ConvertOptions(capture_impl=impl, threads=n, chunk_messages=97)
+        rendered_by.clear()
         report = convert(inputs, str(tmp_path / str(n)), opts)
         results[n] = (report, _files(tmp_path / str(n)))
+        # with threads, the chunks are decoded and assembled by the render thread
+        assert rendered_by == ({threading.current_thread().name} if n == 1 else {"mqcodec-render"}), n
     report1, files1 = results[1]
     assert report1["summary"]["messages"] > 200 and report1["summary"]["calls"] > 200
     assert len(files1[tables.MQ_MESSAGES][1]) >= 3  # several row groups: the order of writes matters
@@ -127,7 +140,7 @@ def test_background_sink_keeps_order_and_bounds_its_queue():
         sink(tables.MQ_MESSAGES if i % 2 else tables.MQ_CALLS, _rows(i))
         waits.append(time.perf_counter() - t0)
         # never more than max_pending tables queued, plus the one being written
-        assert sink._queues[0].qsize() <= 3
+        assert sink.workers[0].pending <= 3
     sink.close(complete=True)
     assert inner.closed is True
     assert inner.got == [(tables.MQ_MESSAGES if i % 2 else tables.MQ_CALLS, i) for i in range(12)]
@@ -144,7 +157,7 @@ def test_background_sink_starts_its_workers_with_the_first_big_table():
     for n in (1, 4, 2):
         sink(tables.MQ_MESSAGES, _rows(n))
         sink(tables.MQ_CALLS, _rows(n))
-    assert inner.thread_names == {threading.current_thread().name} and not sink._threads
+    assert inner.thread_names == {threading.current_thread().name} and not any(w.started for w in sink.workers)
     for n in (5, 1, 3):   # 5 rows: the workers start; the small tables after it are theirs too
         sink(tables.MQ_MESSAGES, _rows(n))
         sink(tables.MQ_CALLS, _rows(n))
@@ -203,6 +216,27 @@ def test_convert_reports_a_writer_failure(tmp_path, monkeypatch, threads):
     with pytest.raises(OSError, match="No space left") as info:
         convert([str(JMS), str(JMS)], str(tmp_path / "o"), ConvertOptions(threads=threads))
     assert not isinstance(info.value, NoCaptureRead)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_convert_reports_a_rendering_failure(tmp_path, monkeypatch, threads):
+    """What decoding or assembling a chunk raises fails the job whichever thread
+    did it (the render thread's exception is raised in the reading thread, by its
+    next flush or at the end), with no wait on the full queue."""
+    from mqcodec.convert import Converter
+
+    calls = []
+    write_block = Converter._write_block
+
+    def broken(self, block):
+        calls.append(1)
+        if len(calls) == 2:
+            raise ValueError("assembly went wrong")
+        return write_block(self, block)
+
+    monkeypatch.setattr(Converter, "_write_block", broken)
+    with pytest.raises(ValueError, match="assembly went wrong"):
+        convert([str(JMS)] * 6, str(tmp_path / "o"), ConvertOptions(threads=threads, chunk_messages=10))
 
 
 def _run(*args):

@@ -140,9 +140,17 @@ class Converter:
     ``add_capture_pure``, ``unit_batch``, ``end_capture``), ``opening_frames``
     and ``opening_frames``."""
 
-    def __init__(self, sink: _tables.Sink, options: ConvertOptions | None = None):
+    def __init__(self, sink: _tables.Sink, options: ConvertOptions | None = None, *, render_thread: bool = False):
         self.options = options or ConvertOptions()
         self.sink = sink
+        # render_thread: each chunk is decoded, assembled and given to the sink by a thread of
+        # its own (one chunk at a time, in order; at most one more waits), while this thread
+        # reads the next; :meth:`drain` waits for it
+        self._renderer: Any = None
+        if render_thread:
+            from .sinks import Worker
+
+            self._renderer = Worker("mqcodec-render", max_pending=1)
         self.summary: Counter = Counter()
         self.by_kind: Counter = Counter()
         self.capture_reports: list[dict] = []
@@ -715,9 +723,7 @@ class Converter:
         self.call_rows += len(self._held)
         self._held.clear()
 
-    def _write_calls(self) -> None:
-        rows, self._calls = self._calls, []
-        self.call_rows = 0
+    def _write_calls(self, rows: list) -> None:
         if not rows or not self.options.wants(_tables.MQ_CALLS):
             return
         table = _calls_table(rows)
@@ -752,20 +758,50 @@ class Converter:
         pending row, then, for each protocol, the batch decoder's Arrow
         columns for its rows (nulls for the other protocol's), concatenated
         and put back in the order the rows were made."""
+        size = len(self.pending) + self.block_rows + self.call_rows
         rows, self.pending = self.pending, []
         blocks, self.blocks = self.blocks, []
+        calls, self._calls = self._calls, []
         self._flushes += 1
         self.block_rows = 0
         self.pending_bytes = 0
-        self._write_calls()
+        self.call_rows = 0
+        # the render thread starts with the first chunk of at least a quarter of chunk_messages
+        # rows (before it nothing is queued, so the order holds): a small capture has nothing
+        # to overlap
+        r = self._renderer
+        if r is not None and (r.started or size >= self.options.chunk_messages // 4):
+            r.submit(self._render, calls, rows, blocks)   # waits while one chunk waits already
+        else:
+            self._render(calls, rows, blocks)
+
+    def _render(self, calls: list, rows: list, blocks: list) -> None:
+        """A chunk's rows decoded, assembled and given to the sink (by the
+        render thread, if any: nothing here touches the state the reading
+        thread works on; its counters are its own keys)."""
+        self._write_calls(calls)
         if rows:
             blocks.append(_rows_block(rows))
         if not blocks:
             return
         block = blocks[0] if len(blocks) == 1 else pa.concat_tables(blocks)
+        del rows, blocks[:]
         self._write_block(block)
-        del block, blocks, rows
+        del block
         _release_memory()
+
+    def drain(self) -> None:
+        """Wait until every chunk flushed so far is in the sink (with a render
+        thread: raise what rendering raised, unless a flush raised it already)."""
+        if self._renderer is not None:
+            error = self._renderer.join()
+            if error is not None and not self._renderer.reported:
+                self._renderer.raise_error()
+
+    def drain_quietly(self) -> None:
+        """:meth:`drain` without raising (while another exception is on its way)."""
+        if self._renderer is not None:
+            self._renderer.join()
 
     def _write_block(self, block: pa.Table) -> None:
         """Decode a block of pending rows and hand each protocol's rows to the
@@ -950,6 +986,7 @@ class Converter:
         """The job's summary: counters, messages by protocol and kind, IBM MQ
         calls by segment type, failed calls (CompCode MQCC_FAILED) by reason
         name -- the ``top`` most frequent (None: all, for merging)."""
+        self.drain()
         return {
             "summary": dict(self.summary),
             "messages_by_protocol_and_kind": {"%s/%s" % k: v for k, v in sorted(self.by_kind.items())},

@@ -35,7 +35,9 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
         # rows: a small capture (one small chunk at its end) is written by this thread
         sink = BackgroundSink(sink, workers=writers, start_rows=max(1, options.chunk_messages // 4))
     write = WriteFailures(sink)  # what writing raised: an output error (a full disk), not an unreadable input
-    conv = Converter(write, options)
+    # with threads, chunks are also decoded and assembled on a thread of their own while this
+    # one reads the capture (Converter's render thread), and written by the writers
+    conv = Converter(write, options, render_thread=bool(writers))
     read = 0
     os_errors_only = True
     try:
@@ -53,7 +55,9 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
                 if bar is not None:
                     bar.done()
             read += 1
+        conv.drain()
     finally:
+        conv.drain_quietly()
         sink.close(complete=read > 0)
     if not read:
         raise NoCaptureRead("no input could be read as a capture: " + "; ".join(

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from .tables import MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS, TABLES, table_schema
 
-__all__ = ["TableCollector", "DatasetSink", "BackgroundSink", "read_table"]
+__all__ = ["TableCollector", "DatasetSink", "BackgroundSink", "Worker", "read_table"]
 
 
 # ---------------------------------------------------------------------------
@@ -152,73 +152,104 @@ class BackgroundSink:
     nothing to overlap (0: the workers start at once)."""
 
     def __init__(self, sink, *, workers: int = 1, max_pending: int = 2 * len(TABLES), start_rows: int = 0) -> None:
-        import queue
-
         if workers < 1:
             raise ValueError("workers must be >= 1, not %r" % (workers,))
         self.sink = sink
-        self._error: Optional[BaseException] = None
-        self._reported = False  # the caller has seen self._error
-        self._queues: list = [queue.Queue(maxsize=max(1, max_pending)) for _ in range(workers)]
-        self._threads: list = []
+        self.workers = tuple(Worker("mqcodec-writer-%d" % i, max_pending) for i in range(workers))
+        self._started = False
         self._start_rows = start_rows
-        if start_rows <= 0:
-            self._start()
 
-    def _start(self) -> None:
-        import threading
-
-        self._threads = [threading.Thread(target=self._run, args=(q,), name="mqcodec-writer-%d" % i, daemon=True)
-                         for i, q in enumerate(self._queues)]
-        for t in self._threads:
-            t.start()
-
-    def _queue(self, table: str):
+    def _worker(self, table: str) -> "Worker":
         i = TABLES.index(table) if table in TABLES else sum(table.encode())
-        return self._queues[i % len(self._queues)]
+        return self.workers[i % len(self.workers)]
 
     def __call__(self, table: str, rows: pa.Table) -> None:
-        self._raise()
-        if not self._threads:
+        for w in self.workers:
+            w.raise_error()
+        if not self._started:
             if rows.num_rows < self._start_rows:
                 self.sink(table, rows)
                 return
-            self._start()
-        self._queue(table).put((table, rows))  # waits while the worker's queue is full
-
-    def _run(self, q) -> None:
-        while True:
-            item = q.get()
-            if item is None:
-                return
-            if self._error is not None:
-                continue  # after a failure: drain, so that the caller never waits on a full queue
-            try:
-                self.sink(*item)
-            except BaseException as exc:  # noqa: B036 - handed to the caller's thread
-                self._error = exc
-
-    def _raise(self) -> None:
-        if self._error is not None:
-            self._reported = True
-            raise self._error
+            self._started = True
+        self._worker(table).submit(self.sink, table, rows)  # waits while the worker's queue is full
 
     def close(self, *, complete: bool = True) -> list[str]:
         """Wait for the workers to write what they were given, then close
         ``sink`` (see :meth:`DatasetSink.close`).  After a worker's exception
         ``sink`` is closed without completing the tables, and the exception
         is raised unless a call raised it already."""
-        if self._threads:
-            for q in self._queues:
-                q.put(None)
-            for t in self._threads:
-                t.join()
-        if self._error is not None:
+        error = None
+        for w in self.workers:
+            e = w.join()
+            error = error or e
+        if error is not None:
             self.sink.close(complete=False)
-            if not self._reported:
-                self._raise()
+            if not any(w.reported for w in self.workers):
+                raise error
             return []
         return self.sink.close(complete=complete)
+
+
+class Worker:
+    """A thread that runs the calls it is given (:meth:`submit`) one after
+    another, in order, started by the first.  Its queue holds at most
+    ``max_pending`` calls; past that :meth:`submit` waits, so memory stays
+    bounded.  The first exception of a call is kept: raised again in the
+    caller by its next :meth:`submit` (or :meth:`raise_error`), returned by
+    :meth:`join`; the calls given after it are dropped, not run."""
+
+    def __init__(self, name: str, max_pending: int = 1) -> None:
+        import queue
+
+        self.name = name
+        self.error: Optional[BaseException] = None
+        self.reported = False   # the caller has seen self.error
+        self._queue: "queue.Queue" = queue.Queue(maxsize=max(1, max_pending))
+        self._thread = None
+
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    @property
+    def pending(self) -> int:
+        """Calls queued, not yet begun."""
+        return self._queue.qsize()
+
+    def submit(self, fn, *args) -> None:
+        self.raise_error()
+        if self._thread is None:
+            import threading
+
+            self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+            self._thread.start()
+        self._queue.put((fn, args))
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            if self.error is not None:
+                continue  # after a failure: drain, so that the caller never waits on a full queue
+            try:
+                item[0](*item[1])
+            except BaseException as exc:  # noqa: B036 - handed to the caller's thread
+                self.error = exc
+
+    def raise_error(self) -> None:
+        if self.error is not None:
+            self.reported = True
+            raise self.error
+
+    def join(self) -> Optional[BaseException]:
+        """Wait for the calls given so far; the thread ends.  Returns the
+        exception a call raised, if any (a later :meth:`submit` starts a new thread)."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+        return self.error
 
 
 def read_table(outdir: str, table: str, columns: Optional[Iterable[str]] = None) -> pa.Table:
