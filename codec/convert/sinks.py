@@ -4,7 +4,7 @@ written on background threads (:class:`BackgroundSink`), or kept in memory
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 import pyarrow as pa
 
@@ -205,7 +205,7 @@ class Worker:
         self.error: Optional[BaseException] = None
         self.reported = False   # the caller has seen self.error
         self._queue: "queue.Queue" = queue.Queue(maxsize=max(1, max_pending))
-        self._thread = None
+        self._thread: Any = None
 
     @property
     def started(self) -> bool:
