@@ -138,7 +138,7 @@ class _Output:
 
 def convert(inputs: Iterable[str], outdir: str, options: Any = None, *, master: Optional[str] = "local[*]",
             partition_by: Optional[str] = None, spark: Any = None, split_size: Optional[int] = None,
-            partitions: Optional[int] = None, **fields) -> dict:
+            partitions: Optional[int] = None, write_in_tasks: Optional[bool] = None, **fields) -> dict:
     """Convert ``inputs`` to the tables under ``outdir`` with the options of
     the local engine (``options``, a :class:`mqcodec.convert.
     ConvertOptions`, default its defaults; ``fields``: any of its fields
@@ -155,9 +155,9 @@ def convert(inputs: Iterable[str], outdir: str, options: Any = None, *, master: 
     as many tasks at once as its master gives (``local[N]``, or the cluster's
     executor cores).
 
-    A local ``outdir`` without ``split_size``: a task per capture writes
-    its tables' Parquet files itself (:func:`_run_in_tasks`); otherwise the
-    data source's rows go through Spark's writer."""
+    A local ``outdir`` (``write_in_tasks`` None or True): the tasks that convert
+    write the tables' Parquet files themselves (:func:`_run_in_tasks`); otherwise
+    (or ``write_in_tasks=False``) the data source's rows go through Spark's writer."""
     from mqcodec.convert import ConvertOptions
 
     options = dataclasses.replace(options or ConvertOptions(), **fields)
@@ -183,14 +183,15 @@ def convert(inputs: Iterable[str], outdir: str, options: Any = None, *, master: 
     spark = spark or get_session(master=master, app_name="mqcodec pcap2parquet")
     try:
         return _run(spark, files, outdir, options, partition_by=partition_by, split_size=split_size,
-                    partitions=partitions)
+                    partitions=partitions, write_in_tasks=write_in_tasks)
     except Exception as exc:
         if _spark_failure(exc):
             raise SparkJobFailed(one_line(exc)) from exc
         raise
 
 
-def _run(spark, files, outdir, options, *, partition_by, split_size=None, partitions=None) -> dict:
+def _run(spark, files, outdir, options, *, partition_by, split_size=None, partitions=None,
+         write_in_tasks=None) -> dict:
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -199,8 +200,9 @@ def _run(spark, files, outdir, options, *, partition_by, split_size=None, partit
     from .datasource import ALL, TAG, register
 
     out = _Output(spark, outdir)
-    if not split_size and out.local is not None:
-        return _run_in_tasks(spark, files, out, options, partition_by=partition_by)
+    if out.local is not None and write_in_tasks is not False:
+        return _run_in_tasks(spark, files, out, options, partition_by=partition_by, split_size=split_size,
+                             partitions=partitions)
     register(spark)
     saved = {k: spark.conf.get(k, None) for k in WRITE_CONF}
     for k, v in WRITE_CONF.items():
@@ -225,7 +227,7 @@ def _run(spark, files, outdir, options, *, partition_by, split_size=None, partit
             from .split import finish_reports, stream_numbering
 
             numbering = stream_numbering(rows)
-            reports = finish_reports(reports, files, rows, figures)
+            reports = finish_reports(reports, files, figures)
         unread = sum(json.loads(r["report"])["summary"].get("captures not read", 0) for r in reports)
         if unread >= len(files):
             from mqcodec.convert import NoCaptureRead
@@ -260,17 +262,19 @@ def _run(spark, files, outdir, options, *, partition_by, split_size=None, partit
     return merged
 
 
-def _run_in_tasks(spark, files, out: _Output, options, *, partition_by) -> dict:
-    """A task per capture converts it and writes its rows of every table as
-    Parquet files itself (``part-<capture index>``, the local engine's
-    files: :class:`mqcodec.convert.sinks.DatasetSink`) into the output's
-    temporary folder; the driver collects the reports and moves the tables
-    into place.  Nothing goes through the JVM but the reports: the rows are
-    not turned into Spark rows, cached and written again (measured: 35-42 s
-    for a 58 MB capture that way, against 2.4 s for the local engine).
-    For a local output (``file://``, or a plain path: the executors see the
-    same files, as on one machine or a shared mount); other filesystems go
-    through Spark's writer."""
+def _run_in_tasks(spark, files, out: _Output, options, *, partition_by, split_size=None, partitions=None) -> dict:
+    """The tasks write their rows of every table as Parquet files themselves (the
+    local engine's files: :class:`mqcodec.convert.sinks.DatasetSink`) into the
+    output's temporary folder; the driver collects the reports and moves the
+    tables into place.  Without ``split_size`` a task per capture converts it
+    (``part-<capture index>``); with it, the tasks of the split job's conversion
+    stage write (``part-<task>``, :func:`mqcodec.spark.split.write_in_tasks`).
+    Nothing goes through the JVM but the reports (and a split job's frames): the
+    rows are not turned into Spark rows, cached and written again (measured: 35-42
+    s for a 58 MB capture that way, against 2.4 s for the local engine).  For a
+    local output (``file://``, or a plain path: the executors see the same files,
+    as on one machine or a shared mount); other filesystems go through Spark's
+    writer."""
     from mqcodec.convert.tables import MQ_MESSAGES, MSMQ_PACKETS
 
     text = options.to_text()
@@ -278,9 +282,18 @@ def _run_in_tasks(spark, files, out: _Output, options, *, partition_by) -> dict:
     if root is None:
         raise ValueError("mqcodec.spark.pipeline: the tasks write only a local output")
     items = list(enumerate(files))
+    figures: dict = {}
     try:
-        reports = spark.sparkContext.parallelize(items, len(items)).map(
-            lambda item: _write_capture(item[0], item[1], root, text, partition_by)).collect()
+        if split_size:
+            from .split import finish_reports, write_in_tasks
+
+            os.makedirs(root, exist_ok=True)
+            reports, figures = write_in_tasks(spark, files, options, root, split_size=int(split_size),
+                                              partitions=partitions, partition_by=partition_by)
+            reports = finish_reports(reports, files, figures)
+        else:
+            reports = spark.sparkContext.parallelize(items, len(items)).map(
+                lambda item: _write_capture(item[0], item[1], root, text, partition_by)).collect()
         unread = sum(json.loads(r["report"])["summary"].get("captures not read", 0) for r in reports)
         if unread >= len(files):
             from mqcodec.convert import NoCaptureRead
@@ -297,7 +310,9 @@ def _run_in_tasks(spark, files, out: _Output, options, *, partition_by) -> dict:
     except BaseException:
         out.discard()
         raise
-    return _merge(sorted(reports, key=lambda r: r["index"]), (MQ_MESSAGES, MSMQ_PACKETS))
+    merged = _merge(sorted(reports, key=lambda r: r["index"]), (MQ_MESSAGES, MSMQ_PACKETS))
+    merged["summary"].update(figures)
+    return merged
 
 
 def _write_capture(index: int, uri: str, root: str, options_text: str, partition_by) -> dict:

@@ -26,6 +26,13 @@ called by :mod:`mqcodec.spark.pipeline`):
    give each connection its index (:func:`~mqcodec.capture.connections.
    stream_indices`), joined onto the rows that carry a ``tcp_stream``.
 
+With a local output (:func:`write_in_tasks`), stage 5 is two passes over the
+grouped frames (kept on disk): 5a finds the connections' opening frames with the
+capture core's reassembly alone (nothing framed), which the driver broadcasts;
+5b converts and each task writes its rows' Parquet files with their capture-wide
+``tcp_stream`` (:class:`Renumbered`).  Only the frames and the reports go through
+the JVM.
+
 The rows equal the local engine's (``tests/test_spark_split.py``), but for
 what acts across connections: the global byte budget and connection limit
 (over the connections of one task).
@@ -38,7 +45,7 @@ from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["split_rows", "file_structure", "FRAMES_SCHEMA", "STREAMS"]
+__all__ = ["split_rows", "write_in_tasks", "Renumbered", "file_structure", "FRAMES_SCHEMA", "STREAMS"]
 
 #: stage 3's rows: one per frame
 FRAMES_SCHEMA = pa.schema([
@@ -221,48 +228,189 @@ def _frames_batch(index: int, frames: list, keys_of, core) -> pa.RecordBatch:
     return pa.RecordBatch.from_pydict(cols, schema=FRAMES_SCHEMA)
 
 
+def _runs(batches):
+    """(capture index, the batch's slice of that capture's frames) per run of an index."""
+    import numpy as np
+
+    for b in batches:
+        n = b.num_rows
+        if not n:
+            continue
+        index = b.column("capture_index").to_numpy()
+        starts = [0] + (np.flatnonzero(index[1:] != index[:-1]) + 1).tolist() + [n]
+        for a, z in zip(starts[:-1], starts[1:]):
+            yield int(index[a]), b.slice(a, z - a)
+
+
+def _convert_groups(conv, batches, names: dict):
+    """Stage 5's conversion of frames sorted by (capture, group, number): each
+    capture's groups in one pass, one group after another (frame numbers go back
+    where a group ends; rows as group by group, tests/test_capture_connections.py),
+    so that thousands of small connections cost one conversion's fixed cost, not one
+    each.  Yields (capture index, the frames that opened its connections here)."""
+    for index, part in itertools.groupby(_runs(batches), key=lambda t: t[0]):
+        yield index, conv.add_frames((b for _, b in part), names[index][0], index=index)
+
+
 def _convert(batches, names: dict, options, target: pa.Schema):
     """Stage 5, a mapInArrow function: frames sorted by (capture, group,
-    number) -> the ``all`` rows of their conversion (each capture's groups in
-    one pass, one group after another), the connections' opening frames (tag
-    :data:`STREAMS`) and the task's report (tag ``captures``).
+    number) -> the ``all`` rows of their conversion, the connections' opening
+    frames (tag :data:`STREAMS`) and the task's report (tag ``captures``).
     The conversion runs in a thread handing each chunk of rows over a queue of
     :data:`~mqcodec.spark.datasource.QUEUE_CHUNKS`, so that a task holds a few
     chunks, never a connection's output (``Converter.add_frames`` flushes
     every ``chunk_messages`` rows)."""
-    import numpy as np
-
     from mqcodec.convert import Converter
 
-    from .datasource import CAPTURES_SCHEMA, produced_in_thread, wide_batches
-
-    def runs():
-        """(capture index, the batch's slice of that capture's frames) per run of an index."""
-        for b in batches:
-            n = b.num_rows
-            if not n:
-                continue
-            index = b.column("capture_index").to_numpy()
-            starts = [0] + (np.flatnonzero(index[1:] != index[:-1]) + 1).tolist() + [n]
-            for a, z in zip(starts[:-1], starts[1:]):
-                yield int(index[a]), b.slice(a, z - a)
+    from .datasource import produced_in_thread, wide_batches
 
     def produce(put) -> None:
         conv = Converter(lambda name, table: put((name, table)), options)
-        # a task's groups of one capture in one pass, one group after another (frame numbers
-        # go back where a group ends; rows as group by group, tests/test_capture_connections.py):
-        # thousands of small connections cost one conversion's fixed cost, not one each
-        for index, part in itertools.groupby(runs(), key=lambda t: t[0]):
-            opened = conv.add_frames((b for _, b in part), names[index][0], index=index)
+        for index, opened in _convert_groups(conv, batches, names):
             for i in range(0, len(opened), _BATCH_FRAMES):
                 put((STREAMS, pa.table({"capture_index": [index] * len(opened[i:i + _BATCH_FRAMES]),
                                         "opened": opened[i:i + _BATCH_FRAMES]}, schema=_STREAMS_SCHEMA)))
-        report = conv.report(top=None)
-        put(("captures", pa.table({"index": [-1], "capture": ["(split)"], "report": [
-            json.dumps(report, sort_keys=True, default=str)]}, schema=CAPTURES_SCHEMA)))
+        put(("captures", _task_report(conv)))
 
     for name, table in produced_in_thread(produce, "mqcodec-split-convert"):
         yield from wide_batches(name, table, target)
+
+
+def _task_report(conv) -> pa.Table:
+    from .datasource import CAPTURES_SCHEMA
+
+    report = conv.report(top=None)
+    return pa.table({"index": [-1], "capture": ["(split)"], "report": [json.dumps(report, sort_keys=True, default=str)]},
+                    schema=CAPTURES_SCHEMA)
+
+
+def _opened(batches, names: dict, options_text: str):
+    """Stage 5a of a job whose tasks write their own files, a mapInArrow function:
+    the frames that open the connections of frames sorted by (capture, group,
+    number), found by the capture core's reassembly alone (no port or content is
+    a protocol's: nothing is framed or decoded)."""
+    import dataclasses
+
+    from mqcodec.convert import ConvertOptions, Converter
+
+    options = ConvertOptions.from_text(options_text)
+    quiet = dataclasses.replace(options, mq_ports=(), msmq_ports=(), detect_by_content=False)
+    conv = Converter(lambda name, table: None, quiet)
+    for index, opened in _convert_groups(conv, batches, names):
+        for i in range(0, len(opened), _BATCH_FRAMES):
+            part = opened[i:i + _BATCH_FRAMES]
+            yield pa.RecordBatch.from_pydict({"capture_index": [index] * len(part), "opened": part},
+                                             schema=_STREAMS_SCHEMA)
+
+
+class Renumbered:
+    """A sink that gives the rows it passes on their capture-wide ``tcp_stream``:
+    the rank of the frame that opened their connection (what
+    ``Converter.add_frames`` puts there) among the capture's ``streams`` (capture
+    index -> every opening frame of the capture, sorted), as
+    :func:`stream_numbering` does with a join.  A frame not among them gives null."""
+
+    def __init__(self, sink, streams: dict) -> None:
+        self.sink = sink
+        self.streams = streams
+
+    def __call__(self, table: str, rows: pa.Table) -> None:
+        import numpy as np
+
+        from mqcodec.arrow_kernels import fill_null, from_numpy
+        from mqcodec.convert.keys import KEY_CAPTURE_SHIFT
+        from mqcodec.convert.tables import MQ_CALLS
+
+        if rows.num_rows and "tcp_stream" in rows.column_names:
+            key = rows.column("call_key" if table == MQ_CALLS else "message_key")
+            capture = fill_null(key, 0).to_numpy() >> KEY_CAPTURE_SHIFT
+            opened = rows.column("tcp_stream")
+            frame = fill_null(opened, -1).to_numpy()
+            index = np.full(len(frame), -1, dtype=np.int64)
+            for c in np.unique(capture[frame >= 0]).tolist():
+                known = np.asarray(self.streams.get(c, ()), dtype=np.int64)
+                sel = np.flatnonzero((capture == c) & (frame >= 0))
+                if not len(known) or not len(sel):
+                    continue
+                at = np.minimum(np.searchsorted(known, frame[sel]), len(known) - 1)
+                index[sel] = np.where(known[at] == frame[sel], at, -1)
+            i = rows.schema.get_field_index("tcp_stream")
+            rows = rows.set_column(i, rows.schema.field(i), from_numpy(index, mask=index < 0))
+        self.sink(table, rows)
+
+
+def _write_groups(batches, names: dict, options_text: str, root: str, partition_by, streams):
+    """Stage 5b of a job whose tasks write their own files, a mapInArrow function:
+    the conversion of frames sorted by (capture, group, number), its rows written
+    as Parquet files under ``root`` (the job's temporary folder, which the executors
+    see: a local output) with their capture-wide ``tcp_stream`` (:class:`Renumbered`,
+    ``streams`` a broadcast of stage 5a's opening frames); yields the task's report
+    (tag ``captures``).  The attempt writes into a folder of its own, moved into
+    place when it succeeds, as :func:`mqcodec.spark.pipeline._write_capture` does."""
+    import os
+    import shutil
+    import uuid
+
+    from pyspark import TaskContext
+
+    from mqcodec.convert import ConvertOptions, Converter
+    from mqcodec.convert.sinks import DatasetSink, WriteFailures
+
+    options = ConvertOptions.from_text(options_text)
+    ctx = TaskContext.get()
+    if ctx is None:
+        raise RuntimeError("mqcodec.spark.split._write_groups runs in a Spark task")
+    part = ctx.partitionId()
+    attempt = os.path.join(root, ".attempt-split-%05d-%s" % (part, uuid.uuid4().hex[:12]))
+    sink = DatasetSink(attempt, partition_by=partition_by, part="part-%05d" % part, tables=options.tables)
+    known = streams.value
+    conv = Converter(WriteFailures(Renumbered(sink, known)), options)
+    try:
+        for index, opened in _convert_groups(conv, batches, names):
+            missing = set(opened) - set(known.get(index, ()))
+            if missing:   # stage 5a found other connections: the numbering would be wrong
+                raise RuntimeError("mqcodec split job: capture %d: connections opened at frames %s were not "
+                                   "found by the numbering stage" % (index, sorted(missing)[:5]))
+        sink.close(complete=False)   # no empty files per task: the driver completes the tables
+        for path in sink.paths:   # attempt/<table>[/date=...]/part-N.parquet -> root/<table>[/date=...]/
+            final = os.path.join(root, os.path.relpath(path, attempt))
+            os.makedirs(os.path.dirname(final), exist_ok=True)
+            os.replace(path, final)
+    finally:
+        shutil.rmtree(attempt, ignore_errors=True)
+    yield from _task_report(conv).to_batches()
+
+
+def write_in_tasks(spark, files: list, options, root: str, *, split_size: int, partitions: int | None = None,
+                   partition_by=None) -> tuple[list, dict]:
+    """Stages 1-4 as :func:`split_rows`, then 5a (the connections' opening frames,
+    collected and broadcast) and 5b (each task converts its groups and writes its
+    rows' Parquet files under ``root``, with their capture-wide ``tcp_stream``):
+    nothing goes through the JVM but the frames and the reports.  Returns the
+    tasks' report rows and the plan's figures (as :func:`split_rows`)."""
+    import numpy as np
+
+    from .datasource import CAPTURES_SCHEMA
+    from .schema import to_spark_schema
+
+    from pyspark import StorageLevel
+
+    grouped, figures, names = _grouped(spark, files, options, split_size=split_size, partitions=partitions)
+    # read twice (5a, 5b): the shuffled frames kept on disk by the first read, not shuffled again
+    grouped = grouped.persist(StorageLevel.DISK_ONLY)
+    text = options.to_text()
+    opened: dict = {}
+    for row in grouped.mapInArrow(lambda it: _opened(it, names, text), to_spark_schema(_STREAMS_SCHEMA)).collect():
+        opened.setdefault(row["capture_index"], []).append(row["opened"])
+    streams = spark.sparkContext.broadcast({i: np.unique(np.asarray(v, dtype=np.int64)) for i, v in opened.items()})
+    try:
+        reports = [r.asDict() for r in grouped.mapInArrow(
+            lambda it: _write_groups(it, names, text, root, partition_by, streams),
+            to_spark_schema(CAPTURES_SCHEMA)).collect()]
+    finally:
+        streams.destroy()
+        grouped.unpersist()
+    return reports, figures
 
 
 def wide_schema_with_streams() -> pa.Schema:
@@ -272,10 +420,11 @@ def wide_schema_with_streams() -> pa.Schema:
     return base.append(pa.field(STREAMS, pa.struct(list(_STREAMS_SCHEMA))))
 
 
-def split_rows(spark, files: list, options, *, split_size: int, partitions: int | None = None) -> tuple[Any, dict]:
-    """Stages 1-5 for ``files`` (the job's inputs, in order): the ``all`` rows
-    (plus :data:`STREAMS` rows) as a DataFrame, and the plan's figures
-    (``ranges``, ``tasks``; :func:`finish_reports` adds ``shuffled_bytes``)."""
+def _grouped(spark, files: list, options, *, split_size: int, partitions: int | None = None) -> tuple[Any, dict, dict]:
+    """Stages 1-4 for ``files`` (the job's inputs, in order): the frames grouped
+    and sorted for stage 5 (a DataFrame), the plan's figures (``ranges``,
+    ``tasks``; :func:`finish_reports` adds ``shuffled_bytes``) and the captures'
+    names (index -> (display name, uri))."""
     import pickle
 
     from pyspark.sql import functions as F
@@ -283,7 +432,7 @@ def split_rows(spark, files: list, options, *, split_size: int, partitions: int 
     from mqcodec.capture.ranges import frame_number_bases, plan_ranges
     from mqcodec.capture.segments import pair_key  # noqa: F401  (the keys' module, imported for executors)
 
-    from .schema import spark_arrow_schema, to_spark_schema
+    from .schema import to_spark_schema
     from .storage import display_name, open_input
 
     names = {i: (display_name(uri), uri) for i, uri in enumerate(files)}
@@ -334,16 +483,26 @@ def split_rows(spark, files: list, options, *, split_size: int, partitions: int 
     grouped = (marked.withColumn("group", group).drop("_frag", "conn", "pair", "fragment", "range_report")
                .repartition(partitions or max(1, sc.defaultParallelism), "capture_index", "group")
                .sortWithinPartitions("capture_index", "group", "number"))
-    schema = wide_schema_with_streams()
-    spark_schema = to_spark_schema(schema)
-    target = spark_arrow_schema(spark_schema)
-    rows = grouped.mapInArrow(lambda it: _convert(it, names, options, target), spark_schema)
     figures = {"ranges": len(tasks), "tasks": {"scan": len(plans), "frames": len(tasks),
                                                "convert": grouped.rdd.getNumPartitions()}}
     figures["_frames"] = frames
     figures["_kept"] = kept
     figures["_not_read"] = not_read
     figures["_structure"] = structure
+    return grouped, figures, names
+
+
+def split_rows(spark, files: list, options, *, split_size: int, partitions: int | None = None) -> tuple[Any, dict]:
+    """Stages 1-5 for ``files`` (the job's inputs, in order): the ``all`` rows
+    (plus :data:`STREAMS` rows) as a DataFrame, and the plan's figures
+    (``ranges``, ``tasks``; :func:`finish_reports` adds ``shuffled_bytes``)."""
+    from .schema import spark_arrow_schema, to_spark_schema
+
+    grouped, figures, names = _grouped(spark, files, options, split_size=split_size, partitions=partitions)
+    schema = wide_schema_with_streams()
+    spark_schema = to_spark_schema(schema)
+    target = spark_arrow_schema(spark_schema)
+    rows = grouped.mapInArrow(lambda it: _convert(it, names, options, target), spark_schema)
     return rows, figures
 
 
@@ -379,7 +538,7 @@ def stream_numbering(rows):
     return number
 
 
-def finish_reports(reports: list, files: list, rows, figures: dict) -> list:
+def finish_reports(reports: list, files: list, figures: dict) -> list:
     """The tasks' reports (one per convert task, a capture report in it for
     each capture it converted connections of) -> report rows for :func:`mqcodec.spark.pipeline._merge`: the
     tasks' own (their counters, which it sums) without their group reports,

@@ -40,10 +40,15 @@ def _rows(folder, table):
 
 
 @ON_CLUSTER
-def test_ranges_of_64_kib_give_the_local_engines_rows(spark, spark_cluster, inputs, tmp_path):
+@pytest.mark.parametrize("writer", ["tasks", "spark"])
+def test_ranges_of_64_kib_give_the_local_engines_rows(spark, spark_cluster, inputs, tmp_path, writer):
+    """Both writers: the conversion tasks writing their Parquet files themselves (a
+    local output; their tcp_stream from a stage that finds the connections first),
+    and Spark's writer (any other output; tcp_stream by a join)."""
     from mqcodec.spark import pipeline
 
-    report = pipeline.convert(inputs, str(tmp_path / "split"), spark=spark, split_size=64 * 1024)
+    report = pipeline.convert(inputs, str(tmp_path / "split"), spark=spark, split_size=64 * 1024,
+                              write_in_tasks=writer == "tasks")
     local = convert(inputs, str(tmp_path / "local"), ConvertOptions())
     for table in TABLES:
         ours, theirs = _rows(tmp_path / "split", table), _rows(tmp_path / "local", table)
