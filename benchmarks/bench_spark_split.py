@@ -9,7 +9,9 @@ The capture is the simulator's (``mqcodec.synth.write_capture``, seed 1) of abou
 ``$MQCODEC_BENCH_DIR`` (default /tmp/mqcodec-bench); the cluster is
 tests/spark_cluster.py's, started for each row with the row's workers (one core
 each, 1 GiB), the application taking every core; ranges of 128 MiB
-(``MQCODEC_SPLIT_BENCH_RANGE_MB``). Each row is one round: the whole job, Parquet
+(``MQCODEC_SPLIT_BENCH_RANGE_MB``); the tasks write the Parquet files
+(``MQCODEC_SPLIT_BENCH_WRITERS=tasks``, the default for a local output) or Spark's
+writer does (``spark``; ``tasks,spark`` for both). Each row is one round: the whole job, Parquet
 written to a temporary folder. The summary prints each row's seconds and the
 2-worker speed-up and each row's busy CPU seconds of the whole machine
 (``extra_info["cpu_s"]``, from /proc/stat: a 1-worker row that keeps more than
@@ -52,8 +54,12 @@ def capture():
     return str(path)
 
 
+WRITERS = os.environ.get("MQCODEC_SPLIT_BENCH_WRITERS", "tasks").split(",")
+
+
+@pytest.mark.parametrize("writer", WRITERS)
 @pytest.mark.parametrize("workers", [1, 2])
-def test_split_capture_on_the_cluster(benchmark, capture, workers, tmp_path):
+def test_split_capture_on_the_cluster(benchmark, capture, workers, writer, tmp_path):
     from spark_cluster import StandaloneCluster
 
     from mqcodec.spark import pipeline
@@ -73,8 +79,9 @@ def test_split_capture_on_the_cluster(benchmark, capture, workers, tmp_path):
         def job():
             shutil.rmtree(out, ignore_errors=True)
             t = time.perf_counter()
-            report = pipeline.convert([capture], out, spark=spark, split_size=RANGE_MB << 20)
-            TIMES[workers] = time.perf_counter() - t
+            report = pipeline.convert([capture], out, spark=spark, split_size=RANGE_MB << 20,
+                                      write_in_tasks=writer == "tasks")
+            TIMES[workers, writer] = time.perf_counter() - t
             summary.update(report["summary"])
 
         try:
@@ -86,8 +93,8 @@ def test_split_capture_on_the_cluster(benchmark, capture, workers, tmp_path):
         benchmark.extra_info["capture_bytes"] = os.path.getsize(capture)
     # the machine's busy CPU during the row (this process, the master, the workers, their executors
     # and Python workers; nothing else should run), cluster start and stop included
-    CPU[workers] = _cpu() - cpu0
-    benchmark.extra_info["cpu_s"] = round(CPU[workers], 1)
+    CPU[workers, writer] = _cpu() - cpu0
+    benchmark.extra_info["cpu_s"] = round(CPU[workers, writer], 1)
 
 
 def _cpu() -> float:
@@ -99,8 +106,10 @@ def _cpu() -> float:
 
 
 def teardown_module(module):
-    if 1 in TIMES and 2 in TIMES:
-        print("\nsplit capture of %d MiB: 1 worker %.1f s, 2 workers %.1f s: x%.2f"
-              % (MB, TIMES[1], TIMES[2], TIMES[1] / TIMES[2]))
-    for w in sorted(CPU):
-        print("  %d worker(s): %.0f CPU s for the row (cluster start and stop included)" % (w, CPU[w]))
+    for writer in WRITERS:
+        if (1, writer) in TIMES and (2, writer) in TIMES:
+            print("\nsplit capture of %d MiB, %s writing: 1 worker %.1f s, 2 workers %.1f s: x%.2f"
+                  % (MB, writer, TIMES[1, writer], TIMES[2, writer], TIMES[1, writer] / TIMES[2, writer]))
+    for key in sorted(CPU):
+        print("  %d worker(s), %s writing: %.0f CPU s for the row (cluster start and stop included)"
+              % (key[0], key[1], CPU[key]))

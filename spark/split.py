@@ -27,7 +27,7 @@ called by :mod:`mqcodec.spark.pipeline`):
    stream_indices`), joined onto the rows that carry a ``tcp_stream``.
 
 With a local output (:func:`write_in_tasks`), stage 5 is two passes over the
-grouped frames (kept on disk): 5a finds the connections' opening frames with the
+grouped frames (each shuffled from the frames cached on disk): 5a finds the connections' opening frames with the
 capture core's reassembly alone (nothing framed), which the driver broadcasts;
 5b converts and each task writes its rows' Parquet files with their capture-wide
 ``tcp_stream`` (:class:`Renumbered`).  Only the frames and the reports go through
@@ -393,11 +393,10 @@ def write_in_tasks(spark, files: list, options, root: str, *, split_size: int, p
     from .datasource import CAPTURES_SCHEMA
     from .schema import to_spark_schema
 
-    from pyspark import StorageLevel
-
     grouped, figures, names = _grouped(spark, files, options, split_size=split_size, partitions=partitions)
-    # read twice (5a, 5b): the shuffled frames kept on disk by the first read, not shuffled again
-    grouped = grouped.persist(StorageLevel.DISK_ONLY)
+    # read twice (5a, 5b), shuffled twice from the frames cached on disk: caching the grouped
+    # frames instead builds Spark's columnar batches of 10,000 frames on the executor's heap
+    # (768 MiB executors ran out of it on a 512 MiB capture)
     text = options.to_text()
     opened: dict = {}
     for row in grouped.mapInArrow(lambda it: _opened(it, names, text), to_spark_schema(_STREAMS_SCHEMA)).collect():
@@ -409,7 +408,6 @@ def write_in_tasks(spark, files: list, options, root: str, *, split_size: int, p
             to_spark_schema(CAPTURES_SCHEMA)).collect()]
     finally:
         streams.destroy()
-        grouped.unpersist()
     return reports, figures
 
 
