@@ -25,7 +25,6 @@ import dataclasses
 import json
 import os
 import re
-import shutil
 import uuid
 from collections import Counter
 from typing import Any, Iterable, Optional
@@ -323,13 +322,13 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
     from mqcodec.convert.sinks import DatasetSink, WriteFailures
     from mqcodec.errors import DecodeError
 
-    from .storage import display_name, open_input
+    from .storage import AttemptFolder, display_name, open_input
 
     options = ConvertOptions.from_text(options_text)
     # the attempt writes into a folder of its own, moved into place when it succeeds: a retried
     # or speculative attempt of the same capture never writes into a file another one writes
-    attempt = os.path.join(root, ".attempt-%05d-%s" % (index, uuid.uuid4().hex[:12]))
-    sink = DatasetSink(attempt, partition_by=partition_by, part="part-%05d" % index, tables=options.tables)
+    attempt = AttemptFolder(root, "%05d" % index)
+    sink = DatasetSink(attempt.path, partition_by=partition_by, part="part-%05d" % index, tables=options.tables)
     write = WriteFailures(sink)   # what writing raised: an output error (a full disk) fails the task
     conv = Converter(write, options)
     name = display_name(uri)
@@ -346,12 +345,9 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
             if source is not None and source is not uri:
                 source.close()
         sink.close(complete=False)   # no empty files per capture: the driver completes the tables
-        for path in sink.paths:   # attempt/<table>[/date=...]/part-N.parquet -> root/<table>[/date=...]/
-            final = os.path.join(root, os.path.relpath(path, attempt))
-            os.makedirs(os.path.dirname(final), exist_ok=True)
-            os.replace(path, final)
+        attempt.commit(sink.paths)
     finally:
-        shutil.rmtree(attempt, ignore_errors=True)
+        attempt.discard()
     return {"index": index, "capture": name, "report": json.dumps(conv.report(top=None), sort_keys=True, default=str)}
 
 

@@ -346,23 +346,21 @@ def _write_groups(batches, names: dict, options_text: str, root: str, partition_
     see: a local output) with their capture-wide ``tcp_stream`` (:class:`Renumbered`,
     ``streams`` a broadcast of stage 5a's opening frames); yields the task's report
     (tag ``captures``).  The attempt writes into a folder of its own, moved into
-    place when it succeeds, as :func:`mqcodec.spark.pipeline._write_capture` does."""
-    import os
-    import shutil
-    import uuid
-
+    place when it succeeds (:class:`mqcodec.spark.storage.AttemptFolder`)."""
     from pyspark import TaskContext
 
     from mqcodec.convert import ConvertOptions, Converter
     from mqcodec.convert.sinks import DatasetSink, WriteFailures
+
+    from .storage import AttemptFolder
 
     options = ConvertOptions.from_text(options_text)
     ctx = TaskContext.get()
     if ctx is None:
         raise RuntimeError("mqcodec.spark.split._write_groups runs in a Spark task")
     part = ctx.partitionId()
-    attempt = os.path.join(root, ".attempt-split-%05d-%s" % (part, uuid.uuid4().hex[:12]))
-    sink = DatasetSink(attempt, partition_by=partition_by, part="part-%05d" % part, tables=options.tables)
+    attempt = AttemptFolder(root, "split-%05d" % part)
+    sink = DatasetSink(attempt.path, partition_by=partition_by, part="part-%05d" % part, tables=options.tables)
     known = streams.value
     conv = Converter(WriteFailures(Renumbered(sink, known)), options)
     try:
@@ -372,12 +370,9 @@ def _write_groups(batches, names: dict, options_text: str, root: str, partition_
                 raise RuntimeError("mqcodec split job: capture %d: connections opened at frames %s were not "
                                    "found by the numbering stage" % (index, sorted(missing)[:5]))
         sink.close(complete=False)   # no empty files per task: the driver completes the tables
-        for path in sink.paths:   # attempt/<table>[/date=...]/part-N.parquet -> root/<table>[/date=...]/
-            final = os.path.join(root, os.path.relpath(path, attempt))
-            os.makedirs(os.path.dirname(final), exist_ok=True)
-            os.replace(path, final)
+        attempt.commit(sink.paths)
     finally:
-        shutil.rmtree(attempt, ignore_errors=True)
+        attempt.discard()
     yield from _task_report(conv).to_batches()
 
 

@@ -29,7 +29,7 @@ import re
 from typing import Any, Iterable, Union
 from urllib.parse import urlsplit
 
-__all__ = ["is_uri", "resolve", "expand", "filesystem", "open_input", "display_name", "GLOB_CHARS"]
+__all__ = ["is_uri", "resolve", "expand", "filesystem", "open_input", "display_name", "AttemptFolder", "GLOB_CHARS"]
 
 GLOB_CHARS = "*?["
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
@@ -180,3 +180,28 @@ def open_input(uri: str):
         return uri
     fs, path = filesystem(uri)
     return fs.open_input_file(path)
+
+
+class AttemptFolder:
+    """A task attempt's own folder under ``root`` (a job's temporary local output),
+    whose files are moved into ``root`` at the same relative places when the attempt
+    succeeds (:meth:`commit`): a retried or speculative attempt of the same task never
+    writes into a file another one writes.  :meth:`discard` removes what is left."""
+
+    def __init__(self, root: str, name: str) -> None:
+        import uuid
+
+        self.root = root
+        self.path = os.path.join(root, ".attempt-%s-%s" % (name, uuid.uuid4().hex[:12]))
+
+    def commit(self, paths: Iterable[str]) -> None:
+        """Move ``paths`` (files under :attr:`path`) into place under :attr:`root`."""
+        for path in paths:   # attempt/<table>[/date=...]/part-N.parquet -> root/<table>[/date=...]/
+            final = os.path.join(self.root, os.path.relpath(path, self.path))
+            os.makedirs(os.path.dirname(final), exist_ok=True)
+            os.replace(path, final)
+
+    def discard(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.path, ignore_errors=True)

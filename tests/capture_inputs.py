@@ -1,7 +1,7 @@
 """Captures the engine tests share: the simulator's packets written as pcap or
 pcapng bytes, and the same packets damaged -- segments dropped, duplicated
 and reordered, or IPv4-fragmented with some fragments swapped -- each
-deterministic for its seed."""
+deterministic for its seed; and a file that cannot seek."""
 from __future__ import annotations
 
 import io
@@ -59,3 +59,20 @@ def fragmented(packets: list, mtu: int, seed: int) -> list:
         else:
             out.append((ts, frame))
     return out
+
+
+class UnseekableFile(io.RawIOBase):
+    """A capture file that cannot seek and counts the bytes read from it (``read_bytes``)."""
+
+    def __init__(self, data: bytes):
+        super().__init__()
+        self._data, self.read_bytes = data, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        n = min(len(b), len(self._data) - self.read_bytes)
+        b[:n] = self._data[self.read_bytes:self.read_bytes + n]
+        self.read_bytes += n
+        return n

@@ -16,7 +16,6 @@ headers), plain, gzip and pcapng.
 from __future__ import annotations
 
 import gzip
-import io
 import random
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from mqcodec.convert import ConvertOptions, Converter
 from mqcodec.convert.sinks import TableCollector
 from mqcodec.convert.keys import key_capture, key_frame
 
-from capture_inputs import fragmented, reordered
+from capture_inputs import UnseekableFile, fragmented, reordered
 from capture_inputs import pcap_bytes as _pcap
 from capture_inputs import simulator_packets as _packets
 
@@ -286,23 +285,6 @@ def test_syn_reusing_the_tuple_of_a_damaged_connection(variant):
     _same(data)
 
 
-class _OnceReader(io.RawIOBase):
-    """A capture file that cannot seek and counts the bytes read from it."""
-
-    def __init__(self, data: bytes):
-        super().__init__()
-        self._data, self.read_bytes = data, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:
-        n = min(len(b), len(self._data) - self.read_bytes)
-        b[:n] = self._data[self.read_bytes:self.read_bytes + n]
-        self.read_bytes += n
-        return n
-
-
 def _record_starts(data: bytes, ng: bool) -> list:
     """The offsets of a capture's records (pcap) or packet blocks (pcapng)."""
     import struct
@@ -366,7 +348,7 @@ def test_a_damaged_capture_is_read_once(monkeypatch, tmp_path, how, container, c
 
     monkeypatch.setattr(reader_module, "open_capture", whole_file)
     if form == "stream":
-        source = _OnceReader(data)
+        source = UnseekableFile(data)
     ours = _convert(source, None)
     if form == "stream":
         assert source.read_bytes == len(data)
@@ -416,7 +398,7 @@ def test_a_file_header_the_core_declines_is_read_once(monkeypatch, head, form):
         data = head
     with pytest.raises(DecodeError) as ref:
         _convert(data, "py")
-    source = _OnceReader(data) if form == "stream" else data
+    source = UnseekableFile(data) if form == "stream" else data
     with pytest.raises(DecodeError) as ours:
         _convert(source, None)
     assert (ours.value.structure, ours.value.field, ours.value.offset, str(ours.value)) == \

@@ -27,6 +27,7 @@ from mqcodec.capture.packet import TCPSegment, decode_frame
 from mqcodec.capture.reader import CaptureParser, iter_frames, open_capture
 from mqcodec.capture.writer import PcapWriter, TcpConversation, write_pcap
 
+from capture_inputs import UnseekableFile
 from conftest import CAPTURES
 
 REAL = CAPTURES / "ibmmq_jms_client_1414.pcap"
@@ -405,23 +406,6 @@ def test_vlan_tags_equal_tshark(tmp_path, tshark, impl):
         assert (seg.src, len(seg.payload)) == (row[2], int(row[3]))
 
 
-class _Unseekable(io.RawIOBase):
-    """A capture file that cannot seek and counts the bytes read from it."""
-
-    def __init__(self, data: bytes):
-        super().__init__()
-        self._data, self.read_bytes = data, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:
-        n = min(len(b), len(self._data) - self.read_bytes)
-        b[:n] = self._data[self.read_bytes:self.read_bytes + n]
-        self.read_bytes += n
-        return n
-
-
 @pytest.mark.parametrize("form", ["bytes", "stream", "gzip stream"])
 def test_damaged_files_from_a_stream_end_alike(real_frames, impl, form):
     """The same damage read from a stream that cannot seek (plain or gzip): the same
@@ -431,7 +415,7 @@ def test_damaged_files_from_a_stream_end_alike(real_frames, impl, form):
 
     def source(data):
         data = gzip.compress(data) if form == "gzip stream" else data
-        return (data if form == "bytes" else _Unseekable(data)), len(data)
+        return (data if form == "bytes" else UnseekableFile(data)), len(data)
 
     raw = REAL.read_bytes()
     src, n = source(raw[:-10])
