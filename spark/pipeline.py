@@ -338,7 +338,7 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
             source = open_input(uri)
             conv.add_capture(source, name=name, index=index)
         except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
-            if write.raised_by(exc):
+            if write.raised_by(exc) or conv.rendering_failed(exc):
                 raise
             conv.not_read(name, exc, index=index)
         finally:

@@ -377,7 +377,7 @@ def _pcap_version_3() -> bytes:
 
 
 @pytest.mark.parametrize("head", [b"", b"\xd4\xc3\xb2", b"NOT A CAPTURE FILE AT ALL", "version 3", "pcapng cut",
-                                  "gzip bad magic", "gzip cut"])
+                                  "gzip bad magic", "gzip cut", "gzip in gzip", "pcapng bad SHB"])
 @pytest.mark.parametrize("form", ["bytes", "stream"])
 def test_a_file_header_the_core_declines_is_read_once(monkeypatch, head, form):
     """A file header the compiled core does not take (empty, cut, not a capture's, an
@@ -394,6 +394,12 @@ def test_a_file_header_the_core_declines_is_read_once(monkeypatch, head, form):
         data = gzip.compress(b"NOT A CAPTURE FILE AT ALL" * 100)
     elif head == "gzip cut":
         data = gzip.compress(_pcap(_packets(3, 2)))[:15]
+    elif head == "gzip in gzip":   # not a capture read whole; nor when read once
+        data = gzip.compress(gzip.compress(_pcap(_packets(3, 2))))
+    elif head == "pcapng bad SHB":
+        data = bytearray(_pcap(_packets(3, 2), ng=True))
+        data[8:12] = b"\x78\x56\x34\x12"
+        data = bytes(data)
     else:
         data = head
     with pytest.raises(DecodeError) as ref:
@@ -405,3 +411,23 @@ def test_a_file_header_the_core_declines_is_read_once(monkeypatch, head, form):
         (ref.value.structure, ref.value.field, ref.value.offset, str(ref.value))
     if form == "stream":
         assert source.read_bytes == len(data)
+
+
+def test_blocks_before_damage_in_a_capture_not_read_are_not_counted(tmp_path):
+    """A pcapng whose blocks before its first frame are skipped and whose next block is
+    damaged is not read (no frame): neither engine counts its skipped blocks."""
+    import struct
+
+    from mqcodec.convert import convert
+
+    good = _pcap(_packets(3, 2), ng=True)
+    shb_idb = good[:good.index(struct.pack("<I", 6))]   # up to the first Enhanced Packet Block
+    custom = struct.pack("<II", 0x00000BAC, 16) + b"\0" * 4 + struct.pack("<I", 16)
+    bad = struct.pack("<II", 6, 13) + b"\0" * 5
+    (tmp_path / "bad.pcapng").write_bytes(shb_idb + custom * 2 + bad)
+    (tmp_path / "good.pcap").write_bytes(_pcap(_packets(4, 3)))
+    inputs = [str(tmp_path / "bad.pcapng"), str(tmp_path / "good.pcap")]
+    reports = {impl: convert(inputs, str(tmp_path / impl), ConvertOptions(capture_impl=impl)) for impl in ("py", "c")}
+    assert reports["c"]["summary"] == reports["py"]["summary"]
+    assert reports["c"]["summary"]["captures not read"] == 1
+    assert "pcapng blocks skipped" not in reports["c"]["summary"]

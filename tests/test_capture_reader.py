@@ -435,6 +435,26 @@ def test_damaged_files_from_a_stream_end_alike(real_frames, impl, form):
     assert form == "bytes" or src.read_bytes == n
 
 
+@pytest.mark.parametrize("damage", ["magic", "short length", "cut 20", "cut 6"])
+def test_a_damaged_first_section_header_ends_alike(impl, damage):
+    """Damage in a pcapng's first Section Header Block, before the core took any
+    section: both implementations raise the pure reader's error."""
+    from mqcodec.errors import DecodeError
+
+    data = bytearray(_pcapng("<", [(1_700_000_000_123_456, f) for f in _sample_frames()]))
+    if damage == "magic":
+        data[8:12] = b"\x78\x56\x34\x12"
+    elif damage == "short length":
+        struct.pack_into("<I", data, 4, 20)
+    data = bytes(data[:20] if damage == "cut 20" else data[:6] if damage == "cut 6" else data)
+    with pytest.raises(DecodeError) as ref:
+        frames_of(data, "py")
+    with pytest.raises(DecodeError) as ours:
+        frames_of(data, impl)
+    assert (ours.value.structure, ours.value.field, ours.value.offset, str(ours.value)) == \
+        (ref.value.structure, ref.value.field, ref.value.offset, str(ref.value))
+
+
 def test_cut_and_damaged_files_end_alike(real_frames, impl):
     """A file cut inside its last record gives the records before it; a
     record header whose incl_len passes the limit is a DecodeError naming the

@@ -26,6 +26,7 @@ from conftest import CAPTURES
 from mqcodec import synth
 from mqcodec.convert import sinks, tables
 from mqcodec.capture.writer import PcapWriter
+from mqcodec.errors import DecodeError
 from mqcodec.convert import ConvertOptions, NoCaptureRead, available_cores, convert, writer_threads
 
 JMS = CAPTURES / "ibmmq_jms_client_1414.pcap"
@@ -218,11 +219,14 @@ def test_convert_reports_a_writer_failure(tmp_path, monkeypatch, threads):
     assert not isinstance(info.value, NoCaptureRead)
 
 
+@pytest.mark.parametrize("error", [ValueError, DecodeError, OSError])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_convert_reports_a_rendering_failure(tmp_path, monkeypatch, threads):
+def test_convert_reports_a_rendering_failure(tmp_path, monkeypatch, threads, error):
     """What decoding or assembling a chunk raises fails the job whichever thread
     did it (the render thread's exception is raised in the reading thread, by its
-    next flush or at the end), with no wait on the full queue."""
+    next flush or at the end), with no wait on the full queue -- even an error of
+    the kinds an unreadable input raises, whichever capture is being read then: it
+    is not that capture's."""
     from mqcodec.convert import Converter
 
     calls = []
@@ -231,11 +235,12 @@ def test_convert_reports_a_rendering_failure(tmp_path, monkeypatch, threads):
     def broken(self, block):
         calls.append(1)
         if len(calls) == 2:
-            raise ValueError("assembly went wrong")
+            raise (error("chunk", "field", 0, "assembly went wrong") if error is DecodeError
+                   else error("assembly went wrong"))
         return write_block(self, block)
 
     monkeypatch.setattr(Converter, "_write_block", broken)
-    with pytest.raises(ValueError, match="assembly went wrong"):
+    with pytest.raises(error, match="assembly went wrong"):
         convert([str(JMS)] * 6, str(tmp_path / "o"), ConvertOptions(threads=threads, chunk_messages=10))
 
 

@@ -38,7 +38,9 @@ class CaptureParser:
     ``compressed`` (gzip or not), ``inner`` (the format parser).
     """
 
-    def __init__(self, *, max_record_len: int = MAX_RECORD_LEN, max_block_len: int = MAX_BLOCK_LEN):
+    def __init__(self, *, max_record_len: int = MAX_RECORD_LEN, max_block_len: int = MAX_BLOCK_LEN,
+                 gzip: bool = True):
+        self._gzip = gzip   # False: the input is decompressed already (gzip magic is not a format here)
         self._head = b""
         self._gz: Gunzip | None = None
         self.inner: PcapParser | PcapngParser | None = None
@@ -77,10 +79,10 @@ class CaptureParser:
         in (the pieces before were yielded)."""
         if self.inner is None and self._gz is None:
             self._head += bytes(data)
-            if len(self._head) < 4 and self._head[:2] != GZIP_MAGIC:
+            if len(self._head) < 4 and (self._head[:2] != GZIP_MAGIC or not self._gzip):
                 return
             data, self._head = self._head, b""
-            if data[:2] == GZIP_MAGIC:
+            if data[:2] == GZIP_MAGIC and self._gzip:
                 self.compressed = True
                 self._gz = Gunzip()
             else:
@@ -138,7 +140,8 @@ class CaptureReader:
         self._f, self._own = open_binary(source)
         self.chunk_size = chunk_size
         self.strict = strict
-        self.parser = CaptureParser(**limits)
+        # a PiecesFile of a file's decompressed bytes is not inflated again
+        self.parser = CaptureParser(gzip=not getattr(self._f, "decompressed", False), **limits)
         self.truncation = None
         self.frames = 0
 
@@ -227,9 +230,10 @@ def iter_frames(source, *, impl: str | None = None) -> Iterator[Frame]:
         yield from frames
         if core.stop is None and core.supported:
             return
-    if core.stop is None:
-        # a file header the core does not take: the pure reader's account, of the same bytes
-        yield from open_capture(PiecesFile(itertools.chain(before_header, pieces)))
+    if core.stop is None or core.file_state is None:
+        # a file header the core does not take, or damage in it: the pure reader's account, of
+        # the same bytes
+        yield from open_capture(PiecesFile(itertools.chain(before_header, pieces), decompressed=True))
         return
     # the core stopped at a damaged or cut record: the pure reader's account, from there
     yield from capture_from(core.file_state, rest_of(core, chunk, pieces), core.stop[0], core.stop[1], done)
@@ -249,11 +253,14 @@ def rest_of(core, chunk: bytes, pieces: Iterator[bytes]) -> Iterator[bytes]:
 
 
 class PiecesFile(io.RawIOBase):
-    """An iterator of byte pieces (a generator of a file's decompressed bytes, say)
-    read as a binary file; a read never joins two pieces."""
+    """An iterator of byte pieces read as a binary file; a read never joins two
+    pieces.  ``decompressed``: the pieces are a capture file's bytes after gzip
+    (:func:`file_bytes`), which :class:`CaptureReader` does not inflate again
+    (a gzip file holding a gzip file is not a capture, as when read whole)."""
 
-    def __init__(self, pieces: Iterator[bytes]):
+    def __init__(self, pieces: Iterator[bytes], *, decompressed: bool = False):
         super().__init__()
+        self.decompressed = decompressed
         self._pieces = iter(pieces)
         self._piece = memoryview(b"")
         self.delivered = 0     # bytes read so far
@@ -280,7 +287,7 @@ class _Spliced(PiecesFile):
     between the two (``start_at``)."""
 
     def __init__(self, head: bytes, pieces: Iterator[bytes], offset: int, next_number: int):
-        super().__init__(itertools.chain((head,), pieces))
+        super().__init__(itertools.chain((head,), pieces), decompressed=True)
         self._head_len = len(head)
         self._offset: int | None = offset
         self._next_number = next_number

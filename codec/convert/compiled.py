@@ -501,10 +501,6 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
             conv.summary[key] += stats[key]
     file_error: list = []
     reader: Any
-    # the blocks the core skipped and the impossible times it met: up to its stop, if it stopped
-    for key in ("pcapng blocks skipped", "frames with impossible timestamps"):
-        if stats.get(key):
-            conv.summary[key] += stats[key]
     if core.stop is not None:
         # the pure reader's account of the damaged or cut file, from where the core stopped:
         # what it counts is the file from there on
@@ -517,6 +513,11 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     else:
         reader = _Intact()
         file_error = gzip_error   # the pure reader's file error: the gzip stream's damage
+    # the blocks the core skipped and the impossible times it met, up to its stop if it stopped
+    # (counted once the capture is known to be read: before its first frame, damage raises above)
+    for key in ("pcapng blocks skipped", "frames with impossible timestamps"):
+        if stats.get(key):
+            conv.summary[key] += stats[key]
     conv.end_capture(report, reader, file_error)
     return None
 
@@ -546,4 +547,4 @@ def _give_up(conv, core, made0: int, before_header: list, pieces, gzip_error: li
     if core.stats["frames"] or conv.made != made0:
         raise RuntimeError("mqcodec capture core: gave the capture up after producing rows (%s)"
                            % core.unsupported_reason)
-    return PiecesFile(itertools.chain(before_header, _raising(pieces, gzip_error)))
+    return PiecesFile(itertools.chain(before_header, _raising(pieces, gzip_error)), decompressed=True)

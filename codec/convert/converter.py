@@ -147,6 +147,7 @@ class Converter:
         # its own (one chunk at a time, in order; at most one more waits), while this thread
         # reads the next; :meth:`drain` waits for it
         self._renderer: Any = None
+        self._render_failure: Optional[BaseException] = None
         if render_thread:
             from .sinks import Worker
 
@@ -779,16 +780,26 @@ class Converter:
         """A chunk's rows decoded, assembled and given to the sink (by the
         render thread, if any: nothing here touches the state the reading
         thread works on; its counters are its own keys)."""
-        self._write_calls(calls)
-        if rows:
-            blocks.append(_rows_block(rows))
-        if not blocks:
-            return
-        block = blocks[0] if len(blocks) == 1 else pa.concat_tables(blocks)
-        del rows, blocks[:]
-        self._write_block(block)
-        del block
+        try:
+            self._write_calls(calls)
+            if rows:
+                blocks.append(_rows_block(rows))
+            if not blocks:
+                return
+            block = blocks[0] if len(blocks) == 1 else pa.concat_tables(blocks)
+            del rows, blocks[:]
+            self._write_block(block)
+            del block
+        except BaseException as exc:
+            self._render_failure = exc
+            raise
         _release_memory()
+
+    def rendering_failed(self, exc: BaseException) -> bool:
+        """``exc`` was raised while rendering a chunk (decoding, assembling or
+        writing its rows): the job's failure, whichever capture was being read
+        when it surfaced, never a capture that could not be read."""
+        return exc is self._render_failure
 
     def drain(self) -> None:
         """Wait until every chunk flushed so far is in the sink (with a render

@@ -46,7 +46,7 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
             try:
                 conv.add_capture(path, progress=bar, index=index)
             except (DecodeError, OSError) as exc:
-                if write.raised_by(exc):
+                if write.raised_by(exc) or conv.rendering_failed(exc):
                     raise
                 conv.not_read(path, exc, index=index)
                 os_errors_only = os_errors_only and isinstance(exc, OSError)
