@@ -428,8 +428,28 @@ def _drain_capture(data: bytes, strict: bool = False, keep: bool = True) -> list
 
 
 def fuzz_capture(data: bytes) -> None:
-    """A whole capture file: file-level errors may raise DecodeError."""
+    """A whole capture file: file-level errors may raise DecodeError.  Stage (a)
+    in both implementations (``mqcodec.capture.iter_frames``) gives the same
+    frames and then the same error, if any (the compiled walk hands damage,
+    and file headers it does not take, to the pure reader without reading
+    anything twice)."""
     _only_decode_error(_drain_capture, data, keep=False)
+    if _core_reference() is None:
+        return
+    _expect(_frames_then_error(data, "c") == _frames_then_error(data, "py"),
+            "capture: the compiled walk's frames or error differ from the pure reader's")
+
+
+def _frames_then_error(data: bytes, impl: str):
+    from mqcodec.capture import iter_frames
+
+    frames = []
+    try:
+        for frame in iter_frames(data, impl=impl):
+            frames.append(tuple(frame))
+    except DecodeError as exc:
+        return frames, (exc.structure, exc.field, exc.offset, str(exc))
+    return frames, None
 
 
 PCAP_HEADER = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)   # Ethernet
