@@ -281,7 +281,7 @@ def test_spark_engine_rejects_threads(tmp_path):
 #: construct (the pure readers and decoders), Arrow's compute functions (about 50 ms
 #: of wrapping at import), numpy.ma (imported by the first plain np.unique)
 HEAVY = ("mqcodec.ibmmq.calls", "mqcodec.ibmmq.conversation", "construct", "pyarrow.compute", "numpy.ma",
-         "mqcodec.ccsid")
+         "mqcodec.ccsid", "pyarrow.fs", "pyarrow.parquet")
 
 _WRAPPER = """\
 import json, runpy, sys
@@ -324,6 +324,8 @@ def test_pcap2parquet_does_not_import_pandas(tmp_path, impl, which, empty_captur
     assert state["status"] == 0, r.stderr
     assert state["pyarrow"]  # the job did run
     assert state["pandas"] == []
+    # Parquet files are written without pyarrow.parquet's filesystem layer (sinks.ParquetFile)
+    assert "pyarrow.fs" not in state["heavy"] and "pyarrow.parquet" not in state["heavy"], state["heavy"]
     if which == "empty" and impl == "c":
         # a fast start (issue 18): the compiled engine imports what a capture needs, when it needs it
         assert state["heavy"] == []
@@ -399,3 +401,27 @@ def test_imports_stay_narrow():
                    "mqcodec.ibmmq.traceroute", "mqcodec.batch.pcf_pure", "mqcodec._ext.mq_batch",
                    "mqcodec._ext.pcf_batch"):
         assert absent not in out, absent
+
+
+def test_parquet_file_writes_what_pyarrow_parquet_writes(tmp_path, simulated):
+    """sinks.ParquetFile (pyarrow's writer class without pyarrow.parquet's filesystem
+    layer) writes, byte for byte, the file pyarrow.parquet.ParquetWriter writes with
+    the same schema and compression, row group by row group; rows of another schema
+    are refused."""
+    convert([str(simulated)], str(tmp_path / "o"), ConvertOptions(threads=1, chunk_messages=50))
+    for table in tables.TABLES:
+        rows = pq.read_table(tmp_path / "o" / table)
+        schema = tables.table_schema(table)
+        groups = [rows.slice(0, rows.num_rows // 2), rows.slice(rows.num_rows // 2)]
+        ours = sinks.ParquetFile(str(tmp_path / "ours.parquet"), schema, "zstd")
+        theirs = pq.ParquetWriter(str(tmp_path / "theirs.parquet"), schema, compression="zstd")
+        for g in groups:
+            ours.write_table(g)
+            theirs.write_table(g)
+        ours.close()
+        theirs.close()
+        assert (tmp_path / "ours.parquet").read_bytes() == (tmp_path / "theirs.parquet").read_bytes(), table
+    f = sinks.ParquetFile(str(tmp_path / "x.parquet"), tables.table_schema(tables.MQ_CALLS), "zstd")
+    with pytest.raises(ValueError, match="schema"):
+        f.write_table(_rows(3))
+    f.close()
