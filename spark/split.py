@@ -276,10 +276,14 @@ def _convert(batches, names: dict, options, target: pa.Schema):
         yield from wide_batches(name, table, target)
 
 
-def _task_report(conv) -> pa.Table:
+def _task_report(conv, opened: dict | None = None) -> pa.Table:
+    """The task's report row; ``opened``: capture index -> how many connections the
+    task opened (``connections opened``, checked by :func:`check_numbering`)."""
     from .datasource import CAPTURES_SCHEMA
 
     report = conv.report(top=None)
+    if opened is not None:
+        report["connections opened"] = {str(k): v for k, v in opened.items()}
     return pa.table({"index": [-1], "capture": ["(split)"], "report": [json.dumps(report, sort_keys=True, default=str)]},
                     schema=CAPTURES_SCHEMA)
 
@@ -363,8 +367,10 @@ def _write_groups(batches, names: dict, options_text: str, root: str, partition_
     sink = DatasetSink(attempt.path, partition_by=partition_by, part="part-%05d" % part, tables=options.tables)
     known = streams.value
     conv = Converter(WriteFailures(Renumbered(sink, known)), options)
+    counts: dict = {}
     try:
         for index, opened in _convert_groups(conv, batches, names):
+            counts[index] = counts.get(index, 0) + len(opened)
             missing = set(opened) - set(known.get(index, ()))
             if missing:   # stage 5a found other connections: the numbering would be wrong
                 raise RuntimeError("mqcodec split job: capture %d: connections opened at frames %s were not "
@@ -373,7 +379,7 @@ def _write_groups(batches, names: dict, options_text: str, root: str, partition_
         attempt.commit(sink.paths)
     finally:
         attempt.discard()
-    yield from _task_report(conv).to_batches()
+    yield from _task_report(conv, counts).to_batches()
 
 
 def write_in_tasks(spark, files: list, options, root: str, *, split_size: int, partitions: int | None = None,
@@ -403,7 +409,28 @@ def write_in_tasks(spark, files: list, options, root: str, *, split_size: int, p
             to_spark_schema(CAPTURES_SCHEMA)).collect()]
     finally:
         streams.destroy()
+    check_numbering(reports, {i: len(v) for i, v in opened.items()})
     return reports, figures
+
+
+def check_numbering(reports: list, found: dict) -> None:
+    """The conversion tasks opened, per capture, as many connections as the
+    numbering stage found (``found``: capture index -> count): each task checked
+    that it opened none the stage did not find, so equal counts mean the same
+    connections, and every ``tcp_stream`` written is the local engine's.  Raises
+    RuntimeError otherwise (the files are in the job's temporary folder, which the
+    failed job discards)."""
+    from collections import Counter
+
+    opened: Counter = Counter()
+    for row in reports:
+        for index, n in json.loads(row["report"]).pop("connections opened", {}).items():
+            opened[int(index)] += n
+    for index in sorted(set(opened) | set(found)):
+        if opened[index] != found.get(index, 0):
+            raise RuntimeError("mqcodec split job: capture %d: the numbering stage found %d connections, the "
+                               "conversion opened %d: tcp_stream would be wrong" % (index, found.get(index, 0),
+                                                                                   opened[index]))
 
 
 def wide_schema_with_streams() -> pa.Schema:
@@ -556,6 +583,7 @@ def finish_reports(reports: list, files: list, figures: dict) -> list:
     out = []
     for row in reports:
         report = json.loads(row["report"])
+        report.pop("connections opened", None)   # checked already (check_numbering)
         for c in report["captures"]:
             m = merged.setdefault(c.get("index", 0), {"capture": c["capture"], "stats": Counter(), "tasks": 0})
             m["tasks"] += 1

@@ -170,3 +170,21 @@ def test_captures_damaged_after_their_first_frame_end_there_as_in_the_local_engi
     assert report["summary"]["ranges"] > len(inputs) + 4   # the damage is inside a plan of many ranges
     for table in TABLES:
         assert _rows(tmp_path / "split", table) == _rows(tmp_path / "local", table), table
+
+
+def test_the_numbering_stage_and_the_conversion_must_agree():
+    """With tasks writing their files, each connection's tcp_stream comes from a
+    numbering stage run before the conversion: the job fails, rather than write
+    shifted numbers, where the conversion opened another count of connections."""
+    import json
+
+    from mqcodec.spark.split import check_numbering
+
+    def row(opened):
+        return {"index": -1, "capture": "(split)", "report": json.dumps({"connections opened": opened})}
+
+    check_numbering([row({"0": 3, "2": 1}), row({"0": 2}), row({})], {0: 5, 2: 1})
+    with pytest.raises(RuntimeError, match="capture 0: the numbering stage found 6 connections, the conversion opened 5"):
+        check_numbering([row({"0": 3, "2": 1}), row({"0": 2})], {0: 6, 2: 1})
+    with pytest.raises(RuntimeError, match="capture 1: the numbering stage found 0"):
+        check_numbering([row({"1": 1})], {})
