@@ -138,6 +138,17 @@ cdef void buf_free(Buf* b) noexcept nogil:
     b.n = 0
     b.cap = 0
 
+cdef int grow(void** p, Py_ssize_t* cap, Py_ssize_t first, size_t elem) noexcept nogil:
+    """Double the capacity ``cap`` of the array ``*p`` of ``elem``-byte elements
+    (``first`` when it has none); -1 when memory runs out (``*p`` and ``cap`` unchanged)."""
+    cdef Py_ssize_t n = cap[0] * 2 if cap[0] else first
+    cdef void* q = realloc(p[0], n * elem)
+    if q == NULL:
+        return -1
+    p[0] = q
+    cap[0] = n
+    return 0
+
 cdef struct I64:
     int64_t* p
     Py_ssize_t n
@@ -1067,9 +1078,7 @@ cdef inline int detect(const uint8_t* p, Py_ssize_t n) noexcept nogil:
 
 cdef Py_ssize_t new_conn(Core* c, const TKey* tk, uint8_t flags, int64_t frame, int* dir_out) noexcept nogil:
     cdef bint client_a
-    cdef Py_ssize_t ci, cap
-    cdef Py_ssize_t* idx
-    cdef Conn* q
+    cdef Py_ssize_t ci
     cdef Conn* cn
     cdef TKey rk
     cdef Slot* s
@@ -1082,14 +1091,9 @@ cdef Py_ssize_t new_conn(Core* c, const TKey* tk, uint8_t flags, int64_t frame, 
         client_a = True
     if tk.sport == tk.dport and memcmp(tk.src, tk.dst, 16) == 0:
         client_a = True      # client == a compares equal tuples
-    if c.nconns == c.conns_cap:
-        cap = c.conns_cap * 2 if c.conns_cap else 1024
-        q = <Conn*>realloc(c.conns, cap * sizeof(Conn))
-        if q == NULL:
-            c.oom = True
-            return -1
-        c.conns = q
-        c.conns_cap = cap
+    if c.nconns == c.conns_cap and grow(<void**>&c.conns, &c.conns_cap, 1024, sizeof(Conn)) < 0:
+        c.oom = True
+        return -1
     ci = c.nconns
     c.nconns += 1
     cn = &c.conns[ci]
@@ -1126,14 +1130,9 @@ cdef Py_ssize_t new_conn(Core* c, const TKey* tk, uint8_t flags, int64_t frame, 
     s.state = S_OPEN
     s.conn = ci
     s.dir = 1 - d
-    if c.open_conns == c.open_cap:
-        cap = c.open_cap * 2 if c.open_cap else 1024
-        idx = <Py_ssize_t*>realloc(c.open_idx, cap * sizeof(Py_ssize_t))
-        if idx == NULL:
-            c.oom = True
-            return -1
-        c.open_idx = idx
-        c.open_cap = cap
+    if c.open_conns == c.open_cap and grow(<void**>&c.open_idx, &c.open_cap, 1024, sizeof(Py_ssize_t)) < 0:
+        c.oom = True
+        return -1
     c.open_idx[c.open_conns] = ci
     c.conns[ci].open_pos = c.open_conns
     c.open_conns += 1
@@ -1197,20 +1196,14 @@ cdef Py_ssize_t run_framer(Core* c, Half* h, const uint8_t* p, Py_ssize_t n) noe
     return r
 
 cdef int push_mark(Core* c, Half* h, int64_t off, int64_t frame, int64_t ts, int captured) noexcept nogil:
-    cdef Py_ssize_t cap, live
-    cdef int64_t* q
+    cdef Py_ssize_t live
     if h.mstart and h.mstart * 2 >= h.mn:
         live = h.mn - h.mstart
         memmove(h.m, h.m + h.mstart * MARK_W, live * MARK_W * sizeof(int64_t))
         h.mn = live
         h.mstart = 0
-    if h.mn == h.mcap:
-        cap = h.mcap * 2 if h.mcap else 16
-        q = <int64_t*>realloc(h.m, cap * MARK_W * sizeof(int64_t))
-        if q == NULL:
-            return -1
-        h.m = q
-        h.mcap = cap
+    if h.mn == h.mcap and grow(<void**>&h.m, &h.mcap, 16, MARK_W * sizeof(int64_t)) < 0:
+        return -1
     h.m[h.mn * MARK_W] = off
     h.m[h.mn * MARK_W + 1] = frame
     h.m[h.mn * MARK_W + 2] = ts
@@ -1278,8 +1271,7 @@ cdef int store(Core* c, Py_ssize_t ci, int d, Half* h, int64_t off, const uint8_
     the first one (its frame/ts kept); a hole there changes nothing; a payload
     where a hole waits fills it when at least as long (then its length is the
     payload's), else changes nothing.  0, or -1 (out of memory)."""
-    cdef Py_ssize_t lo = 0, hi = h.npend, mid, cap, m
-    cdef Pend* q
+    cdef Py_ssize_t lo = 0, hi = h.npend, mid, m
     cdef Pend* e
     cdef uint8_t* nd
     while lo < hi:
@@ -1316,13 +1308,8 @@ cdef int store(Core* c, Py_ssize_t ci, int d, Half* h, int64_t off, const uint8_
             h.pbytes += n - e.length
             e.length = n
         return 0
-    if h.npend == h.pcap:
-        cap = h.pcap * 2 if h.pcap else 8
-        q = <Pend*>realloc(h.pend, cap * sizeof(Pend))
-        if q == NULL:
-            return -1
-        h.pend = q
-        h.pcap = cap
+    if h.npend == h.pcap and grow(<void**>&h.pend, &h.pcap, 8, sizeof(Pend)) < 0:
+        return -1
     if p == NULL:
         nd = NULL
         h.hbytes += n
@@ -2281,8 +2268,6 @@ cdef Py_ssize_t walk_ng(Core* c, const uint8_t* p, Py_ssize_t n) noexcept nogil:
     cdef uint32_t big2 = 0
     cdef uint64_t ticks
     cdef Iface* f
-    cdef Iface* q
-    cdef Py_ssize_t cap
     while True:
         if c.unsupported or c.oom or c.stopped:
             break
@@ -2370,14 +2355,9 @@ cdef Py_ssize_t walk_ng(Core* c, const uint8_t* p, Py_ssize_t n) noexcept nogil:
             if blen < 20 or c.n_if >= 65536:
                 ng_stop(c, pos)
                 break
-            if c.n_if == c.if_cap:
-                cap = c.if_cap * 2 if c.if_cap else 8
-                q = <Iface*>realloc(c.ifaces, cap * sizeof(Iface))
-                if q == NULL:
-                    c.oom = True
-                    break
-                c.ifaces = q
-                c.if_cap = cap
+            if c.n_if == c.if_cap and grow(<void**>&c.ifaces, &c.if_cap, 8, sizeof(Iface)) < 0:
+                c.oom = True
+                break
             f = &c.ifaces[c.n_if]
             f.linktype = be16(b + 8) if c.big else (b[8] | (b[9] << 8))
             f.snaplen = rd32(b + 12, c.big)
