@@ -351,6 +351,7 @@ def _write_groups(batches, names: dict, options_text: str, root: str, partition_
     ``streams`` a broadcast of stage 5a's opening frames); yields the task's report
     (tag ``captures``).  The attempt writes into a folder of its own, moved into
     place when it succeeds (:class:`mqcodec.spark.storage.AttemptFolder`)."""
+    import numpy as np
     from pyspark import TaskContext
 
     from mqcodec.convert import ConvertOptions, Converter
@@ -371,10 +372,11 @@ def _write_groups(batches, names: dict, options_text: str, root: str, partition_
     try:
         for index, opened in _convert_groups(conv, batches, names):
             counts[index] = counts.get(index, 0) + len(opened)
-            missing = set(opened) - set(known.get(index, ()))
-            if missing:   # stage 5a found other connections: the numbering would be wrong
+            # the sorted opening frames of 5a, searched (not a set of every connection per task)
+            missing = np.setdiff1d(np.asarray(opened, dtype=np.int64), known.get(index, np.empty(0, np.int64)))
+            if len(missing):   # stage 5a found other connections: the numbering would be wrong
                 raise RuntimeError("mqcodec split job: capture %d: connections opened at frames %s were not "
-                                   "found by the numbering stage" % (index, sorted(missing)[:5]))
+                                   "found by the numbering stage" % (index, missing[:5].tolist()))
         sink.close(complete=False)   # no empty files per task: the driver completes the tables
         attempt.commit(sink.paths)
     finally:
