@@ -502,11 +502,13 @@ def _grouped(spark, files: list, options, *, split_size: int, partitions: int | 
     group = (F.when(F.col("_frag").isNotNull(), F.concat(F.lit(b"p"), F.col("pair")))
              .when(F.length("conn") > 0, F.concat(F.lit(b"c"), F.col("conn")))
              .otherwise(F.lit(b"")))
+    convert_tasks = partitions or max(1, sc.defaultParallelism)
     grouped = (marked.withColumn("group", group).drop("_frag", "conn", "pair", "fragment", "range_report")
-               .repartition(partitions or max(1, sc.defaultParallelism), "capture_index", "group")
+               .repartition(convert_tasks, "capture_index", "group")
                .sortWithinPartitions("capture_index", "group", "number"))
-    figures = {"ranges": len(tasks), "tasks": {"scan": len(plans), "frames": len(tasks),
-                                               "convert": grouped.rdd.getNumPartitions()}}
+    # a repartition to a number of partitions keeps it under adaptive execution (``grouped.rdd``
+    # would ask, but it runs the fragments' and the frames' shuffle to find out: a pass for nothing)
+    figures = {"ranges": len(tasks), "tasks": {"scan": len(plans), "frames": len(tasks), "convert": convert_tasks}}
     figures["_frames"] = frames
     figures["_kept"] = kept
     figures["_not_read"] = not_read
