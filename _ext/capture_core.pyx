@@ -2412,6 +2412,34 @@ def frame_keys(data, linktypes, caplens, origlens):
     return out
 
 
+def pcap_count(const uint8_t[::1] buf, Py_ssize_t limit, bint big, uint32_t max_len):
+    """pcap record headers walked from the start of ``buf`` (bytes of a capture
+    from a record boundary), each record whole in ``buf``, while the next one
+    starts before ``limit``: ``(bytes walked, records, status)``, status 0
+    (``limit`` reached), 1 (the next record's header or bytes go past ``buf``)
+    or 2 (the next record's ``incl_len`` exceeds ``max_len``: damage at the
+    returned offset).  What :func:`mqcodec.capture.ranges.scan_ranges`
+    counts of a range, header by header in Python otherwise."""
+    cdef Py_ssize_t pos = 0, n = 0, size = buf.shape[0]
+    cdef uint32_t incl
+    cdef int status = 0
+    with nogil:
+        while pos < limit:
+            if size - pos < 16:
+                status = 1
+                break
+            incl = rd32(&buf[pos] + 8, big)
+            if incl > max_len:
+                status = 2
+                break
+            if <Py_ssize_t>incl > size - pos - 16:
+                status = 1
+                break
+            pos += 16 + <Py_ssize_t>incl
+            n += 1
+    return pos, n, status
+
+
 from mqcodec.capture.frame import Frame as _Frame
 
 DEFAULT_SERVER_PORTS = (1414, 1801, 3527, 2101, 2103, 2105)

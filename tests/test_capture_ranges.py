@@ -128,12 +128,13 @@ def _block_starts(data: bytes) -> list[int]:
     return out
 
 
-def _read_cut(path, cuts):
-    """Frames of the ranges cut at ``cuts``, numbered through scans + prefix sum."""
+def _read_cut(path, cuts, impl=None):
+    """Frames of the ranges cut at ``cuts``, numbered through scans (counted by
+    ``impl``) + prefix sum."""
     size = Path(path).stat().st_size
     bounds = [0, *cuts, size]
     rs = [ByteRange(i, bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
-    scans = scan_ranges(path, rs)
+    scans = scan_ranges(path, rs, impl=impl)
     assert check_plan(scans) == [], (cuts, scans)
     frames = []
     for r, base, s in zip(rs, frame_number_bases([s.numbers for s in scans]), scans):
@@ -155,14 +156,14 @@ def _windows(size: int, width: int):
 # -- boundaries -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name,width", [("shared", 3000), ("synth", None), ("faults", None), ("pcapng", None)])
-def test_first_boundary_at_every_offset(captures, name, width):
+def test_first_boundary_at_every_offset(captures, name, width, impl):
     path = captures[name]
     data = path.read_bytes()
     size = len(data)
     packets = set(_record_starts(data))
     starts = _block_starts(data) if name == "pcapng" else sorted(packets)
     offsets = range(size + 1) if width is None else _windows(size, width)
-    scans = scan_ranges(path, [ByteRange(i, c, c + 1) for i, c in enumerate(offsets)])
+    scans = scan_ranges(path, [ByteRange(i, c, c + 1) for i, c in enumerate(offsets)], impl=impl)
     it = iter(starts + [size])
     nxt = next(it)
     for c, s in zip(offsets, scans):
@@ -175,14 +176,14 @@ def test_first_boundary_at_every_offset(captures, name, width):
 
 
 @pytest.mark.parametrize("name", ["shared", "synth", "faults", "pcapng"])
-def test_two_ranges_at_many_offsets_read_every_record_once(captures, name):
+def test_two_ranges_at_many_offsets_read_every_record_once(captures, name, impl):
     path = captures[name]
     whole = list(open_capture(path))
     size = path.stat().st_size
     step = 1 if size < 20000 else 7
     offsets = [c for c in _windows(size, 600 if size > 20000 else size + 1)][::step]
     for c in offsets:
-        assert _read_cut(path, [c]) == whole, c
+        assert _read_cut(path, [c], impl) == whole, c
 
 
 @pytest.mark.parametrize("name", ["shared", "synth", "faults", "pcapng"])
@@ -199,6 +200,29 @@ def test_three_ranges_read_every_record_once(captures, name):
     cuts += [[a, min(size, a + d)] for a in range(mid - half, mid + half) for d in (1, 61, 700)]
     for a, b in cuts:
         assert _read_cut(path, [a, b]) == whole, (a, b)
+
+
+@pytest.mark.parametrize("chunk", [61, 100, 1500, 4096])
+@pytest.mark.parametrize("name", ["shared", "synth", "faults"])
+def test_compiled_counts_across_chunk_ends(captures, name, chunk, monkeypatch):
+    """The compiled count walks the whole records of a chunk and leaves a record
+    that crosses the chunk's end (or the file's) to the step that reads it: with
+    chunks smaller and larger than the records, the scans are the pure walk's
+    (counted there header by header) and the oracle's record starts."""
+    path = captures[name]
+    data = path.read_bytes()
+    starts = _record_starts(data)
+    plan = plan_ranges(path, max(1, len(data) // 5))
+    pure = scan_ranges(path, plan, impl="py")
+    monkeypatch.setattr(R, "CHUNK", chunk)
+    assert scan_ranges(path, plan, impl="c") == pure
+    assert [s.numbers for s in pure] == [sum(s.first <= x < s.stop for x in starts) for s in pure]
+    assert sum(s.numbers for s in pure) == len(starts)
+    # cut short inside the last record and inside the last record header
+    for cut in (len(data) - 5, starts[-1] + 7):
+        short = io.BytesIO(data[:cut])
+        assert scan_ranges(short, plan_ranges(short, max(1, cut // 3)), impl="c") == \
+            scan_ranges(short, plan_ranges(short, max(1, cut // 3)), impl="py")
 
 
 def test_plan_ranges_and_small_ranges(captures):
@@ -332,7 +356,7 @@ def test_check_plan_detects_a_wrong_start():
     assert check_plan(empty) == []
 
 
-def test_damage_names_structure_field_offset(captures, tmp_path):
+def test_damage_names_structure_field_offset(captures, tmp_path, impl):
     data = bytearray(captures["synth"].read_bytes())
     starts = _record_starts(bytes(data))
     bad = starts[len(starts) // 2]
@@ -357,8 +381,9 @@ def test_damage_names_structure_field_offset(captures, tmp_path):
     before = [i for i, s in enumerate(starts) if rng.start <= s < bad]
     assert before and [f.data for f in frames] == [whole[i].data for i in before]
     with pytest.raises(DecodeError) as ei:
-        scan_ranges(path, [rng])
+        scan_ranges(path, [rng], impl=impl)
     assert (ei.value.field, ei.value.offset) == ("incl_len", bad + 8)
+    assert ei.value.scans == [R.RangeScan(0, rr.first, bad, len(frames))]
 
 
 def test_pcapng_damage_before_a_range(captures, tmp_path):
@@ -445,14 +470,14 @@ def _clock_jump(tmp: Path) -> tuple[Path, list[int], int]:
     return path, _record_starts(path.read_bytes()), 99
 
 
-def test_a_record_breaking_the_rules_costs_no_record(tmp_path):
+def test_a_record_breaking_the_rules_costs_no_record(tmp_path, impl):
     path, starts, k = _clock_jump(tmp_path)
     whole = list(open_capture(path))
     assert len(whole) == 140
     for c in range(starts[k - 14], starts[k + 2] + 1):
         assert find_boundary(path, c) == min(s for s in starts + [path.stat().st_size] if s >= c), c
     for c in range(starts[k - 2], starts[k + 1] + 1, 3):
-        assert _read_cut(path, [c]) == whole, c
+        assert _read_cut(path, [c], impl) == whole, c
 
 
 def test_bytes_without_records_raise(tmp_path):
@@ -471,16 +496,17 @@ def test_bytes_without_records_raise(tmp_path):
     assert (ei.value.field, ei.value.offset) == ("incl_len", a + 8)
 
 
-def test_reconcile_plan_repairs_a_wrong_start(captures):
-    path = captures["shared"]
-    plan = plan_ranges(path, 40000)
-    good = scan_ranges(path, plan)
-    assert R.reconcile_plan(path, plan, good) == good
+@pytest.mark.parametrize("name", ["shared", "faults"])
+def test_reconcile_plan_repairs_a_wrong_start(captures, name, impl):
+    path = captures[name]
+    plan = plan_ranges(path, path.stat().st_size // 4)
+    good = scan_ranges(path, plan, impl=impl)
+    assert R.reconcile_plan(path, plan, good, impl=impl) == good
     # range 2 started on a false boundary 30 bytes into its true first record
     wrong = list(good)
     wrong[2] = R.RangeScan(2, good[2].first + 30, good[2].stop, good[2].numbers - 1)
     assert check_plan(wrong) == [2]
-    fixed = R.reconcile_plan(path, plan, wrong)
+    fixed = R.reconcile_plan(path, plan, wrong, impl=impl)
     assert fixed == good and check_plan(fixed) == []
 
 
@@ -539,7 +565,7 @@ def test_stage1_rows_before_damage_come_out(captures, tmp_path):
 
 
 @pytest.mark.parametrize("split", [2048, 16384, 1 << 20])
-def test_scan_of_a_damaged_pcap_stops_where_the_whole_file_reader_stops(tmp_path, split):
+def test_scan_of_a_damaged_pcap_stops_where_the_whole_file_reader_stops(tmp_path, split, impl):
     """Damage in a record header mid-file: the DecodeError carries ``scans``,
     the plan's scans up to the damaged range, which stops where the damaged
     record starts; their frame counts add up to the frames the whole-file
@@ -559,7 +585,7 @@ def test_scan_of_a_damaged_pcap_stops_where_the_whole_file_reader_stops(tmp_path
     assert len(whole) == n
     ranges = plan_ranges(io.BytesIO(data), split)
     with pytest.raises(DecodeError) as scan_error:
-        scan_ranges(io.BytesIO(data), ranges)
+        scan_ranges(io.BytesIO(data), ranges, impl=impl)
     scans = scan_error.value.scans
     assert scans[-1].stop == pos and scans[-1].first <= pos < ranges[len(scans) - 1].end
     assert all(s.stop < ranges[len(scans) - 1].end for s in scans) and len(scans) <= len(ranges)

@@ -411,9 +411,20 @@ def find_boundary(source, start: int) -> int:
         src.close()
 
 
-def _count_pcap(src: _Source, prof: _PcapProfile, first: int, end: int):
+def _count_pcap(src: _Source, prof: _PcapProfile, first: int, end: int, core=None):
+    """(where the range stops, how many records it holds): the records that start
+    in [first, end), header by header; with the compiled ``core``, a chunk's whole
+    records at a time (its ``pcap_count``), a record that crosses the chunk's end
+    (or the file's) by the step below."""
     pos, n, size = first, 0, src.size
+    big = prof.rec.format.startswith(">")
     while pos < end and pos < size:
+        if core is not None:
+            walked, k, status = core.pcap_count(src.read(pos, CHUNK), end - pos, big, MAX_RECORD_LEN)
+            pos += walked
+            n += k
+            if status == 0 or (walked and status == 1):
+                continue   # the limit, or a record past the chunk: read on from it
         h = src.read(pos, RECORD_HEADER_LEN)
         if len(h) < RECORD_HEADER_LEN:
             return size, n        # a header cut short: read (as a truncation) here
@@ -436,12 +447,17 @@ def scan_range(source, rng: ByteRange) -> RangeScan:
     return scan_ranges(source, [rng])[0]
 
 
-def scan_ranges(source, ranges) -> list[RangeScan]:
+def scan_ranges(source, ranges, *, impl: str | None = None) -> list[RangeScan]:
     """:func:`scan_range` of several ranges of one capture that do not overlap (a
     plan's; pcapng: one walk for all).  Damaged structure raises DecodeError with
     ``scans``: the scans up to the damaged range, that one stopping where the
     damaged record (block) starts (what a whole-file read converts; the
-    ranges after it are left out)."""
+    ranges after it are left out).  ``impl``: who counts a pcap range's
+    records (:mod:`mqcodec._impl`; the compiled core walks a chunk's headers in
+    one call, the pure scan one header at a time; the same scans)."""
+    from .. import _impl
+
+    core = _impl.pick("capture_core", impl, what="capture core")
     src = _Source(source)
     try:
         kind = _kind(src.read(0, 4))
@@ -454,7 +470,7 @@ def scan_ranges(source, ranges) -> list[RangeScan]:
                     out.append(RangeScan(r.part, first, first, 0))
                     continue
                 try:
-                    stop, n = _count_pcap(src, prof, first, r.end)
+                    stop, n = _count_pcap(src, prof, first, r.end, core)
                 except DecodeError as exc:
                     stop, n = exc.damage   # type: ignore[attr-defined]
                     exc.scans = out + [RangeScan(r.part, first, stop, n)]   # type: ignore[attr-defined]
@@ -517,10 +533,14 @@ def check_plan(scans) -> list[int]:
     return bad
 
 
-def reconcile_plan(source, ranges, scans) -> list[RangeScan]:
+def reconcile_plan(source, ranges, scans, *, impl: str | None = None) -> list[RangeScan]:
     """``scans`` with every range :func:`check_plan` lists re-scanned from the ``stop``
     of the range before (a true boundary: the first range starts at the file's first
-    record), in plan order, so that the result reads every record exactly once."""
+    record), in plan order, so that the result reads every record exactly once
+    (``impl`` as :func:`scan_ranges`)."""
+    from .. import _impl
+
+    core = _impl.pick("capture_core", impl, what="capture core")
     by_part = {r.part: r for r in ranges}
     out = sorted(scans, key=lambda s: s.part)
     if not check_plan(out):
@@ -540,7 +560,7 @@ def reconcile_plan(source, ranges, scans) -> list[RangeScan]:
                 out[i] = RangeScan(cur.part, first, first, 0)
             else:
                 try:
-                    stop, n = _count_pcap(src, prof, first, r.end)
+                    stop, n = _count_pcap(src, prof, first, r.end, core)
                 except DecodeError as exc:
                     stop, n = exc.damage   # type: ignore[attr-defined]
                     exc.scans = out[:i] + [RangeScan(cur.part, first, stop, n)]   # type: ignore[attr-defined]
