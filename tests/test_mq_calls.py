@@ -196,6 +196,37 @@ def test_puts_and_gets_name_the_object_their_handle_was_opened_on(engine):
     assert all(by_key[m["call_key"]]["stream_offset"] == m["stream_offset"] for m in messages)
 
 
+@pytest.mark.skipif(TSHARK is None or not REAL.exists(), reason="tshark or the shared capture is missing")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_every_call_names_the_queue_manager_of_its_connection(engine):
+    """Who talked to which queue manager, from tshark's fields alone: in each
+    TCP stream, the queue manager named by the last INITIAL_DATA (``mq.id.qm``,
+    not blank or "*": a client asks for "*", its server answers with its name)
+    at or before a unit's frame.  Every row that names no object of its own
+    (MQCONN, MQINQ on the queue manager object, MQDISC, SPI, SOCKET_ACTION...)
+    carries it; rows before it carry none."""
+    tables, _ = _convert(REAL, engine)
+    rows = tables.table("mq_calls").to_pylist()
+    named = defaultdict(list)   # tcp.stream -> [(frame, queue manager)]
+    for u in sorted(_tshark_units(REAL), key=lambda u: int(u["frame.number"])):
+        for t, qm in zip(u["types"], u["mq.id.qm"].split("|") if u["mq.id.qm"] else []):
+            if t == 0x01 and _s(qm) not in ("", "*"):
+                named[int(u["tcp.stream"])].append((int(u["frame.number"]), _s(qm)))
+    checked = Counter()
+    for r in rows:
+        if r["queue_name"] is not None:
+            continue
+        known = [qm for frame, qm in named[r["tcp_stream"]] if frame <= r["frame"]]
+        assert r["queue_manager"] == (known[-1] if known else None), (r["frame"], r["segment_type_name"])
+        checked[r["segment_type_name"], r["queue_manager"]] += 1
+    # a uniform cluster: the client connects to QM1, QM2 and QM3; every MQCONN, MQOPEN of the
+    # queue manager object and MQINQ on it says which; the clients' first INITIAL_DATA asks for "*"
+    assert {qm for (t, qm) in checked if t == "MQCONN"} == {"QM1", "QM2", "QM3"}
+    assert not any(qm is None for (t, qm) in checked if t in ("MQCONN", "MQOPEN", "MQINQ", "MQDISC"))
+    assert checked["INITIAL_DATA", None] >= 1
+    assert sum(n for (_, qm), n in checked.items() if qm is not None) > 200
+
+
 def _queues_against_tshark(path, rows) -> list:
     """Followed from tshark's fields alone: MQOPEN's object name (by request
     id) -> MQOPEN_REPLY's Hobj; SPI_REPLY's object name -> its Hobj; the
@@ -381,6 +412,11 @@ def test_duckdb_answers_in_one_plain_query(conversation_pcap, tmp_path):
     assert latency == {"APP.Q1": 2000}        # 1 ms per frame: the request, its ACK, the reply
     unreplied = duckdb.sql("SELECT count(*) FROM %s WHERE replied = false" % calls).fetchall()[0][0]
     assert unreplied >= 1
+    # who connected to which queue manager (the real capture: a client of a uniform cluster;
+    # test_every_call_names_the_queue_manager_of_its_connection checks the names against tshark)
+    connected = duckdb.sql("SELECT queue_manager, count(*) FROM %s WHERE segment_type_name = 'MQCONN' "
+                           "GROUP BY ALL" % calls).fetchall()
+    assert dict(connected) == ({"QM1": 5, "QM2": 7, "QM3": 1} if REAL.exists() else {})
 
 
 # ---------------------------------------------------------------------------
@@ -540,8 +576,17 @@ def test_other_unit_types_against_tshark(tmp_path, engine):
 def test_tracker_rules(Tracker):
     t = Tracker()
     u = lambda k, **cols: t.unit(k, 0, k * 1000, cols)  # noqa: E731
-    u(1, segment_type=0x01, id_q_mgr_name="*")
-    u(2, segment_type=0x01, id_q_mgr_name="QMX")
+    # no queue manager before an INITIAL_DATA names one ("*" does not); from then on every unit
+    # carries it, its object's where the unit names one
+    assert u(1, segment_type=0x01, id_q_mgr_name="*").queue_manager is None
+    assert u(2, segment_type=0x01, id_q_mgr_name="QMX").queue_manager == "QMX"
+    assert t.unit(90, 1, 0, {"segment_type": 0x81}).queue_manager is None     # another connection
+    r = u(91, segment_type=0x89, hobj=77)                                       # MQINQ, handle unknown
+    assert (r.queue_name, r.queue_manager) == (None, "QMX")
+    r = u(92, segment_type=0x93, hobj=78, od_object_name=None, od_object_q_mgr_name="QMR")
+    assert (r.queue_name, r.queue_manager) == (None, "QMR")
+    r = t.unit(93, 0, 0, {"segment_type": 0x04, "remote_q_name": "RQ", "remote_q_mgr_name": "QMZ"})
+    assert (r.queue_name, r.queue_manager) == ("RQ", "QMZ")
     assert u(3, segment_type=0x83, od_object_name="Q.A").waiting
     r = u(4, segment_type=0x93, hobj=3, completion_code=0)
     assert (r.request_call_key, r.latency_ns, r.queue_name, r.queue_manager) == (3, 1000, "Q.A", "QMX")
@@ -557,7 +602,7 @@ def test_tracker_rules(Tracker):
     u(11, segment_type=0x82)
     u(12, segment_type=0x92)
     assert u(13, segment_type=0x86, hobj=3).queue_name is None
-    assert t.close() == [7, 10, 13] and t.waiting == 0    # the MQPUTs got no reply
+    assert t.close() == [90, 91, 7, 10, 13] and t.waiting == 0    # the MQCONN, MQINQ and MQPUTs got no reply
 
 
 @pytest.mark.skipif(TSHARK is None, reason="tshark is missing")

@@ -35,7 +35,13 @@ NOTIFICATION
 MQPUT1                 names its own MQOD's object
 MESSAGE_DATA           names the MQXQH RemoteQName / RemoteQMgrName
 INITIAL_DATA           its QMgrName (not blank, not "*") is the connection's
-                       queue manager: the default ``queue_manager``
+                       queue manager (the last one sent: a client's server
+                       answers last, with its own name)
+every unit             ``queue_manager``: its object's (MQOD ObjectQMgrName,
+                       MQXQH RemoteQMgrName), else the connection's once an
+                       INITIAL_DATA named it (MQCONN, MQINQ on the queue
+                       manager object, MQDISC... included); ``queue_name``
+                       only where a queue is named
 =====================  =====================================================
 
 Memory is bounded: at most ``max_waiting`` requests wait at once (past it
@@ -159,6 +165,7 @@ class CallTracker:
                 name = qmgr_names[i]
                 if name and name != "*":
                     qmgr[stream] = name
+                qm[i] = qmgr.get(stream)
                 continue
             if t == MESSAGE_DATA:
                 qn[i], qm[i] = remote_q[i], remote_qm[i]
@@ -234,11 +241,8 @@ class CallTracker:
                         handles.pop(req.hobj, None)
                 elif base == MQDISC:
                     all_handles.pop(ckey, None)
-            if name is not None:
-                qn[i] = name
-                qm[i] = qmgr.get(stream) if manager is None else manager
-            elif manager is not None:
-                qm[i] = manager
+            qn[i] = name
+            qm[i] = manager or qmgr.get(stream)
         return Attributions(qn, qm, rck, lat, waits, given_up)
 
     def _give_up(self, given_up: list) -> None:
