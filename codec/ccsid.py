@@ -64,7 +64,7 @@ def _icu_module() -> Any:
         _icu = icu
     return _icu
 
-__all__ = ["CCSID_CODECS", "ICU_CONVERTERS", "UnknownCCSID", "codec_for", "decode_text", "decode_or_keep",
+__all__ = ["CCSID_CODECS", "ICU_CONVERTERS", "UnknownCCSID", "codec_for", "decode_text", "text_decoder", "decode_or_keep",
            "encode_text", "blank_for", "is_known", "is_single_byte", "is_ebcdic", "single_byte_table",
            "converter_table", "tables_source"]
 
@@ -258,6 +258,23 @@ def codec_for(ccsid: int) -> str:
 def _icu_decode(raw: bytes, ccsid: int) -> str:
     # "replace": ICU's substitution callback (the converter's substitution character)
     return str(_icu_module().UnicodeString(raw, ICU_CONVERTERS[ccsid], "replace"))
+
+
+def text_decoder(ccsid: int):
+    """A function bytes (or any buffer) -> str that decodes as
+    ``decode_text(raw, ccsid, trim=False)`` does, looked up once for many
+    values; UnknownCCSID for a CCSID without a converter."""
+    name = CCSID_CODECS.get(ccsid)
+    if name is not None:
+        try:
+            decode = codecs.getdecoder(name)
+        except LookupError:   # a codec of the ebcdic package, not registered yet
+            _python_codecs()
+            decode = codecs.getdecoder(name)
+        return lambda raw: decode(raw, "replace")[0]
+    if _icu_name(ccsid) is not None:
+        return lambda raw: _icu_decode(bytes(raw), ccsid) if len(raw) else ""
+    raise UnknownCCSID(ccsid)
 
 
 def decode_text(raw: bytes, ccsid: int, *, trim: bool = True) -> str:

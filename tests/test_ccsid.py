@@ -204,3 +204,16 @@ def test_converters_load_on_first_use():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     # (the standard library's codecs, 819, 500, 37, load neither)
     assert out[:4] == ["[]", "[]", "['ebcdic']", "['ebcdic', 'icu']"]
+
+
+@pytest.mark.parametrize("cs", sorted(set(ccsid.CCSID_CODECS) | set(ccsid.ICU_CONVERTERS)))
+def test_text_decoder_is_decode_text_untrimmed(cs):
+    """The decoder looked up once for many bodies (mqcodec.convert's body_text)
+    decodes every byte value, trailing blanks and NULs kept, as decode_text does;
+    it takes any buffer (the bodies are memoryview slices of a record buffer)."""
+    raw = bytes(range(256)) + b"\x40\x40\x20\x20\x00"
+    decode = ccsid.text_decoder(cs)
+    assert decode(raw) == decode(memoryview(raw)) == ccsid.decode_text(raw, cs, trim=False)
+    assert decode(b"") == ""
+    with pytest.raises(ccsid.UnknownCCSID):
+        ccsid.text_decoder(4242)

@@ -419,6 +419,103 @@ def test_duckdb_answers_in_one_plain_query(conversation_pcap, tmp_path):
     assert dict(connected) == ({"QM1": 5, "QM2": 7, "QM3": 1} if REAL.exists() else {})
 
 
+@pytest.mark.skipif(TSHARK is None or not REAL.exists(), reason="tshark or the shared capture is missing")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_text_bodies_are_the_bytes_tshark_shows(engine):
+    """What each message carried: ``body_text`` of the real capture's JMS text
+    messages (MQRFH2 then MQSTR, CCSID 1208) is the message data tshark shows
+    (``data.data``, the bytes after the headers), as UTF-8; rows without a text
+    body (the md-only MQPUT_REPLYs) have none."""
+    out = subprocess.run([TSHARK, "-r", str(REAL), "-Y", "mq.tsh.type == 0x86", "-T", "fields", "-e", "frame.number",
+                          "-e", "data.data"], capture_output=True, text=True, check=True).stdout
+    theirs = {int(f): bytes.fromhex(d).decode("utf-8") for f, d in (line.split("\t") for line in out.splitlines())}
+    tables, _ = _convert(REAL, engine)
+    rows = tables.table("mq_messages").to_pylist()
+    ours = {r["frame"]: r["body_text"] for r in rows if r["kind"] == "MQPUT"}
+    assert ours == theirs and len(ours) == 8 and all(t.startswith("Connection") for t in ours.values())
+    assert all(r["body_text"] is None for r in rows if r["kind"] == "MQPUT_REPLY")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_text_bodies_in_their_ccsid(tmp_path, engine):
+    """EBCDIC and other CCSIDs: each body is text the encoder made with Python's
+    own codec (cp500, cp1140 with the euro sign, cp1252, UTF-8); a CCSID without a
+    converter and a body that is not MQSTR give null."""
+    texts = [(500, "cp500", "Gr\u00fc\u00dfe aus Z\u00fcrich, [1] {2}"), (1140, "cp1140", "Preis: 12\u20ac"),
+             (1252, "cp1252", "caf\u00e9 \u2013 na\u00efve"), (1208, "utf-8", "\u65e5\u672c\u8a9e \u2713"),
+             (943, "cp932", "\u65e5\u672c\u8a9e\u30c6\u30ad\u30b9\u30c8"), (1200, "utf-16-be", "\u00e9t\u00e9 \u2600"),
+             (1208, "surrogateescape", "bad \udcff\udcfe UTF-8"),
+             (4242, None, "unknown CCSID"), (1208, "utf-8", "not text")]
+    c = TcpConversation(("10.1.0.1", 41001), ("10.1.0.2", 1414), mss=1400)
+    pk = c.handshake()
+    for i, (ccsid, codec, text) in enumerate(texts):
+        fmt = "MQSTR" if text != "not text" else "MYFMT"   # an application's own format
+        md = MQMD(Version=1, Encoding=546, CodedCharSetId=ccsid, Format=fmt, PutApplName="t")
+        body = text.encode("utf-8", "surrogateescape") if codec == "surrogateescape" else text.encode(codec or "ascii")
+        pk += c.send(0, encode_put(MQMessage(md, [], body, md_encoding=546, md_ccsid=819), hobj=5,
+                                   conversation_id=1, request_id=i + 1, byte_order=_LE))
+    # the reply to an MQPUT carries its MQMD alone (Format MQSTR, no body): no text
+    pk += c.send(1, encode_put_reply(_message(b"hello"), hobj=5, conversation_id=1, request_id=1, byte_order=_LE))
+    path = tmp_path / "texts.pcap"
+    with open(path, "wb") as f:
+        write_pcap(f, pk)
+    tables, _ = _convert(path, engine)
+    rows = tables.table("mq_messages").to_pylist()
+    assert [r["kind"] for r in rows] == ["MQPUT"] * len(texts) + ["MQPUT_REPLY"]
+    assert [r["body_ccsid"] for r in rows] == [t[0] for t in texts] + [1208]
+    assert rows[-1]["body_format"] == "MQSTR" and rows[-1]["body_length"] == 0
+    # bytes that are not UTF-8 become U+FFFD, as Python's decoder replaces them
+    bad = texts[6][2].encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    assert bad == "bad \ufffd\ufffd UTF-8"
+    assert [r["body_text"] for r in rows] == [t[2] for t in texts[:6]] + [bad, None, None, None]
+
+
+def test_body_text_equals_decode_text_body_by_body():
+    """The vectorized body_text (bodies gathered from one buffer, single-byte CCSIDs
+    through their tables, UTF-8 through Arrow's check) against ``decode_text`` of
+    each body on its own: random bodies of every single-byte CCSID and some others,
+    empty bodies, bodies cut by their record's end, a sliced input, rows that are
+    not text, failed or MQMD-only."""
+    import random
+
+    import pyarrow as pa
+
+    from mqcodec.ccsid import CCSID_CODECS, ICU_CONVERTERS, decode_text, is_single_byte
+    from mqcodec.convert.converter import _body_text
+
+    rnd = random.Random(11)
+    pool = sorted(c for c in set(CCSID_CODECS) | set(ICU_CONVERTERS) if is_single_byte(c)) + [1208, 943, 1200, 4242]
+    records, fmts, errs, offs, lens, ccsids, md_only, expected = [], [], [], [], [], [], [], []
+    for i in range(3000):
+        body = bytes(rnd.randrange(256) for _ in range(rnd.choice([0, 1, 5, 40, 300])))
+        if i % 7 == 0:
+            body = "h\u00e9llo \u2713 w\u00f6rld".encode("utf-8")
+        head = bytes(rnd.randrange(256) for _ in range(rnd.randrange(0, 50)))
+        ccsid = rnd.choice(pool)
+        length = len(body) + (rnd.choice([0, 0, 9]))          # some declare more than the record holds
+        kind = rnd.choice(["MQSTR"] * 6 + ["MQHRF2", "MQADMIN"])
+        err = "MQMD" if i % 29 == 0 else None
+        only = i % 31 == 0
+        records.append(head + body)
+        fmts.append(kind)
+        errs.append(err)
+        offs.append(len(head))
+        lens.append(length)
+        ccsids.append(ccsid)
+        md_only.append(only)
+        text = None
+        if kind == "MQSTR" and err is None and not only and ccsid != 4242:
+            text = decode_text(body, ccsid, trim=False)
+        expected.append(text)
+    data = pa.array([b"x" * 10] + records, pa.binary()).slice(1)   # an offset into its buffers
+    table = pa.table({"body_format": fmts, "error_structure": pa.array(errs, pa.string()),
+                      "body_offset": pa.array(offs, pa.int64()), "body_length": pa.array(lens, pa.int64()),
+                      "body_ccsid": pa.array(ccsids, pa.int32())})
+    got = _body_text(data, table, pa.array(md_only)).to_pylist()
+    assert got == expected
+    assert sum(t is not None for t in expected) > 2000
+
+
 # ---------------------------------------------------------------------------
 # the pieces
 # ---------------------------------------------------------------------------

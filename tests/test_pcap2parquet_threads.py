@@ -403,10 +403,35 @@ def test_imports_stay_narrow():
         assert absent not in out, absent
 
 
+def test_free_text_columns_are_written_without_a_dictionary(tmp_path, simulated):
+    """Every column chunk has a dictionary page but those of free text and bytes
+    (``body_text``, ``raw``): ``tables.dictionary_columns`` names exactly the
+    file's leaf columns (as the Parquet writer nests them) but those."""
+    convert([str(simulated)], str(tmp_path / "o"), ConvertOptions(threads=1, raw=True))
+    exempt = set()
+    for table in tables.TABLES:
+        f = pq.ParquetFile(tmp_path / "o" / table / "part-00000.parquet")
+        paths = [f.schema.column(i).path for i in range(len(f.schema))]
+        free = [p for p in paths if p.split(".")[0] in tables.NO_DICTIONARY]
+        assert tables.dictionary_columns(tables.table_schema(table)) == [p for p in paths if p not in free]
+        assert f.metadata.num_row_groups and f.metadata.num_rows
+        for g in range(f.metadata.num_row_groups):
+            group = f.metadata.row_group(g)
+            for i in range(group.num_columns):
+                chunk = group.column(i)
+                if chunk.physical_type != "BOOLEAN":   # Parquet has no dictionary of booleans
+                    assert chunk.has_dictionary_page == (chunk.path_in_schema not in free), \
+                        (table, chunk.path_in_schema)
+                if chunk.path_in_schema in free:
+                    exempt.add((table, chunk.path_in_schema))
+    assert exempt == {(tables.MQ_MESSAGES, "body_text"), (tables.MQ_MESSAGES, "raw"), (tables.MQ_CALLS, "raw"),
+                      (tables.MSMQ_PACKETS, "raw")}
+
+
 def test_parquet_file_writes_what_pyarrow_parquet_writes(tmp_path, simulated):
     """sinks.ParquetFile (pyarrow's writer class without pyarrow.parquet's filesystem
     layer) writes, byte for byte, the file pyarrow.parquet.ParquetWriter writes with
-    the same schema and compression, row group by row group; rows of another schema
+    the same schema, compression and dictionary columns, row group by row group; rows of another schema
     are refused."""
     convert([str(simulated)], str(tmp_path / "o"), ConvertOptions(threads=1, chunk_messages=50))
     for table in tables.TABLES:
@@ -414,7 +439,8 @@ def test_parquet_file_writes_what_pyarrow_parquet_writes(tmp_path, simulated):
         schema = tables.table_schema(table)
         groups = [rows.slice(0, rows.num_rows // 2), rows.slice(rows.num_rows // 2)]
         ours = sinks.ParquetFile(str(tmp_path / "ours.parquet"), schema, "zstd")
-        theirs = pq.ParquetWriter(str(tmp_path / "theirs.parquet"), schema, compression="zstd")
+        theirs = pq.ParquetWriter(str(tmp_path / "theirs.parquet"), schema, compression="zstd",
+                                  use_dictionary=tables.dictionary_columns(schema))
         for g in groups:
             ours.write_table(g)
             theirs.write_table(g)

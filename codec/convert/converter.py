@@ -932,6 +932,7 @@ class Converter:
         table = self._mq_decode(part)
         decoded = self._decoded(table)
         decoded["md_put_timestamp"] = _put_timestamp(table.column("md_put_date"), table.column("md_put_time"))
+        decoded["body_text"] = _body_text(part.column("_data"), table, part.column("_md_only"))
         # channel MESSAGE_DATA: the message came in an MQXQH (Format MQXMIT) the framer took off
         xmit = pc.fill_null(pc.equal(part.column("kind"), "MESSAGE_DATA"), False)
         if pc.any(xmit).as_py():
@@ -1146,6 +1147,137 @@ def _split_ns(ts) -> tuple:
     us = pc.if_else(neg, pc.subtract(us, 1), us)
     rem = pc.if_else(neg, pc.add(rem, 1000), rem)
     return pc.cast(us, pa.timestamp("us", tz="UTC")), pc.cast(rem, pa.int16())
+
+
+#: the body formats whose bytes are text in the body's CCSID (MQFMT_STRING)
+TEXT_FORMATS = ("MQSTR",)
+
+
+def _body_text(data, table, md_only) -> pa.Array:
+    """What a text message carried: the body (``record[body_offset:][:body_length]``)
+    of each row that decoded, carries its body (not ``md_only``: a reply's MQMD
+    alone) and whose ``body_format`` is a text format, decoded in its
+    ``body_ccsid`` as :func:`mqcodec.ccsid.decode_text` decodes (untrimmed; bytes
+    the CCSID cannot map become its replacement character); null for other rows
+    and for a CCSID without a converter.  Vectorized: the bodies' bytes are
+    gathered out of the records' buffer, a single-byte CCSID's through its
+    256-entry table (:func:`_translated`), UTF-8 checked by Arrow; the rest (and
+    UTF-8 that is not valid) body by body through :func:`mqcodec.ccsid.text_decoder`."""
+    import numpy as np
+
+    from ..arrow_kernels import from_numpy, pc
+
+    n = len(table)
+    fmt = table.column("body_format")
+    named = [pc.equal(fmt, pa.scalar(name, pa.string())) for name in TEXT_FORMATS]
+    text = named[0]
+    for other in named[1:]:
+        text = pc.or_(text, other)
+    text = pc.and_(pc.and_(text, pc.is_null(table.column("error_structure"))),
+                   pc.invert(pc.fill_null(_k.cast(md_only, pa.bool_()), False)))
+    rows = pc.indices_nonzero(pc.fill_null(text, False))
+    if not len(rows):
+        return pa.nulls(n, pa.string())
+    from .. import ccsid as _ccsid
+
+    if isinstance(data, pa.ChunkedArray):
+        data = data.combine_chunks()
+    _, offsets_buf, values_buf = data.buffers()
+    wide = pa.types.is_large_binary(data.type)
+    offsets = np.frombuffer(offsets_buf, np.int64 if wide else np.int32)[data.offset:data.offset + n + 1]
+    values = np.frombuffer(values_buf, np.uint8) if values_buf is not None else np.empty(0, np.uint8)
+    at = rows.to_numpy()
+
+    def picked(name: str):
+        return pc.fill_null(pc.take(table.column(name), rows), 0).to_numpy()
+    starts = offsets[at].astype(np.int64) + picked("body_offset")
+    ends = np.maximum(np.minimum(starts + picked("body_length"), offsets[at + 1]), starts)
+    ccsids = picked("body_ccsid")
+    parts: list = []   # (rows of ``at``, their texts as a string array)
+    for ccsid in sorted(set(ccsids.tolist())):   # (np.unique would import numpy.ma)
+        sel = np.flatnonzero(ccsids == ccsid)
+        a, z = starts[sel], ends[sel]
+        table_256 = _ccsid.single_byte_table(ccsid) if ccsid != 1208 else None
+        texts = None
+        if (ccsid == 1208 or table_256 is not None) and int((z - a).sum()) < _SMALL_OFFSETS:
+            body, body_offsets = _gathered(values, a, z - a)
+            if table_256 is not None:
+                texts = _translated(body, body_offsets, _utf8_table(ccsid))
+            else:
+                try:   # Arrow checks the UTF-8; bodies that are not valid UTF-8 go the way below
+                    texts = _k.cast(pa.Array.from_buffers(pa.binary(), len(sel), [
+                        None, pa.py_buffer(body_offsets), pa.py_buffer(body)]), pa.string())
+                except pa.ArrowInvalid:
+                    texts = None
+        if texts is None:
+            try:
+                decode = _ccsid.text_decoder(ccsid)
+            except _ccsid.UnknownCCSID:
+                continue
+            view = memoryview(values_buf) if values_buf is not None else memoryview(b"")
+            texts = pa.array([decode(view[x:y]) for x, y in zip(a.tolist(), z.tolist())], pa.string())
+        parts.append((at[sel], texts))
+    if not parts:
+        return pa.nulls(n, pa.string())
+    # scatter: the texts in row order, nulls elsewhere
+    where = np.concatenate([p[0] for p in parts])
+    texts = pa.concat_arrays([p[1] for p in parts])
+    slot = np.full(n, -1, np.int64)
+    slot[where] = np.arange(len(where))
+    return _k.take(texts, from_numpy(slot, mask=slot < 0))
+
+
+#: a string array's int32 offsets: bodies beyond go the way of the other CCSIDs
+_SMALL_OFFSETS = (1 << 31) // 4
+
+
+def _gathered(values, starts, lengths):
+    """The bytes ``values[starts[i]:starts[i] + lengths[i]]`` of every i, one after
+    another, and their int32 offsets (as a binary array's buffers)."""
+    import numpy as np
+
+    lengths = lengths.astype(np.int64)
+    body_offsets = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=body_offsets[1:])
+    total = int(body_offsets[-1])
+    index = np.repeat(starts - body_offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
+    return values[index], body_offsets.astype(np.int32)
+
+
+_UTF8_TABLES: dict = {}
+
+
+def _utf8_table(ccsid: int) -> tuple:
+    """(the UTF-8 bytes of the 256 characters of single-byte ``ccsid``, one after
+    another; where each starts, 257 offsets; their lengths), built once per CCSID."""
+    import numpy as np
+
+    got = _UTF8_TABLES.get(ccsid)
+    if got is None:
+        from ..ccsid import single_byte_table
+
+        encoded = [ch.encode("utf-8") for ch in single_byte_table(ccsid) or ()]
+        enc_len = np.array([len(e) for e in encoded], np.int64)
+        enc_start = np.zeros(257, np.int64)
+        np.cumsum(enc_len, out=enc_start[1:])
+        got = _UTF8_TABLES[ccsid] = (np.frombuffer(b"".join(encoded), np.uint8), enc_start, enc_len)
+    return got
+
+
+def _translated(body, body_offsets, utf8_table) -> pa.Array:
+    """Single-byte text ``body`` (with ``body_offsets``) as a string array: each
+    byte replaced by the UTF-8 of its character (``utf8_table``: :func:`_utf8_table`)."""
+    import numpy as np
+
+    enc, enc_start, enc_len = utf8_table
+    out_len = enc_len[body]
+    out_pos = np.zeros(len(body) + 1, np.int64)
+    np.cumsum(out_len, out=out_pos[1:])
+    total = int(out_pos[-1])
+    index = np.repeat(enc_start[body] - out_pos[:-1], out_len) + np.arange(total, dtype=np.int64)
+    out = enc[index]
+    offsets = out_pos[body_offsets.astype(np.int64)].astype(np.int32)
+    return pa.Array.from_buffers(pa.string(), len(body_offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(out)])
 
 
 def _put_timestamp(date, time):

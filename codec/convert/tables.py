@@ -206,6 +206,9 @@ def _mq_messages() -> pa.Schema:
         if f.name == "md_put_time":
             # PutDate + PutTime (GMT, to the hundredth of a second) as one timestamp
             fields.append(pa.field("md_put_timestamp", pa.timestamp("us", tz="UTC")))
+        elif f.name == "body_length":
+            # a text body (MQSTR) in its CCSID (mqcodec.convert.converter._body_text)
+            fields.append(pa.field("body_text", pa.string()))
     return pa.schema(_with_names(fields))
 
 
@@ -349,3 +352,24 @@ BLOCK_SCHEMA = pa.schema([
     pa.field("remote_q_name", pa.string()),
     pa.field("remote_q_mgr_name", pa.string()),
 ])
+
+#: columns of free text or bytes, nearly every value its own: their Parquet column chunks are
+#: written without a dictionary (the writer would build one per row group and give up on it)
+NO_DICTIONARY = frozenset({"body_text", "raw"})
+
+
+def dictionary_columns(schema: pa.Schema) -> list[str]:
+    """The Parquet column paths of ``schema``'s leaves (``name``, ``name.list.element``,
+    ``name.child``, ``name.key_value.key``/``.value``: the writer's compliant nesting),
+    but those of :data:`NO_DICTIONARY`: the writer's ``use_dictionary``."""
+    def leaves(path: str, t: pa.DataType) -> list[str]:
+        if pa.types.is_dictionary(t):
+            return leaves(path, t.value_type)
+        if pa.types.is_map(t):
+            return leaves(path + ".key_value.key", t.key_type) + leaves(path + ".key_value.value", t.item_type)
+        if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+            return leaves(path + ".list.element", t.value_type)
+        if pa.types.is_struct(t):
+            return [p for i in range(t.num_fields) for p in leaves(path + "." + t.field(i).name, t.field(i).type)]
+        return [path]
+    return [p for f in schema if f.name not in NO_DICTIONARY for p in leaves(f.name, f.type)]
