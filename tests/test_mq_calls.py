@@ -470,18 +470,24 @@ def test_text_bodies_in_their_ccsid(tmp_path, engine):
     assert [r["body_text"] for r in rows] == [t[2] for t in texts[:6]] + [bad, None, None, None]
 
 
-def test_body_text_equals_decode_text_body_by_body():
+@pytest.mark.parametrize("gather", [None, 700, 1])
+def test_body_text_equals_decode_text_body_by_body(gather, monkeypatch):
     """The vectorized body_text (bodies gathered from one buffer, single-byte CCSIDs
     through their tables, UTF-8 through Arrow's check) against ``decode_text`` of
     each body on its own: random bodies of every single-byte CCSID and some others,
     empty bodies, bodies cut by their record's end, a sliced input, rows that are
-    not text, failed or MQMD-only."""
+    not text, failed or MQMD-only; gathered in pieces of at most ``gather`` bytes
+    (a larger body decoded alone)."""
     import random
 
     import pyarrow as pa
 
     from mqcodec.ccsid import CCSID_CODECS, ICU_CONVERTERS, decode_text, is_single_byte
+    from mqcodec.convert import converter
     from mqcodec.convert.converter import _body_text
+
+    if gather is not None:
+        monkeypatch.setattr(converter, "_GATHER_BYTES", gather)
 
     rnd = random.Random(11)
     pool = sorted(c for c in set(CCSID_CODECS) | set(ICU_CONVERTERS) if is_single_byte(c)) + [1208, 943, 1200, 4242]

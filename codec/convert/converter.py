@@ -1193,30 +1193,32 @@ def _body_text(data, table, md_only) -> pa.Array:
     starts = offsets[at].astype(np.int64) + picked("body_offset")
     ends = np.maximum(np.minimum(starts + picked("body_length"), offsets[at + 1]), starts)
     ccsids = picked("body_ccsid")
+    view = memoryview(values_buf) if values_buf is not None else memoryview(b"")
     parts: list = []   # (rows of ``at``, their texts as a string array)
     for ccsid in sorted(set(ccsids.tolist())):   # (np.unique would import numpy.ma)
         sel = np.flatnonzero(ccsids == ccsid)
-        a, z = starts[sel], ends[sel]
-        table_256 = _ccsid.single_byte_table(ccsid) if ccsid != 1208 else None
-        texts = None
-        if (ccsid == 1208 or table_256 is not None) and int((z - a).sum()) < _SMALL_OFFSETS:
-            body, body_offsets = _gathered(values, a, z - a)
-            if table_256 is not None:
-                texts = _translated(body, body_offsets, _utf8_table(ccsid))
-            else:
-                try:   # Arrow checks the UTF-8; bodies that are not valid UTF-8 go the way below
-                    texts = _k.cast(pa.Array.from_buffers(pa.binary(), len(sel), [
-                        None, pa.py_buffer(body_offsets), pa.py_buffer(body)]), pa.string())
-                except pa.ArrowInvalid:
-                    texts = None
-        if texts is None:
-            try:
-                decode = _ccsid.text_decoder(ccsid)
-            except _ccsid.UnknownCCSID:
-                continue
-            view = memoryview(values_buf) if values_buf is not None else memoryview(b"")
-            texts = pa.array([decode(view[x:y]) for x, y in zip(a.tolist(), z.tolist())], pa.string())
-        parts.append((at[sel], texts))
+        try:
+            decode = _ccsid.text_decoder(ccsid)
+        except _ccsid.UnknownCCSID:
+            continue
+        utf8 = _utf8_table(ccsid) if ccsid != 1208 and _ccsid.is_single_byte(ccsid) else None
+        for piece in _pieces(ends[sel] - starts[sel]):
+            rows_here = sel[piece]
+            a, z = starts[rows_here], ends[rows_here]
+            texts = None
+            if (ccsid == 1208 or utf8 is not None) and int((z - a).sum()) <= _GATHER_BYTES:
+                body, body_offsets = _gathered(values, a, z - a)
+                if utf8 is not None:
+                    texts = _translated(body, body_offsets, utf8)
+                else:
+                    try:   # Arrow checks the UTF-8; bodies that are not valid UTF-8 go the way below
+                        texts = _k.cast(pa.Array.from_buffers(pa.binary(), len(rows_here), [
+                            None, pa.py_buffer(body_offsets), pa.py_buffer(body)]), pa.string())
+                    except pa.ArrowInvalid:
+                        texts = None
+            if texts is None:   # other CCSIDs, UTF-8 that is not, a body larger than a piece
+                texts = pa.array([decode(view[x:y]) for x, y in zip(a.tolist(), z.tolist())], pa.string())
+            parts.append((at[rows_here], texts))
     if not parts:
         return pa.nulls(n, pa.string())
     # scatter: the texts in row order, nulls elsewhere
@@ -1227,8 +1229,23 @@ def _body_text(data, table, md_only) -> pa.Array:
     return _k.take(texts, from_numpy(slot, mask=slot < 0))
 
 
-#: a string array's int32 offsets: bodies beyond go the way of the other CCSIDs
-_SMALL_OFFSETS = (1 << 31) // 4
+#: body bytes gathered at once (their index array is 8 times as large, a single-byte
+#: CCSID's UTF-8 up to 3 times): a larger body is decoded on its own
+_GATHER_BYTES = 1 << 20
+
+
+def _pieces(lengths):
+    """Slices of consecutive bodies (``lengths``) of at most :data:`_GATHER_BYTES`
+    together, or one body that is larger alone."""
+    import numpy as np
+
+    end = np.cumsum(lengths)
+    i, n = 0, len(lengths)
+    while i < n:
+        before = int(end[i - 1]) if i else 0
+        j = max(i + 1, int(np.searchsorted(end, before + _GATHER_BYTES, side="right")))
+        yield slice(i, j)
+        i = j
 
 
 def _gathered(values, starts, lengths):
