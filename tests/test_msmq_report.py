@@ -496,3 +496,56 @@ def test_parsers_raise_only_decode_error(data):
             parse(data)
         except DecodeError:
             pass
+
+
+@pytest.mark.parametrize("engine", ["py", "c"])
+def test_msmq_body_text_of_strings_and_reports(tmp_path, engine):
+    """msmq_packets.body_text: the MessageBody as UTF-16LE text where it is a string
+    (BodyType VT_BSTR or VT_LPWSTR, the terminating NUL left out) or a report
+    message (its body a Unicode string: the TraceMessage built by this module's
+    seed semantics, read back with parse_report_body); none for a binary body
+    (VT_UI1), an encrypted one (PrivacyLevel 3) or a packet without a body."""
+    from mqcodec.capture.writer import TcpConversation, write_pcap
+    from mqcodec.convert import ConvertOptions, Converter
+    from mqcodec.convert.sinks import TableCollector
+    from mqcodec.msmq.base import BaseFlags, BaseHeader
+    from mqcodec.msmq.builders import frame_packets, simulate_session
+    from mqcodec.msmq.packet import Packet, encode_packet
+    from mqcodec.msmq.properties import MessagePropertiesHeader
+    from mqcodec.msmq.user import DirectQueueFormatName, UserFlags, UserHeader
+
+    if engine == "c":
+        pytest.importorskip("mqcodec._ext.capture_core")
+    report = trace_message_for(fields(), now=T_PM)
+    session = simulate_session(5, messages=1)
+    bodies = [  # (BodyType, MessageClass, PrivacyLevel, body bytes, expected body_text)
+        (8, 0, 0, "Bestellung \u00e9\u20ac #42\x00".encode("utf-16-le"), "Bestellung \u00e9\u20ac #42"),
+        (31, 0, 0, "<order id='7'/>\x00".encode("utf-16-le"), "<order id='7'/>"),
+        (0x11, 0, 0, "binary".encode("utf-16-le"), None),
+        (8, 0, 3, "secret".encode("utf-16-le"), None),
+        (0, MQMSG_CLASS_REPORT, 0, report.body_bytes(), report.Body.rstrip("\x00")),
+    ]
+    packets = []
+    for n, (vt, cls, privacy, body, _) in enumerate(bodies, start=100):
+        uh = UserHeader(SourceQueueManager=SRC_QM, QueueManagerAddress=TRACE_Q, SentTime=1_700_000_000 + n,
+                        MessageID=n, Flags=UserFlags(DM=0, DQ=7, MP=1), DestinationQueue=DirectQueueFormatName(
+                            "TCP:10.0.0.2\\PRIVATE$\\orders"))
+        mp = MessagePropertiesHeader(Label="m%d" % n, BodyType=vt, MessageClass=cls, PrivacyLevel=privacy,
+                                     MessageBody=body)
+        packets.append(encode_packet(Packet("UserMessage", BaseHeader(Flags=BaseFlags(PR=3)), UserHeader=uh,
+                                            MessagePropertiesHeader=mp)))
+    c = TcpConversation(("10.0.0.1", 40100), ("10.0.0.2", 1801), mss=1400)
+    pk = c.handshake() + c.send(0, session.initiator + frame_packets(packets)) + c.send(1, session.acceptor)
+    path = tmp_path / "bodies.pcap"
+    with open(path, "wb") as f:
+        write_pcap(f, pk)
+    tables = TableCollector()
+    conv = Converter(tables, ConvertOptions(capture_impl=engine))
+    conv.add_capture(path, name="bodies")
+    rows = tables.table("msmq_packets").to_pylist()
+    users = [r for r in rows if r["kind"] == "UserMessage" and r["user_message_id"] >= 100]
+    assert [r["error"] for r in users] == [None] * len(bodies)
+    assert [r["body_text"] for r in users] == [b[4] for b in bodies]
+    assert all(r["body_text"] is None for r in rows if r["kind"] != "UserMessage")
+    parsed = parse_report_body(users[-1]["body_text"])
+    assert parsed.message_id == "%08X" % 0x2A and parsed.target_queue == DEST

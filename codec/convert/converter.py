@@ -991,6 +991,7 @@ class Converter:
         codes = sorted(MQMSG_CLASS_NAMES)
         where = call("index_in", [pc.cast(decoded["class"], pa.int64())], SetLookupOptions(pa.array(codes, pa.int64())))
         decoded["class_name"] = pc.take(pa.array([MQMSG_CLASS_NAMES[c] for c in codes], pa.string()), where)
+        decoded["body_text"] = _msmq_body_text(part.column("_data"), table)
         return self._output(_tables.MSMQ_PACKETS, part, decoded)
 
     # ---------------------------------------------------------- summary
@@ -1163,9 +1164,7 @@ def _body_text(data, table, md_only) -> pa.Array:
     gathered out of the records' buffer, a single-byte CCSID's through its
     256-entry table (:func:`_translated`), UTF-8 checked by Arrow; the rest (and
     UTF-8 that is not valid) body by body through :func:`mqcodec.ccsid.text_decoder`."""
-    import numpy as np
-
-    from ..arrow_kernels import from_numpy, pc
+    from ..arrow_kernels import pc
 
     n = len(table)
     fmt = table.column("body_format")
@@ -1178,21 +1177,73 @@ def _body_text(data, table, md_only) -> pa.Array:
     rows = pc.indices_nonzero(pc.fill_null(text, False))
     if not len(rows):
         return pa.nulls(n, pa.string())
-    from .. import ccsid as _ccsid
 
+    def picked(name: str):
+        return pc.fill_null(pc.take(table.column(name), rows), 0).to_numpy()
+    return _texts(data, rows.to_numpy(), picked("body_offset"), picked("body_length"), picked("body_ccsid"))
+
+
+#: [MS-MQMQ] 2.2.12 VARTYPEs of a string MessageBody: VT_BSTR, VT_LPWSTR (UTF-16LE)
+STRING_BODY_TYPES = (8, 31)
+#: MQMSG_CLASS_REPORT: a report's MessageBody is a Unicode string ([MS-MQQB] 3.1.7.1.7)
+_MQMSG_CLASS_REPORT = 1
+#: UTF-16LE, the Unicode of MSMQ's strings
+_UTF16LE = 1202
+
+
+def _msmq_body_text(data, table) -> pa.Array:
+    """What an MSMQ message carried as text: the MessageBody
+    (``record[props_body_offset:]``, MessageSize bytes but no more than
+    AllocationBodySize) of each packet that decoded, is not encrypted
+    (PrivacyLevel 0) and holds a string -- BodyType VT_BSTR or VT_LPWSTR, or a
+    report message, whose body [MS-MQQB] makes a Unicode string -- decoded as
+    UTF-16LE, trailing NULs (a string's terminator) left out; null for other packets."""
+    from pyarrow._compute import TrimOptions
+
+    from ..arrow_kernels import call, pc
+
+    n = len(table)
+    kind = table.column("props_body_type")
+    text = pc.equal(table.column("props_message_class"), pa.scalar(_MQMSG_CLASS_REPORT, table.column(
+        "props_message_class").type))
+    for vt in STRING_BODY_TYPES:
+        text = pc.or_(text, pc.equal(kind, pa.scalar(vt, kind.type)))
+    text = pc.and_(pc.and_(text, pc.is_null(table.column("error_structure"))),
+                   pc.and_(pc.is_valid(table.column("props_body_offset")),
+                           pc.equal(pc.fill_null(table.column("props_privacy_level"), 1),
+                                    pa.scalar(0, table.column("props_privacy_level").type))))
+    rows = pc.indices_nonzero(pc.fill_null(text, False))
+    if not len(rows):
+        return pa.nulls(n, pa.string())
+    import numpy as np
+
+    def picked(name: str):
+        return pc.fill_null(pc.take(table.column(name), rows), 0).to_numpy().astype(np.int64)
+    length = np.minimum(picked("props_message_size"), picked("props_allocation_body_size"))
+    texts = _texts(data, rows.to_numpy(), picked("props_body_offset"), length,
+                   np.full(len(rows), _UTF16LE, np.int64))
+    return call("utf8_rtrim", [texts], TrimOptions("\x00"))
+
+
+def _texts(data, at, body_offsets, body_lengths, ccsids) -> pa.Array:
+    """A string array as long as ``data`` (the records): for the records ``at``,
+    ``record[body_offset:][:body_length]`` (cut at the record's end) decoded in its
+    CCSID as :func:`mqcodec.ccsid.decode_text` decodes, untrimmed; null elsewhere
+    and for a CCSID without a converter (see :func:`_body_text`)."""
+    import numpy as np
+
+    from .. import ccsid as _ccsid
+    from ..arrow_kernels import from_numpy
+
+    n = len(data)
     if isinstance(data, pa.ChunkedArray):
         data = data.combine_chunks()
     _, offsets_buf, values_buf = data.buffers()
     wide = pa.types.is_large_binary(data.type)
     offsets = np.frombuffer(offsets_buf, np.int64 if wide else np.int32)[data.offset:data.offset + n + 1]
     values = np.frombuffer(values_buf, np.uint8) if values_buf is not None else np.empty(0, np.uint8)
-    at = rows.to_numpy()
-
-    def picked(name: str):
-        return pc.fill_null(pc.take(table.column(name), rows), 0).to_numpy()
-    starts = offsets[at].astype(np.int64) + picked("body_offset")
-    ends = np.maximum(np.minimum(starts + picked("body_length"), offsets[at + 1]), starts)
-    ccsids = picked("body_ccsid")
+    starts = offsets[at].astype(np.int64) + body_offsets
+    ends = np.maximum(np.minimum(starts + body_lengths, offsets[at + 1]), starts)
     view = memoryview(values_buf) if values_buf is not None else memoryview(b"")
     parts: list = []   # (rows of ``at``, their texts as a string array)
     for ccsid in sorted(set(ccsids.tolist())):   # (np.unique would import numpy.ma)

@@ -104,6 +104,7 @@ MSMQ_SHORT = [
     ("class_name", _DICT, None),
     ("priority", pa.int16(), "base_pr"),
     ("destination", _DICT, "user_destination_queue"),
+    ("body_text", pa.string(), None),   # a string body as text (mqcodec.convert.converter._msmq_body_text)
 ]
 
 #: string columns with few distinct values, dictionary-encoded in every table
