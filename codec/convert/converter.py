@@ -933,6 +933,7 @@ class Converter:
         decoded = self._decoded(table)
         decoded["md_put_timestamp"] = _put_timestamp(table.column("md_put_date"), table.column("md_put_time"))
         decoded["body_text"] = _body_text(part.column("_data"), table, part.column("_md_only"))
+        decoded["rfh2_folders"] = _rfh2_folders(part.column("_data"), table, part.column("_md_only"))
         # channel MESSAGE_DATA: the message came in an MQXQH (Format MQXMIT) the framer took off
         xmit = pc.fill_null(pc.equal(part.column("kind"), "MESSAGE_DATA"), False)
         if pc.any(xmit).as_py():
@@ -1183,6 +1184,138 @@ def _body_text(data, table, md_only) -> pa.Array:
     return _texts(data, rows.to_numpy(), picked("body_offset"), picked("body_length"), picked("body_ccsid"))
 
 
+#: MQMD lengths by Version; MQRFH2: its fixed part, where StrucLength and NameValueCCSID are
+_MD_LENGTH = {1: 324, 2: 364}
+_RFH2_FIXED, _RFH2_STRUC_LENGTH, _RFH2_NV_CCSID = 36, 8, 32
+#: NameValueCCSIDs of UTF-16, whose byte order is the MQRFH2's (mqcodec.ibmmq.headers)
+_UTF16_NV = (1200, 13488, 17584)
+
+
+def _rfh2_folders(data, table, md_only) -> pa.Array:
+    """What a JMS message carried besides its body: the NameValueData folders of
+    its MQRFH2 headers (``<mcd>``, ``<jms>``, ``<usr>``...), decoded by
+    NameValueCCSID (UTF-16 in the header's byte order), trailing blanks and NULs
+    trimmed, as :class:`mqcodec.ibmmq.headers.MQRFH2` gives them (``folders``); null
+    for rows without an MQRFH2, that failed or are an MQMD alone.  Vectorized for
+    the common chain, MQMD then one MQRFH2 (the folders walked for all such rows
+    at once); other chains holding an MQRFH2 through
+    :func:`mqcodec.ibmmq.message.decode_message`."""
+    import numpy as np
+
+    from ..arrow_kernels import call, from_numpy, pc
+
+    n = len(table)
+    formats = table.column("header_formats")
+    formats = formats.combine_chunks() if isinstance(formats, pa.ChunkedArray) else formats
+    flat = call("list_flatten", [formats])
+    parent = call("list_parent_indices", [formats]).to_numpy()
+    # (boolean arrays go to numpy as the indices of their true values: a bool array's
+    # to_numpy would import numpy.ma)
+    is_rfh2 = np.zeros(len(flat), bool)
+    is_rfh2[pc.indices_nonzero(pc.fill_null(pc.equal(flat, pa.scalar("MQHRF2", pa.string())), False)).to_numpy()] = True
+    has = np.zeros(n, bool)
+    has[parent[is_rfh2]] = True
+    ok = pc.and_(pc.is_null(table.column("error_structure")),
+                 pc.invert(pc.fill_null(_k.cast(md_only, pa.bool_()), False)))
+    decoded = np.zeros(n, bool)
+    decoded[pc.indices_nonzero(pc.fill_null(ok, False)).to_numpy()] = True
+    has &= decoded
+    if not has.any():
+        return pa.nulls(n, pa.list_(pa.string()))
+    lengths = pc.fill_null(call("list_value_length", [formats]), 0).to_numpy().astype(np.int64)
+    first = np.zeros(n, bool)
+    starts_at = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=starts_at[1:])
+    only = has & (lengths == 1)
+    first[only] = is_rfh2[starts_at[:-1][only]]
+    version = pc.fill_null(table.column("md_version"), 0).to_numpy()
+    encoding = pc.fill_null(table.column("md_encoding"), 0).to_numpy()
+    little = (encoding & 0x0F) == 2
+    fast = first & ((version == 1) | (version == 2)) & (((encoding & 0x0F) == 1) | little)
+    offsets, values, values_buf = _record_buffers(data)
+    rows = np.flatnonzero(fast)
+    folder_rows, folder_k, a_list, z_list, nv_list = [], [], [], [], []
+    if len(rows):
+        rec_end = offsets[rows + 1].astype(np.int64)
+        base = offsets[rows].astype(np.int64) + np.where(version[rows] == 1, 324, 364)
+        lit = little[rows]
+        end = np.minimum(base + _u32(values, base + _RFH2_STRUC_LENGTH, lit, rec_end), rec_end)
+        nv = _u32(values, base + _RFH2_NV_CCSID, lit, rec_end).astype(np.int32).astype(np.int64)
+        utf16 = np.zeros(len(nv), bool)
+        for c in _UTF16_NV:   # (np.isin would import numpy.ma)
+            utf16 |= nv == c
+        nv = np.where(utf16, np.where(lit, 1202, 1200), nv)
+        pos = base + _RFH2_FIXED
+        live = np.arange(len(rows))
+        k = 0
+        while len(live):
+            live = live[pos[live] + 4 <= end[live]]
+            if not len(live):
+                break
+            size = _u32(values, pos[live], lit[live], end[live])
+            a = pos[live] + 4
+            z = a + size
+            fits = z <= end[live]
+            live, a, z = live[fits], a[fits], z[fits]
+            folder_rows.append(rows[live])
+            folder_k.append(np.full(len(live), k))
+            a_list.append(a)
+            z_list.append(z)
+            nv_list.append(nv[live])
+            pos[live] = z
+            k += 1
+    parts_rows, parts_lists = [], []
+    if folder_rows:
+        f_rows = np.concatenate(folder_rows)
+        order = np.lexsort((np.concatenate(folder_k), f_rows))
+        texts = _decoded_slices(values, values_buf, np.concatenate(a_list)[order], np.concatenate(z_list)[order],
+                                np.concatenate(nv_list)[order])
+        from pyarrow._compute import TrimOptions
+
+        texts = call("utf8_rtrim", [texts], TrimOptions(" \x00"))
+        f_rows = f_rows[order]
+        counts = np.bincount(np.searchsorted(rows, f_rows), minlength=len(rows))
+        list_offsets = np.zeros(len(rows) + 1, np.int32)
+        np.cumsum(counts, out=list_offsets[1:])
+        parts_rows.append(rows)
+        parts_lists.append(pa.ListArray.from_arrays(from_numpy(list_offsets), texts))
+    slow = np.flatnonzero(has & ~fast)
+    if len(slow):   # other chains: the pure decoder's MQRFH2 folders
+        from ..errors import DecodeError
+        from ..ibmmq.message import decode_message
+
+        view = memoryview(values_buf) if values_buf is not None else memoryview(b"")
+        lists: list = []
+        for i in slow.tolist():
+            try:
+                headers = decode_message(bytes(view[offsets[i]:offsets[i + 1]])).headers
+            except DecodeError:
+                lists.append(None)
+                continue
+            lists.append([f for h in headers for f in getattr(h, "folders", ()) if isinstance(f, str)]
+                         if any(type(h).__name__ == "MQRFH2" for h in headers) else None)
+        parts_rows.append(slow)
+        parts_lists.append(pa.array(lists, pa.list_(pa.string())))
+    where = np.concatenate(parts_rows)
+    lists = pa.concat_arrays(parts_lists)
+    slot = np.full(n, -1, np.int64)
+    slot[where] = np.arange(len(where))
+    return _k.take(lists, from_numpy(slot, mask=slot < 0))
+
+
+def _u32(values, at, little, limit):
+    """The unsigned 32-bit integers at ``values[at:at + 4]`` (little-endian where
+    ``little``); 0 where the four bytes pass ``limit``."""
+    import numpy as np
+
+    inside = at + 4 <= limit
+    at = np.where(inside, at, 0)
+    b = [values[at + i].astype(np.uint32) if len(values) else np.zeros(len(at), np.uint32) for i in range(4)]
+    le = b[0] | (b[1] << 8) | (b[2] << 16) | (b[3] << 24)
+    be = b[3] | (b[2] << 8) | (b[1] << 16) | (b[0] << 24)
+    return np.where(inside, np.where(little, le, be), 0).astype(np.int64)
+
+
 #: [MS-MQMQ] 2.2.12 VARTYPEs of a string MessageBody: VT_BSTR, VT_LPWSTR (UTF-16LE)
 STRING_BODY_TYPES = (8, 31)
 #: MQMSG_CLASS_REPORT: a report's MessageBody is a Unicode string ([MS-MQQB] 3.1.7.1.7)
@@ -1232,20 +1365,43 @@ def _texts(data, at, body_offsets, body_lengths, ccsids) -> pa.Array:
     and for a CCSID without a converter (see :func:`_body_text`)."""
     import numpy as np
 
-    from .. import ccsid as _ccsid
     from ..arrow_kernels import from_numpy
 
     n = len(data)
+    offsets, values, values_buf = _record_buffers(data)
+    starts = offsets[at].astype(np.int64) + body_offsets
+    ends = np.maximum(np.minimum(starts + body_lengths, offsets[at + 1]), starts)
+    texts = _decoded_slices(values, values_buf, starts, ends, ccsids)
+    slot = np.full(n, -1, np.int64)
+    slot[at] = np.arange(len(at))
+    return _k.take(texts, from_numpy(slot, mask=slot < 0))
+
+
+def _record_buffers(data) -> tuple:
+    """A binary array's (value offsets as numpy, values as numpy uint8, values buffer)."""
+    import numpy as np
+
     if isinstance(data, pa.ChunkedArray):
         data = data.combine_chunks()
     _, offsets_buf, values_buf = data.buffers()
     wide = pa.types.is_large_binary(data.type)
-    offsets = np.frombuffer(offsets_buf, np.int64 if wide else np.int32)[data.offset:data.offset + n + 1]
+    offsets = np.frombuffer(offsets_buf, np.int64 if wide else np.int32)[data.offset:data.offset + len(data) + 1]
     values = np.frombuffer(values_buf, np.uint8) if values_buf is not None else np.empty(0, np.uint8)
-    starts = offsets[at].astype(np.int64) + body_offsets
-    ends = np.maximum(np.minimum(starts + body_lengths, offsets[at + 1]), starts)
+    return offsets, values, values_buf
+
+
+def _decoded_slices(values, values_buf, starts, ends, ccsids) -> pa.Array:
+    """``values[starts[i]:ends[i]]`` decoded in ``ccsids[i]``, one string per slice
+    (null for a CCSID without a converter): single-byte CCSIDs through their
+    256-entry table, UTF-8 checked by Arrow, in pieces of :data:`_GATHER_BYTES`;
+    the rest slice by slice through :func:`mqcodec.ccsid.text_decoder`."""
+    import numpy as np
+
+    from .. import ccsid as _ccsid
+    from ..arrow_kernels import from_numpy
+
     view = memoryview(values_buf) if values_buf is not None else memoryview(b"")
-    parts: list = []   # (rows of ``at``, their texts as a string array)
+    parts: list = []   # (indices of slices, their texts as a string array)
     for ccsid in sorted(set(ccsids.tolist())):   # (np.unique would import numpy.ma)
         sel = np.flatnonzero(ccsids == ccsid)
         try:
@@ -1254,28 +1410,27 @@ def _texts(data, at, body_offsets, body_lengths, ccsids) -> pa.Array:
             continue
         utf8 = _utf8_table(ccsid) if ccsid != 1208 and _ccsid.is_single_byte(ccsid) else None
         for piece in _pieces(ends[sel] - starts[sel]):
-            rows_here = sel[piece]
-            a, z = starts[rows_here], ends[rows_here]
+            here = sel[piece]
+            a, z = starts[here], ends[here]
             texts = None
             if (ccsid == 1208 or utf8 is not None) and int((z - a).sum()) <= _GATHER_BYTES:
                 body, body_offsets = _gathered(values, a, z - a)
                 if utf8 is not None:
                     texts = _translated(body, body_offsets, utf8)
                 else:
-                    try:   # Arrow checks the UTF-8; bodies that are not valid UTF-8 go the way below
-                        texts = _k.cast(pa.Array.from_buffers(pa.binary(), len(rows_here), [
+                    try:   # Arrow checks the UTF-8; slices that are not valid UTF-8 go the way below
+                        texts = _k.cast(pa.Array.from_buffers(pa.binary(), len(here), [
                             None, pa.py_buffer(body_offsets), pa.py_buffer(body)]), pa.string())
                     except pa.ArrowInvalid:
                         texts = None
-            if texts is None:   # other CCSIDs, UTF-8 that is not, a body larger than a piece
+            if texts is None:   # other CCSIDs, UTF-8 that is not, a slice larger than a piece
                 texts = pa.array([decode(view[x:y]) for x, y in zip(a.tolist(), z.tolist())], pa.string())
-            parts.append((at[rows_here], texts))
+            parts.append((here, texts))
     if not parts:
-        return pa.nulls(n, pa.string())
-    # scatter: the texts in row order, nulls elsewhere
+        return pa.nulls(len(starts), pa.string())
     where = np.concatenate([p[0] for p in parts])
     texts = pa.concat_arrays([p[1] for p in parts])
-    slot = np.full(n, -1, np.int64)
+    slot = np.full(len(starts), -1, np.int64)
     slot[where] = np.arange(len(where))
     return _k.take(texts, from_numpy(slot, mask=slot < 0))
 

@@ -210,6 +210,9 @@ def _mq_messages() -> pa.Schema:
         elif f.name == "body_length":
             # a text body (MQSTR) in its CCSID (mqcodec.convert.converter._body_text)
             fields.append(pa.field("body_text", pa.string()))
+        elif f.name == "header_formats":
+            # the MQRFH2 folders (mqcodec.convert.converter._rfh2_folders)
+            fields.append(pa.field("rfh2_folders", pa.list_(pa.string())))
     return pa.schema(_with_names(fields))
 
 
