@@ -103,6 +103,18 @@ def test_folders_of_the_batch_corpus(vectors):
     assert sum(e is not None and e != "refused" for e in expected) >= 4
 
 
+def test_an_mqrfh2_without_folders_has_an_empty_list_and_unknown_ccsids_no_text():
+    """A call whose every MQRFH2 is empty gives [] (not null); a folder whose
+    NameValueCCSID has no converter is not text (the pure decoder keeps its bytes)."""
+    empty = MQMessage(MQMD(Format="MQHRF2", Encoding=ENC_LITTLE), [MQRFH2(folders=[], Format="MQSTR")], "b",
+                      md_encoding=ENC_LITTLE, md_ccsid=819).encode()
+    assert _ours([empty, empty]) == [[], []] == [_pure(empty)] * 2
+    odd = MQMessage(MQMD(Format="MQHRF2", Encoding=ENC_LITTLE), [MQRFH2(
+        folders=[b"<usr>\x01\x02</usr>"], Format="MQSTR", NameValueCCSID=4242)], "b", md_encoding=ENC_LITTLE,
+        md_ccsid=819).encode()
+    assert _ours([odd, empty]) == [[], []] == [_pure(odd), _pure(empty)]
+
+
 def test_rows_without_their_body_or_that_failed_have_none():
     records = _random_messages(3, 6)
     cut = records[0][:400]                 # the MQRFH2 cut short: the batch decoder reports an error

@@ -1265,15 +1265,20 @@ def _rfh2_folders(data, table, md_only) -> pa.Array:
             pos[live] = z
             k += 1
     parts_rows, parts_lists = [], []
-    if folder_rows:
-        f_rows = np.concatenate(folder_rows)
-        order = np.lexsort((np.concatenate(folder_k), f_rows))
-        texts = _decoded_slices(values, values_buf, np.concatenate(a_list)[order], np.concatenate(z_list)[order],
-                                np.concatenate(nv_list)[order])
+    if len(rows):
+        f_rows = np.concatenate(folder_rows) if folder_rows else np.empty(0, np.int64)
+        order = np.lexsort((np.concatenate(folder_k), f_rows)) if folder_rows else np.empty(0, np.int64)
+        texts = _decoded_slices(values, values_buf, np.concatenate(a_list)[order] if folder_rows else order,
+                                np.concatenate(z_list)[order] if folder_rows else order,
+                                np.concatenate(nv_list)[order] if folder_rows else order)
         from pyarrow._compute import TrimOptions
 
         texts = call("utf8_rtrim", [texts], TrimOptions(" \x00"))
         f_rows = f_rows[order]
+        if texts.null_count:   # a NameValueCCSID without a converter: the folder is not text
+            kept = pc.indices_nonzero(pc.is_valid(texts))
+            texts = _k.take(texts, kept)
+            f_rows = f_rows[kept.to_numpy()]
         counts = np.bincount(np.searchsorted(rows, f_rows), minlength=len(rows))
         list_offsets = np.zeros(len(rows) + 1, np.int32)
         np.cumsum(counts, out=list_offsets[1:])
@@ -1281,7 +1286,7 @@ def _rfh2_folders(data, table, md_only) -> pa.Array:
         parts_lists.append(pa.ListArray.from_arrays(from_numpy(list_offsets), texts))
     slow = np.flatnonzero(has & ~fast)
     if len(slow):   # other chains: the pure decoder's MQRFH2 folders
-        from ..errors import DecodeError
+        from ..errors import MQCodecError
         from ..ibmmq.message import decode_message
 
         view = memoryview(values_buf) if values_buf is not None else memoryview(b"")
@@ -1289,7 +1294,7 @@ def _rfh2_folders(data, table, md_only) -> pa.Array:
         for i in slow.tolist():
             try:
                 headers = decode_message(bytes(view[offsets[i]:offsets[i + 1]])).headers
-            except DecodeError:
+            except MQCodecError:   # what the batch decoder read, the message decoder refuses: no folders
                 lists.append(None)
                 continue
             lists.append([f for h in headers for f in getattr(h, "folders", ()) if isinstance(f, str)]
