@@ -7,10 +7,13 @@ called by :mod:`mqcodec.spark.pipeline`):
 1. **Plan** (driver): each capture cut into byte ranges of ``split_size``
    (:func:`mqcodec.capture.ranges.plan_ranges`); gzip and unknown files are
    one range.
-2. **Scan** (a task per capture): where each range's first record starts and
-   how many frames it holds (:func:`~mqcodec.capture.ranges.scan_ranges`,
-   checked and repaired by ``check_plan``/``reconcile_plan``); the driver
-   numbers the frames (:func:`~mqcodec.capture.ranges.frame_number_bases`).
+2. **Scan** (a task per range of a pcap capture, :func:`_scan_range`; a task
+   per capture for pcapng, whose walk starts at the file's start, and for a
+   pcap whose ranges meet damage or do not chain, :func:`_scan`): where each
+   range's first record starts and how many frames it holds
+   (:func:`~mqcodec.capture.ranges.scan_ranges`, checked and repaired by
+   ``check_plan``/``reconcile_plan``); the driver numbers the frames
+   (:func:`~mqcodec.capture.ranges.frame_number_bases`).
 3. **Frames** (a task per range): the range's frames with their connection
    and address-pair keys (:func:`mqcodec.capture.connections.keys_of`).
 4. **Shuffle**: address pairs that exchanged IPv4 fragments are found
@@ -115,6 +118,49 @@ def _scan(task) -> list:
         if source is not uri and hasattr(source, "close"):
             source.close()
     return [(index, tuple(r), s) for r, s in zip(ranges, scans)]
+
+
+def _is_pcap(source) -> bool:
+    """Whether ``source`` (a local path, or a seekable file left at 0) starts with a
+    pcap magic number."""
+    import os
+
+    from mqcodec.capture.pcap import is_pcap_magic
+
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as f:
+            return is_pcap_magic(f.read(4))
+    source.seek(0)
+    head = source.read(4)
+    source.seek(0)
+    return is_pcap_magic(head)
+
+
+def _scan_range(task) -> tuple:
+    """Stage 2 for one range of a pcap capture of several: (capture index, uri,
+    (part, start, end)) -> (index, range, its scan), or (index, range, None) when
+    the range cannot be read or its scan meets damage (the driver then scans the
+    whole capture with :func:`_scan`, which reports what the local engine does).
+    A pcap range's first boundary and record count need nothing of the ranges
+    before it (the boundary finder's profile is the file's first records), so the
+    ranges of one big capture are scanned by as many tasks."""
+    from mqcodec.capture.ranges import ByteRange, scan_ranges
+    from mqcodec.errors import DecodeError
+
+    from .storage import open_input
+
+    index, uri, rng = task
+    try:
+        source = open_input(uri)
+    except OSError:
+        return (index, tuple(rng), None)
+    try:
+        return (index, tuple(rng), scan_ranges(source, [ByteRange(*rng)])[0])
+    except (DecodeError, OSError):
+        return (index, tuple(rng), None)
+    finally:
+        if source is not uri and hasattr(source, "close"):
+            source.close()
 
 
 def _has_a_frame(open_capture, uri) -> bool:
@@ -451,7 +497,7 @@ def _grouped(spark, files: list, options, *, split_size: int, partitions: int | 
 
     from pyspark.sql import functions as F
 
-    from mqcodec.capture.ranges import frame_number_bases, plan_ranges
+    from mqcodec.capture.ranges import check_plan, frame_number_bases, plan_ranges
     from mqcodec.capture.segments import pair_key  # noqa: F401  (the keys' module, imported for executors)
 
     from .schema import to_spark_schema
@@ -460,18 +506,34 @@ def _grouped(spark, files: list, options, *, split_size: int, partitions: int | 
     names = {i: (display_name(uri), uri) for i, uri in enumerate(files)}
     plans: list = []
     not_read: list = []
+    by_range: list = []   # pcap captures of several ranges: a scan task per range
     for i, uri in enumerate(files):
         source = None
         try:
             source = open_input(uri)
-            plans.append((i, uri, [tuple(r) for r in plan_ranges(source, split_size)]))
+            plan = [tuple(r) for r in plan_ranges(source, split_size)]
+            if len(plan) > 1 and _is_pcap(source):
+                by_range.append((i, uri, plan))
+            else:
+                plans.append((i, uri, plan))
         except OSError:   # perhaps visible to the executors: the scan task says
             plans.append((i, uri, [(0, 0, 1)]))
         finally:
             if source is not None and source is not uri and hasattr(source, "close"):
                 source.close()
     sc = spark.sparkContext
-    scanned = sc.parallelize(plans, max(1, len(plans))).map(_scan).collect()
+    scanned = []
+    if by_range:
+        range_tasks = [(i, uri, r) for i, uri, plan in by_range for r in plan]
+        found = sc.parallelize(range_tasks, len(range_tasks)).map(_scan_range).collect()
+        for i, uri, plan in by_range:
+            per_file = sorted((f for f in found if f[0] == i), key=lambda f: f[1][0])
+            if any(f[2] is None for f in per_file) or check_plan([f[2] for f in per_file]):
+                plans.append((i, uri, plan))   # damage, an unreadable range or a false start: the whole-file scan
+            else:
+                scanned.append(per_file)
+    scanned += sc.parallelize(plans, max(1, len(plans))).map(_scan).collect() if plans else []
+    scanned.sort(key=lambda per_file: per_file[0][0] if per_file else -1)
     tasks = []
     for per_file in scanned:
         if per_file and per_file[0][1] is None:
@@ -508,7 +570,8 @@ def _grouped(spark, files: list, options, *, split_size: int, partitions: int | 
                .sortWithinPartitions("capture_index", "group", "number"))
     # a repartition to a number of partitions keeps it under adaptive execution (``grouped.rdd``
     # would ask, but it runs the fragments' and the frames' shuffle to find out: a pass for nothing)
-    figures = {"ranges": len(tasks), "tasks": {"scan": len(plans), "frames": len(tasks), "convert": convert_tasks}}
+    figures = {"ranges": len(tasks), "tasks": {"scan": len(plans) + sum(len(p) for _, _, p in by_range),
+                                               "frames": len(tasks), "convert": convert_tasks}}
     figures["_frames"] = frames
     figures["_kept"] = kept
     figures["_not_read"] = not_read

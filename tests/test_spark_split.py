@@ -57,6 +57,11 @@ def test_ranges_of_64_kib_give_the_local_engines_rows(spark, spark_cluster, inpu
     summary = report["summary"]
     # every capture but the real one (60 KiB) is cut: more ranges than captures, a task each
     assert summary["ranges"] > len(inputs) + 3 and summary["tasks"]["frames"] == summary["ranges"]
+    # the ranges of a pcap are scanned by a task each; a pcapng and a capture of one range by one
+    from mqcodec.capture.ranges import plan_ranges
+
+    cut = {p: len(plan_ranges(p, 64 * 1024)) for p in inputs}
+    assert summary["tasks"]["scan"] == sum(n if p.endswith(".pcap") else 1 for p, n in cut.items()) > len(inputs)
     assert summary["shuffled_bytes"] >= sum(Path(p).stat().st_size for p in inputs) // 2
     for k in ("frames", "messages", "calls", "gaps"):
         assert summary.get(k, 0) == local["summary"].get(k, 0), k
