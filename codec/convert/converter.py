@@ -1184,8 +1184,7 @@ def _body_text(data, table, md_only) -> pa.Array:
     return _texts(data, rows.to_numpy(), picked("body_offset"), picked("body_length"), picked("body_ccsid"))
 
 
-#: MQMD lengths by Version; MQRFH2: its fixed part, where StrucLength and NameValueCCSID are
-_MD_LENGTH = {1: 324, 2: 364}
+#: MQRFH2: its fixed part, where StrucLength and NameValueCCSID are (mqcodec.ibmmq.headers)
 _RFH2_FIXED, _RFH2_STRUC_LENGTH, _RFH2_NV_CCSID = 36, 8, 32
 #: NameValueCCSIDs of UTF-16, whose byte order is the MQRFH2's (mqcodec.ibmmq.headers)
 _UTF16_NV = (1200, 13488, 17584)
@@ -1203,6 +1202,7 @@ def _rfh2_folders(data, table, md_only) -> pa.Array:
     import numpy as np
 
     from ..arrow_kernels import call, from_numpy, pc
+    from ..ibmmq.wire import MQMD_LENGTHS
 
     n = len(table)
     formats = table.column("header_formats")
@@ -1237,7 +1237,7 @@ def _rfh2_folders(data, table, md_only) -> pa.Array:
     folder_rows, folder_k, a_list, z_list, nv_list = [], [], [], [], []
     if len(rows):
         rec_end = offsets[rows + 1].astype(np.int64)
-        base = offsets[rows].astype(np.int64) + np.where(version[rows] == 1, 324, 364)
+        base = offsets[rows].astype(np.int64) + np.where(version[rows] == 1, MQMD_LENGTHS[1], MQMD_LENGTHS[2])
         lit = little[rows]
         end = np.minimum(base + _u32(values, base + _RFH2_STRUC_LENGTH, lit, rec_end), rec_end)
         nv = _u32(values, base + _RFH2_NV_CCSID, lit, rec_end).astype(np.int32).astype(np.int64)
@@ -1321,11 +1321,10 @@ def _u32(values, at, little, limit):
     return np.where(inside, np.where(little, le, be), 0).astype(np.int64)
 
 
-#: [MS-MQMQ] 2.2.12 VARTYPEs of a string MessageBody: VT_BSTR, VT_LPWSTR (UTF-16LE)
-STRING_BODY_TYPES = (8, 31)
-#: MQMSG_CLASS_REPORT: a report's MessageBody is a Unicode string ([MS-MQQB] 3.1.7.1.7)
-_MQMSG_CLASS_REPORT = 1
-#: UTF-16LE, the Unicode of MSMQ's strings
+#: [MS-MQMQ] 2.2.12 VARTYPEs of a string MessageBody (UTF-16LE), by their names in
+#: mqcodec.msmq.constants.VARTYPES
+STRING_BODY_TYPES = ("VT_BSTR", "VT_LPWSTR")
+#: the CCSID of UTF-16LE, the Unicode of MSMQ's strings
 _UTF16LE = 1202
 
 
@@ -1339,13 +1338,16 @@ def _msmq_body_text(data, table) -> pa.Array:
     from pyarrow._compute import TrimOptions
 
     from ..arrow_kernels import call, pc
+    from ..msmq.constants import MQMSG_CLASS, VARTYPES
 
     n = len(table)
     kind = table.column("props_body_type")
-    text = pc.equal(table.column("props_message_class"), pa.scalar(_MQMSG_CLASS_REPORT, table.column(
+    # a report's MessageBody is a Unicode string ([MS-MQQB] 3.1.7.1.7)
+    text = pc.equal(table.column("props_message_class"), pa.scalar(MQMSG_CLASS["MQMSG_CLASS_REPORT"], table.column(
         "props_message_class").type))
-    for vt in STRING_BODY_TYPES:
-        text = pc.or_(text, pc.equal(kind, pa.scalar(vt, kind.type)))
+    for vt, name in VARTYPES.items():
+        if name in STRING_BODY_TYPES:
+            text = pc.or_(text, pc.equal(kind, pa.scalar(vt, kind.type)))
     text = pc.and_(pc.and_(text, pc.is_null(table.column("error_structure"))),
                    pc.and_(pc.is_valid(table.column("props_body_offset")),
                            pc.equal(pc.fill_null(table.column("props_privacy_level"), 1),
