@@ -1168,13 +1168,7 @@ def _body_text(data, table, md_only) -> pa.Array:
     from ..arrow_kernels import pc
 
     n = len(table)
-    fmt = table.column("body_format")
-    named = [pc.equal(fmt, pa.scalar(name, pa.string())) for name in TEXT_FORMATS]
-    text = named[0]
-    for other in named[1:]:
-        text = pc.or_(text, other)
-    text = pc.and_(pc.and_(text, pc.is_null(table.column("error_structure"))),
-                   pc.invert(pc.fill_null(_k.cast(md_only, pa.bool_()), False)))
+    text = pc.and_(_is_any(table.column("body_format"), TEXT_FORMATS), _with_body(table, md_only))
     rows = pc.indices_nonzero(pc.fill_null(text, False))
     if not len(rows):
         return pa.nulls(n, pa.string())
@@ -1215,10 +1209,8 @@ def _rfh2_folders(data, table, md_only) -> pa.Array:
     is_rfh2[pc.indices_nonzero(pc.fill_null(pc.equal(flat, pa.scalar("MQHRF2", pa.string())), False)).to_numpy()] = True
     has = np.zeros(n, bool)
     has[parent[is_rfh2]] = True
-    ok = pc.and_(pc.is_null(table.column("error_structure")),
-                 pc.invert(pc.fill_null(_k.cast(md_only, pa.bool_()), False)))
     decoded = np.zeros(n, bool)
-    decoded[pc.indices_nonzero(pc.fill_null(ok, False)).to_numpy()] = True
+    decoded[pc.indices_nonzero(pc.fill_null(_with_body(table, md_only), False)).to_numpy()] = True
     has &= decoded
     if not has.any():
         return pa.nulls(n, pa.list_(pa.string()))
@@ -1268,12 +1260,12 @@ def _rfh2_folders(data, table, md_only) -> pa.Array:
     if len(rows):
         f_rows = np.concatenate(folder_rows) if folder_rows else np.empty(0, np.int64)
         order = np.lexsort((np.concatenate(folder_k), f_rows)) if folder_rows else np.empty(0, np.int64)
-        texts = _decoded_slices(values, values_buf, np.concatenate(a_list)[order] if folder_rows else order,
-                                np.concatenate(z_list)[order] if folder_rows else order,
-                                np.concatenate(nv_list)[order] if folder_rows else order)
+        where, texts = _decoded_slices(values, values_buf, np.concatenate(a_list)[order] if folder_rows else order,
+                                       np.concatenate(z_list)[order] if folder_rows else order,
+                                       np.concatenate(nv_list)[order] if folder_rows else order)
         from pyarrow._compute import TrimOptions
 
-        texts = call("utf8_rtrim", [texts], TrimOptions(" \x00"))
+        texts = call("utf8_rtrim", [_spread(texts, where, len(order))], TrimOptions(" \x00"))
         f_rows = f_rows[order]
         if texts.null_count:   # a NameValueCCSID without a converter: the folder is not text
             kept = pc.indices_nonzero(pc.is_valid(texts))
@@ -1297,15 +1289,11 @@ def _rfh2_folders(data, table, md_only) -> pa.Array:
             except MQCodecError:   # what the batch decoder read, the message decoder refuses: no folders
                 lists.append(None)
                 continue
-            lists.append([f for h in headers for f in getattr(h, "folders", ()) if isinstance(f, str)]
-                         if any(type(h).__name__ == "MQRFH2" for h in headers) else None)
+            rfh2 = [h for h in headers if h.NAME == "MQRFH2"]
+            lists.append([f for h in rfh2 for f in h.folders if isinstance(f, str)] if rfh2 else None)
         parts_rows.append(slow)
         parts_lists.append(pa.array(lists, pa.list_(pa.string())))
-    where = np.concatenate(parts_rows)
-    lists = pa.concat_arrays(parts_lists)
-    slot = np.full(n, -1, np.int64)
-    slot[where] = np.arange(len(where))
-    return _k.take(lists, from_numpy(slot, mask=slot < 0))
+    return _spread(pa.concat_arrays(parts_lists), np.concatenate(parts_rows), n)
 
 
 def _u32(values, at, little, limit):
@@ -1341,13 +1329,10 @@ def _msmq_body_text(data, table) -> pa.Array:
     from ..msmq.constants import MQMSG_CLASS, VARTYPES
 
     n = len(table)
-    kind = table.column("props_body_type")
     # a report's MessageBody is a Unicode string ([MS-MQQB] 3.1.7.1.7)
-    text = pc.equal(table.column("props_message_class"), pa.scalar(MQMSG_CLASS["MQMSG_CLASS_REPORT"], table.column(
-        "props_message_class").type))
-    for vt, name in VARTYPES.items():
-        if name in STRING_BODY_TYPES:
-            text = pc.or_(text, pc.equal(kind, pa.scalar(vt, kind.type)))
+    text = pc.or_(_is_any(table.column("props_message_class"), [MQMSG_CLASS["MQMSG_CLASS_REPORT"]]),
+                  _is_any(table.column("props_body_type"),
+                          [vt for vt, name in VARTYPES.items() if name in STRING_BODY_TYPES]))
     text = pc.and_(pc.and_(text, pc.is_null(table.column("error_structure"))),
                    pc.and_(pc.is_valid(table.column("props_body_offset")),
                            pc.equal(pc.fill_null(table.column("props_privacy_level"), 1),
@@ -1374,14 +1359,40 @@ def _texts(data, at, body_offsets, body_lengths, ccsids) -> pa.Array:
 
     from ..arrow_kernels import from_numpy
 
-    n = len(data)
     offsets, values, values_buf = _record_buffers(data)
     starts = offsets[at].astype(np.int64) + body_offsets
     ends = np.maximum(np.minimum(starts + body_lengths, offsets[at + 1]), starts)
-    texts = _decoded_slices(values, values_buf, starts, ends, ccsids)
+    where, texts = _decoded_slices(values, values_buf, starts, ends, ccsids)
+    return _spread(texts, at[where], len(data))
+
+
+def _spread(values: pa.Array, rows, n: int) -> pa.Array:
+    """An array of ``n`` rows: ``values[i]`` at row ``rows[i]``, null elsewhere (one take)."""
+    import numpy as np
+
+    from ..arrow_kernels import from_numpy
+
     slot = np.full(n, -1, np.int64)
-    slot[at] = np.arange(len(at))
-    return _k.take(texts, from_numpy(slot, mask=slot < 0))
+    slot[rows] = np.arange(len(rows))
+    return _k.take(values, from_numpy(slot, mask=slot < 0))
+
+
+def _with_body(table, md_only) -> pa.Array:
+    """The MQ rows that decoded and carry their body (not a reply's MQMD alone)."""
+    from ..arrow_kernels import pc
+
+    return pc.and_(pc.is_null(table.column("error_structure")),
+                   pc.invert(pc.fill_null(_k.cast(md_only, pa.bool_()), False)))
+
+
+def _is_any(column, values) -> pa.Array:
+    """``column`` equals one of ``values`` (at least one; null where it is null)."""
+    from ..arrow_kernels import pc
+
+    first, *rest = [pc.equal(column, pa.scalar(v, column.type)) for v in values]
+    for eq in rest:
+        first = pc.or_(first, eq)
+    return first
 
 
 def _record_buffers(data) -> tuple:
@@ -1397,15 +1408,15 @@ def _record_buffers(data) -> tuple:
     return offsets, values, values_buf
 
 
-def _decoded_slices(values, values_buf, starts, ends, ccsids) -> pa.Array:
-    """``values[starts[i]:ends[i]]`` decoded in ``ccsids[i]``, one string per slice
-    (null for a CCSID without a converter): single-byte CCSIDs through their
+def _decoded_slices(values, values_buf, starts, ends, ccsids) -> tuple:
+    """``values[starts[i]:ends[i]]`` decoded in ``ccsids[i]``: (the indices ``i``
+    decoded, their strings), grouped by CCSID (:func:`_spread` puts them in place;
+    a CCSID without a converter gives none): single-byte CCSIDs through their
     256-entry table, UTF-8 checked by Arrow, in pieces of :data:`_GATHER_BYTES`;
     the rest slice by slice through :func:`mqcodec.ccsid.text_decoder`."""
     import numpy as np
 
     from .. import ccsid as _ccsid
-    from ..arrow_kernels import from_numpy
 
     view = memoryview(values_buf) if values_buf is not None else memoryview(b"")
     parts: list = []   # (indices of slices, their texts as a string array)
@@ -1434,12 +1445,8 @@ def _decoded_slices(values, values_buf, starts, ends, ccsids) -> pa.Array:
                 texts = pa.array([decode(view[x:y]) for x, y in zip(a.tolist(), z.tolist())], pa.string())
             parts.append((here, texts))
     if not parts:
-        return pa.nulls(len(starts), pa.string())
-    where = np.concatenate([p[0] for p in parts])
-    texts = pa.concat_arrays([p[1] for p in parts])
-    slot = np.full(len(starts), -1, np.int64)
-    slot[where] = np.arange(len(where))
-    return _k.take(texts, from_numpy(slot, mask=slot < 0))
+        return np.empty(0, np.int64), pa.array([], pa.string())
+    return np.concatenate([p[0] for p in parts]), pa.concat_arrays([p[1] for p in parts])
 
 
 #: body bytes gathered at once (their index array is 8 times as large, a single-byte
