@@ -260,10 +260,22 @@ def _icu_decode(raw: bytes, ccsid: int) -> str:
     return str(_icu_module().UnicodeString(raw, ICU_CONVERTERS[ccsid], "replace"))
 
 
-def text_decoder(ccsid: int):
-    """A function bytes (or any buffer) -> str that decodes as
-    ``decode_text(raw, ccsid, trim=False)`` does, looked up once for many
-    values; UnknownCCSID for a CCSID without a converter."""
+#: text_decoder's decoders, made once per CCSID
+_DECODERS: dict[int, Any] = {}
+
+
+def text_decoder(ccsid: int) -> Any:
+    """A function bytes (or any buffer) -> str that decodes in ``ccsid`` (bytes
+    the CCSID cannot map become its replacement character), made once per
+    CCSID; UnknownCCSID for a CCSID without a converter.  :func:`decode_text`
+    decodes with it."""
+    decode = _DECODERS.get(ccsid)
+    if decode is None:
+        decode = _DECODERS[ccsid] = _new_decoder(ccsid)
+    return decode
+
+
+def _new_decoder(ccsid: int):
     name = CCSID_CODECS.get(ccsid)
     if name is not None:
         try:
@@ -281,18 +293,7 @@ def decode_text(raw: bytes, ccsid: int, *, trim: bool = True) -> str:
     """Decode ``raw`` as text in ``ccsid``; trailing blanks and NULs are
     trimmed when ``trim`` (IBM MQ pads CHAR fields with blanks).  Raises
     :class:`UnknownCCSID` for a CCSID without a converter."""
-    raw = bytes(raw)
-    name = CCSID_CODECS.get(ccsid)
-    if name is not None:
-        try:
-            text = codecs.decode(raw, name, "replace")
-        except LookupError:   # a codec of the ebcdic package, not registered yet
-            _python_codecs()
-            text = codecs.decode(raw, name, "replace")
-    elif _icu_name(ccsid) is not None:
-        text = _icu_decode(raw, ccsid) if raw else ""
-    else:
-        raise UnknownCCSID(ccsid)
+    text = text_decoder(ccsid)(bytes(raw))
     if trim:
         text = text.rstrip(" \x00")
     return text
