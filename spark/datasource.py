@@ -49,7 +49,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from mqcodec.convert.tables import TABLES as _DATA_TABLES
 
-from .storage import display_name, expand, open_input
+from .storage import display_name, expand, input_source
 
 __all__ = ["MQCodecDataSource", "register", "expand_paths", "TABLES", "ALL", "wide_schema", "wide_batches",
            "convert_capture", "produced_in_thread"]
@@ -180,15 +180,11 @@ def convert_capture(index: int, uri: str, options, tables) -> Iterator[tuple[str
     def produce(put) -> None:
         conv = Converter(lambda name, table: put((name, table)) if name in wanted else None, options)
         name = display_name(uri)
-        source = None
         try:
-            source = open_input(uri)
-            conv.add_capture(source, name=name, index=index)
+            with input_source(uri) as source:
+                conv.add_capture(source, name=name, index=index)
         except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
             conv.not_read(name, exc, index=index)
-        finally:
-            if source is not None and source is not uri:
-                source.close()
         put(("captures", conv.report(top=None)))
 
     return produced_in_thread(produce, "mqcodec-convert-%d" % index)

@@ -322,7 +322,7 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
     from mqcodec.convert.sinks import DatasetSink, WriteFailures
     from mqcodec.errors import DecodeError
 
-    from .storage import AttemptFolder, display_name, open_input
+    from .storage import AttemptFolder, display_name, input_source
 
     options = ConvertOptions.from_text(options_text)
     # the attempt writes into a folder of its own, moved into place when it succeeds: a retried
@@ -332,18 +332,14 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
     write = WriteFailures(sink)   # what writing raised: an output error (a full disk) fails the task
     conv = Converter(write, options)
     name = display_name(uri)
-    source = None
     try:
         try:
-            source = open_input(uri)
-            conv.add_capture(source, name=name, index=index)
+            with input_source(uri) as source:
+                conv.add_capture(source, name=name, index=index)
         except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
             if write.raised_by(exc) or conv.rendering_failed(exc):
                 raise
             conv.not_read(name, exc, index=index)
-        finally:
-            if source is not None and source is not uri:
-                source.close()
         sink.close(complete=False)   # no empty files per capture: the driver completes the tables
         attempt.commit(sink.paths)
     finally:

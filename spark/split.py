@@ -86,54 +86,32 @@ def _scan(task) -> list:
     from mqcodec.capture.ranges import ByteRange, check_plan, reconcile_plan, scan_ranges
     from mqcodec.errors import DecodeError
 
-    from .storage import open_input
+    from .storage import input_source
 
     index, uri, plan = task
     ranges = [ByteRange(*r) for r in plan]
     try:
-        source = open_input(uri)
-    except OSError as exc:
-        return [(index, None, str(exc))]
-    try:
-        try:
-            scans = scan_ranges(source, ranges)
-            if check_plan(scans):
-                scans = reconcile_plan(source, ranges, scans)
-        except DecodeError as exc:
-            if not _has_a_frame(open_capture, uri):
-                return [(index, None, str(exc))]
-            if getattr(exc, "scans", None) is None:
-                raise
-            scans = exc.scans   # type: ignore[attr-defined]
-            ranges = ranges[:len(scans)]
-            if check_plan(scans):
-                try:
+        with input_source(uri) as source:
+            try:
+                scans = scan_ranges(source, ranges)
+                if check_plan(scans):
                     scans = reconcile_plan(source, ranges, scans)
-                except DecodeError as again:   # damage met again from a corrected start
-                    scans = again.scans   # type: ignore[attr-defined]
-                    ranges = ranges[:len(scans)]
-        except OSError as exc:
-            return [(index, None, str(exc))]
-    finally:
-        if source is not uri and hasattr(source, "close"):
-            source.close()
+            except DecodeError as exc:
+                if not _has_a_frame(open_capture, uri):
+                    return [(index, None, str(exc))]
+                if getattr(exc, "scans", None) is None:
+                    raise
+                scans = exc.scans   # type: ignore[attr-defined]
+                ranges = ranges[:len(scans)]
+                if check_plan(scans):
+                    try:
+                        scans = reconcile_plan(source, ranges, scans)
+                    except DecodeError as again:   # damage met again from a corrected start
+                        scans = again.scans   # type: ignore[attr-defined]
+                        ranges = ranges[:len(scans)]
+    except OSError as exc:   # it cannot be opened, or read
+        return [(index, None, str(exc))]
     return [(index, tuple(r), s) for r, s in zip(ranges, scans)]
-
-
-def _is_pcap(source) -> bool:
-    """Whether ``source`` (a local path, or a seekable file left at 0) starts with a
-    pcap magic number."""
-    import os
-
-    from mqcodec.capture.pcap import is_pcap_magic
-
-    if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as f:
-            return is_pcap_magic(f.read(4))
-    source.seek(0)
-    head = source.read(4)
-    source.seek(0)
-    return is_pcap_magic(head)
 
 
 def _scan_range(task) -> tuple:
@@ -147,37 +125,28 @@ def _scan_range(task) -> tuple:
     from mqcodec.capture.ranges import ByteRange, scan_ranges
     from mqcodec.errors import DecodeError
 
-    from .storage import open_input
+    from .storage import input_source
 
     index, uri, rng = task
     try:
-        source = open_input(uri)
-    except OSError:
-        return (index, tuple(rng), None)
-    try:
-        return (index, tuple(rng), scan_ranges(source, [ByteRange(*rng)])[0])
+        with input_source(uri) as source:
+            return (index, tuple(rng), scan_ranges(source, [ByteRange(*rng)])[0])
     except (DecodeError, OSError):
         return (index, tuple(rng), None)
-    finally:
-        if source is not uri and hasattr(source, "close"):
-            source.close()
 
 
 def _has_a_frame(open_capture, uri) -> bool:
     """Whether the whole-file reader gets a frame out of ``uri`` before an error."""
     from mqcodec.errors import DecodeError
 
-    from .storage import open_input
+    from .storage import input_source
 
-    source = open_input(uri)
-    try:
-        next(iter(open_capture(source)))
-        return True
-    except (DecodeError, StopIteration):
-        return False
-    finally:
-        if source is not uri and hasattr(source, "close"):
-            source.close()
+    with input_source(uri) as source:
+        try:
+            next(iter(open_capture(source)))
+            return True
+        except (DecodeError, StopIteration):
+            return False
 
 
 def _frames(rows, names: dict):
@@ -191,28 +160,25 @@ def _frames(rows, names: dict):
 
     core = _impl.pick("capture_core", None, what="capture core")   # its frame_keys, when built
 
-    from .storage import open_input
+    from .storage import input_source
 
     for batch in rows:
         for task in batch.to_pylist():
             index, uri = task["capture_index"], names[task["capture_index"]][1]
             rng = ByteRange(task["part"], task["start"], task["end"])
             scan = pickle.loads(task["scan"])
-            source = open_input(uri)
             frames: list = []   # of the batch being built
-            reader = RangeReader(source, rng, first_number=task["first_number"], scan=scan)
             damage = None
-            try:
-                for frame in reader:
-                    frames.append(frame)
-                    if len(frames) >= _BATCH_FRAMES:
-                        yield _frames_batch(index, frames, keys_of, core)
-                        frames = []
-            except DecodeError as exc:   # the frames before it were yielded
-                damage = exc
-            finally:
-                if source is not uri and hasattr(source, "close"):
-                    source.close()
+            with input_source(uri) as source:
+                reader = RangeReader(source, rng, first_number=task["first_number"], scan=scan)
+                try:
+                    for frame in reader:
+                        frames.append(frame)
+                        if len(frames) >= _BATCH_FRAMES:
+                            yield _frames_batch(index, frames, keys_of, core)
+                            frames = []
+                except DecodeError as exc:   # the frames before it were yielded
+                    damage = exc
             if frames:
                 yield _frames_batch(index, frames, keys_of, core)
             yield _range_row(index, task["first_number"], reader, damage)
@@ -497,30 +463,25 @@ def _grouped(spark, files: list, options, *, split_size: int, partitions: int | 
 
     from pyspark.sql import functions as F
 
-    from mqcodec.capture.ranges import check_plan, frame_number_bases, plan_ranges
+    from mqcodec.capture.ranges import capture_kind, check_plan, frame_number_bases, plan_ranges
     from mqcodec.capture.segments import pair_key  # noqa: F401  (the keys' module, imported for executors)
 
     from .schema import to_spark_schema
-    from .storage import display_name, open_input
+    from .storage import display_name, input_source
 
     names = {i: (display_name(uri), uri) for i, uri in enumerate(files)}
     plans: list = []
     not_read: list = []
     by_range: list = []   # pcap captures of several ranges: a scan task per range
     for i, uri in enumerate(files):
-        source = None
         try:
-            source = open_input(uri)
-            plan = [tuple(r) for r in plan_ranges(source, split_size)]
-            if len(plan) > 1 and _is_pcap(source):
-                by_range.append((i, uri, plan))
-            else:
-                plans.append((i, uri, plan))
+            with input_source(uri) as source:
+                plan = [tuple(r) for r in plan_ranges(source, split_size)]
+                pcap = len(plan) > 1 and capture_kind(source) == "pcap"
         except OSError:   # perhaps visible to the executors: the scan task says
             plans.append((i, uri, [(0, 0, 1)]))
-        finally:
-            if source is not None and source is not uri and hasattr(source, "close"):
-                source.close()
+            continue
+        (by_range if pcap else plans).append((i, uri, plan))
     sc = spark.sparkContext
     scanned = []
     if by_range:

@@ -3,7 +3,7 @@
     expand("/data/caps/*.pcap")                 -> ['/data/caps/a.pcap', '/data/caps/b.pcap']
     expand("file:///data/caps")                 -> the files in the folder, sorted
     expand(["hdfs://nn/caps/*.pcap", "s3a://bucket/x.pcapng"])
-    with open_input(uri) as source: ...          # on an executor: a path or a seekable file
+    with input_source(uri) as source: ...        # on an executor: a path or a seekable file
 
 A plain path is resolved on the driver (``os.path.abspath``), so a relative
 path means the same file on every executor; ``file://`` URIs become plain
@@ -22,6 +22,7 @@ local engine does with a missing input).
 """
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import importlib
 import os
@@ -180,6 +181,18 @@ def open_input(uri: str):
         return uri
     fs, path = filesystem(uri)
     return fs.open_input_file(path)
+
+
+@contextlib.contextmanager
+def input_source(uri: str):
+    """:func:`open_input` for a ``with`` block: the file it opened is closed
+    afterwards (a local path needs nothing)."""
+    source = open_input(uri)
+    try:
+        yield source
+    finally:
+        if source is not uri and hasattr(source, "close"):
+            source.close()
 
 
 class AttemptFolder:

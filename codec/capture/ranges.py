@@ -84,6 +84,7 @@ from .reader import CHUNK, GZIP_MAGIC, CaptureReader, open_binary
 __all__ = [
     "DEFAULT_SPLIT_SIZE", "CONFIRM_RECORDS", "ByteRange", "RangeScan", "plan_ranges", "frame_number_bases",
     "find_boundary", "RangeReader", "read_range", "scan_range", "scan_ranges", "check_plan", "reconcile_plan",
+    "capture_kind",
 ]
 
 #: Default range size (bytes).
@@ -152,6 +153,16 @@ class _Source:
     def close(self) -> None:
         if self.own:
             self.f.close()
+
+
+def capture_kind(source) -> str:
+    """"pcap", "pcapng", "gzip" or "other": what a capture (path, seekable binary
+    file or bytes) is, by its first bytes."""
+    src = _Source(source)
+    try:
+        return _kind(src.read(0, 4))
+    finally:
+        src.close()
 
 
 def _kind(head: bytes) -> str:
