@@ -19,6 +19,8 @@ Rows of each (group "<capture> process"; records = frames):
                                 (MQCODEC_BENCH_BASELINE=DIR, e.g. made by benchmarks/baseline_tree.sh;
                                 MQCODEC_BENCH_BASELINE_THREADS=default for a tree older than --threads,
                                 =1,2 for a baseline row per thread count; default 1)
+  mqcodec --threads N --columns - with the column selection MQCODEC_BENCH_COLUMNS
+                                ("TABLE=COL,COL;TABLE=COL": one --columns per part), when set
 
 Warm, in this process, against each other (group "synth in-process"; no tshark row: tshark has
 no warm in-process form):
@@ -143,6 +145,13 @@ def process_rows(path, work: pathlib.Path) -> list:
         rows.append(("tshark fields", tshark_cmd(path), None, None))
     for n in (1, 2):
         rows.append(("mqcodec --threads %d" % n, mqcodec_cmd(path, work / "out", n), work / "out", None))
+    # MQCODEC_BENCH_COLUMNS="TABLE=COL,COL;TABLE=COL": rows with that column selection as well
+    selection = [spec for spec in os.environ.get("MQCODEC_BENCH_COLUMNS", "").split(";") if spec.strip()]
+    if selection:
+        for n in (1, 2):
+            rows.append(("mqcodec --threads %d --columns (%d tables)" % (n, len(selection)),
+                         mqcodec_cmd(path, work / "out", n) + [a for spec in selection for a in ("--columns", spec)],
+                         work / "out", None))
     base = os.environ.get("MQCODEC_BENCH_BASELINE")
     if base:
         # MQCODEC_BENCH_BASELINE_THREADS=default: a tree of a commit before --threads (its default

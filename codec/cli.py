@@ -99,6 +99,20 @@ def table_names(text: str) -> tuple:
     return names
 
 
+def column_names(text: str) -> tuple:
+    """``--columns``: ``TABLE=COLUMN[,COLUMN...]`` -> ("TABLE.COLUMN", ...)."""
+    from .convert.tables import check_columns
+
+    table, sep, columns = text.partition("=")
+    names = tuple("%s.%s" % (table.strip(), c.strip()) for c in columns.split(",") if c.strip())
+    if not sep or not names:
+        raise argparse.ArgumentTypeError("%r: give TABLE=COLUMN[,COLUMN...]" % text)
+    try:
+        return check_columns(names)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors: ``mqcodec CMD: error: ... (see mqcodec CMD --help)``, exit 2."""
 
@@ -235,6 +249,14 @@ def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
 
     from .progress import enabled
 
+    if args.engine == "local":
+        _without_pandas()  # before mqcodec.convert, whose import builds Arrow arrays
+    try:   # options that contradict each other: before a JVM starts or a file is written
+        options = _options(args)
+        options.check_partitioning(args.partition_by)
+    except ValueError as exc:
+        _err("pcap2parquet: %s" % exc)
+        return EXIT_BAD_INPUT
     if args.split_size is not None and args.engine == "local":
         _err("pcap2parquet: --split-size is for --engine spark (the local engine reads each capture in one pass)")
         return EXIT_BAD_INPUT
@@ -252,7 +274,7 @@ def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
         if not args.verbose:  # Spark's warnings (a failed task's traceback) only with -v; errors always
             spark.sparkContext.setLogLevel("ERROR")
         try:
-            report = spark_pipeline.convert(args.inputs, args.output, _options(args), master=master,
+            report = spark_pipeline.convert(args.inputs, args.output, options, master=master,
                                             partition_by=args.partition_by, spark=spark, split_size=args.split_size)
         except spark_pipeline.SparkJobFailed as exc:
             _err("the Spark job failed, nothing was written: %s" % exc)
@@ -260,10 +282,9 @@ def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
         finally:
             spark.stop()
     else:
-        _without_pandas()  # before mqcodec.convert, whose import builds Arrow arrays
         from .convert import convert
 
-        report = convert(args.inputs, args.output, _options(args), progress=enabled(), partition_by=args.partition_by)
+        report = convert(args.inputs, args.output, options, progress=enabled(), partition_by=args.partition_by)
     for c in report.get("captures", []):
         if "error" in c:  # an input that could not be read: the others were converted
             print("mqcodec: %s: not read: %s" % (c["capture"], c["error"]), file=sys.stderr)
@@ -278,6 +299,7 @@ def _options(args: argparse.Namespace):
     return ConvertOptions(mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port), raw=args.raw,
                           chunk_messages=args.chunk, chunk_bytes=args.chunk_bytes, capture_impl=args.capture_impl,
                           buffer_budget=args.buffer_budget, threads=args.threads,
+                          columns=tuple(c for spec in args.columns or () for c in spec),
                           **({"tables": args.tables} if args.tables else {}))
 
 
@@ -521,6 +543,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="make only these tables (mq_messages, msmq_packets, pcf_parameters, mq_calls); the "
                         "others are not decoded, and their rows are the same as in a run that makes all "
                         "(default: all)")
+    c.add_argument("--columns", type=column_names, action="append", metavar="TABLE=COLUMN[,COLUMN...]",
+                   help="write TABLE with these columns only (and its key column, message_key or call_key); "
+                        "what only its other columns need is not computed. Repeat for other tables; a table "
+                        "not named keeps every column (default: all; docs/tables.md lists them)")
     c.add_argument("-v", "--verbose", action="store_true", help="include per-capture frame statistics")
     c.set_defaults(func=_cmd_pcap2parquet)
 

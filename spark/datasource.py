@@ -30,7 +30,9 @@ and every field of :class:`mqcodec.convert.ConvertOptions` by its name, as
 a string: ``mq_ports`` / ``msmq_ports`` (comma-separated), ``raw`` (``true``
 keeps every message's bytes), ``chunk_messages`` (or ``chunk``: messages per
 Arrow batch), ``chunk_bytes``, ``capture_impl``, ``buffer_budget``,
-``max_connections``, ``detect_by_content``; or all of them at once as
+``max_connections``, ``detect_by_content``, ``tables``, ``columns``
+(``"table.column"`` names, comma-separated: the schema has the chosen columns of the table
+read); or all of them at once as
 ``options`` (``ConvertOptions.to_text()``: what the Spark engine passes, the
 options the local engine takes, unchanged). ``message_key`` is
 ``file index << 49 | frame << 17 | rank`` (docs/tables.md "Keys") with files in the order
@@ -77,20 +79,22 @@ CAPTURES_SCHEMA = pa.schema([pa.field("index", pa.int64(), nullable=False),
                              pa.field("report", pa.string(), nullable=False)])
 
 
-def _table_schema(table: str) -> pa.Schema:
-    from mqcodec.convert.tables import table_schema
+def _table_schema(table: str, columns=()) -> pa.Schema:
+    """The schema of option ``table`` with the column selection ``columns``
+    (:attr:`mqcodec.convert.ConvertOptions.columns`)."""
+    from mqcodec.convert.tables import output_schema
 
     if table == ALL:
-        return wide_schema()
-    return CAPTURES_SCHEMA if table == "captures" else table_schema(table)
+        return wide_schema(columns)
+    return CAPTURES_SCHEMA if table == "captures" else output_schema(table, columns)
 
 
-def wide_schema() -> pa.Schema:
+def wide_schema(columns=()) -> pa.Schema:
     """The ``all`` rows: ``table`` (which table the row is of), then one
     nullable struct column per table of :data:`TABLES` holding that table's
-    row (its fields as in the table's schema)."""
+    row (its fields as in the table's schema, with the column selection ``columns``)."""
     fields = [pa.field(TAG, pa.string(), nullable=False)]
-    fields += [pa.field(t, pa.struct(list(_table_schema(t)))) for t in TABLES]
+    fields += [pa.field(t, pa.struct(list(_table_schema(t, columns)))) for t in TABLES]
     return pa.schema(fields)
 
 
@@ -262,7 +266,7 @@ class MQCodecDataSource(DataSource):
         table = self.options.get("table", DEFAULT_TABLE)
         if table not in TABLES and table != ALL:
             raise ValueError("option table must be one of %s, not %r" % (", ".join(TABLES + (ALL,)), table))
-        return to_spark_schema(_table_schema(table))
+        return to_spark_schema(_table_schema(table, _convert_options(dict(self.options)).columns))
 
     def reader(self, schema):
         spec = self.options.get("path") or self.options.get("paths")

@@ -169,6 +169,7 @@ def convert(inputs: Iterable[str], outdir: str, options: Any = None, *, master: 
         raise ValueError("split_size must be a positive number of bytes, not %r" % (split_size,))
     if partition_by not in (None, "date"):
         raise ValueError("partition_by must be None or 'date', not %r" % (partition_by,))
+    options.check_partitioning(partition_by)
     from .datasource import expand_paths
 
     files = expand_paths(list(inputs))
@@ -303,7 +304,8 @@ def _run_in_tasks(spark, files, out: _Output, options, *, partition_by, split_si
         # gets one empty part file, as the local engine gives it (every table can be read)
         from mqcodec.convert.sinks import DatasetSink
 
-        empty = DatasetSink(root, tables=[t for t in options.tables if not os.path.isdir(os.path.join(root, t))])
+        empty = DatasetSink(root, tables=[t for t in options.tables if not os.path.isdir(os.path.join(root, t))],
+                            columns=options.columns)
         empty.close(complete=True)
         out.commit(options.tables)
     except BaseException:
@@ -328,7 +330,8 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
     # the attempt writes into a folder of its own, moved into place when it succeeds: a retried
     # or speculative attempt of the same capture never writes into a file another one writes
     attempt = AttemptFolder(root, "%05d" % index)
-    sink = DatasetSink(attempt.path, partition_by=partition_by, part="part-%05d" % index, tables=options.tables)
+    sink = DatasetSink(attempt.path, partition_by=partition_by, part="part-%05d" % index, tables=options.tables,
+                       columns=options.columns)
     write = WriteFailures(sink)   # what writing raised: an output error (a full disk) fails the task
     conv = Converter(write, options)
     name = display_name(uri)

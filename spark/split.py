@@ -377,7 +377,8 @@ def _write_groups(batches, names: dict, options_text: str, root: str, partition_
         raise RuntimeError("mqcodec.spark.split._write_groups runs in a Spark task")
     part = ctx.partitionId()
     attempt = AttemptFolder(root, "split-%05d" % part)
-    sink = DatasetSink(attempt.path, partition_by=partition_by, part="part-%05d" % part, tables=options.tables)
+    sink = DatasetSink(attempt.path, partition_by=partition_by, part="part-%05d" % part, tables=options.tables,
+                       columns=options.columns)
     known = streams.value
     conv = Converter(WriteFailures(Renumbered(sink, known)), options)
     counts: dict = {}
@@ -447,10 +448,10 @@ def check_numbering(reports: list, found: dict) -> None:
                                                                                    opened[index]))
 
 
-def wide_schema_with_streams() -> pa.Schema:
+def wide_schema_with_streams(columns=()) -> pa.Schema:
     from .datasource import wide_schema
 
-    base = wide_schema()
+    base = wide_schema(columns)
     return base.append(pa.field(STREAMS, pa.struct(list(_STREAMS_SCHEMA))))
 
 
@@ -547,7 +548,7 @@ def split_rows(spark, files: list, options, *, split_size: int, partitions: int 
     from .schema import spark_arrow_schema, to_spark_schema
 
     grouped, figures, names = _grouped(spark, files, options, split_size=split_size, partitions=partitions)
-    schema = wide_schema_with_streams()
+    schema = wide_schema_with_streams(options.columns)
     spark_schema = to_spark_schema(schema)
     target = spark_arrow_schema(spark_schema)
     rows = grouped.mapInArrow(lambda it: _convert(it, names, options, target), spark_schema)

@@ -60,7 +60,9 @@ def test_every_conversion_option_reaches_the_tasks(tmp_path, spark):
     for n, opts in enumerate((ConvertOptions(capture_impl="py", raw=True, chunk_messages=3, chunk_bytes=1024),
                               ConvertOptions(mq_ports=(1415,), detect_by_content=False, max_connections=5,
                                              buffer_budget=1 << 20),
-                              ConvertOptions(tables=("pcf_parameters", "mq_calls")))):
+                              ConvertOptions(tables=("pcf_parameters", "mq_calls")),
+                              ConvertOptions(columns=("mq_messages.queue_name", "mq_messages.body_text",
+                                                      "mq_calls.reason_name", "msmq_packets.label")))):
         local = convert([str(sim)], str(tmp_path / ("local%d" % n)), opts)
         remote = pipeline.convert([str(sim)], str(tmp_path / ("spark%d" % n)), opts, spark=spark)
         for table in TABLES:
@@ -68,8 +70,11 @@ def test_every_conversion_option_reaches_the_tasks(tmp_path, spark):
                 assert not (tmp_path / ("local%d" % n) / table).exists(), table
                 assert not (tmp_path / ("spark%d" % n) / table).exists(), table
                 continue
-            got = read_table(str(tmp_path / ("spark%d" % n)), table).num_rows
-            assert got == read_table(str(tmp_path / ("local%d" % n)), table).num_rows, table
+            ours = read_table(str(tmp_path / ("spark%d" % n)), table)
+            theirs = read_table(str(tmp_path / ("local%d" % n)), table)
+            assert ours.schema.names == theirs.schema.names == opts.schema(table).names, table
+            got = ours.num_rows
+            assert got == theirs.num_rows, table
             assert got > 0 or n == 1, table
         assert remote["summary"]["messages"] == local["summary"]["messages"]
         if opts.raw:
@@ -80,6 +85,9 @@ def test_every_conversion_option_reaches_the_tasks(tmp_path, spark):
             assert read_table(str(tmp_path / "spark1"), "msmq_packets").num_rows > 0
     # the data source alone: one option per field, or all at once
     register(spark)
+    narrow = spark.read.format("mqcodec").option("columns", "mq_messages.queue_name, mq_messages.ts").load(str(sim))
+    assert narrow.columns == ["message_key", "ts", "queue_name"]
+    assert narrow.count() == read_table(str(tmp_path / "local0"), "mq_messages").num_rows
     for reader in (spark.read.format("mqcodec").option("capture_impl", "py"),
                    spark.read.format("mqcodec").option("options", ConvertOptions(capture_impl="py").to_text())):
         report = json.loads(reader.option("table", "captures").load(str(sim)).collect()[0]["report"])

@@ -68,6 +68,26 @@ def test_ranges_of_64_kib_give_the_local_engines_rows(spark, spark_cluster, inpu
     assert summary["calls"] > 100 and summary["gaps"] > 0
 
 
+@pytest.mark.parametrize("writer", ["tasks", "spark"])
+def test_a_column_selection_gives_the_local_engines_columns(spark, inputs, tmp_path, writer):
+    """``columns``: the split job writes the chosen columns, tcp_stream
+    numbered capture-wide as the local engine numbers it (it needs the key
+    column, which a selection always keeps), the other tables whole."""
+    from mqcodec.spark import pipeline
+
+    opts = ConvertOptions(columns=("mq_messages.tcp_stream", "mq_messages.body_text", "mq_calls.tcp_stream",
+                                   "mq_calls.reason_name", "msmq_packets.label", "msmq_packets.tcp_stream"))
+    pipeline.convert(inputs, str(tmp_path / "split"), opts, spark=spark, split_size=64 * 1024,
+                     write_in_tasks=writer == "tasks")
+    convert(inputs, str(tmp_path / "local"), opts)
+    for table in TABLES:
+        ours = read_table(str(tmp_path / "split"), table)
+        assert ours.schema.names == opts.schema(table).names, table
+        assert _rows(tmp_path / "split", table) == _rows(tmp_path / "local", table), table
+        if "tcp_stream" in ours.column_names:
+            assert ours.column("tcp_stream").null_count < ours.num_rows, table
+
+
 def test_inputs_that_are_not_captures_are_reported_as_the_local_engine_does(spark, inputs, tmp_path):
     """In local mode: a file that is not a capture and a missing one are
     reported as not read, the job goes on with the others; all unreadable is

@@ -170,6 +170,16 @@ class Converter:
         # the IBM MQ units are read (decode_unit) and paired (CallTracker) for mq_calls and for
         # the link columns of mq_messages; with neither table they are framed only
         self._units_wanted = self.options.wants(_tables.MQ_CALLS) or self.options.wants(_tables.MQ_MESSAGES)
+        # the column selection: each table's schema as written, and the columns built for it
+        # (those and the ones the summary counts, dropped after counting)
+        self._schemas = {t: self.options.schema(t) for t in _tables.TABLES}
+        self._built = {t: self._schemas[t] if _tables.chosen_columns(t, self.options.columns) is None
+                       else _tables.output_schema(t, self.options.columns + tuple(t + "." + c for c in counted))
+                       for t, counted in ((_tables.MQ_MESSAGES, ("kind", "error")),
+                                          (_tables.MSMQ_PACKETS, ("kind", "error")),
+                                          (_tables.MQ_CALLS, ("segment_type_name", "completion_code",
+                                                              "reason_name")))}
+        self._msmq_columns = _msmq_batch_columns(self._built[_tables.MSMQ_PACKETS].names)
         # mq_calls: rows ready to write, requests held until their reply (or the end of
         # the capture), the conversation state machine, and call_key ranks per direction
         # (_calls: rows of _unit, dicts, or of _unit_batch: (batch table, row indices,
@@ -727,7 +737,7 @@ class Converter:
     def _write_calls(self, rows: list) -> None:
         if not rows or not self.options.wants(_tables.MQ_CALLS):
             return
-        table = _calls_table(rows)
+        table = _calls_table(rows, self._built[_tables.MQ_CALLS])
         names = _k.call("value_counts", [_k.cast(table.column("segment_type_name"), pa.string())])
         for k_, c_ in zip(names.field("values").to_pylist(), names.field("counts").to_pylist()):
             self.calls_by_type[k_] += c_
@@ -738,7 +748,7 @@ class Converter:
             for k_, c_ in zip(reasons.field("values").to_pylist(), reasons.field("counts").to_pylist()):
                 self.failed_by_reason[k_] += c_
         self.summary["calls"] += table.num_rows
-        self.sink(_tables.MQ_CALLS, table)
+        self.sink(_tables.MQ_CALLS, self._chosen(_tables.MQ_CALLS, table))
 
     def _ping(self, capture, ev) -> None:
         self.made += 1
@@ -848,8 +858,13 @@ class Converter:
             if len(parts) > 1:   # back in the block's order
                 table = pc.take(table, pc.sort_indices(pa.concat_arrays(where)))
             self._count(protocol, table)
-            self.sink(table_name, table)
+            self.sink(table_name, self._chosen(table_name, table))
         self.summary["messages"] += n
+
+    def _chosen(self, table_name: str, table: pa.Table) -> pa.Table:
+        """A table as built (:attr:`_built`) with the chosen columns only."""
+        schema = self._schemas[table_name]
+        return table if table.num_columns == len(schema) else table.select(schema.names)
 
     def _count(self, protocol: str, table: pa.Table) -> None:
         """The summary's errors and messages by protocol and kind."""
@@ -868,7 +883,7 @@ class Converter:
         (name -> array), nulls elsewhere."""
         from ..arrow_kernels import pc
 
-        schema = _tables.table_schema(table_name)
+        schema = self._built[table_name]
         n = part.num_rows
         arrays = []
         ts_us = ts_nanos = None
@@ -931,18 +946,22 @@ class Converter:
 
         table = self._mq_decode(part)
         decoded = self._decoded(table)
-        decoded["md_put_timestamp"] = _put_timestamp(table.column("md_put_date"), table.column("md_put_time"))
-        decoded["body_text"] = _body_text(part.column("_data"), table, part.column("_md_only"))
-        decoded["rfh2_folders"] = _rfh2_folders(part.column("_data"), table, part.column("_md_only"))
+        want = self._built[_tables.MQ_MESSAGES].names
+        if "md_put_timestamp" in want:
+            decoded["md_put_timestamp"] = _put_timestamp(table.column("md_put_date"), table.column("md_put_time"))
+        if "body_text" in want:
+            decoded["body_text"] = _body_text(part.column("_data"), table, part.column("_md_only"))
+        if "rfh2_folders" in want:
+            decoded["rfh2_folders"] = _rfh2_folders(part.column("_data"), table, part.column("_md_only"))
         # channel MESSAGE_DATA: the message came in an MQXQH (Format MQXMIT) the framer took off
         xmit = pc.fill_null(pc.equal(part.column("kind"), "MESSAGE_DATA"), False)
-        if pc.any(xmit).as_py():
+        if "header_formats" in want and pc.any(xmit).as_py():
             formats = decoded["header_formats"]
             decoded["header_formats"] = pa.array(
                 [(["MQXMIT"] + (f or [])) if x else f for f, x in zip(formats.to_pylist(), xmit.to_pylist())],
                 formats.type)
         for column, (name, how) in _tables.NAMED.items():
-            if column in decoded:
+            if column in decoded and name in want:
                 decoded[name] = _tables.name_column(how, decoded[column])
         out = self._output(_tables.MQ_MESSAGES, part, decoded)
         self._pcf(part, table, pc.is_valid(table.column("error_structure")))
@@ -959,7 +978,7 @@ class Converter:
         idx = pc.indices_nonzero(has).to_pylist()
         if not idx:
             return
-        schema = _tables.table_schema(_tables.PCF_PARAMETERS)
+        schema = self._schemas[_tables.PCF_PARAMETERS]
         keys = part.column("message_key").to_pylist()
         data = part.column("_data")
         body_offset = table.column("body_offset").to_pylist()
@@ -981,18 +1000,24 @@ class Converter:
 
         from ..msmq.constants import MQMSG_CLASS_NAMES
 
-        table = _batch.decode_msmq_batch(part.column("_data").combine_chunks(), impl=self.options.impl)
+        table = _batch.decode_msmq_batch(part.column("_data").combine_chunks(), impl=self.options.impl,
+                                         columns=self._msmq_columns)
         decoded = self._decoded(table)
         decoded.pop("kind", None)  # the row's kind (the framer's, or Ping) stays
+        want = self._built[_tables.MSMQ_PACKETS].names
         for short, _, long_name in _tables.MSMQ_SHORT:
-            if long_name is not None:
+            if long_name is not None and long_name in decoded:
                 decoded[short] = decoded[long_name]
-        qm, mid = decoded["source_qm"], decoded["user_message_id"]
-        decoded["message_id"] = pc.binary_join_element_wise(qm, pc.cast(mid, pa.string()), "\\")
-        codes = sorted(MQMSG_CLASS_NAMES)
-        where = call("index_in", [pc.cast(decoded["class"], pa.int64())], SetLookupOptions(pa.array(codes, pa.int64())))
-        decoded["class_name"] = pc.take(pa.array([MQMSG_CLASS_NAMES[c] for c in codes], pa.string()), where)
-        decoded["body_text"] = _msmq_body_text(part.column("_data"), table)
+        if "message_id" in want:
+            qm, mid = decoded["user_source_queue_manager"], decoded["user_message_id"]
+            decoded["message_id"] = pc.binary_join_element_wise(qm, pc.cast(mid, pa.string()), "\\")
+        if "class_name" in want:
+            codes = sorted(MQMSG_CLASS_NAMES)
+            where = call("index_in", [pc.cast(decoded["props_message_class"], pa.int64())],
+                         SetLookupOptions(pa.array(codes, pa.int64())))
+            decoded["class_name"] = pc.take(pa.array([MQMSG_CLASS_NAMES[c] for c in codes], pa.string()), where)
+        if "body_text" in want:
+            decoded["body_text"] = _msmq_body_text(part.column("_data"), table)
         return self._output(_tables.MSMQ_PACKETS, part, decoded)
 
     # ---------------------------------------------------------- summary
@@ -1048,17 +1073,18 @@ def _replied(req, replied: bool, reply_call_key: Optional[int]):
     return (req[0], req[1], replied, reply_call_key)
 
 
-def _calls_table(rows: list) -> pa.Table:
+def _calls_table(rows: list, schema: Optional[pa.Schema] = None) -> pa.Table:
     """mq_calls rows as a table of the mq_calls schema, in call_key order.
     Each row is a dict (:meth:`Converter._unit`: decode_unit columns plus
     where, pairing, queue; ``ts`` in nanoseconds, split as in the other
     tables) or rows of a unit batch (:meth:`Converter._unit_batch`): (its
     table, a row index, replied, reply_call_key), see :func:`_replied`, or
     (its table, row indices, replied and reply_call_key as Arrow arrays,
-    one value per row, or None: all null)."""
+    one value per row, or None: all null).  ``schema``: the mq_calls columns to
+    make (default: all)."""
     import numpy as np
 
-    schema = _tables.table_schema(_tables.MQ_CALLS)
+    schema = schema or _tables.table_schema(_tables.MQ_CALLS)
     named = {name: (column, how) for column, (name, how) in _tables.NAMED.items() if name in schema.names}
     plain = _calls_plain_schema()
     dicts = [r for r in rows if type(r) is dict]
@@ -1129,12 +1155,36 @@ def _pcf_rows(schema: pa.Schema, key_col, params) -> pa.Table:
     for i, f in enumerate(params.schema):
         if f.name != "record":
             columns[_tables.snake_case(f.name)] = params.column(i)
-    columns["parameter_name"] = _tables.name_column("parameter", columns["parameter"], columns["type"])
-    columns["type_name"] = _tables.name_column("MQCFT", columns["type"])
-    integer = call("is_in", [columns["type"]], SetLookupOptions(_NAMED_VALUE_TYPES))
-    ints = pc.if_else(integer, columns["int_value"], pa.scalar(None, pa.int64()))
-    columns["value_name"] = _tables.name_column("value", ints, columns["parameter"])
+    if "parameter_name" in schema.names:
+        columns["parameter_name"] = _tables.name_column("parameter", columns["parameter"], columns["type"])
+    if "type_name" in schema.names:
+        columns["type_name"] = _tables.name_column("MQCFT", columns["type"])
+    if "value_name" in schema.names:
+        integer = call("is_in", [columns["type"]], SetLookupOptions(_NAMED_VALUE_TYPES))
+        ints = pc.if_else(integer, columns["int_value"], pa.scalar(None, pa.int64()))
+        columns["value_name"] = _tables.name_column("value", ints, columns["parameter"])
     return pa.Table.from_arrays([columns[f.name] for f in schema], schema=schema)
+
+
+def _msmq_batch_columns(names) -> Optional[list]:
+    """The MSMQ batch decoder's columns that the msmq_packets columns ``names``
+    come from (None: all of them, when all are built): each its own, the short
+    columns' long ones (:data:`~mqcodec.convert.tables.MSMQ_SHORT`), what
+    message_id, class_name and body_text are made of, and the error columns."""
+    from ..batch.schema import MSMQ_PACKETS as BATCH
+
+    if len(names) == len(_tables.table_schema(_tables.MSMQ_PACKETS)):
+        return None
+    # the batch's kind is not the row's (the framer's, or Ping: _msmq_part)
+    need = {"error_structure", "error_field", "error_offset", "error_reason"} | set(names) - {"kind"}
+    need |= {long_name for short, _, long_name in _tables.MSMQ_SHORT if long_name and short in names}
+    if "message_id" in names:
+        need |= {"user_source_queue_manager", "user_message_id"}
+    if "class_name" in names:
+        need.add("props_message_class")
+    if "body_text" in names:
+        need |= _MSMQ_BODY_COLUMNS
+    return [f.name for f in BATCH if f.name in need]
 
 
 def _split_ns(ts) -> tuple:
@@ -1348,6 +1398,11 @@ def _msmq_body_text(data, table) -> pa.Array:
     texts = _texts(data, rows.to_numpy(), picked("props_body_offset"), length,
                    np.full(len(rows), _UTF16LE, np.int64))
     return call("utf8_rtrim", [texts], TrimOptions("\x00"))
+
+
+#: the MSMQ batch columns _msmq_body_text reads
+_MSMQ_BODY_COLUMNS = frozenset({"error_structure", "props_message_class", "props_body_type", "props_body_offset",
+                                "props_privacy_level", "props_message_size", "props_allocation_body_size"})
 
 
 def _texts(data, at, body_offsets, body_lengths, ccsids) -> pa.Array:

@@ -28,7 +28,8 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
     options = options or ConvertOptions()
     inputs = list(inputs)
     check_job_size(len(inputs))   # before anything is written
-    sink: Any = DatasetSink(outdir, partition_by=partition_by, tables=options.tables)
+    options.check_partitioning(partition_by)
+    sink: Any = DatasetSink(outdir, partition_by=partition_by, tables=options.tables, columns=options.columns)
     writers = writer_threads(options.threads)
     if writers:
         # the writers start with the first chunk of at least a quarter of chunk_messages

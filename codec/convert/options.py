@@ -6,7 +6,7 @@ import dataclasses
 import os
 from typing import Optional
 
-from .tables import TABLES
+from .tables import PCF_PARAMETERS, TABLES, check_columns, output_schema
 
 __all__ = ["ConvertOptions", "available_cores", "writer_threads", "DEFAULT_MQ_PORTS", "DEFAULT_MSMQ_PORTS",
            "MSMQ_PING_PORT"]
@@ -46,6 +46,13 @@ class ConvertOptions:
     #: units but decodes no message, no PCF body and no MSMQ packet. The rows of a table are
     #: the same whatever else is chosen.
     tables: tuple = TABLES
+    #: a column selection: ``"table.column"`` entries; a table any of them names is written
+    #: with those columns only (in the table's order) and its key column (message_key,
+    #: call_key), and what only its other columns need is not computed (the text of the
+    #: bodies, the RFH2 folders, the names of codes, the MSMQ columns the batch decoder
+    #: fills); a table none of them names keeps every column. The values of a column are the
+    #: same whatever else is chosen.
+    columns: tuple = ()
 
     def __post_init__(self) -> None:
         unknown = [t for t in self.tables if t not in TABLES]
@@ -55,10 +62,30 @@ class ConvertOptions:
                 ", ".join(TABLES)))
         # one order whatever the caller's: TABLES'
         object.__setattr__(self, "tables", tuple(t for t in TABLES if t in self.tables))
+        columns = check_columns(self.columns)
+        unmade = sorted({c.partition(".")[0] for c in columns} - set(self.tables))
+        if unmade:
+            raise ValueError("columns: %s %s not among the tables made (%s)" % (
+                ", ".join(unmade), "is" if len(unmade) == 1 else "are", ", ".join(self.tables)))
+        object.__setattr__(self, "columns", columns)
 
     def wants(self, table: str) -> bool:
         """``table`` is one of the tables to make."""
         return table in self.tables
+
+    def schema(self, table: str):
+        """The schema ``table`` is written in (:attr:`columns` applied)."""
+        return output_schema(table, self.columns)
+
+    def check_partitioning(self, partition_by) -> None:
+        """Partitioning by date reads ``ts``: a ValueError if a selection leaves it out
+        of a table so partitioned (every table but pcf_parameters)."""
+        if partition_by != "date":
+            return
+        without = [t for t in self.tables if t != PCF_PARAMETERS and "ts" not in self.schema(t).names]
+        if without:
+            raise ValueError("partitioning by date needs the ts column of %s: add %s to the columns" % (
+                ", ".join(without), ", ".join(t + ".ts" for t in without)))
 
     def to_text(self) -> str:
         """The options as one JSON string (how the Spark engine hands them to its
@@ -96,7 +123,7 @@ def _option_value(name: str, default, value):
     text = value.strip()
     if isinstance(default, tuple):
         parts = [p.strip() for p in text.split(",") if p.strip()]
-        return tuple(parts) if name == "tables" else tuple(int(p) for p in parts)
+        return tuple(parts) if name in ("tables", "columns") else tuple(int(p) for p in parts)
     if isinstance(default, bool):
         if text.lower() not in ("true", "false"):
             raise ValueError("option %s: %r is not true or false" % (name, value))

@@ -8,7 +8,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 import pyarrow as pa
 
-from .tables import MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS, TABLES, dictionary_columns, table_schema
+from .tables import MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS, TABLES, dictionary_columns, output_schema
 
 __all__ = ["TableCollector", "DatasetSink", "ParquetFile", "BackgroundSink", "Worker", "read_table"]
 
@@ -18,17 +18,19 @@ __all__ = ["TableCollector", "DatasetSink", "ParquetFile", "BackgroundSink", "Wo
 # ---------------------------------------------------------------------------
 class TableCollector:
     """A sink that keeps what it is given, by table (tests, the Spark data
-    source, notebooks)."""
+    source, notebooks). ``columns``: the job's column selection
+    (:attr:`ConvertOptions.columns`), which the empty tables follow."""
 
-    def __init__(self) -> None:
+    def __init__(self, columns: Sequence[str] = ()) -> None:
         self.parts: dict[str, list[pa.Table]] = {t: [] for t in TABLES}
+        self.columns = tuple(columns)
 
     def __call__(self, table: str, rows: pa.Table) -> None:
         self.parts.setdefault(table, []).append(rows)
 
     def table(self, name: str) -> pa.Table:
         parts = self.parts.get(name) or []
-        return pa.concat_tables(parts) if parts else table_schema(name).empty_table()
+        return pa.concat_tables(parts) if parts else output_schema(name, self.columns).empty_table()
 
     def rows(self, *names: str) -> list[dict]:
         """Rows of the message tables (default: mq_messages and msmq_packets)
@@ -57,12 +59,14 @@ class DatasetSink:
     NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
     def __init__(self, outdir: str, *, partition_by: Optional[str] = None, compression: str = "zstd",
-                 part: str = "part-00000", tables: Sequence[str] = TABLES) -> None:
+                 part: str = "part-00000", tables: Sequence[str] = TABLES, columns: Sequence[str] = ()) -> None:
         """``part``: the name of the part files (without ``.parquet``): each
         task of the Spark engine writes its capture's own.  ``tables``: the
         tables of the job (:attr:`ConvertOptions.tables`), which :meth:`close`
-        completes."""
+        completes; ``columns``: its column selection (:attr:`ConvertOptions.columns`),
+        the schema of each file."""
         self.tables = tuple(tables)
+        self.columns = tuple(columns)
         if partition_by not in (None, "date"):
             raise ValueError("partition_by must be None or 'date', not %r" % (partition_by,))
         self.outdir = outdir
@@ -92,7 +96,7 @@ class DatasetSink:
                 folder = os.path.join(folder, "date=" + date)
             os.makedirs(folder, exist_ok=True)
             path = os.path.join(folder, self.part + ".parquet")
-            w = self._writers[key] = ParquetFile(path, table_schema(table), self.compression)
+            w = self._writers[key] = ParquetFile(path, output_schema(table, self.columns), self.compression)
             self.paths.append(path)
         w.write_table(rows)  # type: ignore[attr-defined]
 
@@ -103,7 +107,7 @@ class DatasetSink:
             written = {t for t, _ in self._writers}
             for table in self.tables:
                 if table not in written:
-                    self._write(table, None, table_schema(table).empty_table())
+                    self._write(table, None, output_schema(table, self.columns).empty_table())
         for w in self._writers.values():
             w.close()  # type: ignore[attr-defined]
         self._writers.clear()

@@ -32,7 +32,7 @@ from ..batch import schema as _schema
 __all__ = [
     "TABLES", "MQ_MESSAGES", "MSMQ_PACKETS", "PCF_PARAMETERS", "MQ_CALLS", "COMMON", "MQ_LINK", "DICTIONARY",
     "table_schema", "widen_unsigned", "Sink", "NAMED", "name_column", "snake_case", "BLOCK_SCHEMA",
-    "MAX_CONFLICT_RANGES",
+    "MAX_CONFLICT_RANGES", "KEY_COLUMN", "check_columns", "chosen_columns", "output_schema",
 ]
 
 MQ_MESSAGES = "mq_messages"
@@ -268,6 +268,46 @@ def table_schema(table: str) -> pa.Schema:
             raise ValueError("no table %r: the tables are %s" % (table, ", ".join(TABLES)))
         s = _SCHEMAS[table] = builders[table]()
     return s
+
+
+#: the column that identifies a table's rows (and joins the tables): a column selection
+#: (:func:`output_schema`) always keeps it
+KEY_COLUMN = {MQ_MESSAGES: "message_key", MSMQ_PACKETS: "message_key", PCF_PARAMETERS: "message_key",
+              MQ_CALLS: "call_key"}
+
+
+def check_columns(columns) -> tuple:
+    """A column selection (``"table.column"`` entries, :attr:`ConvertOptions.columns`)
+    checked: a ValueError names every entry that is no column of its table."""
+    if isinstance(columns, str):
+        raise TypeError("columns must be a collection of 'table.column' names, not one string")
+    columns = tuple(columns)
+    bad = []
+    for entry in columns:
+        table, _, column = str(entry).partition(".")
+        if table not in TABLES or column not in table_schema(table).names:
+            bad.append(entry)
+    if bad:
+        raise ValueError("columns: %s (give 'table.column' with a table of %s and a column of its schema, "
+                         "docs/tables.md)" % (", ".join(map(repr, bad)), ", ".join(TABLES)))
+    return columns
+
+
+def chosen_columns(table: str, columns) -> "frozenset | None":
+    """The columns of ``table`` that the selection ``columns`` keeps, its key
+    column (:data:`KEY_COLUMN`) among them; None: every column (the selection
+    names none of ``table``'s)."""
+    prefix = table + "."
+    names = {c[len(prefix):] for c in columns if c.startswith(prefix)}
+    return frozenset(names | {KEY_COLUMN[table]}) if names else None
+
+
+def output_schema(table: str, columns=()) -> pa.Schema:
+    """The schema of ``table`` as a job with the column selection ``columns``
+    writes it: the chosen columns in the table's order, or all of them."""
+    schema = table_schema(table)
+    names = chosen_columns(table, columns) if columns else None
+    return schema if names is None else pa.schema([f for f in schema if f.name in names])
 
 
 def _namer(how: str):
