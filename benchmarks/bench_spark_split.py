@@ -11,7 +11,8 @@ tests/spark_cluster.py's, started for each row with the row's workers (one core
 each, 1 GiB), the application taking every core; ranges of 128 MiB
 (``MQCODEC_SPLIT_BENCH_RANGE_MB``); the tasks write the Parquet files
 (``MQCODEC_SPLIT_BENCH_WRITERS=tasks``, the default for a local output) or Spark's
-writer does (``spark``; ``tasks,spark`` for both). Each row is one round: the whole job, Parquet
+writer does (``spark``; ``tasks,spark`` for both); ``MQCODEC_SPLIT_BENCH_COLUMNS``
+("TABLE=COL,COL;TABLE=COL") gives the job a column selection. Each row is one round: the whole job, Parquet
 written to a temporary folder. The summary prints each row's seconds and the
 2-worker speed-up and each row's busy CPU seconds of the whole machine
 (``extra_info["cpu_s"]``, from /proc/stat: a 1-worker row that keeps more than
@@ -55,6 +56,10 @@ def capture():
 
 
 WRITERS = os.environ.get("MQCODEC_SPLIT_BENCH_WRITERS", "tasks").split(",")
+#: "TABLE=COL,COL;TABLE=COL": the job's column selection (pcap2parquet --columns), default none
+COLUMNS = tuple("%s.%s" % (spec.partition("=")[0].strip(), c.strip())
+                for spec in os.environ.get("MQCODEC_SPLIT_BENCH_COLUMNS", "").split(";") if spec.strip()
+                for c in spec.partition("=")[2].split(",") if c.strip())
 
 
 @pytest.mark.parametrize("writer", WRITERS)
@@ -80,7 +85,7 @@ def test_split_capture_on_the_cluster(benchmark, capture, workers, writer, tmp_p
             shutil.rmtree(out, ignore_errors=True)
             t = time.perf_counter()
             report = pipeline.convert([capture], out, spark=spark, split_size=RANGE_MB << 20,
-                                      write_in_tasks=writer == "tasks")
+                                      write_in_tasks=writer == "tasks", columns=COLUMNS)
             TIMES[workers, writer] = time.perf_counter() - t
             summary.update(report["summary"])
 

@@ -403,11 +403,13 @@ def test_imports_stay_narrow():
         assert absent not in out, absent
 
 
-def test_free_text_columns_are_written_without_a_dictionary(tmp_path, simulated):
-    """Every column chunk has a dictionary page but those of free text and bytes
-    (``body_text``, ``raw``): ``tables.dictionary_columns`` names exactly the
-    file's leaf columns (as the Parquet writer nests them) but those."""
-    convert([str(simulated)], str(tmp_path / "o"), ConvertOptions(threads=1, raw=True))
+def test_dictionaries_for_repeated_values_only(tmp_path, simulated):
+    """A column chunk has a dictionary page when the column's values repeat in
+    the file's first rows (its first row group here: ``tables.dictionary_columns``
+    with them), never for free text and bytes (``body_text``, ``raw``); keys and
+    message ids, every value its own, have none, codes and dictionary-encoded
+    strings have one."""
+    convert([str(simulated)], str(tmp_path / "o"), ConvertOptions(threads=1, raw=True, chunk_messages=40))
     exempt = set()
     for table in tables.TABLES:
         f = pq.ParquetFile(tmp_path / "o" / table / "part-00000.parquet")
@@ -415,15 +417,22 @@ def test_free_text_columns_are_written_without_a_dictionary(tmp_path, simulated)
         free = [p for p in paths if p.split(".")[0] in tables.NO_DICTIONARY]
         assert tables.dictionary_columns(tables.table_schema(table)) == [p for p in paths if p not in free]
         assert f.metadata.num_row_groups and f.metadata.num_rows
+        chosen = set(tables.dictionary_columns(tables.table_schema(table), f.read_row_group(0)))
+        assert chosen <= set(paths) - set(free), table
         for g in range(f.metadata.num_row_groups):
             group = f.metadata.row_group(g)
             for i in range(group.num_columns):
                 chunk = group.column(i)
                 if chunk.physical_type != "BOOLEAN":   # Parquet has no dictionary of booleans
-                    assert chunk.has_dictionary_page == (chunk.path_in_schema not in free), \
+                    assert chunk.has_dictionary_page == (chunk.path_in_schema in chosen), \
                         (table, chunk.path_in_schema)
                 if chunk.path_in_schema in free:
                     exempt.add((table, chunk.path_in_schema))
+        key = "call_key" if table == tables.MQ_CALLS else "message_key"
+        # a message's key repeats in pcf_parameters (a row per parameter), nowhere else
+        assert (key in chosen) == (table == tables.PCF_PARAMETERS) and ("capture" in chosen or table == tables.PCF_PARAMETERS), table
+        if table == tables.MQ_MESSAGES:
+            assert "md_msg_id" not in chosen and {"md_format", "md_msg_type", "kind"} <= chosen
     assert exempt == {(tables.MQ_MESSAGES, "body_text"), (tables.MQ_MESSAGES, "raw"), (tables.MQ_CALLS, "raw"),
                       (tables.MSMQ_PACKETS, "body_text"), (tables.MSMQ_PACKETS, "raw")}
 

@@ -96,7 +96,8 @@ class DatasetSink:
                 folder = os.path.join(folder, "date=" + date)
             os.makedirs(folder, exist_ok=True)
             path = os.path.join(folder, self.part + ".parquet")
-            w = self._writers[key] = ParquetFile(path, output_schema(table, self.columns), self.compression)
+            w = self._writers[key] = ParquetFile(path, output_schema(table, self.columns), self.compression,
+                                                 sample=rows)
             self.paths.append(path)
         w.write_table(rows)  # type: ignore[attr-defined]
 
@@ -117,15 +118,19 @@ class DatasetSink:
 class ParquetFile:
     """One Parquet file written a row group per :meth:`write_table`: what
     ``pyarrow.parquet.ParquetWriter`` writes with its defaults (format 2.6,
-    statistics, the Arrow schema stored) and dictionaries for every column but
-    the free text and bytes of :data:`~mqcodec.convert.tables.NO_DICTIONARY`, through pyarrow's own
+    statistics, the Arrow schema stored) and dictionaries for the columns whose
+    values repeat in the file's first rows, never for the free text and bytes of
+    :data:`~mqcodec.convert.tables.NO_DICTIONARY` (:func:`~mqcodec.convert.tables.dictionary_columns`), through pyarrow's own
     writer class and file, without ``pyarrow.parquet``'s filesystem layer: its
     import (``pyarrow.fs``, 17-19 ms) is a tenth of a small capture's whole job.
     Where that class does not take these arguments (another pyarrow), the public
     writer is used."""
 
-    def __init__(self, path: str, schema: pa.Schema, compression: str) -> None:
+    def __init__(self, path: str, schema: pa.Schema, compression: str, sample: Optional[pa.Table] = None) -> None:
+        """``sample``: the file's first rows, which choose the columns written with
+        a dictionary (:func:`~mqcodec.convert.tables.dictionary_columns`)."""
         self.schema = schema
+        use_dictionary = dictionary_columns(schema, sample)
         self._file: Any = None
         try:
             from pyarrow._parquet import ParquetWriter as _Writer
@@ -135,7 +140,7 @@ class ParquetFile:
             self._file = pa.OSFile(path, "wb")
             try:
                 self._writer = _Writer(self._file, schema, version="2.6", compression=compression,
-                                       use_dictionary=dictionary_columns(schema), write_statistics=True,
+                                       use_dictionary=use_dictionary, write_statistics=True,
                                        use_deprecated_int96_timestamps=False, writer_engine_version="V2",
                                        data_page_version="1.0", use_compliant_nested_type=True, store_schema=True)
                 return
@@ -144,8 +149,7 @@ class ParquetFile:
                 self._file = None
         import pyarrow.parquet as pq
 
-        self._writer = pq.ParquetWriter(path, schema, compression=compression,
-                                        use_dictionary=dictionary_columns(schema))
+        self._writer = pq.ParquetWriter(path, schema, compression=compression, use_dictionary=use_dictionary)
 
     def write_table(self, rows: pa.Table) -> None:
         if not rows.schema.equals(self.schema, check_metadata=False):

@@ -402,10 +402,41 @@ BLOCK_SCHEMA = pa.schema([
 NO_DICTIONARY = frozenset({"body_text", "raw"})
 
 
-def dictionary_columns(schema: pa.Schema) -> list[str]:
+#: a column of a file gets a dictionary when its first rows hold at most one distinct
+#: value in this many (see :func:`dictionary_columns`)
+DICTIONARY_REPEATS = 4
+
+
+def dictionary_columns(schema: pa.Schema, sample: "pa.Table | None" = None) -> list[str]:
     """The Parquet column paths of ``schema``'s leaves (``name``, ``name.list.element``,
     ``name.child``, ``name.key_value.key``/``.value``: the writer's compliant nesting),
-    but those of :data:`NO_DICTIONARY`: the writer's ``use_dictionary``."""
+    but those of :data:`NO_DICTIONARY`: the writer's ``use_dictionary``.
+
+    With ``sample`` (the first rows of the file, in ``schema``), a column whose
+    values are not dictionary-encoded already keeps a dictionary only if they
+    repeat there: at most one distinct value in :data:`DICTIONARY_REPEATS`
+    non-null ones (list columns: their elements). A dictionary of values that
+    hardly repeat (keys, frame numbers, timestamps, message ids) costs the writer a
+    hash of every value and the file a dictionary page, then the writer gives up on it
+    at 1 MiB and writes the rest plain (measured on the simulator's capture: those
+    columns made the files 28 % larger and the writing 9 % slower, BENCHMARKS.md)."""
+    if sample is not None and sample.num_rows:
+        from ..arrow_kernels import call
+
+        chosen = []
+        for f in schema:
+            if f.name in NO_DICTIONARY:
+                continue
+            values, t = sample.column(f.name), f.type
+            while pa.types.is_list(t) or pa.types.is_large_list(t):
+                values, t = call("list_flatten", [values]), t.value_type
+            if not pa.types.is_dictionary(t) and not pa.types.is_struct(t) and not pa.types.is_map(t):
+                n = len(values) - values.null_count
+                if n and call("count_distinct", [values]).as_py() * DICTIONARY_REPEATS > n:
+                    continue
+            chosen += dictionary_columns(pa.schema([f]))
+        return chosen
+
     def leaves(path: str, t: pa.DataType) -> list[str]:
         if pa.types.is_dictionary(t):
             return leaves(path, t.value_type)
