@@ -395,6 +395,16 @@ def _cmd_synth(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_columns(args: argparse.Namespace) -> int:
+    """The output tables' columns: ``table.column`` and its Arrow type, a line each."""
+    from .convert.tables import TABLES, table_schema
+
+    for table in args.tables or TABLES:
+        for f in table_schema(table):
+            print("%s.%s\t%s" % (table, f.name, f.type))
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     import pathlib
 
@@ -557,6 +567,11 @@ def build_parser() -> argparse.ArgumentParser:
     y.add_argument("--messages", type=non_negative, default=100,
                    help="application messages (other traffic scales with it)")
     y.set_defaults(func=_cmd_synth)
+
+    k = _subparser(sub, "columns", "list the columns of the output tables (what pcap2parquet --columns takes)")
+    k.add_argument("tables", nargs="*", type=lambda text: table_names(text)[0], metavar="TABLE",
+                   help="only these tables (default: all; docs/tables.md says what each column holds)")
+    k.set_defaults(func=_cmd_columns)
 
     m = _subparser(sub, "demo", "run the main job on the embedded default (the shared test vectors)")
     m.add_argument("--shared", default="../shared", help="folder holding vectors/")

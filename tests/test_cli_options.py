@@ -61,7 +61,7 @@ def _subparsers():
 
 def test_every_option_has_help_and_shows_its_default():
     parser, commands = _subparsers()
-    assert set(commands) == {"decode", "show", "route", "pcap2parquet", "synth", "demo"}
+    assert set(commands) == {"decode", "show", "route", "pcap2parquet", "columns", "synth", "demo"}
     for name, sp in [("mqcodec", parser)] + list(commands.items()):
         text = sp.format_help()
         flat = " ".join(text.split())

@@ -183,3 +183,20 @@ def test_cli_columns_and_readers(tmp_path):
                              capture_output=True, text=True)
         assert run.returncode == 2 and message in run.stderr, (args, run.stderr)
         assert not bad.exists()
+
+
+def test_columns_command_lists_what_columns_takes(tmp_path):
+    """``mqcodec columns [TABLE...]``: one line per column, ``table.column``
+    and its Arrow type, in the table's order; every name it prints is one
+    ``--columns`` accepts, and a job given all of them writes every column."""
+    run = subprocess.run([sys.executable, "-m", "mqcodec", "columns"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    lines = [line.split("\t") for line in run.stdout.splitlines()]
+    assert [name for name, _ in lines] == ["%s.%s" % (t, f.name) for t in TABLES for f in table_schema(t)]
+    assert [kind for _, kind in lines] == [str(f.type) for t in TABLES for f in table_schema(t)]
+    one = subprocess.run([sys.executable, "-m", "mqcodec", "columns", "mq_calls"], capture_output=True, text=True)
+    assert one.stdout.splitlines() == ["\t".join(x) for x in lines if x[0].startswith("mq_calls.")]
+    every = tuple(name for name, _ in lines)
+    assert ConvertOptions(columns=every).schema("msmq_packets") == table_schema("msmq_packets")
+    bad = subprocess.run([sys.executable, "-m", "mqcodec", "columns", "calls"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "calls" in bad.stderr
