@@ -227,6 +227,55 @@ def test_every_call_names_the_queue_manager_of_its_connection(engine):
     assert sum(n for (_, qm), n in checked.items() if qm is not None) > 200
 
 
+@pytest.mark.skipif(TSHARK is None or not REAL.exists(), reason="tshark or the shared capture is missing")
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("capture", ["real", "simulated"])
+def test_every_unit_says_who_from_tsharks_fields(tmp_path, engine, capture):
+    """Who, from tshark's fields alone, on every row: in each TCP stream the
+    channel of the last INITIAL_DATA (``mq.id.channelname``) and the user of
+    the last USERID_DATA (``mq.uid.longuserid``, else ``mq.uid.userid``) at or
+    before the unit's frame; in each conversation (``mq.tsh.convid``) the
+    application of its last MQCONN (``mq.conn.appname``; tshark does not
+    decode the real capture's JMS MQCONNs, so there the simulator's alone)."""
+    from mqcodec import synth
+
+    path = REAL
+    if capture == "simulated":
+        path = tmp_path / "synth.pcap"
+        with open(path, "wb") as f:
+            write_pcap(f, [(p.ts_ns, p.frame) for p in synth.generate(4, 40)])
+    rows = _convert(path, engine)[0].table("mq_calls").to_pylist()
+    channels, users, appls = defaultdict(list), defaultdict(list), defaultdict(list)
+    for u in sorted(_tshark_units(path), key=lambda u: int(u["frame.number"])):
+        frame, stream = int(u["frame.number"]), int(u["tcp.stream"])
+        values = lambda field: [_s(v) for v in u[field].split("|") if _s(v)]  # noqa: E731
+        if 0x01 in u["types"] and values("mq.id.channelname"):
+            channels[stream].append((frame, values("mq.id.channelname")[-1]))
+        if 0x08 in u["types"] and (values("mq.uid.longuserid") or values("mq.uid.userid")):
+            users[stream].append((frame, (values("mq.uid.longuserid") or values("mq.uid.userid"))[-1]))
+        if 0x81 in u["types"] and values("mq.conn.appname"):
+            appls[stream, int(u["mq.tsh.convid"].split("|")[-1] or -1)].append((frame, values("mq.conn.appname")[-1]))
+
+    def last(seen, frame):
+        known = [v for f, v in seen if f <= frame]
+        return known[-1] if known else None
+
+    checked = Counter()
+    for r in rows:
+        stream, frame = r["tcp_stream"], r["frame"]
+        assert r["channel_name"] == last(channels[stream], frame), (frame, r["segment_type_name"])
+        assert r["user_id"] == last(users[stream], frame), (frame, r["segment_type_name"])
+        conv = r["conversation_id"] if r["conversation_id"] is not None else -1
+        if capture == "simulated":
+            assert r["appl_name"] == last(appls[stream, conv], frame), (frame, r["segment_type_name"])
+        checked.update(k for k in ("channel_name", "user_id", "appl_name") if r[k] is not None)
+    assert checked["channel_name"] > 0.8 * len(rows) and checked["user_id"] > 0.5 * len(rows)
+    assert checked["appl_name"] > 0.5 * len(rows)
+    if capture == "real":   # a Spring JMS client: its two applications, user root, channel APP.SVRCONN
+        assert {r["appl_name"] for r in rows} >= {"SPRING-1757761891077-C1", "UNIFORM-1757761925905-C1"}
+        assert {r["user_id"] for r in rows} == {None, "root"} and {r["channel_name"] for r in rows} == {"APP.SVRCONN"}
+
+
 def _queues_against_tshark(path, rows) -> list:
     """Followed from tshark's fields alone: MQOPEN's object name (by request
     id) -> MQOPEN_REPLY's Hobj; SPI_REPLY's object name -> its Hobj; the
@@ -417,6 +466,12 @@ def test_duckdb_answers_in_one_plain_query(conversation_pcap, tmp_path):
     connected = duckdb.sql("SELECT queue_manager, count(*) FROM %s WHERE segment_type_name = 'MQCONN' "
                            "GROUP BY ALL" % calls).fetchall()
     assert dict(connected) == ({"QM1": 5, "QM2": 7, "QM3": 1} if REAL.exists() else {})
+    # which calls failed, why, and whose (test_every_unit_says_who_from_tsharks_fields checks the
+    # users and applications against tshark): the real capture's Spring client was refused by all three
+    whose = duckdb.sql("SELECT user_id, appl_name, segment_type_name, reason_name, count(*) FROM %s "
+                       "WHERE completion_code_name = 'MQCC_FAILED' AND user_id IS NOT NULL GROUP BY ALL" % calls)
+    assert whose.fetchall() == ([("root", "SPRING-1757761891077-C1", "MQCONN_REPLY", "MQRC_NOT_AUTHORIZED", 3)]
+                                if REAL.exists() else [])
 
 
 @pytest.mark.skipif(TSHARK is None or not REAL.exists(), reason="tshark or the shared capture is missing")
@@ -708,6 +763,30 @@ def test_tracker_rules(Tracker):
     assert t.close() == [90, 91, 7, 10, 13] and t.waiting == 0    # the MQCONN, MQINQ and MQPUTs got no reply
 
 
+def test_tracker_says_who(Tracker):
+    """channel_name per connection, user_id per conversation (CONAUTH_INFO)
+    else per connection (USERID_DATA, LongUserId first), appl_name per
+    conversation (MQCONN), from the unit that sends each on, both directions."""
+    t = Tracker()
+    u = lambda k, stream=0, **cols: t.unit(k, stream, k, cols)  # noqa: E731
+    who = lambda a: (a.channel_name, a.user_id, a.appl_name)  # noqa: E731
+    assert who(u(1, segment_type=0x01, id_channel_name="")) == (None, None, None)
+    assert who(u(2, segment_type=0x01, id_channel_name="APP.SVRCONN")) == ("APP.SVRCONN", None, None)
+    assert who(u(3, segment_type=0x08, uid_user_id="ROOT", uid_long_user_id="root")) == ("APP.SVRCONN", "root", None)
+    assert who(u(4, segment_type=0x08, uid_user_id="BOB")) == ("APP.SVRCONN", "BOB", None)
+    assert who(u(5, segment_type=0x81, conversation_id=1, conn_appl_name="app-1")) == ("APP.SVRCONN", "BOB", "app-1")
+    assert who(u(6, segment_type=0x91, conversation_id=1)) == ("APP.SVRCONN", "BOB", "app-1")   # its reply
+    # another conversation of the socket: its own application and CONAUTH user
+    assert who(u(7, segment_type=0x0A, conversation_id=3, caut_user_id="alice")) == ("APP.SVRCONN", "alice", None)
+    assert who(u(8, segment_type=0x81, conversation_id=3, conn_appl_name="app-3")) == ("APP.SVRCONN", "alice", "app-3")
+    assert who(u(9, segment_type=0x86, conversation_id=1)) == ("APP.SVRCONN", "BOB", "app-1")
+    assert who(u(10, segment_type=0x86, conversation_id=3)) == ("APP.SVRCONN", "alice", "app-3")
+    # another connection knows none of it
+    assert who(u(11, stream=1, segment_type=0x86, conversation_id=1)) == (None, None, None)
+    t.close()   # the capture's end forgets everything
+    assert who(u(12, segment_type=0x86, conversation_id=1)) == (None, None, None)
+
+
 @pytest.mark.skipif(TSHARK is None, reason="tshark is missing")
 @pytest.mark.parametrize("seed", [1, 2])
 def test_simulator_captures_against_tshark(tmp_path, seed):
@@ -805,9 +884,12 @@ def test_tracker_units_in_batches_equal_one_at_a_time(tmp_path, size, Tracker):
         part = rows[i:i + size]
         att = batched.units([r["call_key"] for r in part], [r["tcp_stream"] for r in part], ts[i:i + size],
                             {k: [r.get(k) for r in part] for k in TRACKED})
-        got += list(zip(att.queue_name, att.queue_manager, att.request_call_key, att.latency_ns, att.waiting))
+        got += list(zip(att.queue_name, att.queue_manager, att.request_call_key, att.latency_ns, att.waiting,
+                        att.channel_name, att.user_id, att.appl_name))
         given_up += att.given_up
-    assert got == [(a.queue_name, a.queue_manager, a.request_call_key, a.latency_ns, a.waiting) for a in expected]
+    assert got == [(a.queue_name, a.queue_manager, a.request_call_key, a.latency_ns, a.waiting, a.channel_name,
+                    a.user_id, a.appl_name) for a in expected]
+    assert all(a.appl_name for a in expected[len(expected) // 2:])
     assert given_up == [k for a in expected for k in a.given_up]
     assert batched.close() == one.close()
     assert sum(g[2] is not None for g in got) > 20 and sum(g[0] is not None for g in got) > 20

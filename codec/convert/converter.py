@@ -576,6 +576,7 @@ class Converter:
         row.update(call_key=call_key, capture=capture, frame=frame, src_ip=src, src_port=sport,
                    dst_ip=dst, dst_port=dport, tcp_stream=stream, stream_offset=offset, length=length,
                    queue_name=att.queue_name, queue_manager=att.queue_manager,
+                   channel_name=att.channel_name, user_id=att.user_id, appl_name=att.appl_name,
                    request_call_key=att.request_call_key,
                    latency_us=None if att.latency_ns is None else att.latency_ns // 1000)
         if ts is not None:  # as _split_ns: microseconds towards the past, the nanoseconds left
@@ -672,6 +673,8 @@ class Converter:
             "tcp_stream": _k.from_numpy(stream), "stream_offset": _k.from_numpy(offset),
             "length": _k.from_numpy(full),
             "queue_name": pa.array(qn, pa.string()), "queue_manager": pa.array(qm, pa.string()),
+            "channel_name": pa.array(att.channel_name, pa.string()), "user_id": pa.array(att.user_id, pa.string()),
+            "appl_name": pa.array(att.appl_name, pa.string()),
             "request_call_key": pa.array(rck, pa.int64()), "latency_us": pa.array(lat, pa.int64()),
             "raw": _k.take(raw_part, _k.from_numpy(where, mask=where < 0)),
         }

@@ -250,6 +250,11 @@ def _mq_calls() -> pa.Schema:
         pa.field("reply_call_key", pa.int64()),
         pa.field("queue_name", _DICT),
         pa.field("queue_manager", _DICT),
+        # who (mqcodec.ibmmq.conversation): the connection's channel, the conversation's user
+        # and application, on every unit once they were sent
+        pa.field("channel_name", _DICT),
+        pa.field("user_id", _DICT),
+        pa.field("appl_name", _DICT),
         *_ERROR_AND_BYTES,
     ]
     return pa.schema(_with_names(fields))
@@ -288,8 +293,8 @@ def check_columns(columns) -> tuple:
         if table not in TABLES or column not in table_schema(table).names:
             bad.append(entry)
     if bad:
-        raise ValueError("columns: %s (give 'table.column' with a table of %s and a column of its schema, "
-                         "docs/tables.md)" % (", ".join(map(repr, bad)), ", ".join(TABLES)))
+        raise ValueError("columns: %s (give 'table.column' with a table of %s and a column of its schema: "
+                         "mqcodec columns lists them)" % (", ".join(map(repr, bad)), ", ".join(TABLES)))
     return columns
 
 

@@ -42,6 +42,13 @@ every unit             ``queue_manager``: its object's (MQOD ObjectQMgrName,
                        INITIAL_DATA named it (MQCONN, MQINQ on the queue
                        manager object, MQDISC... included); ``queue_name``
                        only where a queue is named
+every unit             who: ``channel_name``, the connection's (the last
+                       INITIAL_DATA ChannelName not blank); ``user_id``, the
+                       conversation's (its CONAUTH_INFO user, else the
+                       connection's last USERID_DATA LongUserId, else its
+                       UserId); ``appl_name``, the conversation's (its last
+                       MQCONN ApplName) -- each once its unit has been seen,
+                       that unit included, in both directions
 =====================  =====================================================
 
 Memory is bounded: at most ``max_waiting`` requests wait at once (past it
@@ -61,6 +68,9 @@ MQCC_FAILED = 2
 MESSAGE_DATA = 0x04
 INITIAL_DATA = 0x01
 MQDISC = 0x82
+MQCONN = 0x81
+USERID_DATA = 0x08
+CONAUTH_INFO = 0x0A
 _REPLY = 0x10
 _SPI_OPEN = 12
 #: types whose Hobj names an object opened before
@@ -72,7 +82,8 @@ _REPLIES = frozenset(t for t in range(256) if is_reply(t))
 #: the decode_unit columns the rules read
 TRACKED = ("segment_type", "conversation_id", "request_id", "hobj", "completion_code", "id_q_mgr_name",
            "remote_q_name", "remote_q_mgr_name", "od_object_name", "od_object_q_mgr_name",
-           "od_resolved_q_name", "od_resolved_q_mgr_name", "resolved_q_name", "spi_verb")
+           "od_resolved_q_name", "od_resolved_q_mgr_name", "resolved_q_name", "spi_verb",
+           "id_channel_name", "uid_user_id", "uid_long_user_id", "caut_user_id", "conn_appl_name")
 
 
 @dataclass
@@ -88,6 +99,10 @@ class Attribution:
     waiting: bool = False
     #: requests given up to keep memory bounded (call_keys), never replied
     given_up: list = field(default_factory=list)
+    #: who: the connection's channel, the conversation's user and application
+    channel_name: Optional[str] = None
+    user_id: Optional[str] = None
+    appl_name: Optional[str] = None
 
 
 class Attributions(NamedTuple):
@@ -101,6 +116,9 @@ class Attributions(NamedTuple):
     latency_ns: list
     waiting: list
     given_up: list
+    channel_name: list
+    user_id: list
+    appl_name: list
 
 
 class _Waiting(NamedTuple):
@@ -121,6 +139,9 @@ class CallTracker:
         self._order: dict = {}   # call_key -> waiting key, oldest first
         self._handles: dict[tuple, OrderedDict] = {}
         self._qmgr: dict[Any, str] = {}
+        self._channel: dict[Any, str] = {}    # stream -> channel name
+        self._user: dict[Any, str] = {}       # stream (USERID_DATA) or conversation (CONAUTH_INFO) -> user
+        self._appl: dict[Any, str] = {}       # conversation -> application name
         self.max_waiting = int(max_waiting)
         self.max_handles = int(max_handles)
 
@@ -132,7 +153,8 @@ class CallTracker:
         """One unit, in capture order: ``cols`` are its decode_unit columns."""
         got = self.units([call_key], [stream], [ts_ns], {k: [cols.get(k)] for k in TRACKED})
         return Attribution(got.queue_name[0], got.queue_manager[0], got.request_call_key[0],
-                           got.latency_ns[0], got.waiting[0], got.given_up)
+                           got.latency_ns[0], got.waiting[0], got.given_up, got.channel_name[0], got.user_id[0],
+                           got.appl_name[0])
 
     def units(self, call_keys: Sequence[int], streams: Sequence, ts_ns: Sequence[Optional[int]],
               cols: Mapping[str, Sequence]) -> Attributions:
@@ -148,6 +170,13 @@ class CallTracker:
         od_name, od_qm = col("od_object_name"), col("od_object_q_mgr_name")
         od_resolved, od_resolved_qm = col("od_resolved_q_name"), col("od_resolved_q_mgr_name")
         resolved_q = col("resolved_q_name")
+        channels, users, long_users, auth_users, appls = (col("id_channel_name"), col("uid_user_id"),
+                                                          col("uid_long_user_id"), col("caut_user_id"),
+                                                          col("conn_appl_name"))
+        ch: list[Optional[str]] = [None] * n
+        us: list[Optional[str]] = [None] * n
+        ap: list[Optional[str]] = [None] * n
+        channel, user, appl = self._channel, self._user, self._appl
         qn: list[Optional[str]] = [None] * n
         qm: list[Optional[str]] = [None] * n
         rck: list[Optional[int]] = [None] * n
@@ -161,6 +190,28 @@ class CallTracker:
             if t is None:
                 continue
             stream = streams[i]
+            conv = convs[i]
+            ckey = (stream, -1 if conv is None else conv)
+            # who
+            if t == INITIAL_DATA:
+                who = channels[i]
+                if who:
+                    channel[stream] = who
+            elif t == USERID_DATA:
+                who = long_users[i] or users[i]
+                if who:
+                    user[stream] = who
+            elif t == CONAUTH_INFO:
+                who = auth_users[i]
+                if who:
+                    user[ckey] = who
+            elif t == MQCONN:
+                who = appls[i]
+                if who:
+                    appl[ckey] = who
+            ch[i] = channel.get(stream)
+            us[i] = user.get(ckey) or user.get(stream)
+            ap[i] = appl.get(ckey)
             if t == INITIAL_DATA:
                 name = qmgr_names[i]
                 if name and name != "*":
@@ -170,8 +221,6 @@ class CallTracker:
             if t == MESSAGE_DATA:
                 qn[i], qm[i] = remote_q[i], remote_qm[i]
                 continue
-            conv = convs[i]
-            ckey = (stream, -1 if conv is None else conv)
             hobj = hobjs[i]
             reply = t in _REPLIES
             base = t & ~_REPLY if reply else t
@@ -243,7 +292,7 @@ class CallTracker:
                     all_handles.pop(ckey, None)
             qn[i] = name
             qm[i] = manager or qmgr.get(stream)
-        return Attributions(qn, qm, rck, lat, waits, given_up)
+        return Attributions(qn, qm, rck, lat, waits, given_up, ch, us, ap)
 
     def _give_up(self, given_up: list) -> None:
         """Forget the oldest waiting request (memory bound)."""
@@ -267,4 +316,7 @@ class CallTracker:
         self._waiting.clear()
         self._handles.clear()
         self._qmgr.clear()
+        self._channel.clear()
+        self._user.clear()
+        self._appl.clear()
         return keys
