@@ -71,6 +71,8 @@ MQDISC = 0x82
 MQCONN = 0x81
 USERID_DATA = 0x08
 CONAUTH_INFO = 0x0A
+#: the types that say who: the connection's channel and user, the conversation's user and application
+_WHO = frozenset({INITIAL_DATA, USERID_DATA, CONAUTH_INFO, MQCONN})
 _REPLY = 0x10
 _SPI_OPEN = 12
 #: types whose Hobj names an object opened before
@@ -139,9 +141,10 @@ class CallTracker:
         self._order: dict = {}   # call_key -> waiting key, oldest first
         self._handles: dict[tuple, OrderedDict] = {}
         self._qmgr: dict[Any, str] = {}
-        self._channel: dict[Any, str] = {}    # stream -> channel name
-        self._user: dict[Any, str] = {}       # stream (USERID_DATA) or conversation (CONAUTH_INFO) -> user
-        self._appl: dict[Any, str] = {}       # conversation -> application name
+        # who: stream -> [channel (INITIAL_DATA), user (USERID_DATA)]; conversation ->
+        # [user (CONAUTH_INFO), application (MQCONN)] (two lookups a unit)
+        self._connection: dict[Any, list] = {}
+        self._conversation: dict[Any, list] = {}
         self.max_waiting = int(max_waiting)
         self.max_handles = int(max_handles)
 
@@ -176,7 +179,7 @@ class CallTracker:
         ch: list[Optional[str]] = [None] * n
         us: list[Optional[str]] = [None] * n
         ap: list[Optional[str]] = [None] * n
-        channel, user, appl = self._channel, self._user, self._appl
+        connections, conversations = self._connection, self._conversation
         qn: list[Optional[str]] = [None] * n
         qm: list[Optional[str]] = [None] * n
         rck: list[Optional[int]] = [None] * n
@@ -193,25 +196,29 @@ class CallTracker:
             conv = convs[i]
             ckey = (stream, -1 if conv is None else conv)
             # who
-            if t == INITIAL_DATA:
-                who = channels[i]
-                if who:
-                    channel[stream] = who
-            elif t == USERID_DATA:
-                who = long_users[i] or users[i]
-                if who:
-                    user[stream] = who
-            elif t == CONAUTH_INFO:
-                who = auth_users[i]
-                if who:
-                    user[ckey] = who
-            elif t == MQCONN:
-                who = appls[i]
-                if who:
-                    appl[ckey] = who
-            ch[i] = channel.get(stream)
-            us[i] = user.get(ckey) or user.get(stream)
-            ap[i] = appl.get(ckey)
+            if t in _WHO:
+                if t == INITIAL_DATA or t == USERID_DATA:
+                    who = channels[i] if t == INITIAL_DATA else long_users[i] or users[i]
+                    if who:
+                        state = connections.get(stream)
+                        if state is None:
+                            state = connections[stream] = [None, None]
+                        state[0 if t == INITIAL_DATA else 1] = who
+                else:
+                    who = auth_users[i] if t == CONAUTH_INFO else appls[i]
+                    if who:
+                        state = conversations.get(ckey)
+                        if state is None:
+                            state = conversations[ckey] = [None, None]
+                        state[0 if t == CONAUTH_INFO else 1] = who
+            state = connections.get(stream)
+            if state is not None:
+                ch[i], us[i] = state
+            state = conversations.get(ckey)
+            if state is not None:
+                if state[0] is not None:
+                    us[i] = state[0]
+                ap[i] = state[1]
             if t == INITIAL_DATA:
                 name = qmgr_names[i]
                 if name and name != "*":
@@ -316,7 +323,6 @@ class CallTracker:
         self._waiting.clear()
         self._handles.clear()
         self._qmgr.clear()
-        self._channel.clear()
-        self._user.clear()
-        self._appl.clear()
+        self._connection.clear()
+        self._conversation.clear()
         return keys
