@@ -23,6 +23,9 @@ machine the load changes between rows run one after the other):
 (MQCODEC_BENCH_SPARK_N records, default 200,000; MQCODEC_BENCH_SPARK_ROUNDS, default 3).
 The Spark engine against the local engine (:func:`engine_main`):
       .venv/bin/python benchmarks/bench_spark.py engine
+MSMQ packets through decode_column, every field against a dozen (``fields=``), each against
+the identity ``mapInArrow`` on the same rows (:func:`msmq_main`):
+      .venv/bin/python benchmarks/bench_spark.py msmq
 """
 import os
 import shutil
@@ -48,11 +51,12 @@ def make_session():
     return s
 
 
-def make_data(spark, n: int = N):
-    """(Arrow array, cached DataFrame (id long, payload binary) in two partitions, bytes)."""
+def make_data(spark, n: int = N, tiled=None):
+    """(Arrow array, cached DataFrame (id long, payload binary) in two partitions, bytes);
+    ``tiled``: (buffer, offsets) of the records (default: the trace-route PCF bodies)."""
     import pyarrow as pa
 
-    buf, offs = datasets.tiled(n)
+    buf, offs = tiled or datasets.tiled(n)
     arr = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offs), pa.py_buffer(buf)])
     table = pa.table({"id": pa.array(range(n), pa.int64()), "payload": arr})
     df = spark.createDataFrame(table).repartition(2).cache()
@@ -157,7 +161,28 @@ def test_engine_spark(benchmark, capture, tmp_path, spark):
     record(benchmark, "engine:pcap2parquet spark", frames, size)
 
 
-def main() -> None:
+def msmq_jobs(df) -> dict:
+    """row name -> job, MSMQ packets: the identity, every field, the dozen of bench_msmq."""
+    from bench_msmq import DOZEN
+
+    from mqcodec.spark import decode_column
+
+    return {
+        "spark-arrow:identity": df.mapInArrow(_identity_batches, df.schema),
+        "spark-arrow:decode_column msmq, every field": decode_column(df, "payload", "msmq"),
+        "spark-arrow:decode_column msmq, fields= a dozen": decode_column(df, "payload", "msmq",
+                                                                         fields=[f for f in DOZEN if f != "record"]),
+    }
+
+
+def msmq_main() -> None:
+    """:func:`main` over MSMQ packets (bench_msmq's simulated sessions, tiled to N)."""
+    from bench_msmq import _tiled
+
+    main(data=lambda spark: make_data(spark, N, _tiled(N)), make_jobs=msmq_jobs)
+
+
+def main(data=None, make_jobs=None) -> None:
     """The Spark rows interleaved (one round of every row, then the next round),
     so a change in the machine's load hits every row alike; prints the table of
     BENCHMARKS.md.  ``python benchmarks/bench_spark.py`` (N and ROUNDS as above)."""
@@ -165,8 +190,8 @@ def main() -> None:
     import time
 
     spark = make_session()
-    _, df, nbytes = make_data(spark)
-    todo = jobs(df)
+    _, df, nbytes = (data or make_data)(spark)
+    todo = (make_jobs or jobs)(df)
     times: dict = {name: [] for name in todo}
     for name, job in todo.items():          # warm-up: worker start, imports
         _run(job)
@@ -245,4 +270,4 @@ def engine_main() -> None:
 
 
 if __name__ == "__main__":
-    engine_main() if sys.argv[1:] == ["engine"] else main()
+    {"engine": engine_main, "msmq": msmq_main}.get(" ".join(sys.argv[1:]), main)()

@@ -97,14 +97,28 @@ class Decoder:
     schema: Any
     children: tuple[str, Any] | None = None
     rows_only: Any = None   # a dict of keyword arguments, or None
+    #: the batch function's argument that names the row columns to make (its walk then skips
+    #: the others), or None: a field selection is applied after decoding
+    select_option: str | None = None
 
     def batch_function(self) -> Callable:
         return _resolve(self.function)
 
-    def arrow_schema(self) -> pa.Schema:
+    def arrow_schema(self, fields: "list[str] | None" = None) -> pa.Schema:
         """The per-record Arrow schema (what one decoded struct holds): the
-        row table's columns without ``record``, all scalars."""
-        return row_schema(_resolve(self.schema))
+        row table's columns without ``record``, all scalars; with ``fields``,
+        those columns only, in the order given."""
+        schema = row_schema(_resolve(self.schema))
+        if fields is None:
+            return schema
+        if isinstance(fields, str):
+            raise TypeError("fields must be a list of column names, not one string")
+        unknown = [f for f in fields if f not in schema.names]
+        problem = ("no column %s" % ", ".join(map(repr, unknown)) if unknown else "none given" if not fields
+                   else "a name repeated" if len(set(fields)) != len(fields) else None)
+        if problem:
+            raise ValueError("fields of %r: %s (its columns: %s)" % (self.name, problem, ", ".join(schema.names)))
+        return pa.schema([schema.field(f) for f in fields])
 
     def child_schema(self) -> pa.Schema:
         """The Arrow schema of one long-form child row (``record`` removed)."""
@@ -112,21 +126,22 @@ class Decoder:
             raise ValueError("decoder %r has no child table" % self.name)
         return without_record(_resolve(self.children[1]))
 
-    def spark_type(self):
-        """The Spark ``StructType`` of the decoded struct column.
+    def spark_type(self, fields: "list[str] | None" = None):
+        """The Spark ``StructType`` of the decoded struct column (``fields``: see
+        :meth:`arrow_schema`).
 
         Its direct fields are all nullable: a ``pandas_udf`` cannot hand back
         a non-nullable struct field (pyspark rebuilds the struct from pandas
         columns), and every UDF of a kind must have the same type."""
         from pyspark.sql.types import StructField, StructType
 
-        st = to_spark_schema(self.arrow_schema())
+        st = to_spark_schema(self.arrow_schema(fields))
         return StructType([StructField(f.name, f.dataType, True, f.metadata) for f in st.fields])
 
-    def spark_arrow_type(self, *, large: bool = False) -> pa.DataType:
+    def spark_arrow_type(self, *, large: bool = False, fields: "list[str] | None" = None) -> pa.DataType:
         """The Arrow type of :meth:`spark_type` as Spark exchanges it with
         Python (``large``: ``useLargeVarTypes``); what the UDFs return."""
-        return spark_arrow_type(self.spark_type(), large=large)
+        return spark_arrow_type(self.spark_type(fields), large=large)
 
     def is_available(self) -> bool:
         try:
@@ -142,9 +157,9 @@ DECODERS: dict[str, Decoder] = {}
 
 
 def register(name: str, function: Any, schema: Any, children: tuple[str, Any] | None = None,
-             rows_only: dict | None = None) -> Decoder:
+             rows_only: dict | None = None, select_option: str | None = None) -> Decoder:
     """Add (or replace) a batch decoder under ``name``."""
-    dec = Decoder(name, function, schema, children, rows_only)
+    dec = Decoder(name, function, schema, children, rows_only, select_option)
     DECODERS[name] = dec
     return dec
 
@@ -153,7 +168,7 @@ def register(name: str, function: Any, schema: Any, children: tuple[str, Any] | 
 register("pcf", "mqcodec.batch:decode_pcf_batch", "mqcodec.batch.schema:PCF_HEADERS",
          children=("parameters", "mqcodec.batch.schema:PCF_PARAMETERS"), rows_only={"parameters": False})
 register("mq", "mqcodec.batch:decode_mq_batch", "mqcodec.batch.schema:MQ_MESSAGES")
-register("msmq", "mqcodec.batch:decode_msmq_batch", "mqcodec.batch.schema:MSMQ_PACKETS")
+register("msmq", "mqcodec.batch:decode_msmq_batch", "mqcodec.batch.schema:MSMQ_PACKETS", select_option="columns")
 
 
 def get(kind: "str | Decoder") -> Decoder:
@@ -207,7 +222,7 @@ def _columns(table: pa.RecordBatch, schema: pa.Schema) -> list[pa.Array]:
     return [table.column(f.name) for f in schema]
 
 
-def decode_rows(records: Any, kind: "str | Decoder", *, children: bool = True,
+def decode_rows(records: Any, kind: "str | Decoder", *, children: bool = True, fields: "list[str] | None" = None,
                 **options) -> tuple[pa.RecordBatch, pa.Table | None]:
     """Run the batch decoder ``kind``: ``(rows, children)`` with the
     ``record`` column kept, rows in record order as one record batch, the
@@ -215,11 +230,16 @@ def decode_rows(records: Any, kind: "str | Decoder", *, children: bool = True,
     batches: nothing is copied for a caller that does not read it; None for
     a decoder without a child table).  ``children`` False: the caller reads
     the rows alone, and the decoder skips its child table where it can
-    (``Decoder.rows_only``; the child table is then empty)."""
+    (``Decoder.rows_only``; the child table is then empty).  ``fields``: the
+    row columns the caller reads (:meth:`Decoder.arrow_schema`); a decoder
+    with a ``select_option`` makes only those (and ``record``)."""
     dec = get(kind)
     arr = _binary(records)
     if not children and dec.rows_only:
         options = {**dec.rows_only, **options}
+    if fields is not None and dec.select_option:
+        wanted = set(dec.arrow_schema(fields).names) | {RECORD}
+        options[dec.select_option] = [f.name for f in _resolve(dec.schema) if f.name in wanted]
     out = dec.batch_function()(arr, **options)
     if dec.children is None:
         rows, kids = out, None
@@ -238,16 +258,19 @@ def _as_batch(table: "pa.RecordBatch | pa.Table") -> pa.RecordBatch:
     return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
 
 
-def decode_arrow(records: Any, kind: "str | Decoder", *, target: pa.DataType | None = None, **options) -> pa.StructArray:
+def decode_arrow(records: Any, kind: "str | Decoder", *, target: pa.DataType | None = None,
+                 fields: "list[str] | None" = None, **options) -> pa.StructArray:
     """Decode a binary array with the batch decoder ``kind``: one struct of
-    scalars per record, typed by ``Decoder.arrow_schema()`` (or cast to
-    ``target``, the Arrow type Spark expects).  A child table (PCF
+    scalars per record, typed by ``Decoder.arrow_schema(fields)`` (or cast to
+    ``target``, the Arrow type Spark expects); ``fields``: only those
+    columns, each with the values of a whole decode (the MSMQ decoder's walk
+    then skips the others' work).  A child table (PCF
     parameters) is not part of it: :func:`decode_rows` gives both tables,
     :func:`explode_children` the child rows in Spark.  ``options`` go to the
     batch function (e.g. ``encoding=546`` for PCF)."""
     dec = get(kind)
-    rows, _ = decode_rows(records, dec, children=False, **options)
-    return _struct(rows, dec.arrow_schema(), target)
+    rows, _ = decode_rows(records, dec, children=False, fields=fields, **options)
+    return _struct(rows, dec.arrow_schema(fields), target)
 
 
 def _struct(rows: pa.RecordBatch, schema: pa.Schema, target: pa.DataType | None) -> pa.StructArray:
@@ -261,20 +284,21 @@ def _struct(rows: pa.RecordBatch, schema: pa.Schema, target: pa.DataType | None)
 # Column UDFs
 # ---------------------------------------------------------------------------
 
-def arrow_decoder(kind: "str | Decoder", **options):
+def arrow_decoder(kind: "str | Decoder", *, fields: "list[str] | None" = None, **options):
     """An ``arrow_udf``: ``df.select(arrow_decoder("pcf")("payload"))``.
 
     The UDF receives the column as a ``pa.Array`` (binary or large_binary)
-    and returns the struct array of :func:`decode_arrow`."""
+    and returns the struct array of :func:`decode_arrow` (``fields``: of
+    those columns only)."""
     from pyspark.sql.functions import arrow_udf
 
     dec = get(kind)
-    spark_type = dec.spark_type()
+    spark_type = dec.spark_type(fields)
 
-    target = dec.spark_arrow_type()
+    target = dec.spark_arrow_type(fields=fields)
 
     def decode(records: pa.Array) -> pa.Array:
-        return decode_arrow(records, dec, target=target, **options)
+        return decode_arrow(records, dec, target=target, fields=fields, **options)
 
     decode.__name__ = "mqcodec_%s_arrow" % dec.name
     decode.__annotations__ = {"records": pa.Array, "return": pa.Array}
@@ -282,7 +306,7 @@ def arrow_decoder(kind: "str | Decoder", **options):
     return arrow_udf(decode, spark_type)  # type: ignore[call-overload]
 
 
-def pandas_decoder(kind: "str | Decoder", **options):
+def pandas_decoder(kind: "str | Decoder", *, fields: "list[str] | None" = None, **options):
     """A ``pandas_udf`` (Series of bytes -> DataFrame = struct column), the
     same decoded values as :func:`arrow_decoder` for callers on pandas UDFs.
 
@@ -294,13 +318,13 @@ def pandas_decoder(kind: "str | Decoder", **options):
     from pyspark.sql.functions import pandas_udf
 
     dec = get(kind)
-    spark_type = dec.spark_type()
+    spark_type = dec.spark_type(fields)
 
-    target = dec.spark_arrow_type()
+    target = dec.spark_arrow_type(fields=fields)
 
     def decode(records: pd.Series) -> pd.DataFrame:
         arr = pa.array(records, type=pa.large_binary(), from_pandas=True)
-        out = decode_arrow(arr, dec, target=target, **options)
+        out = decode_arrow(arr, dec, target=target, fields=fields, **options)
         return pa.Table.from_struct_array(out).to_pandas(types_mapper=_pandas_types)
 
     decode.__name__ = "mqcodec_%s_pandas" % dec.name
@@ -336,10 +360,13 @@ def _large(df) -> bool:
         return False
 
 
-def decode_column(df, column: str, kind: "str | Decoder", *, alias: str | None = None, **options):
+def decode_column(df, column: str, kind: "str | Decoder", *, alias: str | None = None,
+                  fields: "list[str] | None" = None, **options):
     """``df`` with one more column, ``alias`` (default ``kind``): the struct
     decoded from the binary column ``column`` -- the same values as
-    ``df.withColumn(alias, arrow_decoder(kind)(column))``.
+    ``df.withColumn(alias, arrow_decoder(kind)(column))``; ``fields``: a
+    struct of those columns only (the JVM converts a struct field by field,
+    so the fields left out cost it nothing).
 
     Runs as ``mapInArrow``: each Arrow batch's ``column`` goes to the batch
     decoder as it is (buffers, offsets, validity); no Python object per row.
@@ -351,12 +378,13 @@ def decode_column(df, column: str, kind: "str | Decoder", *, alias: str | None =
     if alias in df.columns:
         raise ValueError("column %r already exists; pass another alias" % alias)
     _check_binary(df, column)
-    out_schema = StructType(list(df.schema.fields) + [StructField(alias, dec.spark_type(), False)])
+    out_schema = StructType(list(df.schema.fields) + [StructField(alias, dec.spark_type(fields), False)])
     target = spark_arrow_schema(out_schema, large=_large(df))
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            decoded = decode_arrow(batch.column(column), dec, target=target.field(alias).type, **options)
+            decoded = decode_arrow(batch.column(column), dec, target=target.field(alias).type, fields=fields,
+                                   **options)
             arrays = [batch.column(i) for i in range(batch.num_columns)] + [decoded]
             yield _batch(arrays, target)
 

@@ -506,3 +506,55 @@ def test_utc_arrow_kwargs_fit_each_pyspark_signature():
     for fn in (to_arrow_type, to_arrow_schema):   # the installed pyspark: UTC either way
         kw = utc_arrow_kwargs(fn, large=True)
         assert kw.get("timezone") == "UTC" or kw.get("timestamp_utc") is True
+
+
+# --- a field selection -----------------------------------------------------
+
+MSMQ_DOZEN = ["kind", "base_pr", "props_label", "props_message_class", "user_message_id", "user_destination_queue",
+              "user_source_queue_manager", "props_body_type", "props_message_size", "error_structure",
+              "error_reason", "raw"]
+
+
+def test_fields_are_the_whole_decodes_and_narrow_the_walk(inputs, monkeypatch):
+    """``fields``: a struct of those columns, in the order given, each with the
+    values of a whole decode; the MSMQ decoder is asked for those (and
+    ``record``) only; a decoder without a column option (PCF) selects after
+    decoding; unknown, repeated or no fields are refused."""
+    import mqcodec.batch as batch
+
+    records, _ = inputs
+    arr = pa.array(records, pa.large_binary())
+    for kind, fields in (("msmq", MSMQ_DOZEN), ("pcf", ["Command", "Type", "error_reason"])):
+        whole = udfs.decode_arrow(arr, kind).to_pylist()
+        some = udfs.decode_arrow(arr, kind, fields=fields)
+        assert [some.type.field(i).name for i in range(some.type.num_fields)] == fields
+        assert some.to_pylist() == [{f: row[f] for f in fields} for row in whole], kind
+    asked = []
+    decode = batch.decode_msmq_batch
+    monkeypatch.setattr(batch, "decode_msmq_batch", lambda r, **kw: asked.append(kw.get("columns")) or decode(r, **kw))
+    udfs.decode_arrow(arr, "msmq", fields=["props_label", "base_pr"])
+    assert asked == [["record", "base_pr", "props_label"]]
+    for bad, message in ((["no_such"], "no column 'no_such'"), ([], "none given"),
+                         (["base_pr", "base_pr"], "a name repeated")):
+        with pytest.raises(ValueError, match=message):
+            udfs.decode_arrow(arr, "msmq", fields=bad)
+    with pytest.raises(TypeError, match="not one string"):
+        udfs.decode_arrow(arr, "msmq", fields="base_pr")
+
+
+@pytest.mark.spark
+def test_fields_through_every_udf(spark, inputs):
+    """decode_column, arrow_decoder and pandas_decoder with ``fields``: the
+    struct column holds those fields, the values of the whole struct's."""
+    records, _ = inputs
+    df = _frame(spark, records).coalesce(1)
+    out = udfs.decode_column(df, "payload", "msmq", alias="whole")
+    out = udfs.decode_column(out, "payload", "msmq", alias="some", fields=MSMQ_DOZEN)
+    out = out.select("id", "whole", "some", udfs.arrow_decoder("msmq", fields=MSMQ_DOZEN)("payload").alias("a"),
+                     udfs.pandas_decoder("msmq", fields=MSMQ_DOZEN)("payload").alias("p"))
+    assert out.schema["some"].dataType.names == MSMQ_DOZEN == out.schema["p"].dataType.names
+    table = out.toArrow().sort_by("id")
+    want = [{f: row[f] for f in MSMQ_DOZEN} for row in table.column("whole").to_pylist()]
+    assert any(w["base_pr"] is not None for w in want) and any(w["error_reason"] for w in want)
+    for name in ("some", "a", "p"):
+        assert table.column(name).to_pylist() == want, name
