@@ -925,3 +925,21 @@ def test_requests_given_up_are_written_alike_by_both_engines(tmp_path, monkeypat
     paired = {r["reply_call_key"]: r["call_key"] for r in c.to_pylist() if r["replied"]}
     replies = {r["call_key"]: r["request_call_key"] for r in c.to_pylist() if r["request_call_key"] is not None}
     assert paired and all(replies[reply] == request for reply, request in paired.items())
+
+
+def test_tracker_state_is_bounded_by_connections(Tracker):
+    """At most max_connections connections' (and conversations') state is
+    kept: past it the first one's queue manager, who and handles are
+    forgotten, the later ones' kept (a capture of millions of short
+    connections keeps a flat memory)."""
+    t = Tracker(max_connections=3)
+    for stream in range(4):
+        t.unit(10 * stream, stream, 0, {"segment_type": 0x01, "id_q_mgr_name": "QM%d" % stream,
+                                        "id_channel_name": "CH%d" % stream})
+        t.unit(10 * stream + 1, stream, 0, {"segment_type": 0x81, "conversation_id": 1, "conn_appl_name": "A%d" % stream})
+        t.unit(10 * stream + 2, stream, 0, {"segment_type": 0x83, "conversation_id": 1, "od_object_name": "Q%d" % stream})
+        t.unit(10 * stream + 3, stream, 0, {"segment_type": 0x93, "conversation_id": 1, "hobj": 5, "completion_code": 0})
+    seen = [t.unit(100 + stream, stream, 0, {"segment_type": 0x86, "conversation_id": 1, "hobj": 5})
+            for stream in range(4)]
+    assert [(a.queue_manager, a.channel_name, a.appl_name, a.queue_name) for a in seen] == \
+        [(None, None, None, None)] + [("QM%d" % s, "CH%d" % s, "A%d" % s, "Q%d" % s) for s in (1, 2, 3)]

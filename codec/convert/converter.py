@@ -241,7 +241,7 @@ class Converter:
 
             tracker = _impl.pick("conversation", self.options.capture_impl or self.options.impl,
                                  what="conversation tracker") or conversation
-            self._tracker = tracker.CallTracker()
+            self._tracker = tracker.CallTracker(max_connections=self.options.max_connections)
         return self._tracker
 
     def add_frames(self, frames, name: str, *, index: int = 0) -> list[int]:

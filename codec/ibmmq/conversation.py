@@ -52,8 +52,12 @@ every unit             who: ``channel_name``, the connection's (the last
 =====================  =====================================================
 
 Memory is bounded: at most ``max_waiting`` requests wait at once (past it
-the oldest is given up, reported by :meth:`unit` in ``given_up``) and at
-most ``max_handles`` handles are kept per conversation.
+the oldest is given up, reported by :meth:`unit` in ``given_up``), at
+most ``max_handles`` handles are kept per conversation, and the state of at
+most ``max_connections`` connections and as many conversations (their queue
+manager, who, handles): past it the state of the one that got it first is
+forgotten (its later units then carry none), so that a capture of millions
+of short connections keeps a flat memory.
 """
 
 from collections import OrderedDict, deque
@@ -136,7 +140,7 @@ class _Waiting(NamedTuple):
 class CallTracker:
     """See the module docstring."""
 
-    def __init__(self, *, max_waiting: int = 1 << 16, max_handles: int = 1 << 16):
+    def __init__(self, *, max_waiting: int = 1 << 16, max_handles: int = 1 << 16, max_connections: int = 1 << 16):
         self._waiting: dict[tuple, deque] = {}
         self._order: dict = {}   # call_key -> waiting key, oldest first
         self._handles: dict[tuple, OrderedDict] = {}
@@ -147,6 +151,7 @@ class CallTracker:
         self._conversation: dict[Any, list] = {}
         self.max_waiting = int(max_waiting)
         self.max_handles = int(max_handles)
+        self.max_connections = int(max_connections)
 
     @property
     def waiting(self) -> int:
@@ -187,7 +192,7 @@ class CallTracker:
         waits = [False] * n
         given_up: list = []
         waiting, order, all_handles, qmgr = self._waiting, self._order, self._handles, self._qmgr
-        max_waiting, max_handles = self.max_waiting, self.max_handles
+        max_waiting, max_handles, max_connections = self.max_waiting, self.max_handles, self.max_connections
         for i in range(n):
             t = types[i]
             if t is None:
@@ -203,6 +208,7 @@ class CallTracker:
                         state = connections.get(stream)
                         if state is None:
                             state = connections[stream] = [None, None]
+                            _bound(connections, max_connections)
                         state[0 if t == INITIAL_DATA else 1] = who
                 else:
                     who = auth_users[i] if t == CONAUTH_INFO else appls[i]
@@ -210,6 +216,7 @@ class CallTracker:
                         state = conversations.get(ckey)
                         if state is None:
                             state = conversations[ckey] = [None, None]
+                            _bound(conversations, max_connections)
                         state[0 if t == CONAUTH_INFO else 1] = who
             state = connections.get(stream)
             if state is not None:
@@ -223,6 +230,7 @@ class CallTracker:
                 name = qmgr_names[i]
                 if name and name != "*":
                     qmgr[stream] = name
+                    _bound(qmgr, max_connections)
                 qm[i] = qmgr.get(stream)
                 continue
             if t == MESSAGE_DATA:
@@ -288,6 +296,7 @@ class CallTracker:
                         handles = all_handles.get(ckey)
                         if handles is None:
                             handles = all_handles[ckey] = OrderedDict()
+                            _bound(all_handles, max_connections)
                         handles[hobj] = (name, manager)
                         if len(handles) > max_handles:
                             handles.popitem(last=False)
@@ -326,3 +335,9 @@ class CallTracker:
         self._connection.clear()
         self._conversation.clear()
         return keys
+
+
+def _bound(state: dict, limit: int) -> None:
+    """Forget the oldest entries of ``state`` (insertion order) past ``limit``."""
+    while len(state) > limit:
+        del state[next(iter(state))]
