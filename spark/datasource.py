@@ -215,10 +215,11 @@ class _CaptureReader(DataSourceReader):
         wanted = TABLES if table == ALL else (table,)
         target = self.target
         options = _convert_options(self.options)
-        if table in options.tables:   # one table read: only it is made (its rows are the same)
+        if table in options.tables:   # one table read: only it is made (its rows are the same), with its columns
             import dataclasses
 
-            options = dataclasses.replace(options, tables=(table,))
+            options = dataclasses.replace(options, tables=(table,),
+                                          columns=tuple(c for c in options.columns if c.startswith(table + ".")))
         for name, part in convert_capture(index, uri, options, wanted):
             if name == "captures":
                 if name not in wanted:

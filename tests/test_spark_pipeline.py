@@ -85,9 +85,14 @@ def test_every_conversion_option_reaches_the_tasks(tmp_path, spark):
             assert read_table(str(tmp_path / "spark1"), "msmq_packets").num_rows > 0
     # the data source alone: one option per field, or all at once
     register(spark)
-    narrow = spark.read.format("mqcodec").option("columns", "mq_messages.queue_name, mq_messages.ts").load(str(sim))
+    # a selection naming other tables' columns too: the table read takes its own
+    narrow = spark.read.format("mqcodec").option("columns", "mq_messages.queue_name, mq_messages.ts, "
+                                                            "mq_calls.reason_name").load(str(sim))
     assert narrow.columns == ["message_key", "ts", "queue_name"]
     assert narrow.count() == read_table(str(tmp_path / "local0"), "mq_messages").num_rows
+    calls = spark.read.format("mqcodec").option("table", "mq_calls").option(
+        "columns", "mq_messages.queue_name,mq_calls.reason_name").load(str(sim))
+    assert calls.columns == ["call_key", "reason_name"] and calls.count() > 0
     for reader in (spark.read.format("mqcodec").option("capture_impl", "py"),
                    spark.read.format("mqcodec").option("options", ConvertOptions(capture_impl="py").to_text())):
         report = json.loads(reader.option("table", "captures").load(str(sim)).collect()[0]["report"])
