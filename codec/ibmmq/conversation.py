@@ -202,22 +202,18 @@ class CallTracker:
             ckey = (stream, -1 if conv is None else conv)
             # who
             if t in _WHO:
-                if t == INITIAL_DATA or t == USERID_DATA:
+                if t == INITIAL_DATA or t == USERID_DATA:   # the connection's [channel, user]
                     who = channels[i] if t == INITIAL_DATA else long_users[i] or users[i]
-                    if who:
-                        state = connections.get(stream)
-                        if state is None:
-                            state = connections[stream] = [None, None]
-                            _bound(connections, max_connections)
-                        state[0 if t == INITIAL_DATA else 1] = who
-                else:
+                    held, key, slot = connections, stream, 0 if t == INITIAL_DATA else 1
+                else:                                         # the conversation's [user, application]
                     who = auth_users[i] if t == CONAUTH_INFO else appls[i]
-                    if who:
-                        state = conversations.get(ckey)
-                        if state is None:
-                            state = conversations[ckey] = [None, None]
-                            _bound(conversations, max_connections)
-                        state[0 if t == CONAUTH_INFO else 1] = who
+                    held, key, slot = conversations, ckey, 0 if t == CONAUTH_INFO else 1
+                if who:
+                    state = held.get(key)
+                    if state is None:
+                        state = held[key] = [None, None]
+                        _bound(held, max_connections)
+                    state[slot] = who
             state = connections.get(stream)
             if state is not None:
                 ch[i], us[i] = state
