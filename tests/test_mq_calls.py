@@ -244,7 +244,14 @@ def test_every_unit_says_who_from_tsharks_fields(tmp_path, engine, capture):
         path = tmp_path / "synth.pcap"
         with open(path, "wb") as f:
             write_pcap(f, [(p.ts_ns, p.frame) for p in synth.generate(4, 40)])
-    rows = _convert(path, engine)[0].table("mq_calls").to_pylist()
+    tables = _convert(path, engine)[0]
+    rows = tables.table("mq_calls").to_pylist()
+    # a message row says who as its unit's mq_calls row does
+    by_key = {r["call_key"]: r for r in rows}
+    messages = tables.table("mq_messages").to_pylist()
+    who = ("channel_name", "user_id", "appl_name")
+    assert messages and all([m[k] for k in who] == [by_key[m["call_key"]][k] for k in who] for m in messages)
+    assert any(m["appl_name"] for m in messages) and any(m["channel_name"] for m in messages)
     channels, users, appls = defaultdict(list), defaultdict(list), defaultdict(list)
     for u in sorted(_tshark_units(path), key=lambda u: int(u["frame.number"])):
         frame, stream = int(u["frame.number"]), int(u["tcp.stream"])

@@ -120,8 +120,7 @@ def _mark_offset(mark: list) -> int:
 
 
 #: the mq_messages link columns of a unit when no table needs units read
-_NO_LINK = {"call_key": None, "queue_name": None, "queue_manager": None, "remote_q_name": None,
-            "remote_q_mgr_name": None}
+_NO_LINK = dict.fromkeys(f.name for f in _tables.MQ_LINK)
 
 
 class Converter:
@@ -600,7 +599,8 @@ class Converter:
             self._calls.append(row)
             self.call_rows += 1
         link = {"call_key": call_key, "queue_name": att.queue_name, "queue_manager": att.queue_manager,
-                "remote_q_name": cols.get("remote_q_name"), "remote_q_mgr_name": cols.get("remote_q_mgr_name")}
+                "remote_q_name": cols.get("remote_q_name"), "remote_q_mgr_name": cols.get("remote_q_mgr_name"),
+                "channel_name": att.channel_name, "user_id": att.user_id, "appl_name": att.appl_name}
         return call_key, link
 
     def unit_batch(self, capture, data, starts, lens, full, conn, direction, conns, stream, offset, frame,
@@ -726,7 +726,9 @@ class Converter:
         links = pa.table({"call_key": extra["call_key"], "queue_name": extra["queue_name"],
                           "queue_manager": extra["queue_manager"],
                           "remote_q_name": _k.cast(decoded.column("remote_q_name"), pa.string()),
-                          "remote_q_mgr_name": _k.cast(decoded.column("remote_q_mgr_name"), pa.string())})
+                          "remote_q_mgr_name": _k.cast(decoded.column("remote_q_mgr_name"), pa.string()),
+                          "channel_name": extra["channel_name"], "user_id": extra["user_id"],
+                          "appl_name": extra["appl_name"]})
         return links
 
     def _end_calls(self) -> None:

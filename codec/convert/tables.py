@@ -93,6 +93,11 @@ MQ_LINK = [
     pa.field("queue_manager", _DICT),
     pa.field("remote_q_name", _DICT),        # MQXQH RemoteQName (channel MESSAGE_DATA)
     pa.field("remote_q_mgr_name", _DICT),    # MQXQH RemoteQMgrName
+    # who, as on the unit's mq_calls row: the connection's channel, the conversation's user
+    # and application (mqcodec.ibmmq.conversation)
+    pa.field("channel_name", _DICT),
+    pa.field("user_id", _DICT),
+    pa.field("appl_name", _DICT),
 ]
 
 #: the short MSMQ columns analysts ask for first (name, type, the batch column it comes from)
@@ -394,12 +399,8 @@ BLOCK_SCHEMA = pa.schema([
     pa.field("length", pa.int64()),
     pa.field("_data", pa.large_binary()),
     pa.field("_md_only", pa.bool_()),
-    # IBM MQ: the unit's mq_calls row and the queue it names (tables.MQ_LINK)
-    pa.field("call_key", pa.int64()),
-    pa.field("queue_name", pa.string()),
-    pa.field("queue_manager", pa.string()),
-    pa.field("remote_q_name", pa.string()),
-    pa.field("remote_q_mgr_name", pa.string()),
+    # IBM MQ: the unit's mq_calls row, the queue it names and who (tables.MQ_LINK)
+    *[f if f.name == "call_key" else pa.field(f.name, pa.string()) for f in MQ_LINK],
 ])
 
 #: columns of free text or bytes, nearly every value its own: their Parquet column chunks are
