@@ -36,9 +36,10 @@ from mqcodec.convert.sinks import TableCollector, read_table
 
 LOCATION = {"message_key", "capture", "frame", "ts", "src_ip", "src_port", "dst_ip", "dst_port", "tcp_stream",
             "stream_offset", "raw", "overlap_conflict", "call_key",   # call_key: from the capture index and frame (docs/tables.md)
-            # context, not content: the queue of a message follows its conversation's MQOPEN, which the
-            # damage may have cost (mq_calls, docs/tables.md "Queues")
-            "queue_name", "queue_manager"}
+            # context, not content: the queue of a message follows its conversation's MQOPEN, and who
+            # its connection's INITIAL_DATA, USERID_DATA and MQCONN, which the damage may have cost
+            # (mq_calls, docs/tables.md "Queues")
+            "queue_name", "queue_manager", "channel_name", "user_id", "appl_name"}
 INF = float("inf")
 
 
