@@ -64,24 +64,19 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
-from mqcodec.ibmmq.wire import MQCLOSE, MQOPEN, MQPUT1, SPI, is_reply, is_request  # absolute: _ext compiles this file too
+from mqcodec.ibmmq.wire import (  # absolute: _ext compiles this file too
+    ASYNC_MESSAGE, CONAUTH_INFO, INITIAL_DATA, MESSAGE_DATA, MQCLOSE, MQCONN, MQDISC, MQGET, MQINQ, MQOPEN, MQPUT,
+    MQPUT1, MQSET, NOTIFICATION, REPLY_BIT, REQUEST_MSGS, SPI, USERID_DATA, is_reply, is_request)
 
 __all__ = ["CallTracker", "Attribution", "Attributions", "MQCC_FAILED", "TRACKED"]
 
 MQCC_FAILED = 2
-MESSAGE_DATA = 0x04
-INITIAL_DATA = 0x01
-MQDISC = 0x82
-MQCONN = 0x81
-USERID_DATA = 0x08
-CONAUTH_INFO = 0x0A
 #: the types that say who: the connection's channel and user, the conversation's user and application
 _WHO = frozenset({INITIAL_DATA, USERID_DATA, CONAUTH_INFO, MQCONN})
-_REPLY = 0x10
+_REPLY = REPLY_BIT
 _SPI_OPEN = 12
 #: types whose Hobj names an object opened before
-_USES_HANDLE = frozenset({0x84, 0x85, 0x86, 0x88, 0x89, 0x0D, 0x0E, 0x0F})
-ASYNC_MESSAGE = 0x0D
+_USES_HANDLE = frozenset({MQCLOSE, MQGET, MQPUT, MQSET, MQINQ, ASYNC_MESSAGE, REQUEST_MSGS, NOTIFICATION})
 _REQUESTS = frozenset(t for t in range(256) if is_request(t))
 _REPLIES = frozenset(t for t in range(256) if is_reply(t))
 

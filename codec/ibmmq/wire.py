@@ -129,7 +129,8 @@ SOCKET_ACTION_TYPES: dict[int, str] = {}
 # --------------------------------------------------------------------------
 # Segment type classes
 # --------------------------------------------------------------------------
-MQCONN, MQOPEN, MQCLOSE, MQGET, MQPUT, MQPUT1, MQSET, MQINQ, SPI = 0x81, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8C
+MQCONN, MQDISC, MQOPEN, MQCLOSE, MQGET, MQPUT, MQPUT1, MQSET, MQINQ, SPI = (
+    0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8C)
 INITIAL_DATA, RESET_DATA, MESSAGE_DATA, STATUS_DATA, PING_DATA = 0x01, 0x03, 0x04, 0x05, 0x07
 USERID_DATA, CONAUTH_INFO = 0x08, 0x0A
 SOCKET_ACTION, ASYNC_MESSAGE, REQUEST_MSGS, NOTIFICATION = 0x0C, 0x0D, 0x0E, 0x0F
