@@ -651,12 +651,9 @@ class Converter:
         if raw_rows.any():
             self.pending_bytes += int(lens[raw_rows].sum())
         pick = np.flatnonzero(raw_rows)
-        raw_offsets = np.zeros(len(pick) + 1, dtype=np.int64)
-        np.cumsum(lens[pick], out=raw_offsets[1:])
-        buf = np.frombuffer(data, dtype=np.uint8)
-        gather = np.repeat(starts[pick] - raw_offsets[:-1], lens[pick]) + np.arange(int(raw_offsets[-1]))
+        raw_bytes, raw_offsets = _gathered(np.frombuffer(data, dtype=np.uint8), starts[pick], lens[pick])
         raw_part = _k.cast(pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(pick), [
-            None, pa.py_buffer(raw_offsets), pa.py_buffer(buf[gather].tobytes())]), pa.binary())
+            None, pa.py_buffer(raw_offsets), pa.py_buffer(raw_bytes)]), pa.binary())
         where = np.full(n, -1, dtype=np.int64)
         where[pick] = np.arange(len(pick))
         extra = {
@@ -1078,7 +1075,7 @@ def _replied(req, replied: bool, reply_call_key: Optional[int]):
     return (req[0], req[1], replied, reply_call_key)
 
 
-def _calls_table(rows: list, schema: Optional[pa.Schema] = None) -> pa.Table:
+def _calls_table(rows: list, schema: pa.Schema) -> pa.Table:
     """mq_calls rows as a table of the mq_calls schema, in call_key order.
     Each row is a dict (:meth:`Converter._unit`: decode_unit columns plus
     where, pairing, queue; ``ts`` in nanoseconds, split as in the other
@@ -1086,10 +1083,9 @@ def _calls_table(rows: list, schema: Optional[pa.Schema] = None) -> pa.Table:
     table, a row index, replied, reply_call_key), see :func:`_replied`, or
     (its table, row indices, replied and reply_call_key as Arrow arrays,
     one value per row, or None: all null).  ``schema``: the mq_calls columns to
-    make (default: all)."""
+    make (Converter._built)."""
     import numpy as np
 
-    schema = schema or _tables.table_schema(_tables.MQ_CALLS)
     named = {name: (column, how) for column, (name, how) in _tables.NAMED.items() if name in schema.names}
     plain = _calls_plain_schema()
     dicts = [r for r in rows if type(r) is dict]
@@ -1417,8 +1413,6 @@ def _texts(data, at, body_offsets, body_lengths, ccsids) -> pa.Array:
     and for a CCSID without a converter (see :func:`_body_text`)."""
     import numpy as np
 
-    from ..arrow_kernels import from_numpy
-
     offsets, values, values_buf = _record_buffers(data)
     starts = offsets[at].astype(np.int64) + body_offsets
     ends = np.maximum(np.minimum(starts + body_lengths, offsets[at + 1]), starts)
@@ -1498,7 +1492,7 @@ def _decoded_slices(values, values_buf, starts, ends, ccsids) -> tuple:
                 else:
                     try:   # Arrow checks the UTF-8; slices that are not valid UTF-8 go the way below
                         texts = _k.cast(pa.Array.from_buffers(pa.binary(), len(here), [
-                            None, pa.py_buffer(body_offsets), pa.py_buffer(body)]), pa.string())
+                            None, pa.py_buffer(body_offsets.astype(np.int32)), pa.py_buffer(body)]), pa.string())
                     except pa.ArrowInvalid:
                         texts = None
             if texts is None:   # other CCSIDs, UTF-8 that is not, a slice larger than a piece
@@ -1530,7 +1524,7 @@ def _pieces(lengths):
 
 def _gathered(values, starts, lengths):
     """The bytes ``values[starts[i]:starts[i] + lengths[i]]`` of every i, one after
-    another, and their int32 offsets (as a binary array's buffers)."""
+    another, and their int64 offsets (a large binary array's buffers)."""
     import numpy as np
 
     lengths = lengths.astype(np.int64)
@@ -1538,7 +1532,7 @@ def _gathered(values, starts, lengths):
     np.cumsum(lengths, out=body_offsets[1:])
     total = int(body_offsets[-1])
     index = np.repeat(starts - body_offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
-    return values[index], body_offsets.astype(np.int32)
+    return values[index], body_offsets
 
 
 _UTF8_TABLES: dict = {}
@@ -1567,13 +1561,8 @@ def _translated(body, body_offsets, utf8_table) -> pa.Array:
     import numpy as np
 
     enc, enc_start, enc_len = utf8_table
-    out_len = enc_len[body]
-    out_pos = np.zeros(len(body) + 1, np.int64)
-    np.cumsum(out_len, out=out_pos[1:])
-    total = int(out_pos[-1])
-    index = np.repeat(enc_start[body] - out_pos[:-1], out_len) + np.arange(total, dtype=np.int64)
-    out = enc[index]
-    offsets = out_pos[body_offsets.astype(np.int64)].astype(np.int32)
+    out, out_pos = _gathered(enc, enc_start[body], enc_len[body])   # each byte's character, one after another
+    offsets = out_pos[body_offsets].astype(np.int32)
     return pa.Array.from_buffers(pa.string(), len(body_offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(out)])
 
 
