@@ -108,7 +108,7 @@ MSMQ_ERROR_CODES = {"BAD_VERSION": MSE_BAD_VERSION, "BAD_SIGNATURE": MSE_BAD_SIG
                     "TRUNCATED_AT_CLOSE": MSE_TRUNCATED_AT_CLOSE, "AFTER_CUT": MSE_AFTER_CUT,
                     "BUDGET_CUT": MSE_BUDGET_CUT}
 cdef enum:
-    # framing.SCAN_CHUNK: scanned garbage is reported in pieces of at least this many bytes
+    # framing.SCAN_CHUNK: scanned garbage is reported in pieces of this many bytes (the last one shorter)
     _MSMQ_SCAN_CHUNK = 1 << 20
 MSMQ_SCAN_CHUNK = _MSMQ_SCAN_CHUNK
 
@@ -323,10 +323,22 @@ cdef inline int _msmq_error(MSMQFramer* f, void* ctx, int64_t start, const uint8
     return f.err_emit(ctx, start, raw, n, n, 0, code, a, b, c, d)
 
 
-cdef inline int _msmq_garbage(MSMQFramer* f, void* ctx, int64_t start, const uint8_t* raw, Py_ssize_t n,
-                              int suffix, int64_t c, int64_t d) noexcept nogil:
-    """framing._garbage: the scanned bytes raw[0:n], with the problem and a suffix."""
-    return _msmq_error(f, ctx, start, raw, n, f.prob + 16 * suffix, f.prob_a, f.prob_b, c, d)
+cdef int _msmq_garbage(MSMQFramer* f, void* ctx, int64_t start, const uint8_t* raw, Py_ssize_t n,
+                       int suffix, int64_t c, int64_t d) noexcept nogil:
+    """framing._report_garbage: the scanned bytes raw[0:n], in pieces of SCAN_CHUNK
+    ("still no packet"), then the rest with the problem and a suffix.  0 or -1."""
+    while n >= _MSMQ_SCAN_CHUNK:
+        if _msmq_error(f, ctx, start, raw, _MSMQ_SCAN_CHUNK, f.prob + 16 * MSE_STILL_NO_PACKET, f.prob_a, f.prob_b,
+                       0, 0) < 0:
+            return -1
+        f.prob = MSE_NO_SIGNATURE
+        f.prob_a = f.prob_b = 0
+        start += _MSMQ_SCAN_CHUNK
+        raw += _MSMQ_SCAN_CHUNK
+        n -= _MSMQ_SCAN_CHUNK
+    if n > 0:
+        return _msmq_error(f, ctx, start, raw, n, f.prob + 16 * suffix, f.prob_a, f.prob_b, c, d)
+    return 0
 
 
 cdef inline void _msmq_enter_scan(MSMQFramer* f, int64_t scan_off, int64_t lost_at, int prob, int64_t a,
@@ -383,7 +395,7 @@ cdef Py_ssize_t _msmq_run(MSMQFramer* f, const uint8_t* buf, Py_ssize_t n, emit_
     """framing.MSMQStreamFramer._run over buf[0:n] (stream offset f.offset),
     ``closed``: the stream ended after them.  The bytes consumed, or
     FRAMER_BAIL."""
-    cdef Py_ssize_t pos = 0, avail, total, need, start, j, c, wait, upto
+    cdef Py_ssize_t pos = 0, avail, total, need, start, j, c, wait, upto, m
     cdef const uint8_t* p
     cdef int kind, prob
     cdef int64_t a = 0, b = 0
@@ -395,7 +407,8 @@ cdef Py_ssize_t _msmq_run(MSMQFramer* f, const uint8_t* buf, Py_ssize_t n, emit_
             if avail <= 0:
                 break
             p = buf + pos
-            prob = _msmq_header_problem(p, avail, &a, &b)
+            # framing._step_sync: the Signature judged whole, or at the close
+            prob = _msmq_header_problem(p, avail if avail >= 8 or closed else (4 if avail > 4 else avail), &a, &b)
             if prob:
                 _msmq_enter_scan(f, f.offset + pos + 1, f.offset + pos, prob, a, b)
                 continue
@@ -482,14 +495,13 @@ cdef Py_ssize_t _msmq_run(MSMQFramer* f, const uint8_t* buf, Py_ssize_t n, emit_
             else:
                 upto = start if start > n - 7 else n - 7
                 f.scan_off = f.offset + upto
-            # framing._flush_garbage: scanned garbage in pieces of SCAN_CHUNK
-            if upto - pos >= _MSMQ_SCAN_CHUNK:
-                if _msmq_garbage(f, ctx, f.offset + pos, buf + pos, upto - pos, MSE_STILL_NO_PACKET, 0, 0) < 0:
+            # framing._flush_garbage: scanned garbage in pieces of SCAN_CHUNK from its start
+            m = (upto - pos) - (upto - pos) % _MSMQ_SCAN_CHUNK
+            if m > 0:
+                if _msmq_garbage(f, ctx, f.offset + pos, buf + pos, m, MSE_STILL_NO_PACKET, 0, 0) < 0:
                     f.bailed = 1
                     return FRAMER_BAIL
-                pos = upto
-                f.prob = MSE_NO_SIGNATURE
-                f.prob_a = f.prob_b = 0
+                pos += m
             break
     f.offset += pos
     return pos

@@ -143,11 +143,11 @@ def framed_length(flags: int, packet_size: int) -> int:
     return packet_size
 
 
-def base_header_problem(data, offset: int = 0) -> tuple[int, int, int] | None:
-    """Check the BaseHeader bytes present at ``data[offset:]`` (fewer than 16
+def base_header_problem(data, offset: int = 0, end: int | None = None) -> tuple[int, int, int] | None:
+    """Check the BaseHeader bytes present at ``data[offset:end]`` (fewer than 16
     are checked as far as they go).  Returns None when they can start a
     packet, else the problem as ``framing_errors`` codes it: (code, a, b)."""
-    n = len(data) - offset
+    n = (len(data) if end is None else end) - offset
     if n >= 1 and data[offset] != C.BASE_VERSION:
         return _E.BAD_VERSION, data[offset], 0
     if n > 4:
@@ -228,7 +228,8 @@ def _may_be_order_ack(data) -> bool:
 # ====================================================================== the framer
 
 _SYNC, _TAIL, _SCAN = "sync", "tail", "scan"
-#: garbage accumulated while scanning is reported in chunks of at most this size
+#: garbage accumulated while scanning is reported in pieces of this size, counted from
+#: its start (the last piece shorter)
 SCAN_CHUNK = 1 << 20
 _COMPACT_AT = 1 << 16
 
@@ -316,8 +317,7 @@ class MSMQStreamFramer:
                                                                      here))
             self._after_broken_packet(self._tail_end, self._tail_of, here, after)
         else:  # scanning
-            if self._pos < len(self._buf):
-                self._error(self._pos, len(self._buf), *self._garbage(_E.NONE_BEFORE_GAP, nbytes, here))
+            self._report_garbage(len(self._buf), _E.NONE_BEFORE_GAP, nbytes, here)
             self._problem = (_E.AFTER_GAP, nbytes, here)
             self._reset(after)
             self._scan = 0
@@ -468,7 +468,9 @@ class MSMQStreamFramer:
         avail = len(buf) - pos
         if avail == 0:
             return False
-        bad = base_header_problem(buf, pos)
+        # the Signature is judged whole, or at the close, so that the problem
+        # quoted does not depend on how the stream was cut
+        bad = base_header_problem(buf, pos, pos + (avail if avail >= 8 or self._closed else min(avail, 4)))
         if bad is not None:
             self._enter_scan(pos + 1, self._off(pos), bad)
             return True
@@ -510,22 +512,28 @@ class MSMQStreamFramer:
         # no candidate in [start, len - 8]; positions after that are undecided
         self._scan = max(start, len(buf) - 7) if not self._closed else len(buf)
         if self._closed:
-            if self._pos < len(buf):
-                self._error(self._pos, len(buf), *self._garbage(_E.ENDED_BEFORE_PACKET))
+            self._report_garbage(len(buf), _E.ENDED_BEFORE_PACKET)
             self._mode = _SYNC
             return False
         return self._flush_garbage(self._scan)
 
     def _flush_garbage(self, upto: int) -> bool:
-        """Report scanned garbage in chunks so that it is not all buffered."""
-        if upto - self._pos >= SCAN_CHUNK:
-            self._error(self._pos, upto, *self._garbage(_E.STILL_NO_PACKET))
+        """Report scanned garbage in pieces of SCAN_CHUNK bytes (counted from its
+        start, whatever the chunks it came in) so that it is not all buffered."""
+        while upto - self._pos >= SCAN_CHUNK:
+            self._error(self._pos, self._pos + SCAN_CHUNK, *self._garbage(_E.STILL_NO_PACKET))
             self._problem = (_E.NO_SIGNATURE, 0, 0)
         return False
 
+    def _report_garbage(self, upto: int, suffix: int = 0, c: int = 0, d: int = 0) -> None:
+        """Report the garbage up to ``upto``: its pieces of SCAN_CHUNK, then the
+        rest with ``suffix`` (framing_errors) and its numbers."""
+        self._flush_garbage(upto)
+        if upto > self._pos:
+            self._error(self._pos, upto, *self._garbage(suffix, c, d))
+
     def _found(self, c: int) -> None:
-        if c > self._pos:
-            self._error(self._pos, c, *self._garbage())
+        self._report_garbage(c)
         found = self._off(c)
         self._events.append(Resynchronised(found, found - self._lost_at))
         self.stats["resynchronised"] += 1
