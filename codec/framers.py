@@ -122,7 +122,7 @@ class CompiledFramer(ReadyEvents):
                     structure, field, reason = _msmq_errors.describe(code, a, b, c, d)
                 add(FramingError(start, structure, field, reason, raw, length, raw_truncated=truncated))
             else:
-                add(StreamUnit(item[0], item[1], item[2]))
+                add(StreamUnit(item[0], item[1], item[2], bool(item[3])))
 
 
 def drive(frames: Iterable, budget: Optional[ByteBudget], *, mq_ports=(1414,), msmq_ports=(1801,),

@@ -183,7 +183,7 @@ def _decode(u: Unit) -> dict:
             return _segment_tree(ev, u.data)
         if u.unit == "message":
             tree = {"Message": ev.to_dict()}
-            if len(ev.data) == ev.md_length:
+            if ev.md_only:
                 # the MQMD and no data (an MQPUT_REPLY repeats the MQMD, not the data):
                 # the MQMD alone, no header chain to follow (as pcap2parquet decodes it)
                 from .ibmmq.headers import decode_md

@@ -78,11 +78,13 @@ class ReadyEvents:
 class StreamUnit(NamedTuple):
     """A whole unit as the compiled framers report it: its stream ``offset``,
     its ``data`` (equal to the pure framer's ``Message.data`` /
-    ``Packet.data``) and its ``kind``."""
+    ``Packet.data``), its ``kind`` and, IBM MQ, whether it is ``md_only`` (an
+    MQMD and no message data, as ``Message.md_only``)."""
 
     offset: int
     data: bytes
     kind: str
+    md_only: bool = False
 
 
 class FramerStateError(MQCodecError, RuntimeError):

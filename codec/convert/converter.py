@@ -513,7 +513,7 @@ class Converter:
                 row = self._add(capture, d, ev.offset, d.protocol, ev.kind, ev.data)
                 if d.last_unit is not None and d.last_unit[0] == ev.offset:
                     row.update(d.last_unit[2])
-                if kind == "Message" and ev.md_length is not None and len(ev.data) == ev.md_length:
+                if kind == "Message" and ev.md_only:
                     # the unit carries the MQMD but no data (an MQPUT_REPLY repeats the
                     # MQMD, not the data): decode the MQMD alone, follow no chain
                     row["_md_only"] = True

@@ -234,6 +234,11 @@ class Message:
         return self.data[self.md_length:]
 
     @property
+    def md_only(self) -> bool:
+        """The unit carries an MQMD and no message data (a reply without data)."""
+        return len(self.data) == self.md_length
+
+    @property
     def segment_count(self) -> int:
         return len(self.segments)
 
