@@ -11,9 +11,9 @@ structure, field, reason)``, and the count of resynchronisations.
 The expected facts come from outside the framers: the encoders and the
 simulator that built the streams (which units, where, with which bytes), the
 [MS-MQQB] 4.1 example frames and malformed vectors, and the error kinds of
-``framing_errors``.  (The compiled framers are also held to the pure ones
-event by event, chunk by chunk, in tests/test_framer_mq_compiled.py and
-tests/test_framer_msmq_compiled.py.)
+``framing_errors``.  (tests/test_framer_mq_streams.py and
+tests/test_framer_msmq_streams.py drive both through many more streams, step by
+step, tests/framer_steps.py.)
 """
 from __future__ import annotations
 
