@@ -17,7 +17,9 @@ written to a temporary folder. The summary prints each row's seconds and the
 2-worker speed-up and each row's busy CPU seconds of the whole machine
 (``extra_info["cpu_s"]``, from /proc/stat: a 1-worker row that keeps more than
 one core busy bounds what a second worker can add on a 2-core machine); ``extra_info`` also
-holds the job's summary (ranges, tasks, shuffled bytes).
+holds the job's summary (ranges, tasks, shuffled bytes, the Python workers' peak memory) and
+the executors' peak memory (JVM heap, JVM and Python resident memory, from the driver's
+REST API), which must not grow with the capture (issue 17).
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ RANGE_MB = int(os.environ.get("MQCODEC_SPLIT_BENCH_RANGE_MB", "128"))
 BYTES_PER_MESSAGE = 2930
 TIMES: dict = {}
 CPU: dict = {}
+PEAKS: dict = {}
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +78,11 @@ def test_split_capture_on_the_cluster(benchmark, capture, workers, writer, tmp_p
         conf = dict(cluster.app_conf)
         conf.update({"spark.cores.max": str(workers), "spark.executor.memory": "768m",
                      "spark.sql.shuffle.partitions": str(4 * workers), "spark.default.parallelism": str(4 * workers),
-                     "spark.task.maxFailures": "4"})
+                     "spark.task.maxFailures": "4",
+                     # executors' peak memory, JVM and Python process trees (the REST API's peakMemoryMetrics)
+                     "spark.executor.processTreeMetrics.enabled": "true", "spark.ui.enabled": "true",
+                     "spark.ui.host": "127.0.0.1",
+                     "spark.executor.metrics.pollingInterval": "1s"})
         spark = get_session(master=cluster.url, app_name="mqcodec-bench-split", conf=conf)
         spark.sparkContext.setLogLevel("ERROR")
         out = tempfile.mkdtemp(prefix="split-out-", dir=str(tmp_path))
@@ -91,15 +98,35 @@ def test_split_capture_on_the_cluster(benchmark, capture, workers, writer, tmp_p
 
         try:
             benchmark.pedantic(job, rounds=1, iterations=1)
+            PEAKS[workers, writer] = _executor_peaks(spark)
         finally:
             spark.stop()
         benchmark.extra_info.update({k: summary.get(k) for k in ("ranges", "tasks", "shuffled_bytes", "frames",
-                                                                 "messages", "calls")})
+                                                                 "messages", "calls", "python_peak_rss_mib")})
+        benchmark.extra_info.update(PEAKS[workers, writer])
+        PEAKS[workers, writer]["python_peak_rss_mib (job summary)"] = summary.get("python_peak_rss_mib")
         benchmark.extra_info["capture_bytes"] = os.path.getsize(capture)
     # the machine's busy CPU during the row (this process, the master, the workers, their executors
     # and Python workers; nothing else should run), cluster start and stop included
     CPU[workers, writer] = _cpu() - cpu0
     benchmark.extra_info["cpu_s"] = round(CPU[workers, writer], 1)
+
+
+def _executor_peaks(spark) -> dict:
+    """The largest of the executors' peak memory figures (MiB) from the driver's REST API:
+    JVM heap, the JVM's and the Python workers' resident memory (process trees)."""
+    import json
+    import urllib.request
+
+    sc = spark.sparkContext
+    url = "%s/api/v1/applications/%s/allexecutors" % (sc.uiWebUrl, sc.applicationId)
+    with urllib.request.urlopen(url, timeout=30) as r:
+        executors = [e for e in json.load(r) if e["id"] != "driver"]
+    out = {}
+    for key in ("JVMHeapMemory", "ProcessTreeJVMRSSMemory", "ProcessTreePythonRSSMemory"):
+        values = [(e.get("peakMemoryMetrics") or {}).get(key, 0) for e in executors]
+        out["executor_peak_%s_mib" % key] = max(values, default=0) >> 20
+    return out
 
 
 def _cpu() -> float:
@@ -118,3 +145,5 @@ def teardown_module(module):
     for key in sorted(CPU):
         print("  %d worker(s), %s writing: %.0f CPU s for the row (cluster start and stop included)"
               % (key[0], key[1], CPU[key]))
+    for key in sorted(PEAKS):
+        print("  %d worker(s), %s writing, peak MiB: %s" % (key[0], key[1], PEAKS[key]))

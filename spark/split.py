@@ -184,6 +184,18 @@ def _frames(rows, names: dict):
             yield _range_row(index, task["first_number"], reader, damage)
 
 
+#: the summary figure, and the key of each task's report, of the Python workers' peak memory
+PEAK_RSS = "python_peak_rss_mib"
+
+
+def peak_rss_mib() -> int:
+    """The peak resident memory of this Python worker so far, in MiB (a worker
+    Spark reuses counts every task it ran): what a task's memory cost at most."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024   # (Linux: KiB)
+
+
 def _range_row(index: int, first_number: int, reader, damage: BaseException | None) -> pa.RecordBatch:
     """The row a range adds after its frames: ``number`` the first frame number
     it did not read, ``range_report`` what the local engine's report says of the
@@ -193,7 +205,7 @@ def _range_row(index: int, first_number: int, reader, damage: BaseException | No
     report = {"first_number": first_number, "file_error": None if damage is None else str(damage),
               "truncation": None if reader.truncation is None else reader.truncation._asdict(),
               "skipped_blocks": {str(k): v for k, v in reader.skipped_blocks.items()},
-              "impossible_timestamps": reader.impossible_timestamps}
+              "impossible_timestamps": reader.impossible_timestamps, PEAK_RSS: peak_rss_mib()}
     return pa.RecordBatch.from_pydict(
         {"capture_index": [index], "number": [first_number + reader.numbers], "ts_ns": [0], "linktype": [0],
          "caplen": [0], "origlen": [0], "data": [b""], "interface_id": [0], "conn": [b""], "pair": [b""],
@@ -294,6 +306,7 @@ def _task_report(conv, opened: dict | None = None) -> pa.Table:
     from .datasource import CAPTURES_SCHEMA
 
     report = conv.report(top=None)
+    report[PEAK_RSS] = peak_rss_mib()
     if opened is not None:
         report["connections opened"] = {str(k): v for k, v in opened.items()}
     return pa.table({"index": [-1], "capture": ["(split)"], "report": [json.dumps(report, sort_keys=True, default=str)]},
@@ -515,8 +528,9 @@ def _grouped(spark, files: list, options, *, split_size: int, partitions: int | 
     frames = ranges_df.mapInArrow(lambda it: _frames(it, names), to_spark_schema(FRAMES_SCHEMA)) \
         .persist(StorageLevel.DISK_ONLY)
     # the file structure: a capture ends at its first damaged record, as in the local engine
-    structure = file_structure(frames.where(F.col("range_report").isNotNull())
-                               .select("capture_index", "number", "range_report").collect())
+    range_rows = frames.where(F.col("range_report").isNotNull()).select(
+        "capture_index", "number", "range_report").collect()
+    structure = file_structure(range_rows)
     kept = frames.where(F.col("range_report").isNull())
     for index, c in structure.items():
         if c["cut"] is not None:
@@ -538,6 +552,7 @@ def _grouped(spark, files: list, options, *, split_size: int, partitions: int | 
     figures["_kept"] = kept
     figures["_not_read"] = not_read
     figures["_structure"] = structure
+    figures[PEAK_RSS] = max([json.loads(r[2]).get(PEAK_RSS, 0) for r in range_rows], default=0)
     return grouped, figures, names
 
 
@@ -594,7 +609,8 @@ def finish_reports(reports: list, files: list, figures: dict) -> list:
     and one row with a report per capture, as the local engine lists them
     (the tasks' counters summed, ``tasks`` how many converted part of it;
     inputs not read with their error).
-    ``figures`` gets ``shuffled_bytes`` (the frames' bytes through the shuffle)."""
+    ``figures`` gets ``shuffled_bytes`` (the frames' bytes through the shuffle) and
+    ``python_peak_rss_mib`` the largest of the tasks' (:func:`peak_rss_mib`)."""
     from collections import Counter
 
     from pyspark.sql import functions as F
@@ -613,6 +629,7 @@ def finish_reports(reports: list, files: list, figures: dict) -> list:
     for row in reports:
         report = json.loads(row["report"])
         report.pop("connections opened", None)   # checked already (check_numbering)
+        figures[PEAK_RSS] = max(figures.get(PEAK_RSS, 0), report.pop(PEAK_RSS, 0))
         for c in report["captures"]:
             m = merged.setdefault(c.get("index", 0), {"capture": c["capture"], "stats": Counter(), "tasks": 0})
             m["tasks"] += 1

@@ -63,6 +63,8 @@ def test_ranges_of_64_kib_give_the_local_engines_rows(spark, spark_cluster, inpu
     cut = {p: len(plan_ranges(p, 64 * 1024)) for p in inputs}
     assert summary["tasks"]["scan"] == sum(n if p.endswith(".pcap") else 1 for p, n in cut.items()) > len(inputs)
     assert summary["shuffled_bytes"] >= sum(Path(p).stat().st_size for p in inputs) // 2
+    # a Python worker with pyarrow loaded holds tens of MiB; the test cluster's executors are small
+    assert 40 <= summary["python_peak_rss_mib"] < 2048 and "python_peak_rss_mib" not in local["summary"]
     for k in ("frames", "messages", "calls", "gaps"):
         assert summary.get(k, 0) == local["summary"].get(k, 0), k
     assert summary["calls"] > 100 and summary["gaps"] > 0
