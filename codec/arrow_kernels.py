@@ -20,8 +20,7 @@ import pyarrow as pa
 from pyarrow._compute import CastOptions, call_function as call
 
 __all__ = ["call", "take", "filter", "cast", "dictionary_encode", "if_else", "equal", "is_null", "is_valid",
-           "fill_null", "cast_table", "sort_by", "invert", "and_", "or_", "from_numpy", "bools", "int64s",
-           "unique_inverse", "pc"]
+           "fill_null", "cast_table", "sort_by", "invert", "and_", "or_", "from_numpy", "bools", "int64s", "pc"]
 
 
 def take(data, indices):
@@ -150,26 +149,6 @@ def int64s(values) -> pa.Array:
     import numpy as np
 
     return from_numpy(np.asarray(values, dtype=np.int64))
-
-
-def unique_inverse(values) -> tuple:
-    """``np.unique(values, return_inverse=True)`` for integers whose span is not
-    much larger than the array (connection and direction numbers): by a table of
-    the span, without a sort (and without the first ``np.unique``'s import of
-    ``numpy.ma``); by ``np.unique`` otherwise."""
-    import numpy as np
-
-    values = np.asarray(values, dtype=np.int64)
-    if len(values) == 0:
-        return values[:0].copy(), values[:0].copy()
-    lo, hi = int(values.min()), int(values.max())
-    if hi - lo > 4 * len(values) + 4096:
-        return np.unique(values, return_inverse=True)
-    shifted = values - lo
-    present = np.zeros(hi - lo + 1, dtype=bool)
-    present[shifted] = True
-    rank = np.cumsum(present, dtype=np.int64) - 1
-    return np.flatnonzero(present) + lo, rank[shifted]
 
 
 class _Kernels:

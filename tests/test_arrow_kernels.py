@@ -42,17 +42,6 @@ def test_from_numpy_of_other_arrays_goes_to_pa_array():
     assert k.bools([1, 0]).equals(pa.array([True, False]))
 
 
-@pytest.mark.parametrize("n,lo,span", [(0, 0, 1), (1, 5, 1), (40, 0, 3), (5000, 1000, 200), (5000, 0, 10 ** 9),
-                                       (70000, 2 ** 40, 70000), (300, -50, 100)])
-def test_unique_inverse_equals_np_unique(n, lo, span):
-    """The table path (a span not much larger than the array) and the np.unique path."""
-    values = np.random.default_rng(n).integers(0, span, n) + lo
-    got_u, got_i = k.unique_inverse(values)
-    want_u, want_i = np.unique(values, return_inverse=True)
-    assert got_u.tolist() == want_u.tolist() and got_i.tolist() == want_i.tolist()
-    assert (got_u[got_i] == values).all()
-
-
 def test_kernels_equal_pyarrow_compute():
     a = pa.array([3, None, 1, 7], pa.int32())
     t = pa.table({"x": a, "y": pa.array(["p", "q", None, "s"])})

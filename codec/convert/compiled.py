@@ -153,7 +153,7 @@ class _Held:
         dirs = t.column("_dir").to_numpy().astype(np.int64)
         end = t.column("_end").to_numpy()
         keyv = conn * 2 + dirs
-        uniq, inverse = _k.unique_inverse(keyv)
+        uniq, inverse = np.unique(keyv, return_inverse=True)
         state = np.array([core.stream_end(int(k) >> 1, int(k) & 1) for k in uniq.tolist()], dtype=np.int64)
         se = state[inverse]
         write = (se == -1) | (end <= se - OVERLAP_WINDOW) | final
@@ -225,7 +225,7 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, held: "Optional[
                                                                    pa.py_buffer(b["data"])])
     conn = np.asarray(b["conn"], dtype=np.int64)
     direction = np.asarray(b["direction"], dtype=np.int8)
-    uniq, inverse = _k.unique_inverse(conn)
+    uniq, inverse = np.unique(conn, return_inverse=True)
     cip, cport, sip, sport = [], [], [], []
     for c in uniq.tolist():
         info = conns.get(c)

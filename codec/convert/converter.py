@@ -635,7 +635,7 @@ class Converter:
         qn, qm, rck = att.queue_name, att.queue_manager, att.request_call_key
         lat = [None if x is None else x // 1000 for x in att.latency_ns]
         # where each unit was seen, as columns
-        seen, at = _k.unique_inverse(conn)
+        seen, at = np.unique(conn, return_inverse=True)
         info = [conns[c] for c in seen.tolist()]
         c2s = direction == 0
         # the addresses as dictionary indices: one string per address, not one per unit
