@@ -162,7 +162,7 @@ class _Held:
         n = int(write.sum())
         if n == 0:
             return 0
-        out = _k.filter(t, _k.bools(write))
+        out = _k.filter(t, _k.bools(write)) if self.table is not None else t   # (all of it: no copy)
         # keys from the input (keys.MessageKeys): each direction's rows come in stream order
         rank = out.column("_rank").to_numpy()
         opened = None
@@ -178,9 +178,23 @@ class _Held:
             conv.keys.forget(int(k) >> 1, int(k) & 1)
         out = out.set_column(out.schema.get_field_index("message_key"), "message_key", _k.from_numpy(keys))
         out = _k.cast_table(out.select([f.name for f in BLOCK_SCHEMA]), BLOCK_SCHEMA)
-        conv.blocks.append(out)
-        conv.block_rows += n
-        conv.pending_bytes += int(_k.call("sum", [out.column("length")]).as_py() or 0)
+        # rows of more bytes than a chunk (streams that end together: at the end of a capture
+        # every open unit becomes an error row with its bytes) go to the writers a chunk at a
+        # time, so that the rendering's copies of them stay within --chunk-bytes
+        size = _k.fill_null(out.column("length"), 0).to_numpy()
+        cum = np.cumsum(size)
+        chunk = conv.options.chunk_bytes
+        start = 0
+        while start < n:   # (one piece, unless the rows hold more than the chunk has room for)
+            before = int(cum[start - 1]) if start else 0
+            stop = int(np.searchsorted(cum, before + max(chunk - conv.pending_bytes, 1), side="left")) + 1
+            stop = min(max(stop, start + 1), n)
+            conv.blocks.append(out.slice(start, stop - start) if start or stop < n else out)
+            conv.block_rows += stop - start
+            conv.pending_bytes += int(cum[stop - 1]) - before
+            if stop < n:
+                conv.flush()
+            start = stop
         return n
 
 def _take(conv, core, mod, side, name: str, conns: dict, kinds, held: "Optional[_Held]" = None,
