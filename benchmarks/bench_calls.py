@@ -37,9 +37,9 @@ def _units(path):
             super().__init__(*a, **k)
             self.units = []
 
-        def _unit(self, capture, stream, direction, src, sport, dst, dport, offset, frame, ts, data, length):
-            self.units.append((bytes(data), length))
-            return super()._unit(capture, stream, direction, src, sport, dst, dport, offset, frame, ts, data, length)
+        def _unit(self, *args):   # (..., data, length): the unit's bytes and its full length last
+            self.units.append((bytes(args[-2]), args[-1]))
+            return super()._unit(*args)
 
     conv = Recorder(TableCollector(), ConvertOptions(capture_impl="py"))
     conv.add_capture(path, name="bench")
