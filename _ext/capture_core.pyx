@@ -25,6 +25,7 @@ API::
     core.number_frames(numbers)  # optional, before feed: each pcap record's frame number
     core.feed(chunk)      # bytes-like, any size; partial records are kept
     core.finish()         # end of input: close every open connection (framers' close)
+    core.finish(max_bytes)  # the same in steps: False once the output holds max_bytes; take(), call again
     b = core.take()       # dict of what was produced since the last take():
         seq int64, conn int64, direction int8 (0 c->s, 1 s->c), tcp_stream int64,
         stream_offset int64, frame int64, ts_ns int64 (frame/ts_ns = -1 where the
@@ -2692,6 +2693,8 @@ cdef class _Walker:
 cdef class CaptureCore(_Walker):
     """See the module docstring."""
     cdef list _slog
+    cdef Py_ssize_t _finish_next   # finish(max_bytes): the next connection to finish
+    cdef bint _finishing
 
     def __init__(self, mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True, *,
                  server_ports=DEFAULT_SERVER_PORTS, max_closed=65536, max_connections=1_000_000, max_reassembly_bytes=4 << 20,
@@ -2720,23 +2723,37 @@ cdef class CaptureCore(_Walker):
         if i64_push(&self.c.offs, 0) < 0:
             raise MemoryError()
 
-    def finish(self):
-        """End of input: close every open fast-path connection (stream order)."""
+    def finish(self, Py_ssize_t max_bytes=0):
+        """End of input: close every open fast-path connection (stream order).
+        ``max_bytes`` > 0: stop once the output not yet taken holds that many
+        bytes (their open units become rows with their bytes, all at the end of
+        the capture) and return False; take() them and call again to go on.
+        True when every connection is closed."""
         cdef Py_ssize_t ci
         cdef Core* c = &self.c
-        if c.fmt == 0 or (c.fmt == 2 and c.sections == 0):
-            set_unsupported(c, "the input ends inside the file header")
-        if (c.fmt == 1 or c.fmt == 2) and not c.stopped and self.left.n:
-            c.stopped = True
-            c.stop_off = c.base
-            c.stop_num = c.number
-        if not c.unsupported:
-            with nogil:
-                for ci in range(c.nconns):
-                    if c.conns[ci].state == C_FAST and not c.conns[ci].retired:
-                        finish_conn(c, ci, c.number - 1, True)
-            if c.oom:
-                raise MemoryError("capture core")
+        if not self._finishing:
+            self._finishing = True
+            self._finish_next = 0
+            if c.fmt == 0 or (c.fmt == 2 and c.sections == 0):
+                set_unsupported(c, "the input ends inside the file header")
+            if (c.fmt == 1 or c.fmt == 2) and not c.stopped and self.left.n:
+                c.stopped = True
+                c.stop_off = c.base
+                c.stop_num = c.number
+        if c.unsupported:
+            return True
+        ci = self._finish_next
+        with nogil:
+            while ci < c.nconns:
+                if c.conns[ci].state == C_FAST and not c.conns[ci].retired:
+                    finish_conn(c, ci, c.number - 1, True)
+                ci += 1
+                if max_bytes > 0 and c.data.n >= max_bytes:
+                    break
+        self._finish_next = ci
+        if c.oom:
+            raise MemoryError("capture core")
+        return ci >= c.nconns
 
     def take(self):
         """Everything produced since the last take()."""

@@ -588,7 +588,7 @@ def run() -> None:
     here.  What the interpreter would do next -- tear down every module,
     collect every object, shut pyarrow's pools -- changes nothing outside the
     process and took 35-50 ms of a 0.4 s conversion of a small capture
-    (BENCHMARKS.md).  A process that loaded Spark exits the normal way, so
+    when it was measured.  A process that loaded Spark exits the normal way, so
     that PySpark's own exit handlers run."""
     import os
 

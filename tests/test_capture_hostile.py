@@ -432,6 +432,45 @@ class _Sizes(TableCollector):
         return super().__call__(name, table)
 
 
+def _open_msmq_connections(n: int, tail: int) -> bytes:
+    """``n`` MSMQ connections each left inside a packet claiming 4 MiB ([MS-MQMQ]
+    2.2.19.1 BaseHeader, PacketSize 0x00400000) after ``tail`` bytes of it."""
+    hdr = struct.pack("<BBH4sII", 0x10, 0, 0, b"LIOR", 0x00400000, 0xFFFFFFFF)
+    packets = []
+    for i in range(n):
+        c = TcpConversation(("10.9.0.%d" % (i + 1), 40000 + i), ("10.9.1.1", 1801), mss=1400,
+                            start_ns=1_700_000_000 * NS + i * 1000)
+        packets += c.handshake() + c.send(0, hdr + bytes(tail))
+    return _pcap(packets)
+
+
+def test_the_core_finishes_a_chunk_of_bytes_at_a_time():
+    """CaptureCore.finish(max_bytes): the connections' end in steps whose output
+    holds about max_bytes (one connection's rows more at most), the same rows in
+    the same order as one finish()."""
+    core_mod = pytest.importorskip("mqcodec._ext.capture_core")
+    data = _open_msmq_connections(40, 20 * 1024)
+
+    def run(max_bytes):
+        core = core_mod.CaptureCore(units=True)
+        core.feed(data)
+        assert core.take()["data"] == b""   # nothing whole before the end
+        steps = []
+        while True:
+            done = core.finish(max_bytes)
+            b = core.take()
+            steps.append((b["data"], b["stream_offset"].tolist(), b["conn"].tolist()))
+            if done:
+                return steps
+
+    whole = run(0)
+    assert len(whole) == 1 and len(whole[0][0]) == 40 * (16 + 20 * 1024)
+    steps = run(64 * 1024)
+    assert len(steps) >= 8 and max(len(d) for d, _, _ in steps) <= 64 * 1024 + 16 + 20 * 1024
+    assert b"".join(d for d, _, _ in steps) == whole[0][0]
+    assert [c for _, _, cs in steps for c in cs] == whole[0][2]
+
+
 def test_units_left_open_at_the_end_reach_the_sink_a_chunk_at_a_time(impl):
     """40 MSMQ connections each left inside a packet claiming 4 MiB ([MS-MQMQ]
     2.2.19.1 BaseHeader, PacketSize 0x00400000) when the capture ends: every open
@@ -439,16 +478,10 @@ def test_units_left_open_at_the_end_reach_the_sink_a_chunk_at_a_time(impl):
     writers about --chunk-bytes at a time, not all together (the rendering copies
     what it is handed: one piece holding every connection's bytes made a 200 MiB
     capture of such connections peak at 1.3 GiB)."""
-    hdr = struct.pack("<BBH4sII", 0x10, 0, 0, b"LIOR", 0x00400000, 0xFFFFFFFF)
-    packets = []
-    for i in range(40):
-        c = TcpConversation(("10.9.0.%d" % (i + 1), 40000 + i), ("10.9.1.1", 1801), mss=1400,
-                            start_ns=1_700_000_000 * NS + i * 1000)
-        packets += c.handshake() + c.send(0, hdr + bytes(20 * 1024))
     chunk = 64 * 1024
     sink = _Sizes()
     conv = Converter(sink, ConvertOptions(capture_impl=impl, chunk_bytes=chunk, raw=True))
-    conv.add_capture(_pcap(packets), name="open")
+    conv.add_capture(_open_msmq_connections(40, 20 * 1024), name="open")
     conv.drain()
     rows = sink.rows()
     errors = [r for r in rows if r["error"] is not None]

@@ -482,7 +482,11 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
         return _give_up(conv, core, made0, before_header, pieces, gzip_error)
     if gzip_error and not core.stats["frames"] and core.stop is None:
         raise gzip_error[-1]   # damaged gzip before the first frame: not a readable capture (the pure reader's words)
-    core.finish()
+    # the end: every open unit becomes a row with its bytes, a chunk's bytes at a time
+    while not core.finish(opts.chunk_bytes):
+        _take(conv, core, mod, side, name, conns, kinds, held)
+        if conv.pending_bytes >= opts.chunk_bytes:
+            conv.flush()
     _take(conv, core, mod, side, name, conns, kinds, held, final=True)
     _side_events(conv, side.close(), name)
     stats = dict(core.stats)
