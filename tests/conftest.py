@@ -12,6 +12,13 @@ SHARED = pathlib.Path(os.environ.get("MQCODEC_SHARED", ROOT.parent / "shared")).
 VECTORS = SHARED / "vectors"
 SEEDS = SHARED / "seeds"
 CAPTURES = SHARED / "captures"
+#: the [MS-MQQB] 4.1 example frames under VECTORS / "msmq"
+EC_REQ = "4.1.3_establish_connection_request.bin"
+EC_RSP = "4.1.4_establish_connection_response.bin"
+CP_REQ = "4.1.5_connection_parameters_request.bin"
+CP_RSP = "4.1.6_connection_parameters_response.bin"
+UM_222 = "4.1.7_user_message_first_222_bytes.bin"
+ACK = "4.1.8_session_ack.bin"
 
 
 def pytest_report_header(config):

@@ -36,16 +36,11 @@ from mqcodec.msmq import framing as F
 from mqcodec.msmq import framing_errors as E
 from mqcodec.msmq.optional_headers import TxSequenceID
 
+from conftest import ACK, CP_REQ, CP_RSP, EC_REQ, EC_RSP, UM_222
 from framer_steps import check, errors, units
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-EC_REQ = "4.1.3_establish_connection_request.bin"
-EC_RSP = "4.1.4_establish_connection_response.bin"
-CP_REQ = "4.1.5_connection_parameters_request.bin"
-CP_RSP = "4.1.6_connection_parameters_response.bin"
-UM_222 = "4.1.7_user_message_first_222_bytes.bin"
-ACK = "4.1.8_session_ack.bin"
 MALFORMED = ["V9_queuejumper_poc.bin", "V11_noisefest_fullsignature.bin", "V12_msf_queuejumper_prefix240.bin"]
 
 

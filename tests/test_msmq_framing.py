@@ -38,15 +38,11 @@ from mqcodec.msmq.framing import (CLOSED, NEED_DATA, FramingError, Incomplete, M
                                   Resynchronised)
 from mqcodec.stream_events import FramerStateError, StreamUnit
 
+from conftest import ACK, CP_REQ, CP_RSP, EC_REQ, EC_RSP, UM_222
+
 #: the unit events: the pure framer's Packet, the compiled framer's StreamUnit
 UNITS = (Packet, StreamUnit)
 
-EC_REQ = "4.1.3_establish_connection_request.bin"
-EC_RSP = "4.1.4_establish_connection_response.bin"
-CP_REQ = "4.1.5_connection_parameters_request.bin"
-CP_RSP = "4.1.6_connection_parameters_response.bin"
-UM_222 = "4.1.7_user_message_first_222_bytes.bin"
-ACK = "4.1.8_session_ack.bin"
 
 
 def _read(vectors, name):
