@@ -68,13 +68,17 @@ def drive(protocol: str, impl: str, steps: Iterable[Step], offset: int = 0) -> l
 def joined(steps: Iterable[Step]) -> list:
     """The steps with consecutive chunks joined into one."""
     out: list = []
+    run: list = []
     for step in steps:
         if isinstance(step, tuple):
+            if run:
+                out.append(b"".join(run))
+                run = []
             out.append(step)
-        elif out and not isinstance(out[-1], tuple):
-            out[-1] += step
         else:
-            out.append(bytes(step))
+            run.append(step)
+    if run:
+        out.append(b"".join(run))
     return out
 
 
