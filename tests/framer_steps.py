@@ -91,8 +91,12 @@ def check(protocol: str, impl: str, steps: Iterable[Step], offset: int = 0) -> l
     for i, (g, want) in enumerate(zip(got, same_steps)):
         assert g == want, "step %d of %d: not the pure framer's rows" % (i, len(steps))
     rows = [r for step in got for r in step]
-    whole = [r for step in drive(protocol, "py", joined(steps), offset) for r in step]
-    assert rows == whole, "the rows depend on how the stream was cut"
+    whole_steps = joined(steps)
+    if len(whole_steps) < len(steps):   # (steps that are whole already: the reference above)
+        whole = [r for step in drive(protocol, "py", whole_steps, offset) for r in step]
+        assert rows == whole, "the rows depend on how the stream was cut"
+    else:
+        assert rows == [r for step in same_steps for r in step]
     return rows
 
 
