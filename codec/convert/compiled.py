@@ -178,23 +178,9 @@ class _Held:
             conv.keys.forget(int(k) >> 1, int(k) & 1)
         out = out.set_column(out.schema.get_field_index("message_key"), "message_key", _k.from_numpy(keys))
         out = _k.cast_table(out.select([f.name for f in BLOCK_SCHEMA]), BLOCK_SCHEMA)
-        # rows of more bytes than a chunk (streams that end together: at the end of a capture
-        # every open unit becomes an error row with its bytes) go to the writers a chunk at a
-        # time, so that the rendering's copies of them stay within --chunk-bytes
-        size = _k.fill_null(out.column("length"), 0).to_numpy()
-        cum = np.cumsum(size)
-        chunk = conv.options.chunk_bytes
-        start = 0
-        while start < n:   # (one piece, unless the rows hold more than the chunk has room for)
-            before = int(cum[start - 1]) if start else 0
-            stop = int(np.searchsorted(cum, before + max(chunk - conv.pending_bytes, 1), side="left")) + 1
-            stop = min(max(stop, start + 1), n)
-            conv.blocks.append(out.slice(start, stop - start) if start or stop < n else out)
-            conv.block_rows += stop - start
-            conv.pending_bytes += int(cum[stop - 1]) - before
-            if stop < n:
-                conv.flush()
-            start = stop
+        conv.blocks.append(out)
+        conv.block_rows += n
+        conv.pending_bytes += int(_k.call("sum", [out.column("length")]).as_py() or 0)
         return n
 
 def _take(conv, core, mod, side, name: str, conns: dict, kinds, held: "Optional[_Held]" = None,
@@ -472,9 +458,7 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
             frames = core.stats.get("frames", 0)
             progress.advance(frames - frames_seen, where[0])
             frames_seen = frames
-        if conv.block_rows + len(conv.pending) + conv.call_rows >= opts.chunk_messages \
-                or conv.pending_bytes >= opts.chunk_bytes:
-            conv.flush()
+        _flush_when_full(conv)
         if core.stop is not None:
             break
     if core.file_state is None:
@@ -485,8 +469,7 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     # the end: every open unit becomes a row with its bytes, a chunk's bytes at a time
     while not core.finish(opts.chunk_bytes):
         _take(conv, core, mod, side, name, conns, kinds, held)
-        if conv.pending_bytes >= opts.chunk_bytes:
-            conv.flush()
+        _flush_when_full(conv)
     _take(conv, core, mod, side, name, conns, kinds, held, final=True)
     _side_events(conv, side.close(), name)
     stats = dict(core.stats)
@@ -538,6 +521,14 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
             conv.summary[key] += stats[key]
     conv.end_capture(report, reader, file_error)
     return None
+
+
+def _flush_when_full(conv) -> None:
+    """Flush the pending rows once they make a chunk (--chunk messages or --chunk-bytes)."""
+    opts = conv.options
+    if conv.block_rows + len(conv.pending) + conv.call_rows >= opts.chunk_messages \
+            or conv.pending_bytes >= opts.chunk_bytes:
+        conv.flush()
 
 
 def _raising(pieces, errors: list):
