@@ -332,7 +332,7 @@ def _clean_rows(outdir: str, endpoints=None):
     rows, keys = [], {}
     groups = []
     for table in ("mq_messages", "msmq_packets"):
-        pf = pq.ParquetFile(os.path.join(outdir, table, "part-00000.parquet"))
+        pf = pq.ParquetFile(os.path.join(outdir, table, "part-00000-c000.parquet"))
         groups += [pf.read_row_group(i) for i in range(pf.num_row_groups)]
     for t in groups:
         t = t.cast(pa_plain(t.schema))
@@ -346,7 +346,7 @@ def _clean_rows(outdir: str, endpoints=None):
             keys[r["message_key"]] = len(rows)
             rows.append({k: v for k, v in r.items() if k not in _NOT_COMPARED})
             rows[-1]["pcf"] = []
-    pp = pq.ParquetFile(os.path.join(outdir, "pcf_parameters", "part-00000.parquet"))
+    pp = pq.ParquetFile(os.path.join(outdir, "pcf_parameters", "part-00000-c000.parquet"))
     for i in range(pp.num_row_groups):
         for r in pp.read_row_group(i).to_pylist():
             j = keys.get(r.pop("message_key"))

@@ -297,7 +297,8 @@ def _options(args: argparse.Namespace):
     from .convert.options import ConvertOptions
 
     return ConvertOptions(mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port), raw=args.raw,
-                          chunk_messages=args.chunk, chunk_bytes=args.chunk_bytes, capture_impl=args.capture_impl,
+                          chunk_messages=args.chunk, chunk_bytes=args.chunk_bytes,
+                          row_groups_per_file=args.row_groups_per_file, capture_impl=args.capture_impl,
                           buffer_budget=args.buffer_budget, threads=args.threads,
                           columns=tuple(c for spec in args.columns or () for c in spec),
                           **({"tables": args.tables} if args.tables else {}))
@@ -539,6 +540,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="messages decoded and written per row group")
     c.add_argument("--chunk-bytes", type=positive, default=16 << 20, metavar="BYTES",
                    help="also flush a row group when the pending messages hold this many bytes")
+    c.add_argument("--row-groups-per-file", type=non_negative, default=64, metavar="N",
+                   help="begin a table's next Parquet part file after N row groups, so that the writer's "
+                        "memory stays flat however large the capture (0: one file per table)")
     c.add_argument("--buffer-budget", type=positive, default=256 << 20, metavar="BYTES",
                    help="bytes all reassembly and framer buffers may hold together before the largest "
                         "buffered direction is cut into an error row")

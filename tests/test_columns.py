@@ -159,10 +159,10 @@ def test_cli_columns_and_readers(tmp_path):
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["summary"]["messages"] == 16
-    path = str(out / "mq_messages" / "part-00000.parquet")
+    path = str(out / "mq_messages" / "part-00000-c000.parquet")
     assert pq.read_schema(path).names == ["message_key", "queue_name", "queue_manager", "body_text"]
-    assert pq.read_schema(str(out / "mq_calls" / "part-00000.parquet")).names == ["call_key", "reason_name"]
-    assert len(pq.read_schema(str(out / "msmq_packets" / "part-00000.parquet"))) == len(table_schema("msmq_packets"))
+    assert pq.read_schema(str(out / "mq_calls" / "part-00000-c000.parquet")).names == ["call_key", "reason_name"]
+    assert len(pq.read_schema(str(out / "msmq_packets" / "part-00000-c000.parquet"))) == len(table_schema("msmq_packets"))
     import duckdb
     import pandas as pd
     import polars as pl

@@ -49,7 +49,7 @@ def _files(outdir) -> dict:
     """table -> (its Parquet file's rows, row-group sizes) of a job's output."""
     out = {}
     for table in tables.TABLES:
-        f = pq.ParquetFile(outdir / table / "part-00000.parquet")
+        f = pq.ParquetFile(outdir / table / "part-00000-c000.parquet")
         out[table] = (f.read(), [f.metadata.row_group(i).num_rows for i in range(f.num_row_groups)])
     return out
 
@@ -412,7 +412,7 @@ def test_dictionaries_for_repeated_values_only(tmp_path, simulated):
     convert([str(simulated)], str(tmp_path / "o"), ConvertOptions(threads=1, raw=True, chunk_messages=40))
     exempt = set()
     for table in tables.TABLES:
-        f = pq.ParquetFile(tmp_path / "o" / table / "part-00000.parquet")
+        f = pq.ParquetFile(tmp_path / "o" / table / "part-00000-c000.parquet")
         paths = [f.schema.column(i).path for i in range(len(f.schema))]
         free = [p for p in paths if p.split(".")[0] in tables.NO_DICTIONARY]
         assert tables.dictionary_columns(tables.table_schema(table)) == [p for p in paths if p not in free]

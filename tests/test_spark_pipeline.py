@@ -132,7 +132,7 @@ def test_both_ways_of_writing_give_the_local_engines_files(tmp_path, spark, monk
     assert only_real["summary"]["messages"] > 0
     for table in ("msmq_packets", "pcf_parameters"):
         files = list((tmp_path / "tasks_real" / table).rglob("*.parquet"))
-        assert [f.name for f in files] == ["part-00000.parquet"] and read_table(str(tmp_path / "tasks_real"),
+        assert [f.name for f in files] == ["part-00000-c000.parquet"] and read_table(str(tmp_path / "tasks_real"),
                                                                                  table).num_rows == 0
     original = pipeline._Output.__init__
 
@@ -166,9 +166,9 @@ def test_both_ways_of_writing_give_the_local_engines_files(tmp_path, spark, monk
     # the tasks' files: one part file per capture (and date) with rows, named by the capture's
     # index; none for a capture without rows of the table
     names = {p.name for p in (tmp_path / "tasks" / "pcf_parameters").iterdir()}
-    assert names == {"part-00000.parquet", "part-00001.parquet"}
+    assert names == {"part-00000-c000.parquet", "part-00001-c000.parquet"}
     assert {p.name for p in (tmp_path / "tasks" / "msmq_packets").rglob("*.parquet")} == names
-    assert "part-00002.parquet" in {p.name for p in (tmp_path / "tasks" / "mq_calls").rglob("*.parquet")}
+    assert "part-00002-c000.parquet" in {p.name for p in (tmp_path / "tasks" / "mq_calls").rglob("*.parquet")}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["jvm", "jvm_calls", "jvm_real", "local", "sim12.pcap",
                                                           "sim13.pcap", "tasks", "tasks_real"]
 

@@ -2,8 +2,10 @@
 
 Both engines (local, Spark) write the shared real capture and a simulator
 capture; pyarrow, pandas, Polars, DuckDB and Spark each read every table of
-both outputs, and all ten readings hold the same rows.  The layout
-(``OUTDIR/<table>/part-*.parquet``, nothing else readers would pick up), the
+both outputs, and all ten readings hold the same rows.  Both outputs are
+written in small chunks with part files rolled every 2 row groups (each table
+several files, as a large capture's), and hold the rows of a one-file output.
+The layout (``OUTDIR/<table>/part-*.parquet``, nothing else readers would pick up), the
 Parquet timestamp type (INT64 TIMESTAMP(MICROS, UTC), which all of them read
 as UTC) and date partitioning are checked on the files themselves.
 """
@@ -115,9 +117,19 @@ def outputs(tmp_path_factory, spark):
     sim = tmp / "sim.pcap"
     synth.write_capture(str(sim), seed=8, messages=25)
     inputs = [str(CAPTURES / "ibmmq_jms_client_1414.pcap"), str(sim)]
-    local = convert(inputs, str(tmp / "local"), ConvertOptions(raw=True))
-    remote = spark_convert(inputs, str(tmp / "spark"), raw=True, spark=spark)
+    # small chunks and at most ROW_GROUPS row groups per part file: each table of both
+    # engines is several files, as a large capture's is (sinks.DatasetSink)
+    local = convert(inputs, str(tmp / "local"), ConvertOptions(raw=True, **ROLLED))
+    remote = spark_convert(inputs, str(tmp / "spark"), raw=True, spark=spark, **ROLLED)
+    convert(inputs, str(tmp / "whole"), ConvertOptions(raw=True, row_groups_per_file=0))
     return tmp, local, remote
+
+
+#: the outputs' chunking: part files of at most 2 row groups of at most 20 rows (the pure
+#: capture pipeline flushes every chunk_messages rows; the compiled core also waits for
+#: the end of its 4 MiB input pieces, one piece for these captures); "whole" is the
+#: compiled core's, one file per table
+ROLLED = {"chunk_messages": 20, "row_groups_per_file": 2, "capture_impl": "py"}
 
 
 @ON_BOTH
@@ -129,7 +141,13 @@ def test_layout_is_one_dataset_per_table_in_both_engines(outputs):
         for table in TABLES:
             files = [p for p in (root / table).rglob("*") if p.is_file() and not p.name.startswith(".")]
             assert files and all(p.name.startswith("part-") and p.suffix == ".parquet" for p in files), files
+            # rolled: a task's files are -c000, -c001, ... of at most 2 row groups each
+            assert len(files) > 1, (engine, table)
             for p in files:
+                assert pq.ParquetFile(p).metadata.num_row_groups <= ROLLED["row_groups_per_file"], p
+                task, _, n = p.stem.rpartition("-c")
+                assert n.isdigit() and all((p.parent / ("%s-c%03d.parquet" % (task, i))).is_file()
+                                           for i in range(int(n))), p
                 schema = pq.ParquetFile(p).schema_arrow
                 assert [f.name for f in schema] == table_schema(table).names
                 if "ts" in schema.names:
@@ -154,6 +172,9 @@ def test_every_reader_reads_the_same_rows_from_both_engines(outputs, spark, tabl
                "spark": _spark_reader(spark)}
     reference = _canon(_pyarrow(str(tmp / "local"), table, names), names)
     assert len(reference) > 10
+    # part files rolled every 2 row groups hold the rows of one file per table
+    assert reference == _canon(_pyarrow(str(tmp / "whole"), table, names), names)
+    assert [p.name for p in (tmp / "whole" / table).iterdir()] == ["part-00000-c000.parquet"]
     for engine in ("local", "spark"):
         for reader, read in readers.items():
             got = _canon(read(str(tmp / engine), table, names), names)

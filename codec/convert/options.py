@@ -26,6 +26,11 @@ class ConvertOptions:
     #: keep their bytes (an MSMQ packet may be 4 MiB, an MQ message 100 MiB), so a
     #: chunk counted in messages alone is not a memory bound
     chunk_bytes: int = 16 << 20
+    #: a Parquet part file holds at most this many row groups (chunks); past it the table goes
+    #: on in the next part file (sinks.DatasetSink): an open file keeps every row group's
+    #: metadata until it is closed, so this bounds the writer's memory whatever the capture's
+    #: size (0: one file per table and task, however large)
+    row_groups_per_file: int = 64
     impl: Optional[str] = None
     #: the capture pipeline: None = the compiled capture core when built (docs/capture-core.md),
     #: "py" = the pure pipeline (the reference); ``impl="py"`` implies it

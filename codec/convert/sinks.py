@@ -4,6 +4,7 @@ written on background threads (:class:`BackgroundSink`), or kept in memory
 from __future__ import annotations
 
 import os
+from collections import Counter
 from typing import Any, Iterable, Optional, Sequence
 
 import pyarrow as pa
@@ -48,32 +49,43 @@ class TableCollector:
 
 
 class DatasetSink:
-    """Writes each table as a Parquet dataset ``outdir/<table>/``: one part
-    file (one row group per chunk), or with ``partition_by="date"`` one part
-    file per UTC date of ``ts`` in hive-style folders ``date=YYYY-MM-DD``
-    (rows with no ``ts``: ``date=__HIVE_DEFAULT_PARTITION__``, as Spark
-    names them).  Nothing is created before the first call; :meth:`close`
+    """Writes each table as a Parquet dataset ``outdir/<table>/``: part files
+    of one row group per chunk, or with ``partition_by="date"`` part files
+    per UTC date of ``ts`` in hive-style folders ``date=YYYY-MM-DD`` (rows
+    with no ``ts``: ``date=__HIVE_DEFAULT_PARTITION__``, as Spark names
+    them).  A part file holds at most ``row_groups_per_file`` row groups
+    (0: no limit); the table goes on in the next one, ``part-00000-c000.parquet``,
+    ``part-00000-c001.parquet``, ... (as Spark names the files of a task): an open
+    Parquet file keeps every row group's metadata until it is closed (about
+    1 KiB per column), so without the limit memory would grow with the
+    capture.  Nothing is created before the first call; :meth:`close`
     writes the tables that got no rows as empty part files when
     ``complete`` is true."""
 
     NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
     def __init__(self, outdir: str, *, partition_by: Optional[str] = None, compression: str = "zstd",
-                 part: str = "part-00000", tables: Sequence[str] = TABLES, columns: Sequence[str] = ()) -> None:
+                 part: str = "part-00000", tables: Sequence[str] = TABLES, columns: Sequence[str] = (),
+                 row_groups_per_file: int = 0) -> None:
         """``part``: the name of the part files (without ``.parquet``): each
         task of the Spark engine writes its capture's own.  ``tables``: the
         tables of the job (:attr:`ConvertOptions.tables`), which :meth:`close`
         completes; ``columns``: its column selection (:attr:`ConvertOptions.columns`),
-        the schema of each file."""
+        the schema of each file; ``row_groups_per_file``: see the class
+        (:attr:`ConvertOptions.row_groups_per_file`)."""
         self.tables = tuple(tables)
         self.columns = tuple(columns)
         if partition_by not in (None, "date"):
             raise ValueError("partition_by must be None or 'date', not %r" % (partition_by,))
+        if row_groups_per_file < 0:
+            raise ValueError("row_groups_per_file must be >= 0, not %r" % (row_groups_per_file,))
         self.outdir = outdir
         self.partition_by = partition_by
         self.compression = compression
         self.part = part
-        self._writers: dict[tuple[str, Optional[str]], object] = {}
+        self.row_groups_per_file = row_groups_per_file
+        self._writers: dict[tuple[str, Optional[str]], ParquetFile] = {}
+        self._files: Counter = Counter()   # (table, date) -> part files begun
         self.paths: list[str] = []
 
     def __call__(self, table: str, rows: pa.Table) -> None:
@@ -95,22 +107,26 @@ class DatasetSink:
             if date is not None:
                 folder = os.path.join(folder, "date=" + date)
             os.makedirs(folder, exist_ok=True)
-            path = os.path.join(folder, self.part + ".parquet")
+            path = os.path.join(folder, "%s-c%03d.parquet" % (self.part, self._files[key]))
             w = self._writers[key] = ParquetFile(path, output_schema(table, self.columns), self.compression,
                                                  sample=rows)
+            self._files[key] += 1
             self.paths.append(path)
-        w.write_table(rows)  # type: ignore[attr-defined]
+        w.write_table(rows)
+        if self.row_groups_per_file and w.row_groups >= self.row_groups_per_file:
+            del self._writers[key]   # the next rows begin the next part file
+            w.close()
 
     def close(self, *, complete: bool = True) -> list[str]:
         """Close every part file; with ``complete``, give each table that got
         no rows an empty part file, so that every table can be read."""
         if complete:
-            written = {t for t, _ in self._writers}
+            written = {t for t, _ in self._files}
             for table in self.tables:
                 if table not in written:
                     self._write(table, None, output_schema(table, self.columns).empty_table())
         for w in self._writers.values():
-            w.close()  # type: ignore[attr-defined]
+            w.close()
         self._writers.clear()
         return self.paths
 
@@ -130,6 +146,7 @@ class ParquetFile:
         """``sample``: the file's first rows, which choose the columns written with
         a dictionary (:func:`~mqcodec.convert.tables.dictionary_columns`)."""
         self.schema = schema
+        self.row_groups = 0   # written so far: one per write_table (of at most 1 Mi rows)
         use_dictionary = dictionary_columns(schema, sample)
         self._file: Any = None
         try:
@@ -156,6 +173,7 @@ class ParquetFile:
             raise ValueError("Parquet file %s: the rows' schema is not the file's:\n%s\nvs.\n%s"
                              % (getattr(self._file, "path", "?"), rows.schema, self.schema))
         self._writer.write_table(rows)
+        self.row_groups += 1
 
     def close(self) -> None:
         self._writer.close()

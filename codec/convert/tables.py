@@ -3,10 +3,10 @@ them: :mod:`mqcodec.convert.sinks`; their keys: :mod:`mqcodec.convert.keys`).
 
 One Parquet dataset per table, the same layout whichever engine writes it::
 
-    OUTDIR/mq_messages/part-00000.parquet       IBM MQ messages and MQ framing errors
-    OUTDIR/msmq_packets/part-00000.parquet      MSMQ packets (pings included) and MSMQ framing errors
-    OUTDIR/pcf_parameters/part-00000.parquet    PCF parameters of MQ messages with a PCF body
-    OUTDIR/mq_calls/part-00000.parquet          IBM MQ protocol units (every segment type), paired
+    OUTDIR/mq_messages/part-00000-c000.parquet       IBM MQ messages and MQ framing errors
+    OUTDIR/msmq_packets/part-00000-c000.parquet      MSMQ packets (pings included) and MSMQ framing errors
+    OUTDIR/pcf_parameters/part-00000-c000.parquet    PCF parameters of MQ messages with a PCF body
+    OUTDIR/mq_calls/part-00000-c000.parquet          IBM MQ protocol units (every segment type), paired
     (with partitioning by date: OUTDIR/<table>/date=YYYY-MM-DD/part-*.parquet)
 
 Each table is self-contained: the common columns (:data:`COMMON`) then only
