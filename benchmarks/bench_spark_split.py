@@ -9,7 +9,9 @@ The capture is the simulator's (``mqcodec.synth.write_capture``, seed 1) of abou
 ``$MQCODEC_BENCH_DIR`` (default /tmp/mqcodec-bench); the cluster is
 tests/spark_cluster.py's, started for each row with the row's workers (one core
 each, 1 GiB), the application taking every core; ranges of 128 MiB
-(``MQCODEC_SPLIT_BENCH_RANGE_MB``); the tasks write the Parquet files
+(``MQCODEC_SPLIT_BENCH_RANGE_MB``); ``MQCODEC_SPLIT_BENCH_CAPTURE=tiled`` takes instead
+the simulator's 2,000-message capture tiled to the size, each copy on connections of its
+own (bench_resources' growth capture: no connection dominates); the tasks write the Parquet files
 (``MQCODEC_SPLIT_BENCH_WRITERS=tasks``, the default for a local output) or Spark's
 writer does (``spark``; ``tasks,spark`` for both); ``MQCODEC_SPLIT_BENCH_COLUMNS``
 ("TABLE=COL,COL;TABLE=COL") gives the job a column selection. Each row is one round: the whole job, Parquet
@@ -50,15 +52,30 @@ def capture():
 
     root = Path(os.environ.get("MQCODEC_BENCH_DIR", "/tmp/mqcodec-bench"))
     root.mkdir(parents=True, exist_ok=True)
-    path = root / ("split-%dmb.pcap" % MB)
+    path = root / ("split-%dmb%s.pcap" % (MB, "-tiled" if TILED else ""))
     if not path.exists():
         tmp = path.with_suffix(".tmp")
-        synth.write_capture(str(tmp), seed=1, messages=MB * 1024 * 1024 // BYTES_PER_MESSAGE)
+        if TILED:   # bench_resources' growth capture: the 2,000-message capture, copies on their own connections
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from bench_resources import write_growth
+
+            write_growth(str(tmp), MB)
+        else:
+            synth.write_capture(str(tmp), seed=1, messages=MB * 1024 * 1024 // BYTES_PER_MESSAGE)
         tmp.rename(path)
     return str(path)
 
 
+#: MQCODEC_SPLIT_BENCH_CAPTURE=tiled: the simulator's 2,000-message capture tiled up to the size,
+#: each copy on connections of its own (many connections of a few MiB, as many clients make);
+#: default: one simulation of the size, 58.6 % of whose bytes are one connection
+TILED = os.environ.get("MQCODEC_SPLIT_BENCH_CAPTURE", "") == "tiled"
+
+
 WRITERS = os.environ.get("MQCODEC_SPLIT_BENCH_WRITERS", "tasks").split(",")
+#: MQCODEC_SPLIT_BENCH_ROW_GROUPS=N: the job's row_groups_per_file (default: ConvertOptions')
+OPTIONS = ({"row_groups_per_file": int(os.environ["MQCODEC_SPLIT_BENCH_ROW_GROUPS"])}
+           if os.environ.get("MQCODEC_SPLIT_BENCH_ROW_GROUPS") else {})
 #: "TABLE=COL,COL;TABLE=COL": the job's column selection (pcap2parquet --columns), default none
 COLUMNS = tuple("%s.%s" % (spec.partition("=")[0].strip(), c.strip())
                 for spec in os.environ.get("MQCODEC_SPLIT_BENCH_COLUMNS", "").split(";") if spec.strip()
@@ -92,7 +109,7 @@ def test_split_capture_on_the_cluster(benchmark, capture, workers, writer, tmp_p
             shutil.rmtree(out, ignore_errors=True)
             t = time.perf_counter()
             report = pipeline.convert([capture], out, spark=spark, split_size=RANGE_MB << 20,
-                                      write_in_tasks=writer == "tasks", columns=COLUMNS)
+                                      write_in_tasks=writer == "tasks", columns=COLUMNS, **OPTIONS)
             TIMES[workers, writer] = time.perf_counter() - t
             summary.update(report["summary"])
 
