@@ -955,6 +955,8 @@ class Converter:
             decoded["body_text"] = _body_text(part.column("_data"), table, part.column("_md_only"))
         if "rfh2_folders" in want:
             decoded["rfh2_folders"] = _rfh2_folders(part.column("_data"), table, part.column("_md_only"))
+        if "rfh_name_values" in want:
+            decoded["rfh_name_values"] = _rfh_name_values(part.column("_data"), table, part.column("_md_only"))
         # channel MESSAGE_DATA: the message came in an MQXQH (Format MQXMIT) the framer took off
         xmit = pc.fill_null(pc.equal(part.column("kind"), "MESSAGE_DATA"), False)
         if "header_formats" in want and pc.any(xmit).as_py():
@@ -1345,6 +1347,48 @@ def _rfh2_folders(data, table, md_only) -> pa.Array:
         parts_rows.append(slow)
         parts_lists.append(pa.array(lists, pa.list_(pa.string())))
     return _spread(pa.concat_arrays(parts_lists), np.concatenate(parts_rows), n)
+
+
+def _rfh_name_values(data, table, md_only) -> pa.Array:
+    """What a message with MQRFH version 1 headers (Format MQHRF: the rules and
+    formatting header of MQSeries Integrator and the early publish/subscribe broker)
+    carried besides its body: each MQRFH's NameValueString, decoded in the header's
+    CodedCharSetId, trailing blanks and NULs trimmed, as
+    :class:`mqcodec.ibmmq.headers.MQRFH` gives it; null for rows without one, that
+    failed or are an MQMD alone, and for a NameValueString in a CCSID without a
+    converter.  Such messages are rare: the pure message decoder reads them."""
+    import numpy as np
+
+    from ..arrow_kernels import call, pc
+    from ..errors import MQCodecError
+    from ..ibmmq.message import decode_message
+
+    n = len(table)
+    formats = table.column("header_formats")
+    formats = formats.combine_chunks() if isinstance(formats, pa.ChunkedArray) else formats
+    flat = call("list_flatten", [formats])
+    parent = call("list_parent_indices", [formats]).to_numpy()
+    is_rfh = pc.indices_nonzero(pc.fill_null(pc.equal(flat, pa.scalar("MQHRF", pa.string())), False)).to_numpy()
+    rows = np.unique(parent[is_rfh])
+    if len(rows):
+        body = np.zeros(n, bool)
+        body[pc.indices_nonzero(pc.fill_null(_with_body(table, md_only), False)).to_numpy()] = True
+        rows = rows[body[rows]]
+    if not len(rows):
+        return pa.nulls(n, pa.list_(pa.string()))
+    offsets, _, values_buf = _record_buffers(data)
+    view = memoryview(values_buf) if values_buf is not None else memoryview(b"")
+    lists: list = []
+    for i in rows.tolist():
+        try:
+            headers = decode_message(bytes(view[offsets[i]:offsets[i + 1]])).headers
+        except MQCodecError:   # what the batch decoder read, the message decoder refuses
+            lists.append(None)
+            continue
+        texts = [h.NameValueString.rstrip(" \x00") for h in headers
+                 if h.NAME == "MQRFH" and isinstance(h.NameValueString, str)]
+        lists.append(texts or None)
+    return _spread(pa.array(lists, pa.list_(pa.string())), rows, n)
 
 
 def _u32(values, at, little, limit):

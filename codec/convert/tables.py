@@ -218,6 +218,8 @@ def _mq_messages() -> pa.Schema:
         elif f.name == "header_formats":
             # the MQRFH2 folders (mqcodec.convert.converter._rfh2_folders)
             fields.append(pa.field("rfh2_folders", pa.list_(pa.string())))
+            # the NameValueStrings of its MQRFH version 1 headers (converter._rfh_name_values)
+            fields.append(pa.field("rfh_name_values", pa.list_(pa.string())))
     return pa.schema(_with_names(fields))
 
 
