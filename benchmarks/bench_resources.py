@@ -8,7 +8,9 @@ Never run in CI (large temporary files, minutes of CPU).  Either
 
 (sizes from MQCODEC_BENCH_RESOURCE_MB, default "20,100,500"), or, for a table:
 
-    .venv/bin/python benchmarks/bench_resources.py [growth|adversarial|all] [--sizes 20,100,500]
+    .venv/bin/python benchmarks/bench_resources.py [growth|adversarial|all] [--sizes 20,100,500] [--args "..."]
+
+(``--args``: more pcap2parquet arguments, e.g. ``--args "--row-groups-per-file 0"``)
 
 Peak RSS is ``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`` measured by a
 small wrapper process around ``python -m mqcodec pcap2parquet`` (so each
@@ -483,7 +485,9 @@ def run_budget(size_mb: float, conns: int, tmp: str, limits=(0, 256 << 20)) -> l
     return out
 
 
-def run_case(kind: str, size_mb: float, tmp: str) -> dict:
+def run_case(kind: str, size_mb: float, tmp: str, *extra: str) -> dict:
+    """One capture of ``kind`` and ``size_mb`` converted in a child (``extra``: more
+    pcap2parquet arguments)."""
     pcap = os.path.join(tmp, "c.pcap")
     t = time.monotonic()
     if kind == "growth":
@@ -494,7 +498,7 @@ def run_case(kind: str, size_mb: float, tmp: str) -> dict:
         frames = BUILDERS[kind](pcap, size_mb)
     gen = time.monotonic() - t
     try:
-        res = measure(pcap, os.path.join(tmp, "out"))
+        res = measure(pcap, os.path.join(tmp, "out"), *extra)
     finally:
         os.unlink(pcap)
         subprocess.run(["rm", "-rf", os.path.join(tmp, "out")])
@@ -537,6 +541,8 @@ def main(argv):
         sizes = [float(x) for x in argv[argv.index("--sizes") + 1].split(",")]
     adv_mb = float(argv[argv.index("--adv-mb") + 1]) if "--adv-mb" in argv else 200
     kinds = argv[argv.index("--kinds") + 1].split(",") if "--kinds" in argv else list(BUILDERS) + ["tiny-garbage"]
+    # --args "...": more pcap2parquet arguments for growth and adversarial (--args "--row-groups-per-file 0")
+    extra = argv[argv.index("--args") + 1].split() if "--args" in argv else []
     if what == "budget":   # global byte budget: 1,024 connections each claiming 4 MiB
         import json
         mb = float(argv[argv.index("--budget-mb") + 1]) if "--budget-mb" in argv else 600
@@ -558,13 +564,13 @@ def main(argv):
     with tempfile.TemporaryDirectory() as tmp:
         if what in ("growth", "all"):
             for mb in sizes:
-                r = run_case("growth", mb, tmp)
+                r = run_case("growth", mb, tmp, *extra)
                 print(_line(r), flush=True)
                 print("<!-- %s -->" % {k: r["summary"].get(k) for k in ("frames", "messages", "errors", "gaps")}
                       if r["summary"] else r["stderr"][-500:], flush=True)
         if what in ("adversarial", "all"):
             for kind in kinds:
-                r = run_case(kind, adv_mb, tmp)
+                r = run_case(kind, adv_mb, tmp, *extra)
                 print(_line(r), flush=True)
                 print("<!-- %s -->" % (r["summary"] if r["summary"] else r["stderr"][-500:]), flush=True)
 
