@@ -22,7 +22,8 @@ API::
                        max_total_buffer=None,   # the global byte budget: past it, supported -> False
                        units=False,             # also IBM MQ unit records (kind MQ_UNIT_KIND)
                        streams_by_frame=False)  # tcp_stream: the frame that opened the connection
-    core.number_frames(numbers)  # optional, before feed: each pcap record's frame number
+    core.number_frames(numbers)  # optional, before each feed: the frame numbers of the records from the
+                                 # next walked on (a window: core.records_walked, core.records_fed(n))
     core.feed(chunk)      # bytes-like, any size; partial records are kept
     core.finish()         # end of input: close every open connection (framers' close)
     core.finish(max_bytes)  # the same in steps: False once the output holds max_bytes; take(), call again
@@ -437,9 +438,10 @@ cdef struct Core:
     int64_t number        # next frame number
     int64_t now_frame     # the frame being processed, and its time (gaps it reveals)
     int64_t now_ts
-    const int64_t* numbers  # number_frames(): the frame number of each pcap record, or NULL
+    const int64_t* numbers  # number_frames(): the frame numbers of pcap records numbers_base.., or NULL
     int64_t n_numbers
-    int64_t rec           # pcap records walked (index into numbers)
+    int64_t numbers_base  # the record numbers[0] numbers
+    int64_t rec           # pcap records walked
     bint streams_by_frame # tcp_stream: the number of the frame that opened the connection
     int64_t base          # absolute offset of the first byte not consumed
     bint stopped
@@ -2186,8 +2188,8 @@ cdef Py_ssize_t walk(Core* c, const uint8_t* p, Py_ssize_t n) noexcept nogil:
         sec = rd32(p + pos, big)
         frac = rd32(p + pos + 4, big)
         ts = <int64_t>sec * NS + <int64_t>frac * c.scale
-        if c.numbers != NULL and c.rec < c.n_numbers:
-            c.number = c.numbers[c.rec]
+        if c.numbers != NULL and c.rec - c.numbers_base < c.n_numbers:
+            c.number = c.numbers[c.rec - c.numbers_base]
         c.rec += 1
         process(c, p + pos + 16, pos + 16, incl, orig, ts, 0, c.linktype)
         c.number += 1
@@ -2677,17 +2679,31 @@ cdef class _Walker:
         return self.c.number
 
     def number_frames(self, numbers):
-        """The frame number of each pcap record, in file order (int64, from
-        the frames of a capture that are not the whole capture: one
-        connection's, see ``Converter.add_frames``); call before ``feed``."""
+        """The frame numbers of the pcap records from the next one walked
+        (:attr:`records_walked`) on, in file order (int64; the frames of a
+        capture that are not the whole capture: one connection's, see
+        ``Converter.add_frames``).  Called before ``feed``, and again between
+        feeds with the numbers from the next record on: the caller holds a
+        window of them, never a number per frame of the capture
+        (:func:`mqcodec.convert.compiled.add_capture`, at most
+        :meth:`records_fed` past :attr:`records_walked`)."""
         cdef const int64_t[::1] v
         a = np.ascontiguousarray(numbers, dtype=np.int64)
-        if self.c.rec:
-            raise ValueError("number_frames after records were walked")
         self._numbers = a
         v = a
+        self.c.numbers_base = self.c.rec
         self.c.n_numbers = a.shape[0]
         self.c.numbers = &v[0] if a.shape[0] else NULL
+
+    @property
+    def records_walked(self):
+        """The pcap records walked so far."""
+        return self.c.rec
+
+    def records_fed(self, int64_t more):
+        """At most how many records the bytes fed and not yet walked, and ``more``
+        bytes fed next, complete (a record is at least its 16-byte header)."""
+        return (self.fed + more - self.c.base) // 16 + 1
 
 
 cdef class CaptureCore(_Walker):

@@ -18,6 +18,7 @@ import io
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -125,6 +126,41 @@ def test_simulator_captures(seed, impl):
     out = _same_by_connection(_pcap(_packets(seed, 40)), impl, as_batches=seed == 2)
     _compiled(out, impl)
     assert out["groups"] > 3 and out["summary"]["calls"] > 100
+
+
+@pytest.mark.parametrize("together", [False, True])
+def test_frame_numbers_in_windows(monkeypatch, together, impl):
+    """The spool's frame numbers stay in a temporary file (past 64 bytes here) and
+    reach the core a window per piece of the spooled pcap (pieces of 512 bytes
+    here: many windows, records cut between pieces); the rows are still the
+    whole capture's."""
+    from mqcodec.convert import compiled, spool
+
+    monkeypatch.setattr(compiled, "CHUNK", 512)
+    monkeypatch.setattr(spool, "NUMBERS_MEMORY", 64)
+    windows: list = []
+    window = spool.FrameNumbers.window
+    monkeypatch.setattr(spool.FrameNumbers, "window", lambda self, a, b: windows.append((a, b)) or window(self, a, b))
+    out = _same_by_connection(_pcap(_packets(1, 30)), impl, together=together)
+    _compiled(out, impl)
+    if impl == "c":
+        # a window reaches at most the records that the bytes not walked (a record cut
+        # short: the simulator's frames are under 2 KiB) and the next 512 can complete
+        assert len(windows) > 30 and all(0 < b - a <= (2048 + 512) // 16 + 1 for a, b in windows)
+        assert sum(1 for a, b in windows if a) > 20
+
+
+def test_frame_numbers_file():
+    from mqcodec.convert import spool
+
+    numbers = spool.FrameNumbers()
+    values = [(i * 7919) % 100_003 + 1 for i in range(300_000)]   # 2.4 MB: past NUMBERS_MEMORY
+    for i in range(0, len(values), 4096):
+        numbers.extend(np.asarray(values[i:i + 4096], np.int64))
+    assert len(numbers) == len(values) and list(numbers) == values
+    assert numbers.window(299_990, 400_000).tolist() == values[299_990:]
+    assert numbers.window(5, 9).tolist() == values[5:9] and len(numbers.window(400_000, 400_010)) == 0
+    numbers.close()
 
 
 def test_pcapng(impl):

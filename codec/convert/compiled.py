@@ -422,7 +422,9 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     (a file header it does not take), the capture for the caller's pure pipeline
     (which also raises on a damaged file header): see :func:`_give_up`.
     ``numbers``: the frame number of each record (a pcap of frames that are
-    not a whole capture, :func:`mqcodec.convert.spool.spool`); ``tcp_stream`` is then the number of
+    not a whole capture, :func:`mqcodec.convert.spool.spool`: a
+    :class:`~mqcodec.convert.spool.FrameNumbers`, handed to the core a window
+    before each piece of the pcap); ``tcp_stream`` is then the number of
     the frame that opened the connection and the opening frames go to
     ``conv.opening_frames`` (``Converter.add_frames``)."""
     from ..capture.stream import CaptureProcessor
@@ -434,8 +436,7 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
                            detect_by_content=opts.detect_by_content, max_connections=opts.max_connections,
                            max_total_buffer=opts.buffer_budget or DEFAULT_LIMIT, units=True,
                            streams_by_frame=numbers is not None)
-    if numbers is not None:
-        core.number_frames(numbers)
+    numbered = 0   # numbers: the records the core was given numbers up to
     side = CaptureProcessor(max_connections=opts.max_connections)
     kinds = (list(mod.MQ_KIND_NAMES), list(mod.MSMQ_KIND_NAMES))
     conns: dict = {}
@@ -450,6 +451,12 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     for chunk in pieces:
         if core.file_state is None:
             before_header.append(chunk)
+        if numbers is not None:   # the numbers of every record this piece may complete
+            walked = core.records_walked
+            need = walked + core.records_fed(len(chunk))
+            if need > numbered:
+                core.number_frames(numbers.window(walked, need))
+                numbered = need
         core.feed(chunk)
         if not core.supported:
             return _give_up(conv, core, made0, before_header, pieces, gzip_error)

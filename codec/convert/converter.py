@@ -261,7 +261,7 @@ class Converter:
         self._start_capture(index, same_keys=True)
         opened: list[int] = []
         self.opening_frames = opened
-        spooled = None
+        spooled = numbers = None
         try:
             core = _core_module(self.options.capture_impl or self.options.impl)
             if core is not None:
@@ -275,7 +275,7 @@ class Converter:
                         self.capture_reports[-1]["index"] = index
                         return opened
                     rest = iter(())   # declined before producing anything: the pure pipeline
-                frames = itertools.chain(spool.spooled_frames(spooled, numbers) if numbers else (), rest)
+                frames = itertools.chain(spool.spooled_frames(spooled, numbers) if len(numbers) else (), rest)
             else:
                 from .spool import as_frames
 
@@ -285,6 +285,8 @@ class Converter:
             self.opening_frames = None
             if spooled is not None:
                 spooled.close()
+            if numbers is not None:
+                numbers.close()
         report = proc.report()
         report["capture"] = name
         report["index"] = index

@@ -9,10 +9,12 @@ import numpy as np
 import pyarrow as pa
 
 __all__ = ["spool", "spooled_frames", "as_frames", "batch_frames", "as_batches", "FRAME_BATCH_SCHEMA",
-           "SPOOL_MEMORY"]
+           "SPOOL_MEMORY", "FrameNumbers"]
 
 #: a spool of frames stays in memory up to this size, then goes to a temporary file
 SPOOL_MEMORY = 64 << 20
+#: the frame numbers of a spool (8 bytes per frame) likewise
+NUMBERS_MEMORY = 1 << 20
 _TS_LIMIT = (1 << 32) * 1_000_000_000   # a nanosecond pcap record holds 0 <= ts < 2^32 s
 
 
@@ -20,23 +22,23 @@ def spool(frames) -> tuple:
     """Frames, in the order to convert them, with any numbers -> ``(file,
     numbers, rest)``: a nanosecond pcap of them in a temporary file (memory up
     to :data:`SPOOL_MEMORY`), which the core reads like any capture, and each
-    record's frame number.  ``frames`` yields :class:`mqcodec.capture.frame.
+    record's frame number (:class:`FrameNumbers`, a temporary file as well: a
+    connection of a billion frames costs no memory per frame).  ``frames`` yields :class:`mqcodec.capture.frame.
     Frame` objects or Arrow record batches of frames (columns ``number``,
     ``ts_ns``, ``linktype``, ``caplen``, ``origlen``, ``data``,
     ``interface_id``: the cluster engine's, written a batch at a time).
     ``rest`` is None when every frame went in; else the frames (as ``Frame``
     objects) from the first one a pcap cannot hold as it is (another link
     type, a time before 1970 or unknown, a length of 2^32 or more) on, the
-    spool holding those before it.  The caller closes ``file``."""
+    spool holding those before it.  The caller closes ``file`` and ``numbers``."""
     import itertools
     import tempfile
-    from array import array
 
     from ..capture.writer import PcapWriter
 
     it = as_batches(frames)
     f = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY)
-    numbers = array("q")
+    numbers = FrameNumbers()
     writer = None
     for batch in it:
         if writer is None:
@@ -99,8 +101,45 @@ def _write_batch(f, numbers, batch: pa.RecordBatch, linktype: int) -> int:
     records = pc.binary_join_element_wise(heads, data.slice(0, k), pa.scalar(b"", pa.large_binary()))
     offsets = np.frombuffer(records.buffers()[1], dtype=np.int64, count=k + 1, offset=records.offset * 8)
     f.write(memoryview(records.buffers()[2])[offsets[0]:offsets[k]])
-    numbers.extend(batch.column("number").to_numpy()[:k].tolist())
+    numbers.extend(batch.column("number").to_numpy()[:k])
     return k
+
+
+class FrameNumbers:
+    """The frame number of each record of a spool, in order: int64 in a temporary
+    file (memory up to :data:`NUMBERS_MEMORY`), read back a window at a time
+    (:meth:`window`, the compiled core's :meth:`number_frames`) or in order
+    (iteration)."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self._file = tempfile.SpooledTemporaryFile(max_size=NUMBERS_MEMORY)
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def extend(self, numbers) -> None:
+        self._file.seek(0, 2)
+        self._file.write(np.ascontiguousarray(numbers, dtype="<i8").tobytes())
+        self.count += len(numbers)
+
+    def window(self, start: int, end: int) -> np.ndarray:
+        """The numbers of records ``start`` to ``end`` (excluded; fewer past the last)."""
+        end = min(end, self.count)
+        if end <= start:
+            return np.empty(0, np.int64)
+        self._file.seek(start * 8)
+        return np.frombuffer(self._file.read((end - start) * 8), dtype="<i8").astype(np.int64, copy=False)
+
+    def __iter__(self):
+        step = 1 << 16
+        for start in range(0, self.count, step):
+            yield from self.window(start, start + step).tolist()
+
+    def close(self) -> None:
+        self._file.close()
 
 
 def batch_frames(batch: pa.RecordBatch):
@@ -127,5 +166,5 @@ def spooled_frames(f, numbers):
     from ..capture import open_capture
 
     f.seek(0)
-    for frame in open_capture(f):
-        yield frame._replace(number=numbers[frame.number - 1])
+    for frame, number in zip(open_capture(f), numbers):
+        yield frame._replace(number=number)
