@@ -1362,8 +1362,6 @@ def _rfh_name_values(data, table, md_only) -> pa.Array:
     import numpy as np
 
     from ..arrow_kernels import call, pc
-    from ..errors import MQCodecError
-    from ..ibmmq.message import decode_message
 
     n = len(table)
     formats = table.column("header_formats")
@@ -1371,13 +1369,17 @@ def _rfh_name_values(data, table, md_only) -> pa.Array:
     flat = call("list_flatten", [formats])
     parent = call("list_parent_indices", [formats]).to_numpy()
     is_rfh = pc.indices_nonzero(pc.fill_null(pc.equal(flat, pa.scalar("MQHRF", pa.string())), False)).to_numpy()
-    rows = np.unique(parent[is_rfh])
-    if len(rows):
-        body = np.zeros(n, bool)
-        body[pc.indices_nonzero(pc.fill_null(_with_body(table, md_only), False)).to_numpy()] = True
-        rows = rows[body[rows]]
+    if not len(is_rfh):   # (the common case: nothing imported, numpy.unique's numpy.ma neither)
+        return pa.nulls(n, pa.list_(pa.string()))
+    has = np.zeros(n, bool)
+    has[parent[is_rfh]] = True
+    has[pc.indices_nonzero(pc.invert(pc.fill_null(_with_body(table, md_only), False))).to_numpy()] = False
+    rows = np.flatnonzero(has)
     if not len(rows):
         return pa.nulls(n, pa.list_(pa.string()))
+    from ..errors import MQCodecError
+    from ..ibmmq.message import decode_message
+
     offsets, _, values_buf = _record_buffers(data)
     view = memoryview(values_buf) if values_buf is not None else memoryview(b"")
     lists: list = []
