@@ -118,6 +118,7 @@ def test_exit_codes_documented_once_each_in_help_and_readme():
     ("--chunk-bytes", "-1", "not a positive integer"),
     ("--buffer-budget", "-5", "not a positive integer"),
     ("--buffer-budget", "1.5", "is not an integer"),
+    ("--row-groups-per-file", "-1", "not a non-negative integer"),
     ("--tables", "mq_calls,calls", "'calls' names no table (the tables are mq_messages,"),
     ("--tables", ",", "names no table"),
 ])
@@ -133,10 +134,21 @@ def test_pcap2parquet_rejects_bad_values(tmp_path, impl, option, value, says, en
 def test_pcap2parquet_takes_edge_values(tmp_path, impl, engines_available):
     _engine(impl, engines_available)
     r = run("pcap2parquet", JMS, "-o", tmp_path, "--capture-impl", impl, "--mq-port", "65535", "--mq-port", "1414",
-            "--msmq-port", "0", "--chunk", "1", "--chunk-bytes", "1", "--buffer-budget", "1048576")
+            "--msmq-port", "0", "--chunk", "1", "--chunk-bytes", "1", "--buffer-budget", "1048576",
+            "--row-groups-per-file", "1")
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     assert report["messages_by_protocol_and_kind"]["mq/MQPUT"] == 8
+    # a part file per row group: -c000, -c001, ... (the pure pipeline flushes by --chunk, several
+    # times here; the compiled core once per 4 MiB piece of input, once for this capture)
+    import pyarrow.parquet as pq
+
+    files = sorted((tmp_path / "mq_messages").glob("*.parquet"))
+    assert [f.name for f in files] == ["part-00000-c%03d.parquet" % i for i in range(len(files))]
+    assert all(pq.ParquetFile(f).metadata.num_row_groups == 1 for f in files)
+    assert (len(files) > 1) == (impl == "py")
+    assert sum(pq.ParquetFile(f).metadata.num_rows for f in files) == report["summary"]["messages"] + \
+        report["summary"].get("errors", 0)
 
 
 def test_split_size_is_for_the_spark_engine(tmp_path):
