@@ -1254,19 +1254,7 @@ def _rfh2_folders(data, table, md_only) -> pa.Array:
     from ..ibmmq.wire import MQMD_LENGTHS
 
     n = len(table)
-    formats = table.column("header_formats")
-    formats = formats.combine_chunks() if isinstance(formats, pa.ChunkedArray) else formats
-    flat = call("list_flatten", [formats])
-    parent = call("list_parent_indices", [formats]).to_numpy()
-    # (boolean arrays go to numpy as the indices of their true values: a bool array's
-    # to_numpy would import numpy.ma)
-    is_rfh2 = np.zeros(len(flat), bool)
-    is_rfh2[pc.indices_nonzero(pc.fill_null(pc.equal(flat, pa.scalar("MQHRF2", pa.string())), False)).to_numpy()] = True
-    has = np.zeros(n, bool)
-    has[parent[is_rfh2]] = True
-    decoded = np.zeros(n, bool)
-    decoded[pc.indices_nonzero(pc.fill_null(_with_body(table, md_only), False)).to_numpy()] = True
-    has &= decoded
+    has, formats, is_rfh2 = _with_header(table, md_only, "MQHRF2")
     if not has.any():
         return pa.nulls(n, pa.list_(pa.string()))
     lengths = pc.fill_null(call("list_value_length", [formats]), 0).to_numpy().astype(np.int64)
@@ -1333,18 +1321,9 @@ def _rfh2_folders(data, table, md_only) -> pa.Array:
         parts_lists.append(pa.ListArray.from_arrays(from_numpy(list_offsets), texts))
     slow = np.flatnonzero(has & ~fast)
     if len(slow):   # other chains: the pure decoder's MQRFH2 folders
-        from ..errors import MQCodecError
-        from ..ibmmq.message import decode_message
-
-        view = memoryview(values_buf) if values_buf is not None else memoryview(b"")
         lists: list = []
-        for i in slow.tolist():
-            try:
-                headers = decode_message(bytes(view[offsets[i]:offsets[i + 1]])).headers
-            except MQCodecError:   # what the batch decoder read, the message decoder refuses: no folders
-                lists.append(None)
-                continue
-            rfh2 = [h for h in headers if h.NAME == "MQRFH2"]
+        for headers in _pure_headers(offsets, values_buf, slow):
+            rfh2 = [h for h in headers or () if h.NAME == "MQRFH2"]
             lists.append([f for h in rfh2 for f in h.folders if isinstance(f, str)] if rfh2 else None)
         parts_rows.append(slow)
         parts_lists.append(pa.array(lists, pa.list_(pa.string())))
@@ -1361,38 +1340,54 @@ def _rfh_name_values(data, table, md_only) -> pa.Array:
     converter.  Such messages are rare: the pure message decoder reads them."""
     import numpy as np
 
-    from ..arrow_kernels import call, pc
-
     n = len(table)
-    formats = table.column("header_formats")
-    formats = formats.combine_chunks() if isinstance(formats, pa.ChunkedArray) else formats
-    flat = call("list_flatten", [formats])
-    parent = call("list_parent_indices", [formats]).to_numpy()
-    is_rfh = pc.indices_nonzero(pc.fill_null(pc.equal(flat, pa.scalar("MQHRF", pa.string())), False)).to_numpy()
-    if not len(is_rfh):   # (the common case: nothing imported, numpy.unique's numpy.ma neither)
-        return pa.nulls(n, pa.list_(pa.string()))
-    has = np.zeros(n, bool)
-    has[parent[is_rfh]] = True
-    has[pc.indices_nonzero(pc.invert(pc.fill_null(_with_body(table, md_only), False))).to_numpy()] = False
-    rows = np.flatnonzero(has)
+    rows = np.flatnonzero(_with_header(table, md_only, "MQHRF")[0])
     if not len(rows):
         return pa.nulls(n, pa.list_(pa.string()))
-    from ..errors import MQCodecError
-    from ..ibmmq.message import decode_message
-
     offsets, _, values_buf = _record_buffers(data)
-    view = memoryview(values_buf) if values_buf is not None else memoryview(b"")
     lists: list = []
-    for i in rows.tolist():
-        try:
-            headers = decode_message(bytes(view[offsets[i]:offsets[i + 1]])).headers
-        except MQCodecError:   # what the batch decoder read, the message decoder refuses
-            lists.append(None)
-            continue
-        texts = [h.NameValueString.rstrip(" \x00") for h in headers
+    for headers in _pure_headers(offsets, values_buf, rows):
+        texts = [h.NameValueString.rstrip(" \x00") for h in headers or ()
                  if h.NAME == "MQRFH" and isinstance(h.NameValueString, str)]
         lists.append(texts or None)
     return _spread(pa.array(lists, pa.list_(pa.string())), rows, n)
+
+
+def _with_header(table, md_only, fmt: str) -> tuple:
+    """The MQ rows that decoded with their body and hold a header of Format
+    ``fmt`` (``MQHRF2``...): (their mask, the ``header_formats`` column, which of its
+    flattened entries are ``fmt``).  The body check runs only where some row holds one."""
+    import numpy as np
+
+    from ..arrow_kernels import call, pc
+
+    formats = table.column("header_formats")
+    formats = formats.combine_chunks() if isinstance(formats, pa.ChunkedArray) else formats
+    flat = call("list_flatten", [formats])
+    # (boolean arrays go to numpy as the indices of their true values: a bool array's
+    # to_numpy would import numpy.ma)
+    is_fmt = np.zeros(len(flat), bool)
+    is_fmt[pc.indices_nonzero(pc.fill_null(pc.equal(flat, pa.scalar(fmt, pa.string())), False)).to_numpy()] = True
+    has = np.zeros(len(table), bool)
+    if is_fmt.any():
+        has[call("list_parent_indices", [formats]).to_numpy()[is_fmt]] = True
+        has[pc.indices_nonzero(pc.invert(pc.fill_null(_with_body(table, md_only), False))).to_numpy()] = False
+    return has, formats, is_fmt
+
+
+def _pure_headers(offsets, values_buf, rows):
+    """The headers of records ``rows`` as the pure message decoder gives them
+    (:func:`mqcodec.ibmmq.message.decode_message`; None where it refuses what the
+    batch decoder read): for the rare chains the vectorized walks leave to it."""
+    from ..errors import MQCodecError
+    from ..ibmmq.message import decode_message
+
+    view = memoryview(values_buf) if values_buf is not None else memoryview(b"")
+    for i in rows.tolist():
+        try:
+            yield decode_message(bytes(view[offsets[i]:offsets[i + 1]])).headers
+        except MQCodecError:
+            yield None
 
 
 def _u32(values, at, little, limit):
