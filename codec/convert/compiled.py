@@ -453,10 +453,10 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
             before_header.append(chunk)
         if numbers is not None:   # the numbers of every record this piece may complete
             walked = core.records_walked
-            need = walked + core.records_fed(len(chunk))
-            if need > numbered:
-                core.number_frames(numbers.window(walked, need))
-                numbered = need
+            bound = core.records_fed(len(chunk))   # (a record is at least 16 bytes: far more than come)
+            if walked + bound > numbered:   # twice that, so that the next pieces need no new window
+                numbered = walked + 2 * bound
+                core.number_frames(numbers.window(walked, numbered))
         core.feed(chunk)
         if not core.supported:
             return _give_up(conv, core, made0, before_header, pieces, gzip_error)
