@@ -33,6 +33,10 @@ from .tables import BLOCK_SCHEMA, MAX_CONFLICT_RANGES
 __all__ = ["add_capture"]
 
 CHUNK = 4 << 20
+#: the core's output is taken once this many bytes were fed since it was last taken (or
+#: at the end): each take costs ~10 ms of Arrow work whatever its size, and a pipe's or a
+#: socket's reads may be a few KiB each (read whole from a file, every piece is a take)
+TAKE_BYTES = 1 << 20
 
 
 def _chunks(source, errors=None, where=None):
@@ -416,6 +420,14 @@ def _side_events(conv, events, name: str) -> None:
         conv.on_events(udp, name, {})
 
 
+def _advance(progress, core, frames_seen: int, where: list) -> int:
+    """The progress bar moved to the frames the core has read; returns their count."""
+    frames = core.stats.get("frames", 0)
+    if progress is not None and hasattr(progress, "advance"):
+        progress.advance(frames - frames_seen, where[0])
+    return frames
+
+
 def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) -> Any:
     """Convert ``source`` (a path, bytes or a binary file, read once) with the
     compiled core; None.  Where the core declines it before producing anything
@@ -447,6 +459,7 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     where = [0]  # input bytes read so far, for the progress bar
     pieces = _chunks(source, gzip_error, where)
     chunk = b""
+    untaken = 0   # bytes fed since the core's output was last taken
     before_header: list = []   # the pieces fed before the core took the file header
     for chunk in pieces:
         if core.file_state is None:
@@ -460,11 +473,12 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
         core.feed(chunk)
         if not core.supported:
             return _give_up(conv, core, made0, before_header, pieces, gzip_error)
+        untaken += len(chunk)
+        if untaken < TAKE_BYTES and core.stop is None:
+            continue   # a short read (a pipe's): the core keeps its output until more has come
+        untaken = 0
         _take(conv, core, mod, side, name, conns, kinds, held)
-        if progress is not None and hasattr(progress, "advance"):
-            frames = core.stats.get("frames", 0)
-            progress.advance(frames - frames_seen, where[0])
-            frames_seen = frames
+        frames_seen = _advance(progress, core, frames_seen, where)
         _flush_when_full(conv)
         if core.stop is not None:
             break
@@ -478,6 +492,7 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
         _take(conv, core, mod, side, name, conns, kinds, held)
         _flush_when_full(conv)
     _take(conv, core, mod, side, name, conns, kinds, held, final=True)
+    _advance(progress, core, frames_seen, where)
     _side_events(conv, side.close(), name)
     stats = dict(core.stats)
     held.count_conflicts(conv, core)
