@@ -127,6 +127,18 @@ def test_impossible_pcapng_times_keep_their_rows(impl, case, clean_rows):
     assert "captures ended by a file error" not in s
 
 
+def test_impossible_times_leave_the_calls_times_null(impl):
+    """mq_calls too: a unit whose first byte came in a frame of impossible time
+    has ``ts`` and ``ts_nanos`` null (the pure pipeline wrote 1677-09-21, the
+    time of the marker, until the capture_core fuzz target compared the
+    implementations' tables)."""
+    tables = TableCollector()
+    Converter(tables, ConvertOptions(capture_impl=impl)).add_capture(
+        _pcapng(PACKETS, ticks=lambda i, p: (1 << 64) - 1 - i), name="c")
+    calls = tables.table("mq_calls").to_pylist()
+    assert len(calls) > 10 and all(c["ts"] is None and c["ts_nanos"] is None for c in calls)
+
+
 def test_some_impossible_times(impl, clean_rows):
     """Every third frame has a time past int64 ns: exactly the rows whose first byte
     is in such a frame have ``ts`` null; the others keep the clean time."""

@@ -580,7 +580,7 @@ class Converter:
                    channel_name=att.channel_name, user_id=att.user_id, appl_name=att.appl_name,
                    request_call_key=att.request_call_key,
                    latency_us=None if att.latency_ns is None else att.latency_ns // 1000)
-        if ts is not None:  # as _split_ns: microseconds towards the past, the nanoseconds left
+        if ts is not None and ts != _TS_UNKNOWN:  # as _split_ns: microseconds towards the past, the nanoseconds left
             row["ts"], row["ts_nanos"] = divmod(ts, 1000)
         if row.get("error") is not None or self.options.raw:
             row["raw"] = bytes(data)
