@@ -218,6 +218,13 @@ class _Conn:
         self.last = 0         # frame number of the latest segment (for eviction)
 
 
+#: the counters of :attr:`TCPReassembler.stats` the compiled capture core keeps too, under
+#: these names (a capture's report holds them as ``"tcp"`` whichever implementation read it)
+SHARED_STATS = ("retransmitted segments", "overlapping segments", "out-of-order segments",
+                "overlapping bytes not compared", "conflicting overlaps", "segments after close",
+                "segments of unknown connections", "evicted connections")
+
+
 class TCPReassembler:
     """Per-connection, per-direction TCP reassembly (see the module doc)."""
 

@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import arrow_kernels as _k
+from ..capture.tcp import SHARED_STATS
 from .sources import frames_until_error, reopen
 from .tables import BLOCK_SCHEMA, MAX_CONFLICT_RANGES
 
@@ -509,6 +510,7 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
         },
         "skipped": side_report["skipped"],
         "malformed": side_report["malformed"],
+        "tcp": {k: stats[k] for k in SHARED_STATS if stats.get(k)},   # the pure report's counters
         "core": stats,
     }
     undetected = stats.get("bytes in streams of no known protocol", 0)
