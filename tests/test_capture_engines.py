@@ -190,7 +190,7 @@ def test_content_detected_after_the_stream_start():
     direction is framed from the first TSH, in both engines; the rows' stream
     offsets count the bytes before."""
     from mqcodec.capture.writer import TcpConversation
-    from test_capture_core import _mq_stream
+    from test_capture_units import _mq_stream
 
     c = TcpConversation(("10.9.3.1", 40777), ("10.9.3.2", 5001), mss=300, start_ns=1_700_000_000 * 10 ** 9)
     pk = c.handshake() + c.send(0, b"junk" * 10) + c.send(0, _mq_stream(4)) + c.close()
@@ -240,7 +240,7 @@ def test_connections_evicted_past_max_connections(monkeypatch, limit):
     it again from the start).  Their later segments are segments after close."""
     from mqcodec.convert import compiled
     from mqcodec.capture.writer import TcpConversation
-    from test_capture_core import _mq_stream
+    from test_capture_units import _mq_stream
 
     monkeypatch.setattr(compiled, "CHUNK", 8192)  # several chunks: rows are written before the crowd
     mq = _mq_stream(4)
@@ -277,7 +277,7 @@ def test_syn_reusing_the_tuple_of_a_damaged_connection(variant):
     it there and frames the held messages (after a resynchronisation).  The
     compiled engine does the same, and does not duplicate the new connection's
     rows."""
-    from test_capture_core import reuse_capture
+    from test_capture_units import reuse_capture
 
     data, _ = reuse_capture(variant, garbage_first=True)
     ref = _convert(data, "py")

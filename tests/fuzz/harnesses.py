@@ -434,7 +434,7 @@ def fuzz_capture(data: bytes) -> None:
     and file headers it does not take, to the pure reader without reading
     anything twice)."""
     _only_decode_error(_drain_capture, data, keep=False)
-    if _core_reference() is None:
+    if not _core_built():
         return
     _expect(_frames_then_error(data, "c") == _frames_then_error(data, "py"),
             "capture: the compiled walk's frames or error differ from the pure reader's")
@@ -486,32 +486,36 @@ def fuzz_frames(data: bytes) -> None:
     _expect(all(isinstance(c, CapturedEvent) for c in out), "CaptureFramer: unexpected event type")
 
 
-# ----------------------------------------------------------------- compiled capture core
-_CORE_REF = []
+# ----------------------------------------------------------------- capture core, read in pieces
+_UNITS = []
 
 
-def _core_reference():
-    """tests/test_capture_core.py: its pure reference (``pure_messages``) and
-    its driver of the core (``run_core``); None when the core is not built."""
-    if not _CORE_REF:
+def _core_built() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("mqcodec._ext.capture_core") is not None
+
+
+def _capture_units():
+    """tests/capture_units.py (both capture implementations through the
+    converter); None when the compiled core is not built."""
+    if not _UNITS:
         import importlib
         import os
         import sys
 
-        try:
-            importlib.import_module("mqcodec._ext.capture_core")
-        except ImportError:
-            _CORE_REF.append(None)
+        if not _core_built():
+            _UNITS.append(None)
             return None
         tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         if tests not in sys.path:
             sys.path.insert(0, tests)
-        _CORE_REF.append(importlib.import_module("test_capture_core"))
-    return _CORE_REF[0]
+        _UNITS.append(importlib.import_module("capture_units"))
+    return _UNITS[0]
 
 
 def _core_chunks(data: bytes) -> list:
-    """Chunk sizes (cycled) derived from the input, so that every record
+    """Read sizes (cycled) derived from the input, so that every record
     boundary case is reached: 1..64 bytes, then 1..4 KiB, then 24 + n."""
     if not data:
         return [1]
@@ -520,41 +524,30 @@ def _core_chunks(data: bytes) -> list:
 
 
 def fuzz_capture_core(data: bytes) -> None:
-    """The compiled capture core (``mqcodec._ext.capture_core.CaptureCore``) on a
-    whole capture file fed in input-driven chunks.  Invariants: nothing raises
-    (a capture it cannot handle sets ``supported = False``); the output does not
-    depend on the chunking; and when the core supports the capture and the pure
-    pipeline reads it without a file error, every connection's messages equal
-    the pure pipeline's."""
-    ref = _core_reference()
-    if ref is None:
+    """A whole capture file through the compiled capture core (the converter,
+    ``capture_impl="c"``), read in input-driven pieces and whole, and through
+    the pure pipeline.  Invariants: nothing but a DecodeError of the file
+    header raises (and then from all three); the units, tables, summary and
+    report do not depend on the pieces; the compiled implementation's equal
+    the pure one's."""
+    cu = _capture_units()
+    if cu is None:
         return
-    core, msgs, deferred = ref.run_core(data, _core_chunks(data))
-    core2, msgs2, deferred2 = ref.run_core(data, None)
-    _expect(core.supported == core2.supported, "capture core: supported depends on the chunking")
+    try:   # the converter's one-off imports and tables, not charged to the first input
+        from .harness_convert import _warm_up
+    except ImportError:
+        from harness_convert import _warm_up
+    _warm_up()
 
-    def canon(m):
-        return {k: [x[:-1] for x in v] for k, v in m.items()}
+    def run(impl, sizes):
+        try:
+            return cu.convert_units(data, impl, sizes).shared()
+        except DecodeError as exc:
+            return ("DecodeError", str(exc))
 
-    _expect(canon(msgs) == canon(msgs2), "capture core: messages depend on the chunking")
-    _expect([tuple(f) for f in deferred] == [tuple(f) for f in deferred2],
-            "capture core: deferred frames depend on the chunking")
-    if not core.supported:
-        return
-    try:
-        # as the converter runs the pure pipeline: at the end of the capture the gaps and the
-        # data a reorder buffer flushes make no rows, only the framers' close (gaps_only),
-        # which the core does too
-        pure = ref.pure_messages(data, eof_data=False)
-    except DecodeError:
-        return          # a file error mid-capture: the core stops there (core.stop), not compared
-    seqs = sorted(m[-1] for v in msgs.values() for m in v)
-    _expect(seqs == list(range(len(seqs))), "capture core: emission sequence numbers not 0..n-1")
-    got_all = canon(msgs)
-    for key in set(got_all) | set(pure):
-        got, want = got_all.get(key, []), pure.get(key, [])
-        _expect(got == want, "capture core: connection %r: %d messages, pure %d (or different)"
-                % (key, len(got), len(want)))
+    pieces, whole = run("c", _core_chunks(data)), run("c", None)
+    _expect(pieces == whole, "capture core: the units depend on the pieces the file is read in")
+    _expect(whole == run("py", None), "capture core: the compiled implementation's units differ from the pure one's")
 
 
 def fuzz_stream_events(data: bytes) -> None:
@@ -563,7 +556,7 @@ def fuzz_stream_events(data: bytes) -> None:
     byte 0, as :func:`fuzz_frames`); the compiled reassembly gives the pure
     one's TCP stream events, in order, field for field (but the reasons the
     core does not keep)."""
-    if not data or _core_reference() is None:
+    if not data or not _core_built():
         return
     from mqcodec.capture import iter_stream_events
 
