@@ -991,3 +991,54 @@ def test_reorder_buffer_overflow(impl):
     gaps = [e for e in tight if e[0] == "Gap"]
     assert gaps and all(e[2] == 0 for e in gaps)
 
+
+# --------------------------------------------------------------------------- gzip read in pieces
+def _gzip(data: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(data, mtime=0)
+
+
+def test_gzip_read_in_short_pieces(sim, impl):
+    """A gzip capture whose reads come a byte (then 3, then 700) at a time: the
+    magic is found across reads, the units are the plain capture's."""
+    gz = _gzip(sim[:60000])
+    assert units(gz, impl, sizes=[1, 3, 700]).shared() == units(sim[:60000], impl).shared()
+
+
+def _zlib_fails_at(gz: bytes):
+    """(decompressed bytes before the failure, offset of the byte zlib fails on),
+    zlib fed the deflate data a byte at a time; None if it does not fail."""
+    import zlib
+
+    d, plain = zlib.decompressobj(-zlib.MAX_WBITS), bytearray()
+    for i in range(10, len(gz) - 8):
+        try:
+            plain += d.decompress(gz[i:i + 1])
+        except zlib.error:
+            return bytes(plain), i
+    return None
+
+
+@pytest.mark.parametrize("start", [0.2, 0.8])
+def test_corrupt_deflate_data_ends_the_capture_where_zlib_fails(sim, impl, start):
+    """A byte of the deflate data damaged (the first from ``start`` of the file on whose damage
+    zlib detects): the frames wholly decompressed before the byte zlib fails
+    on are converted (zlib itself, fed a byte at a time, says where), the file
+    error names that byte, whatever the reads."""
+    import zlib
+
+    clean = _gzip(sim)
+    for pos in range(int(len(clean) * start), len(clean) - 8):
+        gz = clean[:pos] + bytes([clean[pos] ^ 0x80]) + clean[pos + 1:]
+        try:
+            zlib.decompressobj(-zlib.MAX_WBITS).decompress(gz[10:])
+        except zlib.error:
+            break
+    plain, failed = _zlib_fails_at(gz)
+    whole = len(record_times(plain))
+    u = units(gz, impl)
+    assert u.report["stats"]["frames"] == whole > 0
+    assert "offset %d:" % failed in u.report["file_error"]
+    for sizes in ([1], [4093], [65536 + 7]):
+        assert units(gz, impl, sizes=sizes).shared() == u.shared()

@@ -85,6 +85,24 @@ class Gunzip:
     def _error(self, field: str, offset: int, reason: str):
         return DecodeError("gzip stream", field, offset, reason)
 
+    def _to_damage(self, d, piece):
+        """The call that failed again, a byte at a time from the inflater as it
+        was before it (``d``): every byte decompressed before the damage is
+        yielded and the error names the byte zlib failed on, whatever pieces
+        the file was read in (a call of 64 KiB would lose the output it made
+        before failing, and name where the call began)."""
+        out = bytearray()
+        for i in range(len(piece)):
+            try:
+                out += d.decompress(piece[i:i + 1])
+            except zlib.error as exc:
+                if out:
+                    self._crc = zlib.crc32(out, self._crc)
+                    self._size += len(out)
+                    for k in range(0, len(out), self._max):
+                        yield bytes(out[k:k + self._max])
+                raise self._error("deflate data", self.offset + i, "corrupt gzip data: %s" % exc) from None
+
     def feed(self, data):
         """Yield decompressed pieces of at most ``max_out`` bytes each."""
         mv = memoryview(bytes(data) if not isinstance(data, bytes) else data)
@@ -98,10 +116,12 @@ class Gunzip:
                 d = self._d
                 if d is None:
                     raise RuntimeError("gzip reader: in a member body without an inflater")
+                before = d.copy()
                 try:
                     out = d.decompress(piece, self._max)
-                except zlib.error as exc:
-                    raise self._error("deflate data", self.offset, "corrupt gzip data: %s" % exc) from None
+                except zlib.error:
+                    yield from self._to_damage(before, piece)
+                    raise RuntimeError("gzip reader: zlib failed on data it takes a byte at a time") from None
                 # at the end of the member the rest of the input is unused_data (unconsumed_tail
                 # may still hold a stale copy of it); before, it is unconsumed_tail
                 used = len(piece) - (len(d.unused_data) if d.eof else len(d.unconsumed_tail))
@@ -199,6 +219,11 @@ def file_bytes(source, chunk: int = CHUNK, where: list | None = None) -> Iterato
         pieces = iter(lambda: f.read(chunk), b"")
     try:
         piece = next(pieces, b"")
+        while 0 < len(piece) < 2:   # a short first read (a pipe's): the magic needs two bytes
+            more = next(pieces, b"")
+            if not more:
+                break
+            piece += more
         read = len(piece)
         g = Gunzip(chunk) if piece[:2] == GZIP_MAGIC else None
         while piece:
