@@ -1,11 +1,11 @@
 """A capture's stream units through either capture implementation, by the
-public entry point both share: ``Converter(ConvertOptions(capture_impl=...))``
-over a :class:`ShortReads` file (the bytes in pieces of the sizes given).
+public entry point both share: ``Converter(ConvertOptions(capture_impl=...))``,
+over a :class:`ShortReads` file when the bytes are to come in pieces.
 
 :func:`units` gives, per connection direction ``(tcp_stream, src_ip,
-src_port)``, the rows the IBM MQ and MSMQ tables hold, in ``message_key``
-order (a key derived from the input only), each as ``(stream_offset, raw,
-kind, frame, ts, error)``; the job's summary counters; the capture's report.
+src_port)``, the units the tables hold in stream order (:class:`Row`: every
+MSMQ packet, every IBM MQ unit of ``mq_calls``, every IBM MQ framing error);
+the job's summary counters; the capture's report; every table's rows whole.
 With ``impl="c"`` it also checks that every one of them equals the pure
 implementation's (``impl="py"``) for the same bytes read whole: the suites
 that use it state facts of the captures they build, checked on both
@@ -78,9 +78,6 @@ class Units(NamedTuple):
 
     def count(self) -> int:
         return sum(len(v) for v in self.rows.values())
-
-    def kinds(self, key) -> list:
-        return [r.kind for r in self.rows.get(key, [])]
 
     def shared(self) -> tuple:
         """What any implementation gives for the same capture (its own counters left out)."""

@@ -29,8 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mqcodec import synth
-from mqcodec.capture import StreamOpened, iter_stream_events, open_capture
-from mqcodec.capture.tcp import Gap
+from mqcodec.capture import iter_stream_events
 from mqcodec.capture.writer import PcapngWriter, PcapWriter, TcpConversation, ethernet, null_loopback, sll, sll2
 from mqcodec.errors import DecodeError
 from mqcodec.ibmmq.builders import build_tsh
