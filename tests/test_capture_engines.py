@@ -243,6 +243,7 @@ def test_connections_evicted_past_max_connections(monkeypatch, limit):
     from test_capture_units import _mq_stream
 
     monkeypatch.setattr(compiled, "CHUNK", 8192)  # several chunks: rows are written before the crowd
+    monkeypatch.setattr(compiled, "TAKE_BYTES", 8192)
     mq = _mq_stream(4)
     pk = _packets(9, 30)
     half = len(pk) // 2

@@ -417,10 +417,12 @@ def test_buffered_bytes_stay_within_the_budget(limit):
 @pytest.mark.parametrize("limit", [64 << 10, 256 << 10])
 def test_budget_cuts(monkeypatch, limit, impl):
     """Past the budget the largest directions are cut, one error row each,
-    within the bytes sent; the compiled core reading in pieces of 16 KiB."""
+    within the bytes sent; the compiled core reading in pieces of 16 KiB, its output
+    taken after each."""
     from mqcodec.convert import compiled
 
     monkeypatch.setattr(compiled, "CHUNK", 16384)
+    monkeypatch.setattr(compiled, "TAKE_BYTES", 16384)
     frames, sent = _claims_capture(40, 30)
     u = units(_pcap(frames, nanosecond=True), impl, buffer_budget=limit, chunk_messages=5)
     assert u.stats["budget cuts"] > 0 and 0 < u.stats["bytes cut by the budget"] <= sent

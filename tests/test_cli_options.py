@@ -361,6 +361,7 @@ def test_both_engines_report_byte_positions(tmp_path, monkeypatch, big_capture, 
     real = progress.Bar.update_to
     monkeypatch.setattr(progress.Bar, "update_to", lambda self, n: (positions.append(n), real(self, n))[1])
     monkeypatch.setattr(compiled, "CHUNK", 256 << 10)
+    monkeypatch.setattr(compiled, "TAKE_BYTES", 256 << 10)   # the bar moves at each take
     convert([str(big_capture)], str(tmp_path), ConvertOptions(capture_impl=impl), progress=True)
     size = big_capture.stat().st_size
     assert size > 1 << 20

@@ -62,9 +62,11 @@ def test_threads_write_the_same_files(tmp_path, simulated, impl, monkeypatch):
     _capture_impl(impl)
     from mqcodec.convert import compiled
 
-    # the compiled core takes its input in pieces of 8 KiB: a chunk of rows ends after
-    # each piece that makes enough of them (whole MiB pieces: one chunk per capture here)
+    # the compiled core takes its input in pieces of 8 KiB, its output taken after each: a
+    # chunk of rows ends after each piece that makes enough of them (whole MiB pieces: one
+    # chunk per capture here)
     monkeypatch.setattr(compiled, "CHUNK", 8192)
+    monkeypatch.setattr(compiled, "TAKE_BYTES", 8192)
     from mqcodec.convert import Converter
 
     rendered_by: set = set()
