@@ -62,17 +62,32 @@ def fragmented(packets: list, mtu: int, seed: int) -> list:
 
 
 class UnseekableFile(io.RawIOBase):
-    """A capture file that cannot seek and counts the bytes read from it (``read_bytes``)."""
+    """A capture file that cannot seek and counts the bytes read from it
+    (``read_bytes``).  ``sizes``: its reads return at most ``sizes[i %
+    len(sizes)]`` bytes, the i-th read (a pipe's or a socket's short reads)."""
 
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes, sizes=None):
         super().__init__()
         self._data, self.read_bytes = data, 0
+        self._sizes, self._reads = list(sizes or ()), 0
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:
-        n = min(len(b), len(self._data) - self.read_bytes)
-        b[:n] = self._data[self.read_bytes:self.read_bytes + n]
+    def _next(self, size: int) -> bytes:
+        n = len(self._data) - self.read_bytes
+        if size is not None and size >= 0:
+            n = min(n, size)
+        if self._sizes:
+            n = min(n, self._sizes[self._reads % len(self._sizes)])
+        self._reads += 1
         self.read_bytes += n
-        return n
+        return self._data[self.read_bytes - n:self.read_bytes]
+
+    def read(self, size: int = -1) -> bytes:      # (RawIOBase.read would allocate ``size`` first)
+        return self._next(size)
+
+    def readinto(self, b) -> int:
+        piece = self._next(len(b))
+        b[:len(piece)] = piece
+        return len(piece)

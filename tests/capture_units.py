@@ -1,6 +1,7 @@
 """A capture's stream units through either capture implementation, by the
 public entry point both share: ``Converter(ConvertOptions(capture_impl=...))``,
-over a :class:`ShortReads` file when the bytes are to come in pieces.
+over a file of short reads (``capture_inputs.UnseekableFile``) when the bytes
+are to come in pieces.
 
 :func:`units` gives, per connection direction ``(tcp_stream, src_ip,
 src_port)``, the units the tables hold in stream order (:class:`Row`: every
@@ -13,7 +14,6 @@ implementations, and the compiled one must besides be the pure one's twin.
 """
 from __future__ import annotations
 
-import io
 import struct
 from collections import Counter
 from typing import NamedTuple, Optional
@@ -26,31 +26,7 @@ from mqcodec.convert import ConvertOptions, Converter
 from mqcodec.convert.sinks import TableCollector
 from mqcodec.convert.tables import MQ_CALLS, MQ_MESSAGES, MSMQ_PACKETS
 
-
-class ShortReads(io.RawIOBase):
-    """``data`` as a file whose reads return at most ``sizes[i % len(sizes)]``
-    bytes (a pipe's or a socket's short reads)."""
-
-    def __init__(self, data: bytes, sizes):
-        super().__init__()
-        self._data, self._sizes, self._pos, self._i = data, list(sizes), 0, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1) -> bytes:      # (RawIOBase.read would allocate ``size`` first)
-        n = self._sizes[self._i % len(self._sizes)]
-        n = min(n if size is None or size < 0 else min(n, size), len(self._data) - self._pos)
-        self._i += 1
-        self._pos += n
-        return self._data[self._pos - n:self._pos]
-
-    def readinto(self, b) -> int:
-        n = min(len(b), self._sizes[self._i % len(self._sizes)], len(self._data) - self._pos)
-        self._i += 1
-        b[:n] = self._data[self._pos:self._pos + n]
-        self._pos += n
-        return n
+from capture_inputs import UnseekableFile
 
 
 class Row(NamedTuple):
@@ -96,7 +72,7 @@ def convert_units(data: bytes, impl: str, sizes=None, **options) -> Units:
     """The units of ``data`` as ``impl`` gives them, unchecked (:func:`units` checks)."""
     tables = TableCollector()
     conv = Converter(tables, ConvertOptions(capture_impl=impl, **options))
-    conv.add_capture(ShortReads(data, sizes) if sizes else data, name="c")
+    conv.add_capture(UnseekableFile(data, sizes) if sizes else data, name="c")
     report = conv.report(top=None)
     rows: dict = {}
     whole = []
