@@ -899,6 +899,13 @@ def fuzz_convert(data: bytes) -> None:
 
 TARGETS["convert"] = fuzz_convert
 
+#: The targets whose every input runs whole conversions (the converter, both
+#: capture implementations: ~100 ms an input, 30-100x the others).  The CI's
+#: mixed pass (``run_atheris.py all``) seeds them with their seeds only and checks
+#: invariant 4 on fewer of their inputs; tests/test_fuzz_regressions.py replays
+#: their seeds and committed corpus whole, and long campaigns run them alone.
+SLOW_TARGETS = ("capture_core", "convert")
+
 #: The targets in the order ``fuzz_all`` selects them by the input's first byte.
 ALL_ORDER = tuple(sorted(TARGETS))
 
