@@ -83,6 +83,15 @@ class Tables:
     def __repr__(self) -> str:
         return "Tables(%s)" % ", ".join("%d rows" % t.num_rows for t in self.tables)
 
+    def difference(self, other: "Tables") -> list:
+        """Up to 5 rows per table that one of the two holds more often than the other."""
+        out = []
+        for a, b in zip(self.tables, other.tables):
+            mine, theirs = (Counter(repr(sorted(r.items())) for r in t.to_pylist()) for t in (a, b))
+            out += [("only here", r) for r in list(mine - theirs)[:5]]
+            out += [("only there", r) for r in list(theirs - mine)[:5]]
+        return out
+
     def rows(self, i: int) -> list:
         """Table ``i``'s rows as dicts."""
         return self.tables[i].to_pylist()
@@ -178,7 +187,7 @@ def units(data: bytes, impl: str, sizes=None, **options) -> Units:
     if impl == "c":
         ref = _pure_units(data, **options)
         assert got.stats == ref.stats
-        assert got.tables == ref.tables
+        assert got.tables == ref.tables, got.tables.difference(ref.tables)
         assert got.rows == ref.rows
         assert got.shared() == ref.shared()
     return got
