@@ -90,7 +90,8 @@ class Gunzip:
         was before it (``d``): every byte decompressed before the damage is
         yielded and the error names the byte zlib failed on, whatever pieces
         the file was read in (a call of 64 KiB would lose the output it made
-        before failing, and name where the call began)."""
+        before failing, and name where the call began).  ``out`` stays under
+        ``max_out``: the failed call met the damage before its output reached it."""
         out = bytearray()
         for i in range(len(piece)):
             try:
