@@ -463,8 +463,8 @@ cdef struct Core:
                           # (stage b's compiled face, log_stream), no framing; else NULL
     int64_t max_closed
     int64_t max_connections
-    int64_t pure_max_bytes        # TCPReassembler max_buffer_bytes
-    int64_t pure_max_segments     # TCPReassembler max_buffer_segments
+    int64_t pure_max_bytes        # TCPReassembler max_reassembly_bytes
+    int64_t pure_max_segments     # TCPReassembler max_reassembly_segments
     # connections
     Table tab
     Conn* conns

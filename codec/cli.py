@@ -297,9 +297,13 @@ def _options(args: argparse.Namespace):
     from .convert.options import ConvertOptions
 
     return ConvertOptions(mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port), raw=args.raw,
+                          detect_by_content=not args.ports_only,
                           chunk_messages=args.chunk, chunk_bytes=args.chunk_bytes,
                           row_groups_per_file=args.row_groups_per_file, capture_impl=args.capture_impl,
                           buffer_budget=args.buffer_budget, threads=args.threads,
+                          max_connections=args.max_connections, max_closed=args.max_closed,
+                          max_reassembly_bytes=args.max_reassembly_bytes,
+                          max_reassembly_segments=args.max_reassembly_segments,
                           columns=tuple(c for spec in args.columns or () for c in spec),
                           **({"tables": args.tables} if args.tables else {}))
 
@@ -536,6 +540,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: one task per capture)")
     c.add_argument("--raw", action="store_true", help="keep every message's bytes (error rows always keep them)")
     _ports(c)
+    c.add_argument("--ports-only", action="store_true",
+                   help="recognise IBM MQ and MSMQ connections by their ports only, not by their first bytes")
     c.add_argument("--chunk", type=positive, default=20000, metavar="N",
                    help="messages decoded and written per row group")
     c.add_argument("--chunk-bytes", type=positive, default=16 << 20, metavar="BYTES",
@@ -546,6 +552,18 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--buffer-budget", type=positive, default=256 << 20, metavar="BYTES",
                    help="bytes all reassembly and framer buffers may hold together before the largest "
                         "buffered direction is cut into an error row")
+    c.add_argument("--max-connections", type=positive, default=65536, metavar="N",
+                   help="TCP connections open at once before the least recently active tenth is closed "
+                        "(its bytes become rows)")
+    c.add_argument("--max-closed", type=non_negative, default=65536, metavar="N",
+                   help="closed connections remembered, so that their late retransmissions are ignored "
+                        "rather than taken for new connections")
+    c.add_argument("--max-reassembly-bytes", type=positive, default=4 << 20, metavar="BYTES",
+                   help="out-of-order bytes a direction may hold waiting for a hole to fill; past it the hole "
+                        "is declared a gap")
+    c.add_argument("--max-reassembly-segments", type=positive, default=4096, metavar="N",
+                   help="out-of-order segments a direction may hold waiting for a hole to fill; past it the "
+                        "hole is declared a gap")
     c.add_argument("--capture-impl", choices=("c", "py"), default=None,
                    help="capture pipeline: c, the compiled capture core, or py, the pure one "
                         "(default: c when built, else py)")

@@ -30,7 +30,8 @@ and every field of :class:`mqcodec.convert.ConvertOptions` by its name, as
 a string: ``mq_ports`` / ``msmq_ports`` (comma-separated), ``raw`` (``true``
 keeps every message's bytes), ``chunk_messages`` (or ``chunk``: messages per
 Arrow batch), ``chunk_bytes``, ``capture_impl``, ``buffer_budget``,
-``max_connections``, ``detect_by_content``, ``tables``, ``columns``
+``max_connections``, ``max_closed``, ``max_reassembly_bytes``,
+``max_reassembly_segments``, ``detect_by_content``, ``tables``, ``columns``
 (``"table.column"`` names, comma-separated: the schema has the chosen columns of the table
 read); or all of them at once as
 ``options`` (``ConvertOptions.to_text()``: what the Spark engine passes, the

@@ -426,7 +426,7 @@ def test_port_reuse_opens_new_connection(impl):
 
 
 def test_buffer_bound_forces_gap():
-    r = TCPReassembler(max_buffer_segments=3)
+    r = TCPReassembler(max_reassembly_segments=3)
     ev = r.segment("1.1.1.1", 5000, "2.2.2.2", 1414, 0, 0, 0x02, b"", 0, 1, 0)
     for i in range(1, 5):  # offset 0..9 lost; 10-byte segments at 10, 20, 30, 40
         ev += r.segment("1.1.1.1", 5000, "2.2.2.2", 1414, 1 + 10 * i, 0, ACK, b"x" * 10, 0, 1 + i, 0)

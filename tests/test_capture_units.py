@@ -584,10 +584,15 @@ def test_closed_connection_memory_and_late_retransmissions(max_closed, impl):
         late.append([p for p in conv if p.length][0])
     t = 5 * 10**9 + 1_700_000_000_000_000_000
     frames = [(p.ts_ns, p.frame) for p in pkts] + [(t + i, p.frame) for i, p in enumerate(late)]
-    opened = _opened(_events(_pcap(frames, nanosecond=True), impl, max_closed=max_closed))
+    data = _pcap(frames, nanosecond=True)
+    opened = _opened(_events(data, impl, max_closed=max_closed))
     assert [o[0] for o in opened] == list(range(len(opened)))
     assert [o[2] for o in opened[:4]] == [41000, 41001, 41002, 41003]
     assert len(opened) == 4 + max(0, 4 - max_closed)     # the conversations it no longer remembers
+    # the conversion's option is the same limit: a forgotten connection's late segment is a
+    # new tcp_stream (its unit, a TSH seen in mid-stream, is a row of its own)
+    streams = {key[0] for key in units(data, impl, max_closed=max_closed).rows}
+    assert streams == set(range(len(opened)))
 
 
 # --------------------------------------------------------------------------- reordering, overlaps, holes
@@ -979,7 +984,7 @@ def test_random_damage(impl, ops):
 
 
 def test_reorder_buffer_overflow(impl):
-    """More segments waiting than ``max_buffer_segments``: the oldest waiting
+    """More segments waiting than ``max_reassembly_segments``: the oldest waiting
     ones are given up, a gap declared where they were; with room for them, the
     stream comes whole."""
     mq = _mq_stream(6)
@@ -988,12 +993,20 @@ def test_reorder_buffer_overflow(impl):
     segs = [p for p in c.send(0, mq, ack_each=False) if p.length]
     order = [segs[0]] + segs[1:6][::-1] + segs[6:]
     data = _pcap([(p.ts_ns, p.frame) for p in hs + order + c.close()], nanosecond=True)
-    roomy = _events(data, impl, max_buffer_segments=4096)
+    roomy = _events(data, impl, max_reassembly_segments=4096)
     assert b"".join(e[4] for e in roomy if e[0] == "StreamData" and e[2] == 0) == mq
     assert not [e for e in roomy if e[0] == "Gap"]
-    tight = _events(data, impl, max_buffer_segments=2)
+    tight = _events(data, impl, max_reassembly_segments=2)
     gaps = [e for e in tight if e[0] == "Gap"]
     assert gaps and all(e[2] == 0 for e in gaps)
+    # through the conversion's options: the same limit, in bytes too (the five waiting segments
+    # hold 1,000 bytes), turns the whole stream's units into ones cut by a gap
+    whole = units(data, impl)
+    assert not whole.stats.get("gaps") and not any(r.error for rows in whole.rows.values() for r in rows)
+    for limit in ({"max_reassembly_segments": 2}, {"max_reassembly_bytes": 400}):
+        cut = units(data, impl, **limit)
+        assert cut.stats.get("gaps", 0) >= 1, limit
+        assert cut.rows != whole.rows, limit
 
 
 # --------------------------------------------------------------------------- gzip read in pieces

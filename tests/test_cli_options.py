@@ -119,6 +119,10 @@ def test_exit_codes_documented_once_each_in_help_and_readme():
     ("--buffer-budget", "-5", "not a positive integer"),
     ("--buffer-budget", "1.5", "is not an integer"),
     ("--row-groups-per-file", "-1", "not a non-negative integer"),
+    ("--max-connections", "0", "not a positive integer"),
+    ("--max-closed", "-1", "not a non-negative integer"),
+    ("--max-reassembly-bytes", "0", "not a positive integer"),
+    ("--max-reassembly-segments", "2.5", "is not an integer"),
     ("--tables", "mq_calls,calls", "'calls' names no table (the tables are mq_messages,"),
     ("--tables", ",", "names no table"),
 ])
@@ -149,6 +153,32 @@ def test_pcap2parquet_takes_edge_values(tmp_path, impl, engines_available):
     assert (len(files) > 1) == (impl == "py")
     assert sum(pq.ParquetFile(f).metadata.num_rows for f in files) == report["summary"]["messages"] + \
         report["summary"].get("errors", 0)
+
+
+def test_every_conversion_option_is_on_the_command_line():
+    """The CLI builds the one options object both engines take: each field of
+    ConvertOptions but ``impl`` (the batch decoders' choice, an API knob) is
+    set from its flag, to the value given."""
+    import dataclasses
+
+    from mqcodec.convert.options import ConvertOptions
+
+    args = cli.build_parser().parse_args([
+        "pcap2parquet", "x.pcap", "-o", "out", "--mq-port", "1415", "--msmq-port", "1802", "--raw", "--ports-only",
+        "--chunk", "7", "--chunk-bytes", "4096", "--row-groups-per-file", "3", "--buffer-budget", "65536",
+        "--max-connections", "5", "--max-closed", "0", "--max-reassembly-bytes", "1000",
+        "--max-reassembly-segments", "9", "--capture-impl", "py", "--threads", "2", "--tables", "mq_calls",
+        "--columns", "mq_calls=ts"])
+    got = cli._options(args)
+    assert got == ConvertOptions(
+        mq_ports=(1415,), msmq_ports=(1802,), raw=True, detect_by_content=False, chunk_messages=7, chunk_bytes=4096,
+        row_groups_per_file=3, buffer_budget=65536, max_connections=5, max_closed=0,
+        max_reassembly_bytes=1000, max_reassembly_segments=9, capture_impl="py", threads=2,
+        tables=("mq_calls",), columns=("mq_calls.ts",))
+    default = ConvertOptions()
+    unset = {f.name for f in dataclasses.fields(ConvertOptions)
+             if getattr(got, f.name) == getattr(default, f.name)}
+    assert unset == {"impl"}
 
 
 def test_split_size_is_for_the_spark_engine(tmp_path):

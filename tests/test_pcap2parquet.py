@@ -207,12 +207,15 @@ def test_options_as_text_and_strings():
     strings (``from_strings``)."""
     opts = ConvertOptions(mq_ports=(1414, 1415), msmq_ports=(), detect_by_content=False, raw=True,
                           chunk_messages=7, chunk_bytes=4096, capture_impl="py", buffer_budget=1 << 20,
-                          max_connections=9, threads=None, tables=("mq_calls", "mq_messages"))
+                          max_connections=9, max_closed=0, max_reassembly_bytes=100, max_reassembly_segments=3,
+                          threads=None, tables=("mq_calls", "mq_messages"))
     assert ConvertOptions.from_text(opts.to_text()) == opts
     assert ConvertOptions.from_text(ConvertOptions().to_text()) == ConvertOptions()
     got = ConvertOptions.from_strings({"mq_ports": "1414, 1415", "msmq_ports": "", "detect_by_content": "False",
                                        "raw": "true", "chunk_messages": "7", "chunk_bytes": "4096",
                                        "capture_impl": "py", "buffer_budget": "1048576", "max_connections": "9",
+                                       "max_closed": "0", "max_reassembly_bytes": "100",
+                                       "max_reassembly_segments": "3",
                                        "threads": "none", "tables": "mq_calls, mq_messages"})
     assert got == opts
     # a base with some fields replaced, values as themselves
@@ -224,6 +227,13 @@ def test_options_as_text_and_strings():
         ConvertOptions.from_strings({"raw": "yes"})
     with pytest.raises(ValueError, match="invalid literal for int"):
         ConvertOptions.from_strings({"mq_ports": "14a"})
+    # limits out of range: one line naming the option, whichever way they come
+    with pytest.raises(ValueError, match="max_closed must be an integer >= 0, not -1"):
+        ConvertOptions.from_strings({"max_closed": "-1"})
+    with pytest.raises(ValueError, match="max_reassembly_segments must be an integer >= 1, not 0"):
+        ConvertOptions(max_reassembly_segments=0)
+    with pytest.raises(ValueError, match="chunk_bytes must be an integer >= 1, not None"):
+        ConvertOptions.from_strings({"chunk_bytes": "none"})
     # the tables: known names, at least one, in TABLES' order whatever the order given
     assert ConvertOptions(tables=("mq_calls", "mq_messages")).tables == ("mq_messages", "mq_calls")
     with pytest.raises(ValueError, match="no table 'calls' .the tables are mq_messages, msmq_packets"):

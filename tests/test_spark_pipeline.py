@@ -55,12 +55,16 @@ def test_every_conversion_option_reaches_the_tasks(tmp_path, spark):
     from mqcodec.spark import pipeline
     from mqcodec.spark.datasource import register
 
-    sim = tmp_path / "sim.pcap"
-    synth.write_capture(str(sim), seed=12, messages=10)
+    from capture_inputs import pcap_bytes, reordered, simulator_packets
+
+    sim = tmp_path / "sim.pcap"    # (segments swapped, some dropped and duplicated)
+    sim.write_bytes(pcap_bytes(reordered(simulator_packets(12, 10), 5, swaps=60)))
+    gaps = []
     for n, opts in enumerate((ConvertOptions(capture_impl="py", raw=True, chunk_messages=3, chunk_bytes=1024),
                               ConvertOptions(mq_ports=(1415,), detect_by_content=False, max_connections=5,
                                              buffer_budget=1 << 20),
-                              ConvertOptions(tables=("pcf_parameters", "mq_calls")),
+                              ConvertOptions(tables=("pcf_parameters", "mq_calls"), max_closed=0,
+                                             max_reassembly_bytes=1, max_reassembly_segments=1),
                               ConvertOptions(columns=("mq_messages.queue_name", "mq_messages.body_text",
                                                       "mq_calls.reason_name", "msmq_packets.label")))):
         local = convert([str(sim)], str(tmp_path / ("local%d" % n)), opts)
@@ -77,12 +81,16 @@ def test_every_conversion_option_reaches_the_tasks(tmp_path, spark):
             assert got == theirs.num_rows, table
             assert got > 0 or n == 1, table
         assert remote["summary"]["messages"] == local["summary"]["messages"]
+        assert remote["summary"].get("gaps", 0) == local["summary"].get("gaps", 0)
+        gaps.append(remote["summary"].get("gaps", 0))
         if opts.raw:
             raw = read_table(str(tmp_path / "spark0"), "mq_messages").column("raw")
             assert raw.null_count == 0 and len(raw) > 0
         elif n == 1:   # the IBM MQ traffic is on 1414, not recognised by its content: MSMQ rows only
             assert read_table(str(tmp_path / "spark1"), "mq_messages").num_rows == 0
             assert read_table(str(tmp_path / "spark1"), "msmq_packets").num_rows > 0
+    # no room for a segment out of order (n = 2): the swapped segments' holes are gaps
+    assert gaps[2] > gaps[3] > 0
     # the data source alone: one option per field, or all at once
     register(spark)
     # a selection naming other tables' columns too: the table read takes its own

@@ -1,7 +1,7 @@
 """A global byte budget over everything a capture conversion buffers.
 
 The reassembly and framing layers bound their buffers per connection
-direction: a TCP reorder buffer holds at most ``max_buffer_bytes`` (4 MiB),
+direction: a TCP reorder buffer holds at most ``max_reassembly_bytes`` (4 MiB),
 an MSMQ framer one packet (PacketSize <= 4 MiB), an IBM MQ framer one segment
 (``max_segment_length``) plus ``max_pending_bytes`` of messages waiting for
 their last segment.  A capture with many open connections could still sum

@@ -129,9 +129,8 @@ def iter_capture_events(source, *, strict: bool = False, processor: CaptureProce
 
 #: the TCP stream events (stage b), what :func:`iter_stream_events` yields
 STREAM_EVENTS = (StreamOpened, StreamData, Gap, StreamClosed)
-#: TCPReassembler's options and what the capture core calls them
-_CORE_OPTIONS = {"server_ports": "server_ports", "max_closed": "max_closed", "max_connections": "max_connections",
-                 "max_buffer_bytes": "max_reassembly_bytes", "max_buffer_segments": "max_reassembly_segments"}
+#: the options of TCPReassembler the capture core takes too, under the same names
+_CORE_OPTIONS = ("server_ports", "max_closed", "max_connections", "max_reassembly_bytes", "max_reassembly_segments")
 
 
 def iter_stream_events(source, *, impl: str | None = None, **tcp_options):
@@ -146,8 +145,8 @@ def iter_stream_events(source, *, impl: str | None = None, **tcp_options):
     (:mod:`mqcodec._impl`).  Both give the same events, but for what the
     core does not keep: its Gap and StreamClosed have no ``reason`` (None).
     ``tcp_options``: :class:`TCPReassembler`'s ``server_ports``,
-    ``max_closed``, ``max_connections``, ``max_buffer_bytes``,
-    ``max_buffer_segments``."""
+    ``max_closed``, ``max_connections``, ``max_reassembly_bytes``,
+    ``max_reassembly_segments``."""
     from .. import _impl
 
     core_mod = _impl.pick("capture_core", impl, what="capture core")
@@ -159,8 +158,7 @@ def iter_stream_events(source, *, impl: str | None = None, **tcp_options):
     unknown = set(tcp_options) - set(_CORE_OPTIONS)
     if unknown:
         raise TypeError("the compiled reassembly takes no %s" % ", ".join(sorted(unknown)))
-    core = core_mod.CaptureCore((), (), False, stream_events=True,
-                                **{_CORE_OPTIONS[k]: v for k, v in tcp_options.items()})
+    core = core_mod.CaptureCore((), (), False, stream_events=True, **tcp_options)
     keys: dict = {}
 
     def events():

@@ -40,7 +40,7 @@ Reassembly rules
   older bytes are not compared (``overlapping bytes not compared``), nor is
   a keep-alive (at most one byte at next - 1).
 * Out-of-order segments wait in a per-direction buffer bounded by
-  ``max_buffer_bytes`` (default 4 MiB) and ``max_buffer_segments`` (default
+  ``max_reassembly_bytes`` (default 4 MiB) and ``max_reassembly_segments`` (default
   4096).  When a bound is exceeded the hole before the oldest waiting byte is
   declared a :class:`Gap` and delivery goes on.
 * A hole is also declared a Gap as soon as the peer acknowledges data beyond
@@ -228,7 +228,7 @@ SHARED_STATS = ("retransmitted segments", "overlapping segments", "out-of-order 
 class TCPReassembler:
     """Per-connection, per-direction TCP reassembly (see the module doc)."""
 
-    def __init__(self, *, max_buffer_bytes: int = 4 << 20, max_buffer_segments: int = 4096,
+    def __init__(self, *, max_reassembly_bytes: int = 4 << 20, max_reassembly_segments: int = 4096,
                  server_ports=DEFAULT_SERVER_PORTS, max_closed: int = 65536, ack_gaps: bool = True,
                  max_connections: int = 1_000_000, streams_by_frame: bool = False):
         """``streams_by_frame``: a connection's ``ConnKey.stream`` is the number
@@ -240,8 +240,8 @@ class TCPReassembler:
         self.ack_gaps = ack_gaps
         self.max_connections = max_connections
         self.open_connections = 0
-        self.max_buffer_bytes = max_buffer_bytes
-        self.max_buffer_segments = max_buffer_segments
+        self.max_reassembly_bytes = max_reassembly_bytes
+        self.max_reassembly_segments = max_reassembly_segments
         self.server_ports = frozenset(server_ports)
         self.max_closed = max_closed
         self.conns: dict = {}  # (src, sport, dst, dport) -> (_Conn, direction), both orientations
@@ -404,7 +404,7 @@ class TCPReassembler:
                         lambda o, n: out.append(OverlapConflict(key, d, o, n, frame_number, ts_ns)))
         if missing:
             self._store(h, off + plen, None, missing, frame_number, ts_ns, "snaplen")
-        if h.pbytes > self.max_buffer_bytes or len(pend) > self.max_buffer_segments:
+        if h.pbytes > self.max_reassembly_bytes or len(pend) > self.max_reassembly_segments:
             self.stats["buffer overflows"] += 1
             self._skip_to(key, d, h, h.heap[0], "buffer", frame_number, ts_ns, out)
 
@@ -525,7 +525,7 @@ class TCPReassembler:
     def flush_buffer(self, key: "ConnKey", direction: int, frame_number: int = 0, ts_ns: int = 0) -> list:
         """Empty one direction's reorder buffer: each hole before buffered data is
         declared a :class:`Gap` (reason "budget") and the data is delivered, as when
-        ``max_buffer_bytes`` is exceeded.  Returns the events."""
+        ``max_reassembly_bytes`` is exceeded.  Returns the events."""
         out: list = []
         entry = self.conns.get((key.client, key.client_port, key.server, key.server_port))
         if entry is None or entry[0].key != key:

@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from .. import arrow_kernels as _k
 from ..capture.tcp import SHARED_STATS
+from .options import reassembly_options
 from .sources import frames_until_error, reopen
 from .tables import BLOCK_SCHEMA, MAX_CONFLICT_RANGES
 
@@ -446,11 +447,11 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     from ..capture.budget import DEFAULT_LIMIT
 
     core = mod.CaptureCore(mq_ports=tuple(opts.mq_ports), msmq_ports=tuple(opts.msmq_ports),
-                           detect_by_content=opts.detect_by_content, max_connections=opts.max_connections,
+                           detect_by_content=opts.detect_by_content, **reassembly_options(opts),
                            max_total_buffer=opts.buffer_budget or DEFAULT_LIMIT, units=True,
                            streams_by_frame=numbers is not None)
     numbered = 0   # numbers: the records the core was given numbers up to
-    side = CaptureProcessor(max_connections=opts.max_connections)
+    side = CaptureProcessor(**reassembly_options(opts))
     kinds = (list(mod.MQ_KIND_NAMES), list(mod.MSMQ_KIND_NAMES))
     conns: dict = {}
     made0 = conv.made

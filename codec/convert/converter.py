@@ -33,7 +33,7 @@ from .. import batch as _batch
 from .. import arrow_kernels as _k
 from . import keys as _keys
 from . import tables as _tables
-from .options import MSMQ_PING_PORT, ConvertOptions
+from .options import MSMQ_PING_PORT, ConvertOptions, reassembly_options
 from .protocols import detect_protocol, new_framer, port_protocol
 from .sources import frames_until_error, reopen
 from .tables import BLOCK_SCHEMA, MAX_CONFLICT_RANGES
@@ -315,7 +315,7 @@ class Converter:
         from ..capture import CaptureProcessor, StreamClosed
         from ..capture.budget import DEFAULT_LIMIT, ByteBudget
 
-        proc = CaptureProcessor(max_connections=self.options.max_connections, streams_by_frame=streams_by_frame)
+        proc = CaptureProcessor(**reassembly_options(self.options), streams_by_frame=streams_by_frame)
         dirs: dict = {}
         self._conn_opened, self._closes = {}, Counter()
         budget = ByteBudget(self.options.buffer_budget or DEFAULT_LIMIT)

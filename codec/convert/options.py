@@ -8,7 +8,7 @@ from typing import Optional
 
 from .tables import PCF_PARAMETERS, TABLES, check_columns, output_schema
 
-__all__ = ["ConvertOptions", "available_cores", "writer_threads", "DEFAULT_MQ_PORTS", "DEFAULT_MSMQ_PORTS",
+__all__ = ["ConvertOptions", "reassembly_options", "available_cores", "writer_threads", "DEFAULT_MQ_PORTS", "DEFAULT_MSMQ_PORTS",
            "MSMQ_PING_PORT"]
 
 DEFAULT_MQ_PORTS = (1414,)
@@ -41,6 +41,13 @@ class ConvertOptions:
     #: TCP connections open at once before the least recently active tenth is evicted (each
     #: costs a few KiB; captures of random bytes open one per frame): both pipelines use it
     max_connections: int = 65536
+    #: closed connections remembered (the last ones), so that their late retransmissions
+    #: are ignored rather than taken for new connections
+    max_closed: int = 65536
+    #: a direction's out-of-order segments wait in a buffer of at most this many bytes and
+    #: segments; past either the hole before them is declared a gap (docs/capture.md)
+    max_reassembly_bytes: int = 4 << 20
+    max_reassembly_segments: int = 4096
     #: threads of :func:`convert`: 1 decodes and writes in this thread; N > 1 also writes
     #: Parquet on N - 1 background threads (at most one per table: sinks.BackgroundSink)
     #: while this one decodes the next chunk; None = the cores this process may use.
@@ -60,6 +67,10 @@ class ConvertOptions:
     columns: tuple = ()
 
     def __post_init__(self) -> None:
+        for name, least in _LEAST.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError("%s must be an integer >= %d, not %r" % (name, least, value))
         unknown = [t for t in self.tables if t not in TABLES]
         if unknown or not self.tables:
             raise ValueError("tables: %s (the tables are %s)" % (
@@ -121,6 +132,11 @@ class ConvertOptions:
         return dataclasses.replace(base or cls(), **changes)
 
 
+#: the least value of each limit among the options
+_LEAST = {"chunk_messages": 1, "chunk_bytes": 1, "row_groups_per_file": 0, "buffer_budget": 1,
+          "max_connections": 1, "max_closed": 0, "max_reassembly_bytes": 1, "max_reassembly_segments": 1}
+
+
 def _option_value(name: str, default, value):
     """A ConvertOptions field's value from ``value`` (itself, or a string)."""
     if not isinstance(value, str):
@@ -138,6 +154,14 @@ def _option_value(name: str, default, value):
     if isinstance(default, int) or name == "threads":
         return int(text)
     return text
+
+
+def reassembly_options(options: ConvertOptions) -> dict:
+    """The options of TCP reassembly in ``options``, as both capture pipelines
+    (CaptureProcessor / TCPReassembler and the capture core) take them."""
+    return {"max_connections": options.max_connections, "max_closed": options.max_closed,
+            "max_reassembly_bytes": options.max_reassembly_bytes,
+            "max_reassembly_segments": options.max_reassembly_segments}
 
 
 def available_cores() -> int:
