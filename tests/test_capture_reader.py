@@ -145,6 +145,37 @@ def test_file_object_and_small_chunks(real_frames, impl):
             assert list(iter_frames(f, impl=impl)) == real_frames
 
 
+@pytest.mark.parametrize("compressed", [False, True], ids=["pcap", "gzip"])
+def test_a_socket_read_unbuffered(real_frames, impl, compressed):
+    """A capture arriving on a socket read without a buffer (``makefile("rb",
+    buffering=0)``: a raw file whose reads return what has arrived) in pieces
+    of 500 bytes: the same frames.  (RawIOBase.read asks for a zeroed buffer of
+    the read size, 1-4 MiB, per read; measured, that costs ~1 us a read: the
+    allocator's zeroed pages are not touched.)"""
+    import socket
+    import threading
+
+    data = REAL.read_bytes()
+    data = gzip.compress(data) if compressed else data
+    a, b = socket.socketpair()
+
+    def send():
+        with a:
+            for i in range(0, len(data), 500):
+                a.sendall(data[i:i + 500])
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    f = b.makefile("rb", buffering=0)
+    assert isinstance(f, io.RawIOBase)
+    try:
+        assert list(iter_frames(f, impl=impl)) == real_frames
+    finally:
+        sender.join()
+        f.close()
+        b.close()
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(min_value=1, max_value=3000), min_size=1, max_size=40))
 def test_any_chunking_gives_the_same_frames(cuts):
