@@ -52,8 +52,10 @@ run: setup
 	$(PY) -m mqcodec pcap2parquet $(OUT)/sample.pcap $(wildcard $(SHARED)/captures/*.pcap) \
 	    -o $(OUT)/parquet --engine spark --master "local[*]"
 
+# two workers (one per core here; at most 4 elsewhere), the tests of Spark together on one of
+# them (tests/conftest.py: --dist loadgroup)
 test: setup
-	$(PY) -m pytest -q -p no:cacheprovider tests
+	$(PY) -m pytest -q -p no:cacheprovider -n auto --maxprocesses 4 --dist loadgroup tests
 
 bench: setup
 	$(PY) -m pytest -q benchmarks --benchmark-only

@@ -44,8 +44,20 @@ def tshark() -> str:
 
 
 #: Coverage lines of the IBM MQ constants cross-check against tshark
-#: (tests/test_ibmmq_constants.py appends; printed after the run).
+#: (tests/test_ibmmq_constants.py appends; printed after the run; under pytest-xdist a
+#: worker hands its lines to the controlling process when it ends).
 CONSTANTS_COVERAGE: list[str] = []
+
+
+def pytest_sessionfinish(session):
+    workeroutput = getattr(session.config, "workeroutput", None)   # (a pytest-xdist worker)
+    if workeroutput is not None:
+        workeroutput["constants_coverage"] = list(CONSTANTS_COVERAGE)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    CONSTANTS_COVERAGE.extend(getattr(node, "workeroutput", {}).get("constants_coverage", ()))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -84,7 +96,17 @@ def impl(request) -> str:
     return request.param
 
 
+@pytest.hookimpl(tryfirst=True)   # (before pytest-xdist's, which reads the groups)
 def pytest_collection_modifyitems(config, items):
+    # ``make test`` runs two pytest-xdist workers (--dist loadgroup); a group runs on one:
+    # every test of Spark, so that one SparkSession and one test cluster serve them all, and
+    # test_packaging.py, whose builds write into the checkout (egg-info, the sdist's tree)
+    for item in items:
+        if item.get_closest_marker("spark") is not None or {"spark", "spark_cluster"} & set(
+                getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("spark"))
+        elif item.path.name == "test_packaging.py":
+            item.add_marker(pytest.mark.xdist_group("packaging"))
     if not _pure_only(config):
         return
     keep, drop = [], []
@@ -94,6 +116,27 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def pytest_collection_finish(session):
+    """Under ``--dist loadgroup``, the groups above hold: pytest-xdist puts a test's
+    group in its node id, which some pytest versions ignore (pytest-dev/pytest-xdist#1386);
+    the tests would then be spread one by one, two Spark sessions and two builds at once."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    lost = [item.nodeid for item in session.items
+            if item.get_closest_marker("xdist_group") is not None and "@" not in item.nodeid]
+    if lost:   # (raised here, a worker's error would reach the terminal without its message)
+        _GROUPS_LOST.append("pytest-xdist --dist loadgroup does not group the tests with pytest %s "
+                            "(pytest-dev/pytest-xdist#1386; tests/conftest.py): %s" % (pytest.__version__, lost[0]))
+
+
+_GROUPS_LOST: list[str] = []
+
+
+def pytest_runtest_setup(item):
+    if _GROUPS_LOST:
+        pytest.fail(_GROUPS_LOST[0], pytrace=False)
 
 
 # ---------------------------------------------------------------------------
