@@ -296,7 +296,8 @@ def _options(args: argparse.Namespace):
     """The conversion options of ``pcap2parquet``, the same object for both engines."""
     from .convert.options import ConvertOptions
 
-    return ConvertOptions(mq_ports=tuple(args.mq_port), msmq_ports=tuple(args.msmq_port), raw=args.raw,
+    return ConvertOptions(mq_ports=tuple(args.mq_port or (1414,)), msmq_ports=tuple(args.msmq_port or (1801,)),
+                          raw=args.raw,
                           detect_by_content=not args.ports_only,
                           chunk_messages=args.chunk, chunk_bytes=args.chunk_bytes,
                           row_groups_per_file=args.row_groups_per_file, capture_impl=args.capture_impl,
@@ -628,9 +629,6 @@ def run() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if getattr(args, "command", None) == "pcap2parquet":
-        args.mq_port = args.mq_port or [1414]
-        args.msmq_port = args.msmq_port or [1801]
     try:
         return args.func(args)
     except DecodeError as exc:

@@ -179,6 +179,9 @@ def test_every_conversion_option_is_on_the_command_line():
     unset = {f.name for f in dataclasses.fields(ConvertOptions)
              if getattr(got, f.name) == getattr(default, f.name)}
     assert unset == {"impl"}
+    # and the flags' defaults are the options' defaults (the CLI spells them again, so that
+    # parsing the command line does not import the conversion)
+    assert cli._options(cli.build_parser().parse_args(["pcap2parquet", "x.pcap", "-o", "out"])) == default
 
 
 def test_split_size_is_for_the_spark_engine(tmp_path):
