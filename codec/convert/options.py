@@ -8,8 +8,8 @@ from typing import Optional
 
 from .tables import PCF_PARAMETERS, TABLES, check_columns, output_schema
 
-__all__ = ["ConvertOptions", "reassembly_options", "available_cores", "writer_threads", "DEFAULT_MQ_PORTS", "DEFAULT_MSMQ_PORTS",
-           "MSMQ_PING_PORT"]
+__all__ = ["ConvertOptions", "reassembly_options", "available_cores", "writer_threads", "DEFAULT_MQ_PORTS",
+           "DEFAULT_MSMQ_PORTS", "MSMQ_PING_PORT"]
 
 DEFAULT_MQ_PORTS = (1414,)
 DEFAULT_MSMQ_PORTS = (1801,)
