@@ -87,7 +87,7 @@ class Tables:
         """Up to 5 rows per table that one of the two holds more often than the other."""
         out = []
         for a, b in zip(self.tables, other.tables):
-            mine, theirs = (Counter(repr(sorted(r.items())) for r in t.to_pylist()) for t in (a, b))
+            mine, theirs = Counter(_row_reprs(a)), Counter(_row_reprs(b))
             out += [("only here", r) for r in list(mine - theirs)[:5]]
             out += [("only there", r) for r in list(theirs - mine)[:5]]
         return out
@@ -120,8 +120,12 @@ def _same_rows(a: pa.Table, b: pa.Table) -> bool:
     else:
         return True
     # rows the sort keys do not tell apart may be in a different order: rows as a multiset
-    return sorted(map(repr, map(sorted, map(dict.items, a.to_pylist())))) == \
-        sorted(map(repr, map(sorted, map(dict.items, b.to_pylist()))))
+    return sorted(_row_reprs(a)) == sorted(_row_reprs(b))
+
+
+def _row_reprs(t: pa.Table) -> list:
+    """Each row of ``t`` as one comparable string."""
+    return [repr(sorted(r.items())) for r in t.to_pylist()]
 
 
 def _ns(t: pa.Table) -> list:

@@ -118,6 +118,10 @@ def pytest_collection_modifyitems(config, items):
         items[:] = keep
 
 
+#: why the groups do not hold, when they do not (pytest_collection_finish)
+_GROUPS_LOST: list[str] = []
+
+
 def pytest_collection_finish(session):
     """Under ``--dist loadgroup``, the groups above hold: pytest-xdist puts a test's
     group in its node id, which some pytest versions ignore (pytest-dev/pytest-xdist#1386);
@@ -129,9 +133,6 @@ def pytest_collection_finish(session):
     if lost:   # (raised here, a worker's error would reach the terminal without its message)
         _GROUPS_LOST.append("pytest-xdist --dist loadgroup does not group the tests with pytest %s "
                             "(pytest-dev/pytest-xdist#1386; tests/conftest.py): %s" % (pytest.__version__, lost[0]))
-
-
-_GROUPS_LOST: list[str] = []
 
 
 def pytest_runtest_setup(item):
