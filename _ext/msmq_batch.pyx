@@ -34,8 +34,8 @@ three integer arguments) and an offset; the tables are in
 """
 cimport cython
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
-from libcpp.vector cimport vector
 
 import numpy as np
 cimport numpy as cnp
@@ -371,6 +371,9 @@ def _group_of(name):
     return G_NEVER
 
 
+#: the validity group of every column the walk writes (numbers, GUIDs, CorrelationID)
+_GROUP_OF = dict([(name, _group_of(name)) for name in _NUM_NAMES] + _GUID_COLS + [("props_correlation_id", G_PROPS)])
+
 KINDS = ["Ping", "SessionAck", "EstablishConnection", "ConnectionParameters", "UserMessage",
          "OrderAck", "FinalAck"]
 DEF K_PING = 0
@@ -406,13 +409,39 @@ cdef struct Run:
     int8_t* kind
     uint8_t* corr                   # n x 20 CorrelationID
     bint want_text[4]               # build the text of props_label, user_{destination,admin,response}_queue
+    bint want[NGROUPS]              # some column of the group is selected: write its values
     Err err
 
 
 cdef class _Text:
-    cdef vector[char] data
+    """One text column's UTF-8 bytes (grown by ``room``, never zero-filled) and offsets."""
+    cdef char* data
+    cdef size_t size
+    cdef size_t cap
+    cdef bint failed        # an allocation failed: the call raises MemoryError
     cdef object arr         # n + 1 int32 offsets (numpy), written by index
     cdef int32_t* offs
+
+    def __dealloc__(self):
+        free(self.data)
+
+
+cdef char* room(_Text t, size_t extra) noexcept nogil:
+    """Where ``extra`` more bytes go (the caller then adds to ``t.size`` what it
+    wrote); NULL when memory runs out (``t.failed`` is set, nothing is written)."""
+    cdef size_t cap
+    cdef char* grown
+    if t.size + extra > t.cap:
+        cap = t.cap * 2 if t.cap else 4096
+        while cap < t.size + extra:
+            cap *= 2
+        grown = <char*>realloc(t.data, cap)
+        if grown == NULL:
+            t.failed = True
+            return NULL
+        t.data = grown
+        t.cap = cap
+    return t.data + t.size
 
 
 # ------------------------------------------------------------------ reading / writing
@@ -478,16 +507,15 @@ cdef inline int64_t utf8_at(char* o, int64_t j, uint32_t cp) noexcept nogil:
     return j + 4
 
 
-cdef void utf16_append(vector[char]& out, const uint8_t* p, int64_t nunits) noexcept nogil:
+cdef void utf16_append(_Text out, const uint8_t* p, int64_t nunits) noexcept nogil:
     """UTF-16LE -> UTF-8; a lone surrogate becomes U+FFFD (msmq_pure.arrow_text).
     At most 3 bytes per code unit (a pair: 4 bytes for 2 units)."""
-    cdef size_t start = out.size()
     cdef int64_t k = 0, j = 0
     cdef uint32_t u, u2
-    cdef char* o
+    cdef char* o = room(out, 3 * nunits)
     cdef uint64_t w
-    out.resize(start + 3 * nunits)
-    o = out.data() + start
+    if o == NULL:
+        return
     while k < nunits:
         if k + 4 <= nunits:
             # four ASCII code units at once
@@ -517,7 +545,7 @@ cdef void utf16_append(vector[char]& out, const uint8_t* p, int64_t nunits) noex
         else:
             j = utf8_at(o, j, u)
         k += 1
-    out.resize(start + j)
+    out.size += j
 
 
 cdef const char* _HEX_UP = "0123456789ABCDEF"
@@ -549,24 +577,38 @@ cdef inline void guid_text(char* out, const uint8_t* g, const uint8_t (*hex2)[2]
     out[23] = 45
 
 
-cdef void append_ascii(vector[char]& out, const char* s) noexcept nogil:
-    cdef int k = 0
-    while s[k] != 0:
-        out.push_back(s[k])
-        k += 1
+cdef void append_public(_Text out, const uint8_t* guid) noexcept nogil:
+    """PUBLIC=<GUID upper> (formatname.FormatName.public)."""
+    cdef char* o = room(out, 43)
+    if o == NULL:
+        return
+    memcpy(o, b"PUBLIC=", 7)
+    guid_text(o + 7, guid, _HEX2_UP)
+    out.size += 43
 
 
-cdef void append_private(vector[char]& out, const uint8_t* host, uint32_t ident) noexcept nogil:
+cdef void append_private(_Text out, const uint8_t* host, uint32_t ident) noexcept nogil:
     """PRIVATE=<GUID upper>\\<8 hex digits upper> (formatname.FormatName.private)."""
-    cdef char buf[36]
     cdef int k
-    append_ascii(out, "PRIVATE=")
-    guid_text(buf, host, _HEX2_UP)
-    for k in range(36):
-        out.push_back(buf[k])
-    out.push_back(92)  # '\\'
+    cdef char* o = room(out, 53)
+    if o == NULL:
+        return
+    memcpy(o, b"PRIVATE=", 8)
+    guid_text(o + 8, host, _HEX2_UP)
+    o[44] = 92  # '\\'
     for k in range(8):
-        out.push_back(_HEX_UP[(ident >> (28 - 4 * k)) & 15])
+        o[45 + k] = _HEX_UP[(ident >> (28 - 4 * k)) & 15]
+    out.size += 53
+
+
+cdef void append_direct(_Text out, const uint8_t* name, int64_t nunits) noexcept nogil:
+    """DIRECT=<name> (formatname.FormatName.direct, the prefix test done by the caller)."""
+    cdef char* o = room(out, 7)
+    if o == NULL:
+        return
+    memcpy(o, b"DIRECT=", 7)
+    out.size += 7
+    utf16_append(out, name, nunits)
 
 
 # ------------------------------------------------------------------ the walk
@@ -660,25 +702,19 @@ cdef void render(Run* r, _Text t, int g, int sel, Queue* q, Queue* aq, int aq_se
     """The format name of one queue field (UserHeader.format_name), or null;
     without ``want`` only its validity (the column is not selected)."""
     cdef int64_t host = 0
-    cdef char buf[36]
-    cdef int k
     if q.kind == 0:
         return
     if q.kind == 1 and not host_of(r, sel, aq, aq_sel, &host):
         return
     if want:
         if q.kind == 2:
-            append_ascii(t.data, "PUBLIC=")
-            guid_text(buf, r.d + q.guid_at, _HEX2_UP)
-            for k in range(36):
-                t.data.push_back(buf[k])
+            append_public(t, r.d + q.guid_at)
         elif q.kind == 3:
-            append_private(t.data, r.d + q.guid_at, q.ident)
+            append_private(t, r.d + q.guid_at, q.ident)
         elif q.kind == 1:
-            append_private(t.data, r.d + host, q.ident)
+            append_private(t, r.d + host, q.ident)
         else:
-            append_ascii(t.data, "DIRECT=")
-            utf16_append(t.data, r.d + q.name_at, q.nunits)
+            append_direct(t, r.d + q.name_at, q.nunits)
     r.grp[g][r.i] = 1
 
 
@@ -709,6 +745,9 @@ cdef inline int rq_kind(int t) noexcept nogil:
 
 cdef void session_cols(Run* r, int64_t at) noexcept nogil:
     cdef const uint8_t* p = r.d + at
+    if not r.want[G_SESSION]:
+        valid(r, G_SESSION)
+        return
     put16(r, N_SESSION_ACK_SEQUENCE_NUMBER, rd16le(p))
     put16(r, N_SESSION_RECOVERABLE_MSG_ACK_SEQ_NUMBER, rd16le(p + 2))
     put32(r, N_SESSION_RECOVERABLE_MSG_ACK_FLAGS, rd32le(p + 4))
@@ -766,13 +805,14 @@ cdef int security(Run* r, int64_t at, int64_t end, int64_t* nxt) noexcept nogil:
         cnt = d[at + 17] if sizes[0] >= 2 else 0
         if sizes[0] < 8 or d[at + 16] != 1 or cnt > 15 or sizes[0] != 8 + 4 * cnt:
             return fail(r, S_SEC, F_SECURITYID, R_SEC_SID, at + 16, sizes[0])
-    put16(r, N_SEC_FLAGS, sflags)
-    put8(r, N_SEC_ST, st)
-    put16(r, N_SEC_SENDER_ID_SIZE, sizes[0])
-    put16(r, N_SEC_ENCRYPTION_KEY_SIZE, sizes[1])
-    put16(r, N_SEC_SIGNATURE_SIZE, sizes[2])
-    put32(r, N_SEC_SENDER_CERT_SIZE, 0)
-    put32(r, N_SEC_PROVIDER_INFO_SIZE, 0)
+    if r.want[G_SEC]:
+        put16(r, N_SEC_FLAGS, sflags)
+        put8(r, N_SEC_ST, st)
+        put16(r, N_SEC_SENDER_ID_SIZE, sizes[0])
+        put16(r, N_SEC_ENCRYPTION_KEY_SIZE, sizes[1])
+        put16(r, N_SEC_SIGNATURE_SIZE, sizes[2])
+        put32(r, N_SEC_SENDER_CERT_SIZE, 0)
+        put32(r, N_SEC_PROVIDER_INFO_SIZE, 0)
     valid(r, G_SEC)
     nxt[0] = p
     return OK
@@ -792,13 +832,14 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
             L >= 8 and d[4] == 76 and d[5] == 73 and d[6] == 79 and d[7] == 82):
         if L < 24:
             return fail_cut(r, S_PING, CUT_PING, 0, L, R_TRUNC, 24, L)
-        u = rd16le(d)
-        put16(r, N_PING_FLAGS, u)
-        put8(r, N_PING_RC, u & 1)
-        put8(r, N_PING_RF, (u >> 1) & 1)
-        put16(r, N_PING_SIGNATURE, rd16le(d + 2))
-        put32(r, N_PING_COOKIE, rd32le(d + 4))
-        put_guid(r, U_PING_QM_GUID, 8)
+        if r.want[G_PING]:
+            u = rd16le(d)
+            put16(r, N_PING_FLAGS, u)
+            put8(r, N_PING_RC, u & 1)
+            put8(r, N_PING_RF, (u >> 1) & 1)
+            put16(r, N_PING_SIGNATURE, rd16le(d + 2))
+            put32(r, N_PING_COOKIE, rd32le(d + 4))
+            put_guid(r, U_PING_QM_GUID, 8)
         valid(r, G_PING)
         r.kind[r.i] = K_PING
         put64(r, N_PACKET_END, 24)
@@ -826,17 +867,18 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
     TR = (bflags >> 8) & 1
     if TR and not DH:
         return fail(r, S_BASE, F_FLAGS, R_TR_NO_DH, 2)
-    put8(r, N_BASE_VERSION_NUMBER, d[0])
-    put8(r, N_BASE_RESERVED, d[1])
-    put16(r, N_BASE_FLAGS, bflags)
-    put8(r, N_BASE_PR, bflags & 7)
-    put8(r, N_BASE_IN, IN)
-    put8(r, N_BASE_SH, SH)
-    put8(r, N_BASE_DH, DH)
-    put8(r, N_BASE_TR, TR)
-    put32(r, N_BASE_SIGNATURE, rd32le(d + 4))
-    put32(r, N_BASE_PACKET_SIZE, size)
-    put32(r, N_BASE_TIME_TO_REACH_QUEUE, rd32le(d + 12))
+    if r.want[G_BASE]:
+        put8(r, N_BASE_VERSION_NUMBER, d[0])
+        put8(r, N_BASE_RESERVED, d[1])
+        put16(r, N_BASE_FLAGS, bflags)
+        put8(r, N_BASE_PR, bflags & 7)
+        put8(r, N_BASE_IN, IN)
+        put8(r, N_BASE_SH, SH)
+        put8(r, N_BASE_DH, DH)
+        put8(r, N_BASE_TR, TR)
+        put32(r, N_BASE_SIGNATURE, rd32le(d + 4))
+        put32(r, N_BASE_PACKET_SIZE, size)
+        put32(r, N_BASE_TIME_TO_REACH_QUEUE, rd32le(d + 12))
     valid(r, G_BASE)
     # ---------------------------------------------------------------- internal packets
     if IN:
@@ -848,10 +890,11 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
         pt = iflags & 15
         if pt < 1 or pt > 3:
             return fail(r, S_INTERNAL, F_FLAGS, R_PT, 18, pt)
-        put16(r, N_INTERNAL_RESERVED, rd16le(d + 16))
-        put16(r, N_INTERNAL_FLAGS, iflags)
-        put8(r, N_INTERNAL_PT, pt)
-        put8(r, N_INTERNAL_CS, (iflags >> 4) & 1)
+        if r.want[G_INTERNAL]:
+            put16(r, N_INTERNAL_RESERVED, rd16le(d + 16))
+            put16(r, N_INTERNAL_FLAGS, iflags)
+            put8(r, N_INTERNAL_PT, pt)
+            put8(r, N_INTERNAL_CS, (iflags >> 4) & 1)
         valid(r, G_INTERNAL)
         if pt == 1:
             if not SH:
@@ -878,33 +921,35 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
         if pt == 2:
             if size != 572:
                 return fail(r, S_BASE, F_PACKETSIZE, R_EC_SIZE, 8, size)
-            put_guid(r, U_EC_CLIENT_GUID, 20)
-            put_guid(r, U_EC_SERVER_GUID, 36)
-            put32(r, N_EC_TIME_STAMP, rd32le(d + 52))
-            osf = rd16le(d + 56)
-            put16(r, N_EC_OPERATING_SYSTEM, osf)
-            put8(r, N_EC_RE, osf & 0xFF)
-            put8(r, N_EC_SE, (osf >> 8) & 1)
-            put8(r, N_EC_OS, (osf >> 9) & 1)
-            put8(r, N_EC_QS, (osf >> 10) & 1)
-            put16(r, N_EC_RESERVED, rd16le(d + 58))
-            ok = 1
-            for k in range(64):          # 512 bytes, 8 at a time
-                memcpy(&w8, d + 60 + 8 * k, 8)
-                if w8 != <uint64_t>0x5A5A5A5A5A5A5A5AULL:
-                    ok = 0
-                    break
-            put8(r, N_EC_PADDING_IS_SERVER_FILL, ok)
+            if r.want[G_EC]:
+                put_guid(r, U_EC_CLIENT_GUID, 20)
+                put_guid(r, U_EC_SERVER_GUID, 36)
+                put32(r, N_EC_TIME_STAMP, rd32le(d + 52))
+                osf = rd16le(d + 56)
+                put16(r, N_EC_OPERATING_SYSTEM, osf)
+                put8(r, N_EC_RE, osf & 0xFF)
+                put8(r, N_EC_SE, (osf >> 8) & 1)
+                put8(r, N_EC_OS, (osf >> 9) & 1)
+                put8(r, N_EC_QS, (osf >> 10) & 1)
+                put16(r, N_EC_RESERVED, rd16le(d + 58))
+                ok = 1
+                for k in range(64):          # 512 bytes, 8 at a time
+                    memcpy(&w8, d + 60 + 8 * k, 8)
+                    if w8 != <uint64_t>0x5A5A5A5A5A5A5A5AULL:
+                        ok = 0
+                        break
+                put8(r, N_EC_PADDING_IS_SERVER_FILL, ok)
             valid(r, G_EC)
             r.kind[r.i] = K_EC
             put64(r, N_PACKET_END, 572)
         else:
             if size != 32:
                 return fail(r, S_BASE, F_PACKETSIZE, R_CP_SIZE, 8, size)
-            put32(r, N_CP_RECOVERABLE_ACK_TIMEOUT, rd32le(d + 20))
-            put32(r, N_CP_ACK_TIMEOUT, rd32le(d + 24))
-            put16(r, N_CP_RESERVED, rd16le(d + 28))
-            put16(r, N_CP_WINDOW_SIZE, rd16le(d + 30))
+            if r.want[G_CP]:
+                put32(r, N_CP_RECOVERABLE_ACK_TIMEOUT, rd32le(d + 20))
+                put32(r, N_CP_ACK_TIMEOUT, rd32le(d + 24))
+                put16(r, N_CP_RESERVED, rd16le(d + 28))
+                put16(r, N_CP_WINDOW_SIZE, rd16le(d + 30))
             valid(r, G_CP)
             r.kind[r.i] = K_CP
             put64(r, N_PACKET_END, 32)
@@ -941,29 +986,31 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
     if (uflags >> 22) & 1:
         if end - pos < 16:
             return fail(r, S_USER, F_CONNECTORTYPE, R_CQ, pos, _nonneg(end - pos))
-        put_guid(r, U_USER_CONNECTOR_TYPE, pos)
+        if r.want[G_CQ]:
+            put_guid(r, U_USER_CONNECTOR_TYPE, pos)
         valid(r, G_CQ)
         pos += 16
-    put_guid(r, U_USER_SOURCE_QUEUE_MANAGER, 16)
-    put_guid(r, U_USER_QUEUE_MANAGER_ADDRESS, 32)
-    put32(r, N_USER_TIME_TO_BE_RECEIVED, rd32le(d + 48))
-    put32(r, N_USER_SENT_TIME, rd32le(d + 52))
-    put32(r, N_USER_MESSAGE_ID, rd32le(d + 56))
-    put32(r, N_USER_FLAGS, uflags)
-    put8(r, N_USER_RC, uflags & 31)
-    put8(r, N_USER_DM, (uflags >> 5) & 3)
-    put8(r, N_USER_JN, (uflags >> 8) & 1)
-    put8(r, N_USER_JP, (uflags >> 9) & 1)
-    put8(r, N_USER_DQ, dqs)
-    put8(r, N_USER_AQ, aqs)
-    put8(r, N_USER_RQ, rqs)
-    put8(r, N_USER_SH, (uflags >> 19) & 1)
-    put8(r, N_USER_TH, (uflags >> 20) & 1)
-    put8(r, N_USER_MP, (uflags >> 21) & 1)
-    put8(r, N_USER_CQ, (uflags >> 22) & 1)
-    put8(r, N_USER_MQ, (uflags >> 23) & 1)
-    put8(r, N_USER_AH, (uflags >> 25) & 1)
-    put8(r, N_USER_HH, (uflags >> 28) & 1)
+    if r.want[G_USER]:
+        put_guid(r, U_USER_SOURCE_QUEUE_MANAGER, 16)
+        put_guid(r, U_USER_QUEUE_MANAGER_ADDRESS, 32)
+        put32(r, N_USER_TIME_TO_BE_RECEIVED, rd32le(d + 48))
+        put32(r, N_USER_SENT_TIME, rd32le(d + 52))
+        put32(r, N_USER_MESSAGE_ID, rd32le(d + 56))
+        put32(r, N_USER_FLAGS, uflags)
+        put8(r, N_USER_RC, uflags & 31)
+        put8(r, N_USER_DM, (uflags >> 5) & 3)
+        put8(r, N_USER_JN, (uflags >> 8) & 1)
+        put8(r, N_USER_JP, (uflags >> 9) & 1)
+        put8(r, N_USER_DQ, dqs)
+        put8(r, N_USER_AQ, aqs)
+        put8(r, N_USER_RQ, rqs)
+        put8(r, N_USER_SH, (uflags >> 19) & 1)
+        put8(r, N_USER_TH, (uflags >> 20) & 1)
+        put8(r, N_USER_MP, (uflags >> 21) & 1)
+        put8(r, N_USER_CQ, (uflags >> 22) & 1)
+        put8(r, N_USER_MQ, (uflags >> 23) & 1)
+        put8(r, N_USER_AH, (uflags >> 25) & 1)
+        put8(r, N_USER_HH, (uflags >> 28) & 1)
     valid(r, G_USER)
     # ---------------------------------------------------------------- TransactionHeader
     if (uflags >> 20) & 1:
@@ -979,22 +1026,24 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
             return fail(r, S_XACT, F_TXSEQNUM, R_XACT_SEQ0, pos + 12)
         if prev == <uint32_t>-1:
             return fail(r, S_XACT, F_PREVTXSEQNUM, R_XACT_PREV, pos + 16)
-        put32(r, N_XACT_FLAGS, xflags)
-        put8(r, N_XACT_CG, xflags & 1)
-        put8(r, N_XACT_FA, (xflags >> 1) & 1)
-        put8(r, N_XACT_FM, (xflags >> 2) & 1)
-        put8(r, N_XACT_LM, (xflags >> 3) & 1)
-        put32(r, N_XACT_ID, (xflags >> 4) & 0xFFFFF)
-        put32(r, N_XACT_TX_SEQUENCE_ID_ORDINAL, rd32le(d + pos + 4))
-        put32(r, N_XACT_TX_SEQUENCE_ID_TIME_STAMP, rd32le(d + pos + 8))
-        put32(r, N_XACT_TX_SEQUENCE_NUMBER, seq)
-        put32(r, N_XACT_PREVIOUS_TX_SEQUENCE_NUMBER, prev)
+        if r.want[G_XACT]:
+            put32(r, N_XACT_FLAGS, xflags)
+            put8(r, N_XACT_CG, xflags & 1)
+            put8(r, N_XACT_FA, (xflags >> 1) & 1)
+            put8(r, N_XACT_FM, (xflags >> 2) & 1)
+            put8(r, N_XACT_LM, (xflags >> 3) & 1)
+            put32(r, N_XACT_ID, (xflags >> 4) & 0xFFFFF)
+            put32(r, N_XACT_TX_SEQUENCE_ID_ORDINAL, rd32le(d + pos + 4))
+            put32(r, N_XACT_TX_SEQUENCE_ID_TIME_STAMP, rd32le(d + pos + 8))
+            put32(r, N_XACT_TX_SEQUENCE_NUMBER, seq)
+            put32(r, N_XACT_PREVIOUS_TX_SEQUENCE_NUMBER, prev)
         valid(r, G_XACT)
         pos += 20
         if xflags & 1:
             if pos + 16 > end:
                 return fail(r, S_XACT, F_CONNECTORQMGUID, R_XACT_CG, pos, _nonneg(end - pos))
-            put_guid(r, U_XACT_CONNECTOR_QM_GUID, pos)
+            if r.want[G_XACT_CG]:
+                put_guid(r, U_XACT_CONNECTOR_QM_GUID, pos)
             valid(r, G_XACT_CG)
             pos += 16
     # ---------------------------------------------------------------- SecurityHeader
@@ -1030,7 +1079,7 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
         if d[p + nb - 2] != 0 or d[p + nb - 1] != 0:
             return fail(r, S_MP, F_LABEL, R_MP_LABELNULL, p + nb - 2)
         if r.want_text[0]:
-            utf16_append(label.data, d + p, ll - 1)
+            utf16_append(label, d + p, ll - 1)
         valid(r, G_LABEL)
         p += nb
     if <int64_t>esize > end - p:
@@ -1045,24 +1094,25 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
     if need > end - p:
         return fail(r, S_MP, F_NONE, R_MP_PAD, p, need)
     pos = p + need
-    put8(r, N_PROPS_FLAGS, mflags)
-    put8(r, N_PROPS_PA, mflags & 1)
-    put8(r, N_PROPS_PR, (mflags >> 1) & 1)
-    put8(r, N_PROPS_NA, (mflags >> 2) & 1)
-    put8(r, N_PROPS_NR, (mflags >> 3) & 1)
-    put8(r, N_PROPS_LABEL_LENGTH, ll)
-    put16(r, N_PROPS_MESSAGE_CLASS, mclass)
-    memcpy(r.corr + 20 * r.i, d + o + 4, 20)
-    put32(r, N_PROPS_BODY_TYPE, rd32le(d + o + 24))
-    put32(r, N_PROPS_APPLICATION_TAG, rd32le(d + o + 28))
-    put32(r, N_PROPS_MESSAGE_SIZE, msize)
-    put32(r, N_PROPS_ALLOCATION_BODY_SIZE, alloc)
-    put32(r, N_PROPS_PRIVACY_LEVEL, rd32le(d + o + 40))
-    put32(r, N_PROPS_HASH_ALGORITHM, rd32le(d + o + 44))
-    put32(r, N_PROPS_ENCRYPTION_ALGORITHM, rd32le(d + o + 48))
-    put32(r, N_PROPS_EXTENSION_SIZE, esize)
-    put64(r, N_PROPS_EXTENSION_OFFSET, ext_at)
-    put64(r, N_PROPS_BODY_OFFSET, body_at)
+    if r.want[G_PROPS]:
+        put8(r, N_PROPS_FLAGS, mflags)
+        put8(r, N_PROPS_PA, mflags & 1)
+        put8(r, N_PROPS_PR, (mflags >> 1) & 1)
+        put8(r, N_PROPS_NA, (mflags >> 2) & 1)
+        put8(r, N_PROPS_NR, (mflags >> 3) & 1)
+        put8(r, N_PROPS_LABEL_LENGTH, ll)
+        put16(r, N_PROPS_MESSAGE_CLASS, mclass)
+        memcpy(r.corr + 20 * r.i, d + o + 4, 20)
+        put32(r, N_PROPS_BODY_TYPE, rd32le(d + o + 24))
+        put32(r, N_PROPS_APPLICATION_TAG, rd32le(d + o + 28))
+        put32(r, N_PROPS_MESSAGE_SIZE, msize)
+        put32(r, N_PROPS_ALLOCATION_BODY_SIZE, alloc)
+        put32(r, N_PROPS_PRIVACY_LEVEL, rd32le(d + o + 40))
+        put32(r, N_PROPS_HASH_ALGORITHM, rd32le(d + o + 44))
+        put32(r, N_PROPS_ENCRYPTION_ALGORITHM, rd32le(d + o + 48))
+        put32(r, N_PROPS_EXTENSION_SIZE, esize)
+        put64(r, N_PROPS_EXTENSION_OFFSET, ext_at)
+        put64(r, N_PROPS_BODY_OFFSET, body_at)
     valid(r, G_PROPS)
     # ---------------------------------------------------------------- DebugHeader
     if DH:
@@ -1075,15 +1125,17 @@ cdef int walk(Run* r, _Text label, _Text tdq, _Text taq, _Text trq) noexcept nog
         qt = dflags & 3
         if qt > 1:
             return fail(r, S_DEBUG, F_FLAGS, R_DBG_QT, pos, qt)
-        put16(r, N_DEBUG_FLAGS, dflags)
-        put8(r, N_DEBUG_QT, qt)
-        put16(r, N_DEBUG_RESERVED, rd16le(d + pos + 2))
+        if r.want[G_DEBUG]:
+            put16(r, N_DEBUG_FLAGS, dflags)
+            put8(r, N_DEBUG_QT, qt)
+            put16(r, N_DEBUG_RESERVED, rd16le(d + pos + 2))
         valid(r, G_DEBUG)
         pos += 4
         if qt == 1:
             if pos + 16 > end:
                 return fail(r, S_DEBUG, F_QUEUEIDENTIFIER, R_DBG_QI, pos, _nonneg(end - pos))
-            put_guid(r, U_DEBUG_QUEUE_IDENTIFIER, pos)
+            if r.want[G_DEBUG_QI]:
+                put_guid(r, U_DEBUG_QUEUE_IDENTIFIER, pos)
             valid(r, G_DEBUG_QI)
             pos += 16
     # ---------------------------------------------------------------- end of the UserMessage
@@ -1150,13 +1202,13 @@ def reset_stats():
 
 # ------------------------------------------------------------------ entry point
 def _text_array(_Text t, Py_ssize_t n, bitmap):
-    cdef Py_ssize_t nb = t.data.size()
+    cdef Py_ssize_t nb = t.size
     if nb > 0x7FFFFFFF:
         raise OverflowError("more than 2 GiB of text in one column: decode in smaller batches")
     data = np.empty(nb, np.uint8)
     cdef uint8_t[::1] dv = data
     if nb:
-        memcpy(&dv[0], t.data.data(), nb)
+        memcpy(&dv[0], t.data, nb)
     return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(t.arr), pa.py_buffer(data)])
 
 
@@ -1172,6 +1224,17 @@ def _all_null(t, n, zeros):
     if pa.types.is_boolean(t) or (pa.types.is_integer(t) and t.bit_width <= 64):
         return pa.Array.from_buffers(t, n, [zeros, zeros], null_count=n)
     return pa.nulls(n, t)
+
+
+_ZEROS = [pa.py_buffer(b"")]
+
+
+def _zeros(nbytes):
+    """A zeroed buffer of at least ``nbytes`` (one kept and shared, as Arrow buffers
+    are never written: the all-null columns of every call read the same one)."""
+    if _ZEROS[0].size < nbytes:
+        _ZEROS[0] = pa.py_buffer(np.zeros(max(nbytes, 2 * _ZEROS[0].size), np.uint8))
+    return _ZEROS[0]
 
 
 def _bitmap(mask):
@@ -1210,19 +1273,32 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     dtypes = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.int64}
     cdef cnp.ndarray a
     cdef int k, w
+    for k in range(NGROUPS):
+        r.want[k] = want is None
+    if want is not None:
+        for name in want:
+            r.want[_GROUP_OF.get(name, G_NEVER)] = True
+    # columns not selected are written by the walk all the same, into one
+    # scratch array (8 bytes a row): one stream of stores instead of one per column
+    scratch = np.empty(n if want is not None else 0, np.int64)
     for k, name in enumerate(_NUM_NAMES):
-        w = _NUM_WIDTHS[k]
-        a = np.empty(n, dtypes[w])        # null slots stay undefined, as Arrow allows
+        if want is None or name in want:
+            w = _NUM_WIDTHS[k]
+            a = np.empty(n, dtypes[w])        # null slots stay undefined, as Arrow allows
+        else:
+            a = scratch
         num_arrays.append(a)
         r.num[k] = cnp.PyArray_DATA(a)
     groups = np.zeros(NGROUPS * n, np.uint8).reshape(NGROUPS, n)
     a = groups
     for k in range(NGROUPS):
         r.grp[k] = <uint8_t*>cnp.PyArray_DATA(a) + k * n
-    guids = np.empty(NGUID * n * 16, np.uint8).reshape(NGUID, n, 16)
+    # one slot a GUID column, and a last one the columns not selected share
+    guids = np.empty((NGUID + 1) * n * 16, np.uint8).reshape(NGUID + 1, n, 16)
     a = guids
     for k in range(NGUID):
-        r.guid[k] = <uint8_t*>cnp.PyArray_DATA(a) + k * n * 16
+        gname = _GUID_COLS[k][0]
+        r.guid[k] = <uint8_t*>cnp.PyArray_DATA(a) + (k if want is None or gname in want else NGUID) * n * 16
     kinds = np.empty(n, np.int8)
     kinds.fill(-1)
     a = kinds
@@ -1252,7 +1328,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     with nogil:
         for i in range(n):
             r.i = i
-            m0 = tl.data.size(); m1 = tdq.data.size(); m2 = taq.data.size(); m3 = trq.data.size()
+            m0 = tl.size; m1 = tdq.size; m2 = taq.size; m3 = trq.size
             if has_valid and not vmask[i]:
                 res = ERR
                 r.err.structure = S_RECORD; r.err.field = F_NONE; r.err.reason = R_NULL
@@ -1266,7 +1342,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
                 for g in range(NGROUPS):
                     r.grp[g][i] = 0
                 r.kind[i] = -1
-                tl.data.resize(m0); tdq.data.resize(m1); taq.data.resize(m2); trq.data.resize(m3)
+                tl.size = m0; tdq.size = m1; taq.size = m2; trq.size = m3
                 if res == ERR:
                     esv[i] = r.err.structure; efv[i] = r.err.field; erv[i] = r.err.reason
                     eov[i] = r.err.offset
@@ -1276,13 +1352,15 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
                 else:
                     nfb_t += 1
             outv[i] = res
-            tl.offs[i + 1] = <int32_t>tl.data.size(); tdq.offs[i + 1] = <int32_t>tdq.data.size()
-            taq.offs[i + 1] = <int32_t>taq.data.size(); trq.offs[i + 1] = <int32_t>trq.data.size()
+            tl.offs[i + 1] = <int32_t>tl.size; tdq.offs[i + 1] = <int32_t>tdq.size
+            taq.offs[i + 1] = <int32_t>taq.size; trq.offs[i + 1] = <int32_t>trq.size
+    if tl.failed or tdq.failed or taq.failed or trq.failed:
+        raise MemoryError("MSMQ batch: no memory for the text columns of %d records" % n)
     _st_records += n
     _st_fallback_header += nfb_h
     _st_fallback_text += nfb_t
     # ---- columns (validity bitmaps once per header group; values zero-copy)
-    counts = np.count_nonzero(groups, axis=1)
+    counts = [np.count_nonzero(groups[k].view(np.bool_)) for k in range(NGROUPS)]
     bitmaps = []
     for k in range(NGROUPS):
         bitmaps.append(None if counts[k] in (0, n) else _bitmap(groups[k]))
@@ -1359,7 +1437,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
             # all null (or only the pure codec decodes them): every such column
             # shares one zeroed buffer
             if zeros is None:
-                zeros = pa.py_buffer(np.zeros(24 * n + 64, np.uint8))
+                zeros = _zeros(24 * n + 64)
             arrays.append(_all_null(f.type, n, zeros))
     batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
     # ---- records handed to the pure codec: their rows replace the empty ones
