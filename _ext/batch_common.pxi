@@ -65,6 +65,7 @@ cdef extern from *:
     #endif
     """
     uint32_t __builtin_bswap32(uint32_t) nogil
+    void __builtin_prefetch(const void*) nogil
 
 
 cdef inline int32_t rd32(const uint8_t* p, bint le) noexcept nogil:

@@ -55,6 +55,7 @@ DEF OK = 0
 DEF ERR = 1
 DEF FALLBACK_HEADER = 2
 DEF FALLBACK_TEXT = 3
+DEF PREFETCH = 6            # records ahead whose headers are fetched into the cache
 
 # ------------------------------------------------------------------ structure codes (msmq_pure.STRUCTURES)
 DEF S_RECORD = 0
@@ -1226,6 +1227,42 @@ def _all_null(t, n, zeros):
     return pa.nulls(n, t)
 
 
+_KIND_TEXT = [k.encode("ascii") for k in KINDS]
+cdef int _KIND_LEN[7]
+cdef char _KIND_CHARS[7][24]
+for _k, _t in enumerate(_KIND_TEXT):
+    assert len(_t) < 24
+    _KIND_LEN[_k] = len(_t)
+    for _j, _c in enumerate(_t):
+        _KIND_CHARS[_k][_j] = _c
+
+
+def _kind_array(kinds, Py_ssize_t n):
+    """The ``kind`` column (KINDS[k] per row; -1 = null), offsets and text written here."""
+    cdef const int8_t[::1] kv = kinds
+    cdef Py_ssize_t i, total = 0, nvalid = 0
+    cdef int k
+    for i in range(n):
+        if kv[i] >= 0:
+            total += _KIND_LEN[kv[i]]
+            nvalid += 1
+    offsets = np.empty(n + 1, np.int32)
+    text = np.empty(total, np.uint8)
+    cdef int32_t[::1] ov = offsets
+    cdef char* t = <char*>cnp.PyArray_DATA(text)
+    cdef int32_t at = 0
+    ov[0] = 0
+    with nogil:
+        for i in range(n):
+            k = kv[i]
+            if k >= 0:
+                memcpy(t + at, _KIND_CHARS[k], _KIND_LEN[k])
+                at += _KIND_LEN[k]
+            ov[i + 1] = at
+    bitmap = None if nvalid == n else _bitmap((kinds >= 0).view(np.uint8))
+    return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(text)])
+
+
 _ZEROS = [pa.py_buffer(b"")]
 
 
@@ -1334,6 +1371,12 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
                 r.err.structure = S_RECORD; r.err.field = F_NONE; r.err.reason = R_NULL
                 r.err.offset = 0; r.err.a0 = 0; r.err.a1 = 0; r.err.a2 = 0
             else:
+                if i + PREFETCH < n:
+                    # the headers of a record some records ahead (the input is read once,
+                    # headers only: the bodies between them are skipped)
+                    __builtin_prefetch(&data[0] + offs[i + PREFETCH])
+                    __builtin_prefetch(&data[0] + offs[i + PREFETCH] + 64)
+                    __builtin_prefetch(&data[0] + offs[i + PREFETCH] + 128)
                 r.d = &data[0] + offs[i]
                 r.L = offs[i + 1] - offs[i]
                 res = walk(&r, tl, tdq, taq, trq)
@@ -1367,8 +1410,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     cols = {}
     cols["record"] = _ak.from_numpy(np.arange(first, first + n, dtype=np.int64))
     if want is None or "kind" in want:
-        kind_idx = _ak.from_numpy(kinds.astype(np.int32), mask=kinds < 0)
-        cols["kind"] = _ak.take(pa.array(KINDS, pa.string()), kind_idx)
+        cols["kind"] = _kind_array(kinds, n)
     for k, name in enumerate(_NUM_NAMES):
         if want is not None and name not in want:
             continue
