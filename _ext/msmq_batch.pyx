@@ -550,13 +550,6 @@ cdef void utf16_append(_Text out, const uint8_t* p, int64_t nunits) noexcept nog
 
 
 cdef const char* _HEX_UP = "0123456789ABCDEF"
-# byte order of the canonical text of a GUID read in its [MS-DTYP] packet form,
-# and where each byte's two hex digits go in the 36 characters
-cdef int _GUID_ORDER[16]
-cdef int _GUID_POS[16]
-for _k, _v in enumerate([3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15]):
-    _GUID_ORDER[_k] = _v
-    _GUID_POS[_k] = 2 * _k + (0 if _k < 4 else 1 if _k < 6 else 2 if _k < 8 else 3 if _k < 10 else 4)
 # each byte's two hex digits, in memory order (written 2 bytes at a time)
 cdef uint8_t _HEX2_UP[256][2]
 cdef uint8_t _HEX2_LO[256][2]
@@ -567,15 +560,34 @@ for _k in range(256):
     _HEX2_LO[_k][1] = b"0123456789abcdef"[_k & 15]
 
 
+cdef inline void hex_at(char* out, const uint8_t (*hex2)[2], uint8_t b) noexcept nogil:
+    memcpy(out, &hex2[b][0], 2)
+
+
 cdef inline void guid_text(char* out, const uint8_t* g, const uint8_t (*hex2)[2]) noexcept nogil:
-    """36 characters: xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (a table lookup per byte)."""
-    cdef int k
-    for k in range(16):
-        memcpy(out + _GUID_POS[k], &hex2[g[_GUID_ORDER[k]]][0], 2)
+    """36 characters: xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, the [MS-DTYP] packet
+    form's bytes in text order (3 2 1 0 - 5 4 - 7 6 - 8 9 - 10..15), a table
+    lookup per byte."""
+    hex_at(out, hex2, g[3])
+    hex_at(out + 2, hex2, g[2])
+    hex_at(out + 4, hex2, g[1])
+    hex_at(out + 6, hex2, g[0])
     out[8] = 45  # '-'
+    hex_at(out + 9, hex2, g[5])
+    hex_at(out + 11, hex2, g[4])
     out[13] = 45
+    hex_at(out + 14, hex2, g[7])
+    hex_at(out + 16, hex2, g[6])
     out[18] = 45
+    hex_at(out + 19, hex2, g[8])
+    hex_at(out + 21, hex2, g[9])
     out[23] = 45
+    hex_at(out + 24, hex2, g[10])
+    hex_at(out + 26, hex2, g[11])
+    hex_at(out + 28, hex2, g[12])
+    hex_at(out + 30, hex2, g[13])
+    hex_at(out + 32, hex2, g[14])
+    hex_at(out + 34, hex2, g[15])
 
 
 cdef void append_public(_Text out, const uint8_t* guid) noexcept nogil:
@@ -1425,25 +1437,30 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
             vbuf = pa.py_buffer(vals)
         cols[name] = pa.Array.from_buffers(t, n, [bitmaps[g], vbuf])
     cdef char* gt
+    cdef int32_t* go
     cdef const uint8_t* graw
     cdef const uint8_t* gv
     cdef Py_ssize_t j
     for k, (name, g) in enumerate(_GUID_COLS):
         if counts[g] == 0 or (want is not None and name not in want):
             continue
-        text = np.empty(n * 36, np.uint8)
+        text = np.empty(counts[g] * 36, np.uint8)
         a = text
         gt = <char*>cnp.PyArray_DATA(a)
+        offs36 = np.empty(n + 1, np.int32)
+        a = offs36
+        go = <int32_t*>cnp.PyArray_DATA(a)
         a = guids
         graw = <const uint8_t*>cnp.PyArray_DATA(a) + k * n * 16
         gv = r.grp[g]
         with nogil:
+            go[0] = 0
             for j in range(n):
                 if gv[j]:
-                    guid_text(gt + 36 * j, graw + 16 * j, _HEX2_LO)
+                    guid_text(gt + go[j], graw + 16 * j, _HEX2_LO)
+                    go[j + 1] = go[j] + 36
                 else:
-                    memset(gt + 36 * j, 0, 36)     # null rows: zeros
-        offs36 = np.arange(0, 36 * (n + 1), 36, dtype=np.int32)
+                    go[j + 1] = go[j]             # null rows: empty
         cols[name] = pa.Array.from_buffers(pa.string(), n, [bitmaps[g], pa.py_buffer(offs36),
                                                             pa.py_buffer(text)])
     for tt, (name, g) in zip((tl, tdq, taq, trq), _TEXT_COLS):
