@@ -515,17 +515,17 @@ cdef void utf16_append(_Text out, const uint8_t* p, int64_t nunits) noexcept nog
     cdef uint32_t u, u2
     cdef char* o = room(out, 3 * nunits)
     cdef uint64_t w
+    cdef uint32_t a4
     if o == NULL:
         return
     while k < nunits:
         if k + 4 <= nunits:
-            # four ASCII code units at once
+            # four ASCII code units at once, written as one 32-bit word
             memcpy(&w, p + 2 * k, 8)
             if not (w & <uint64_t>0xFF80FF80FF80FF80ULL):
-                o[j] = <char>(w & 0x7F)
-                o[j + 1] = <char>((w >> 16) & 0x7F)
-                o[j + 2] = <char>((w >> 32) & 0x7F)
-                o[j + 3] = <char>((w >> 48) & 0x7F)
+                w = (w | (w >> 8)) & <uint64_t>0x0000FFFF0000FFFFULL
+                a4 = <uint32_t>((w | (w >> 16)) & 0xFFFFFFFFULL)
+                memcpy(o + j, &a4, 4)
                 j += 4
                 k += 4
                 continue
