@@ -372,6 +372,9 @@ def _group_of(name):
     return G_NEVER
 
 
+#: (name, Arrow type, validity group, boolean?) of each numeric column, looked up once
+_NUM_META = [(name, MSMQ_PACKETS.field(name).type, _group_of(name), pa.types.is_boolean(MSMQ_PACKETS.field(name).type))
+             for name in _NUM_NAMES]
 #: the validity group of every column the walk writes (numbers, GUIDs, CorrelationID)
 _GROUP_OF = dict([(name, _group_of(name)) for name in _NUM_NAMES] + _GUID_COLS + [("props_correlation_id", G_PROPS)])
 
@@ -1275,7 +1278,22 @@ def _kind_array(kinds, Py_ssize_t n):
     return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(text)])
 
 
+_SCHEMAS = {}
+
+
+def _selected_schema(columns):
+    """The schema of a selection (kept: a job asks for the same few again and again)."""
+    schema = _SCHEMAS.get(columns)
+    if schema is None:
+        if len(_SCHEMAS) > 64:
+            _SCHEMAS.clear()
+        schema = _SCHEMAS[columns] = pa.schema([MSMQ_PACKETS.field(c) for c in columns])
+    return schema
+
+
 _ZEROS = [pa.py_buffer(b"")]
+#: all-null arrays by (type, length), made once: calls of one size share them
+_NULLS = {}
 
 
 def _zeros(nbytes):
@@ -1423,15 +1441,13 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     cols["record"] = _ak.from_numpy(np.arange(first, first + n, dtype=np.int64))
     if want is None or "kind" in want:
         cols["kind"] = _kind_array(kinds, n)
-    for k, name in enumerate(_NUM_NAMES):
+    for k, (name, t, g, is_bool) in enumerate(_NUM_META):
         if want is not None and name not in want:
             continue
-        t = MSMQ_PACKETS.field(name).type
-        g = _group_of(name)
         if counts[g] == 0:
             continue                     # all null
         vals = num_arrays[k]
-        if pa.types.is_boolean(t):
+        if is_bool:
             vbuf = pa.py_buffer(np.packbits(vals.view(np.bool_), bitorder="little"))
         else:
             vbuf = pa.py_buffer(vals)
@@ -1487,17 +1503,19 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
         cols["error_reason"] = pa.array(er, pa.string())
         cols["raw"] = pa.array(raw, pa.binary())
     arrays = []
-    zeros = None
-    schema = MSMQ_PACKETS if columns is None else pa.schema([MSMQ_PACKETS.field(c) for c in columns])
+    schema = MSMQ_PACKETS if columns is None else _selected_schema(tuple(columns))
     for f in schema:
         if f.name in cols:
             arrays.append(cols[f.name])
         else:
             # all null (or only the pure codec decodes them): every such column
             # shares one zeroed buffer
-            if zeros is None:
-                zeros = _zeros(24 * n + 64)
-            arrays.append(_all_null(f.type, n, zeros))
+            arr = _NULLS.get((f.type, n))
+            if arr is None:
+                if len(_NULLS) > 256:
+                    _NULLS.clear()
+                arr = _NULLS[(f.type, n)] = _all_null(f.type, n, _zeros(24 * n + 64))
+            arrays.append(arr)
     batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
     # ---- records handed to the pure codec: their rows replace the empty ones
     fb = np.flatnonzero(outcome >= FALLBACK_HEADER)

@@ -175,6 +175,9 @@ def arrow_text(text: str | None) -> str | None:
 # input forms and the impl switch
 # ---------------------------------------------------------------------------
 
+_COLUMN_NAMES = frozenset(MSMQ_PACKETS.names)
+
+
 def check_columns(columns) -> list | None:
     """``columns`` of :func:`mqcodec.batch.decode_msmq_batch` as a list of
     MSMQ_PACKETS field names (None: all of them, in schema order)."""
@@ -183,7 +186,7 @@ def check_columns(columns) -> list | None:
     if isinstance(columns, str):
         raise TypeError("columns must be a collection of column names, not one string")
     cols = list(columns)
-    unknown = [c for c in cols if c not in MSMQ_PACKETS.names]
+    unknown = [c for c in cols if c not in _COLUMN_NAMES]
     if unknown:
         raise ValueError("not MSMQ_PACKETS columns: %s" % ", ".join(map(repr, unknown)))
     if len(set(cols)) != len(cols):
