@@ -22,7 +22,7 @@ import pytest
 
 from mqcodec import synth
 from mqcodec.convert import ConvertOptions, NoCaptureRead, convert
-from mqcodec.convert.tables import TABLES, table_schema
+from mqcodec.convert.tables import STATISTICS, TABLES, table_schema
 from mqcodec.convert.sinks import read_table
 
 from conftest import CAPTURES
@@ -161,6 +161,37 @@ def test_layout_is_one_dataset_per_table_in_both_engines(outputs):
     assert s_spark.pop("engine") == "spark"
     assert s_local == s_spark
     assert local["messages_by_protocol_and_kind"] == remote["messages_by_protocol_and_kind"]
+
+
+@pytest.mark.parametrize("spark", ["local"], indirect=True)
+@pytest.mark.parametrize("table", TABLES)
+def test_row_group_statistics_prune_in_order_columns(outputs, table):
+    """The local engine's files carry min/max statistics for the columns that follow the
+    capture's order and no others; pyarrow's dataset reader then skips the row groups a
+    filter on them excludes."""
+    import pyarrow.dataset as ds
+
+    tmp, _, _ = outputs
+    files = sorted(p for p in (tmp / "local" / table).rglob("*.parquet"))
+    key = [c for c in ("frame", "message_key") if c in table_schema(table).names][0]
+    groups, bounds = 0, []
+    for p in files:
+        meta = pq.ParquetFile(p).metadata
+        for g in range(meta.num_row_groups):
+            rg = meta.row_group(g)
+            with_stats = {rg.column(k).path_in_schema for k in range(rg.num_columns)
+                          if rg.column(k).is_stats_set}
+            assert with_stats == STATISTICS & set(table_schema(table).names), (p, with_stats)
+            st = rg.column(pq.ParquetFile(p).schema_arrow.get_field_index(key)).statistics
+            if st.has_min_max:
+                bounds.append((st.min, st.max))
+            groups += 1
+    assert groups > 2 and len(bounds) > 2
+    # a filter on the first row group's values keeps fewer row groups than there are
+    lo, hi = sorted(bounds)[0]
+    kept = sum(len(f.split_by_row_group(filter=(ds.field(key) >= lo) & (ds.field(key) <= hi)))
+               for f in ds.dataset([str(p) for p in files], format="parquet").get_fragments())
+    assert 1 <= kept < groups, (kept, groups)
 
 
 @ON_BOTH

@@ -9,7 +9,8 @@ from typing import Any, Iterable, Optional, Sequence
 
 import pyarrow as pa
 
-from .tables import MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS, TABLES, dictionary_columns, output_schema
+from .tables import (MQ_MESSAGES, MSMQ_PACKETS, PCF_PARAMETERS, TABLES, dictionary_columns, output_schema,
+                     statistics_columns)
 
 __all__ = ["TableCollector", "DatasetSink", "ParquetFile", "BackgroundSink", "Worker", "read_table"]
 
@@ -133,10 +134,12 @@ class DatasetSink:
 
 class ParquetFile:
     """One Parquet file written a row group per :meth:`write_table`: what
-    ``pyarrow.parquet.ParquetWriter`` writes with its defaults (format 2.6,
-    statistics, the Arrow schema stored) and dictionaries for the columns whose
-    values repeat in the file's first rows, never for the free text and bytes of
-    :data:`~mqcodec.convert.tables.NO_DICTIONARY` (:func:`~mqcodec.convert.tables.dictionary_columns`), through pyarrow's own
+    ``pyarrow.parquet.ParquetWriter`` writes with its defaults (format 2.6, the
+    Arrow schema stored), statistics for the columns that follow the rows' order
+    (:func:`~mqcodec.convert.tables.statistics_columns`) and dictionaries for the
+    columns whose values repeat in the file's first rows, never for the free text and
+    bytes of :data:`~mqcodec.convert.tables.NO_DICTIONARY`
+    (:func:`~mqcodec.convert.tables.dictionary_columns`), through pyarrow's own
     writer class and file, without ``pyarrow.parquet``'s filesystem layer: its
     import (``pyarrow.fs``, 17-19 ms) is a tenth of a small capture's whole job.
     Where that class does not take these arguments (another pyarrow), the public
@@ -148,6 +151,7 @@ class ParquetFile:
         self.schema = schema
         self.row_groups = 0   # written so far: one per write_table (of at most 1 Mi rows)
         use_dictionary = dictionary_columns(schema, sample)
+        write_statistics = statistics_columns(schema) or False
         self._file: Any = None
         try:
             from pyarrow._parquet import ParquetWriter as _Writer
@@ -157,7 +161,7 @@ class ParquetFile:
             self._file = pa.OSFile(path, "wb")
             try:
                 self._writer = _Writer(self._file, schema, version="2.6", compression=compression,
-                                       use_dictionary=use_dictionary, write_statistics=True,
+                                       use_dictionary=use_dictionary, write_statistics=write_statistics,
                                        use_deprecated_int96_timestamps=False, writer_engine_version="V2",
                                        data_page_version="1.0", use_compliant_nested_type=True, store_schema=True)
                 return
@@ -166,7 +170,8 @@ class ParquetFile:
                 self._file = None
         import pyarrow.parquet as pq
 
-        self._writer = pq.ParquetWriter(path, schema, compression=compression, use_dictionary=use_dictionary)
+        self._writer = pq.ParquetWriter(path, schema, compression=compression, use_dictionary=use_dictionary,
+                                        write_statistics=write_statistics)
 
     def write_table(self, rows: pa.Table) -> None:
         if not rows.schema.equals(self.schema, check_metadata=False):
