@@ -300,7 +300,8 @@ def _options(args: argparse.Namespace):
                           raw=args.raw,
                           detect_by_content=not args.ports_only,
                           chunk_messages=args.chunk, chunk_bytes=args.chunk_bytes,
-                          row_groups_per_file=args.row_groups_per_file, capture_impl=args.capture_impl,
+                          row_groups_per_file=args.row_groups_per_file, row_group_rows=args.row_group_rows,
+                          capture_impl=args.capture_impl,
                           buffer_budget=args.buffer_budget, threads=args.threads,
                           max_connections=args.max_connections, max_closed=args.max_closed,
                           max_reassembly_bytes=args.max_reassembly_bytes,
@@ -544,9 +545,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--ports-only", action="store_true",
                    help="recognise IBM MQ and MSMQ connections by their ports only, not by their first bytes")
     c.add_argument("--chunk", type=positive, default=20000, metavar="N",
-                   help="messages decoded and written per row group")
+                   help="messages decoded and assembled into rows at a time")
     c.add_argument("--chunk-bytes", type=positive, default=16 << 20, metavar="BYTES",
-                   help="also flush a row group when the pending messages hold this many bytes")
+                   help="also decode a chunk when the pending messages hold this many bytes")
+    c.add_argument("--row-group-rows", type=positive, default=1 << 17, metavar="N",
+                   help="rows of a table written as one Parquet row group (or 16 MiB of them)")
     c.add_argument("--row-groups-per-file", type=non_negative, default=64, metavar="N",
                    help="begin a table's next Parquet part file after N row groups, so that the writer's "
                         "memory stays flat however large the capture (0: one file per table)")

@@ -331,7 +331,8 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
     # or speculative attempt of the same capture never writes into a file another one writes
     attempt = AttemptFolder(root, "%05d" % index)
     sink = DatasetSink(attempt.path, partition_by=partition_by, part="part-%05d" % index, tables=options.tables,
-                       columns=options.columns, row_groups_per_file=options.row_groups_per_file)
+                       columns=options.columns, row_groups_per_file=options.row_groups_per_file,
+                       row_group_rows=options.row_group_rows)
     write = WriteFailures(sink)   # what writing raised: an output error (a full disk) fails the task
     conv = Converter(write, options)
     name = display_name(uri)

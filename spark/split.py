@@ -391,7 +391,8 @@ def _write_groups(batches, names: dict, options_text: str, root: str, partition_
     part = ctx.partitionId()
     attempt = AttemptFolder(root, "split-%05d" % part)
     sink = DatasetSink(attempt.path, partition_by=partition_by, part="part-%05d" % part, tables=options.tables,
-                       columns=options.columns, row_groups_per_file=options.row_groups_per_file)
+                       columns=options.columns, row_groups_per_file=options.row_groups_per_file,
+                       row_group_rows=options.row_group_rows)
     known = streams.value
     conv = Converter(WriteFailures(Renumbered(sink, known)), options)
     counts: dict = {}

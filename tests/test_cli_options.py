@@ -119,6 +119,7 @@ def test_exit_codes_documented_once_each_in_help_and_readme():
     ("--buffer-budget", "-5", "not a positive integer"),
     ("--buffer-budget", "1.5", "is not an integer"),
     ("--row-groups-per-file", "-1", "not a non-negative integer"),
+    ("--row-group-rows", "0", "not a positive integer"),
     ("--max-connections", "0", "not a positive integer"),
     ("--max-closed", "-1", "not a non-negative integer"),
     ("--max-reassembly-bytes", "0", "not a positive integer"),
@@ -139,12 +140,13 @@ def test_pcap2parquet_takes_edge_values(tmp_path, impl, engines_available):
     _engine(impl, engines_available)
     r = run("pcap2parquet", JMS, "-o", tmp_path, "--capture-impl", impl, "--mq-port", "65535", "--mq-port", "1414",
             "--msmq-port", "0", "--chunk", "1", "--chunk-bytes", "1", "--buffer-budget", "1048576",
-            "--row-groups-per-file", "1")
+            "--row-groups-per-file", "1", "--row-group-rows", "1")
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     assert report["messages_by_protocol_and_kind"]["mq/MQPUT"] == 8
-    # a part file per row group: -c000, -c001, ... (the pure pipeline flushes by --chunk, several
-    # times here; the compiled core once per 4 MiB piece of input, once for this capture)
+    # a part file per row group, a row group per chunk: -c000, -c001, ... (the pure pipeline
+    # flushes by --chunk, several times here; the compiled core once per 4 MiB piece of input,
+    # once for this capture)
     import pyarrow.parquet as pq
 
     files = sorted((tmp_path / "mq_messages").glob("*.parquet"))
@@ -165,14 +167,15 @@ def test_every_conversion_option_is_on_the_command_line():
 
     args = cli.build_parser().parse_args([
         "pcap2parquet", "x.pcap", "-o", "out", "--mq-port", "1415", "--msmq-port", "1802", "--raw", "--ports-only",
-        "--chunk", "7", "--chunk-bytes", "4096", "--row-groups-per-file", "3", "--buffer-budget", "65536",
+        "--chunk", "7", "--chunk-bytes", "4096", "--row-groups-per-file", "3", "--row-group-rows", "11",
+        "--buffer-budget", "65536",
         "--max-connections", "5", "--max-closed", "0", "--max-reassembly-bytes", "1000",
         "--max-reassembly-segments", "9", "--capture-impl", "py", "--threads", "2", "--tables", "mq_calls",
         "--columns", "mq_calls=ts"])
     got = cli._options(args)
     assert got == ConvertOptions(
         mq_ports=(1415,), msmq_ports=(1802,), raw=True, detect_by_content=False, chunk_messages=7, chunk_bytes=4096,
-        row_groups_per_file=3, buffer_budget=65536, max_connections=5, max_closed=0,
+        row_groups_per_file=3, row_group_rows=11, buffer_budget=65536, max_connections=5, max_closed=0,
         max_reassembly_bytes=1000, max_reassembly_segments=9, capture_impl="py", threads=2,
         tables=("mq_calls",), columns=("mq_calls.ts",))
     default = ConvertOptions()

@@ -45,6 +45,12 @@ def simulated(tmp_path_factory):
     return path
 
 
+def _plain(t: pa.Table) -> pa.Table:
+    """``t`` with its dictionary columns decoded."""
+    return pa.table({f.name: t.column(f.name).cast(f.type.value_type) if pa.types.is_dictionary(f.type)
+                     else t.column(f.name) for f in t.schema})
+
+
 def _files(outdir) -> dict:
     """table -> (its Parquet file's rows, row-group sizes) of a job's output."""
     out = {}
@@ -80,7 +86,7 @@ def test_threads_write_the_same_files(tmp_path, simulated, impl, monkeypatch):
     inputs = [str(simulated), str(JMS)]
     results = {}
     for n in (1, 2, 5):
-        opts = ConvertOptions(capture_impl=impl, threads=n, chunk_messages=97)
+        opts = ConvertOptions(capture_impl=impl, threads=n, chunk_messages=97, row_group_rows=1)
         rendered_by.clear()
         report = convert(inputs, str(tmp_path / str(n)), opts)
         results[n] = (report, _files(tmp_path / str(n)))
@@ -97,6 +103,42 @@ def test_threads_write_the_same_files(tmp_path, simulated, impl, monkeypatch):
             t, groups = files[table]
             assert groups == groups1, (n, table)
             assert t.schema == t1.schema and t.equals(t1), (n, table)
+
+
+@pytest.mark.parametrize("impl", ["c", "py"])
+def test_row_groups_gather_chunks(tmp_path, simulated, impl, monkeypatch):
+    """A row group holds the rows of consecutive chunks until ``row_group_rows`` have
+    come (the last one the rest): the same rows as a row group per chunk, in fewer row
+    groups, the dictionary-encoded columns still written with a dictionary."""
+    _capture_impl(impl)
+    from mqcodec.convert import compiled
+
+    monkeypatch.setattr(compiled, "CHUNK", 8192)      # chunks of the compiled core: see above
+    monkeypatch.setattr(compiled, "TAKE_BYTES", 8192)
+    inputs = [str(simulated), str(JMS)]
+    out = {}
+    for rows in (1, 120, 1 << 17):
+        convert(inputs, str(tmp_path / str(rows)), ConvertOptions(capture_impl=impl, chunk_messages=7,
+                                                                   row_group_rows=rows, row_groups_per_file=0))
+        out[rows] = _files(tmp_path / str(rows))
+    for table in tables.TABLES:
+        t1, chunks = out[1][table]
+        assert len(chunks) > 3 or table == tables.PCF_PARAMETERS, (table, chunks)
+        for rows in (120, 1 << 17):
+            t, groups = out[rows][table]
+            assert _plain(t).equals(_plain(t1)), (table, rows)   # (the dictionaries are unified)
+            # each row group is the consecutive chunks that first reach the size
+            expected, at = [], 0
+            for c in chunks:
+                at += c
+                if at >= rows:
+                    expected.append(at)
+                    at = 0
+            assert groups == expected + ([at] if at else []), (table, rows, groups)
+        assert len(out[1 << 17][table][1]) == 1, table
+    meta = pq.ParquetFile(tmp_path / str(1 << 17) / tables.MQ_MESSAGES / "part-00000-c000.parquet").metadata
+    capture = meta.schema.to_arrow_schema().get_field_index("capture")
+    assert "RLE_DICTIONARY" in meta.row_group(0).column(capture).encodings
 
 
 def test_threads_default_and_writer_count():
@@ -442,7 +484,7 @@ def test_dictionaries_for_repeated_values_only(tmp_path, simulated):
 def test_parquet_file_writes_what_pyarrow_parquet_writes(tmp_path, simulated):
     """sinks.ParquetFile (pyarrow's writer class without pyarrow.parquet's filesystem
     layer) writes, byte for byte, the file pyarrow.parquet.ParquetWriter writes with
-    the same schema, compression and dictionary columns, row group by row group; rows of another schema
+    the same schema, compression, dictionary and statistics columns, row group by row group; rows of another schema
     are refused."""
     convert([str(simulated)], str(tmp_path / "o"), ConvertOptions(threads=1, chunk_messages=50))
     for table in tables.TABLES:
@@ -451,7 +493,8 @@ def test_parquet_file_writes_what_pyarrow_parquet_writes(tmp_path, simulated):
         groups = [rows.slice(0, rows.num_rows // 2), rows.slice(rows.num_rows // 2)]
         ours = sinks.ParquetFile(str(tmp_path / "ours.parquet"), schema, "zstd")
         theirs = pq.ParquetWriter(str(tmp_path / "theirs.parquet"), schema, compression="zstd",
-                                  use_dictionary=tables.dictionary_columns(schema))
+                                  use_dictionary=tables.dictionary_columns(schema),
+                                  write_statistics=tables.statistics_columns(schema))
         for g in groups:
             ours.write_table(g)
             theirs.write_table(g)

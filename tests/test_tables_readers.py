@@ -125,11 +125,11 @@ def outputs(tmp_path_factory, spark):
     return tmp, local, remote
 
 
-#: the outputs' chunking: part files of at most 2 row groups of at most 20 rows (the pure
+#: the outputs' chunking: part files of at most 2 row groups of 5 rows or more (the pure
 #: capture pipeline flushes every chunk_messages rows; the compiled core also waits for
 #: the end of its 4 MiB input pieces, one piece for these captures); "whole" is the
 #: compiled core's, one file per table
-ROLLED = {"chunk_messages": 20, "row_groups_per_file": 2, "capture_impl": "py"}
+ROLLED = {"chunk_messages": 20, "row_group_rows": 5, "row_groups_per_file": 2, "capture_impl": "py"}
 
 
 @ON_BOTH

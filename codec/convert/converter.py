@@ -11,7 +11,7 @@ Nothing is dropped silently: a message that spans a capture gap, a framing
 error or a decode error becomes a row with ``error`` set (and its bytes in
 ``raw`` when ``--raw``, always for error rows); frames that are not decoded
 are counted in the summary.  Memory is bounded: messages are decoded and
-written in chunks (one Parquet row group per chunk), and the reassembly and
+written in chunks (the sink makes row groups of them), and the reassembly and
 framing layers bound their own buffers.
 
 ``Converter`` is I/O-free apart from the sink it is given; the local engine
@@ -767,7 +767,7 @@ class Converter:
 
     # ---------------------------------------------------------- decoding
     def flush(self) -> None:
-        """Decode the pending messages and write them (one row group).
+        """Decode the pending messages and hand their rows to the sink.
 
         Rows are assembled column by column: the common columns of every
         pending row, then, for each protocol, the batch decoder's Arrow

@@ -30,7 +30,8 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
     check_job_size(len(inputs))   # before anything is written
     options.check_partitioning(partition_by)
     sink: Any = DatasetSink(outdir, partition_by=partition_by, tables=options.tables, columns=options.columns,
-                            row_groups_per_file=options.row_groups_per_file)
+                            row_groups_per_file=options.row_groups_per_file,
+                            row_group_rows=options.row_group_rows)
     writers = writer_threads(options.threads)
     if writers:
         # the writers start with the first chunk of at least a quarter of chunk_messages

@@ -31,6 +31,10 @@ class ConvertOptions:
     #: metadata until it is closed, so this bounds the writer's memory whatever the capture's
     #: size (0: one file per table and task, however large)
     row_groups_per_file: int = 64
+    #: a table's rows are written as a Parquet row group once this many are waiting (or
+    #: sinks.ROW_GROUP_BYTES of them; the last row group of a file holds the rest), not a row
+    #: group per chunk: larger row groups make both the writing and the reading faster
+    row_group_rows: int = 1 << 17
     impl: Optional[str] = None
     #: the capture pipeline: None = the compiled capture core when built (docs/capture-core.md),
     #: "py" = the pure pipeline (the reference); ``impl="py"`` implies it
@@ -133,7 +137,7 @@ class ConvertOptions:
 
 
 #: the least value of each limit among the options
-_LEAST = {"chunk_messages": 1, "chunk_bytes": 1, "row_groups_per_file": 0, "buffer_budget": 1,
+_LEAST = {"chunk_messages": 1, "chunk_bytes": 1, "row_groups_per_file": 0, "row_group_rows": 1, "buffer_budget": 1,
           "max_connections": 1, "max_closed": 0, "max_reassembly_bytes": 1, "max_reassembly_segments": 1}
 
 

@@ -49,9 +49,15 @@ class TableCollector:
         return out
 
 
+#: a table's waiting rows are written as a row group once they hold this many bytes (Arrow
+#: buffers), whatever ``row_group_rows``: the bound of a sink's memory per table
+ROW_GROUP_BYTES = 16 << 20
+
+
 class DatasetSink:
     """Writes each table as a Parquet dataset ``outdir/<table>/``: part files
-    of one row group per chunk, or with ``partition_by="date"`` part files
+    of row groups of ``row_group_rows`` rows (the rows given wait until that many
+    have come, or :data:`ROW_GROUP_BYTES` of them, or :meth:`close`), or with ``partition_by="date"`` part files
     per UTC date of ``ts`` in hive-style folders ``date=YYYY-MM-DD`` (rows
     with no ``ts``: ``date=__HIVE_DEFAULT_PARTITION__``, as Spark names
     them).  A part file holds at most ``row_groups_per_file`` row groups
@@ -67,19 +73,24 @@ class DatasetSink:
 
     def __init__(self, outdir: str, *, partition_by: Optional[str] = None, compression: str = "zstd",
                  part: str = "part-00000", tables: Sequence[str] = TABLES, columns: Sequence[str] = (),
-                 row_groups_per_file: int = 0) -> None:
+                 row_groups_per_file: int = 0, row_group_rows: int = 1 << 17) -> None:
         """``part``: the name of the part files (without ``.parquet``): each
         task of the Spark engine writes its capture's own.  ``tables``: the
         tables of the job (:attr:`ConvertOptions.tables`), which :meth:`close`
         completes; ``columns``: its column selection (:attr:`ConvertOptions.columns`),
-        the schema of each file; ``row_groups_per_file``: see the class
-        (:attr:`ConvertOptions.row_groups_per_file`)."""
+        the schema of each file; ``row_groups_per_file``, ``row_group_rows``: see the class
+        (:attr:`ConvertOptions.row_groups_per_file`, :attr:`ConvertOptions.row_group_rows`)."""
         self.tables = tuple(tables)
         self.columns = tuple(columns)
         if partition_by not in (None, "date"):
             raise ValueError("partition_by must be None or 'date', not %r" % (partition_by,))
         if row_groups_per_file < 0:
             raise ValueError("row_groups_per_file must be >= 0, not %r" % (row_groups_per_file,))
+        if row_group_rows < 1:
+            raise ValueError("row_group_rows must be >= 1, not %r" % (row_group_rows,))
+        self.row_group_rows = row_group_rows
+        # (table, date) -> the rows given and not written yet, their number and bytes
+        self._waiting: dict[tuple[str, Optional[str]], tuple[list, int, int]] = {}
         self.outdir = outdir
         self.partition_by = partition_by
         self.compression = compression
@@ -101,7 +112,20 @@ class DatasetSink:
             self._write(table, value or self.NULL_PARTITION, pc.filter(rows, mask))
 
     def _write(self, table: str, date: Optional[str], rows: pa.Table) -> None:
+        if not rows.num_rows:
+            return              # no row group of no rows (close makes the files of empty tables)
         key = (table, date)
+        parts, n, size = self._waiting.pop(key, ([], 0, 0))
+        parts.append(rows)
+        n += rows.num_rows
+        size += rows.nbytes
+        if n < self.row_group_rows and size < ROW_GROUP_BYTES:
+            self._waiting[key] = (parts, n, size)
+            return
+        self._row_group(key, _one_table(parts))
+
+    def _row_group(self, key: tuple[str, Optional[str]], rows: pa.Table) -> None:
+        table, date = key
         w = self._writers.get(key)
         if w is None:
             folder = os.path.join(self.outdir, table)
@@ -119,17 +143,27 @@ class DatasetSink:
             w.close()
 
     def close(self, *, complete: bool = True) -> list[str]:
-        """Close every part file; with ``complete``, give each table that got
-        no rows an empty part file, so that every table can be read."""
+        """Write the rows still waiting and close every part file; with ``complete``,
+        give each table that got no rows an empty part file, so that every table can
+        be read."""
+        for key in list(self._waiting):
+            parts, _, _ = self._waiting.pop(key)
+            self._row_group(key, _one_table(parts))
         if complete:
             written = {t for t, _ in self._files}
             for table in self.tables:
                 if table not in written:
-                    self._write(table, None, output_schema(table, self.columns).empty_table())
+                    self._row_group((table, None), output_schema(table, self.columns).empty_table())
         for w in self._writers.values():
             w.close()
         self._writers.clear()
         return self.paths
+
+
+def _one_table(parts: list) -> pa.Table:
+    """The rows of one row group: the parts, their dictionaries made one (the writer
+    writes a column chunk plain when its dictionary changes from one part to the next)."""
+    return parts[0] if len(parts) == 1 else pa.concat_tables(parts).unify_dictionaries()
 
 
 class ParquetFile:
