@@ -124,6 +124,9 @@ def mqcodec_cmd(path, out, threads: int) -> list:
 def run_process(cmd: list, out=None, pythonpath=None) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds, peak RSS in KiB) of one run of ``cmd``."""
     env = dict(os.environ)
+    # bytecode cached, as a pip install leaves it (pip compiles every module it installs): a
+    # shell that sets PYTHONDONTWRITEBYTECODE would have every run compile mqcodec's sources
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
     if out is not None:
