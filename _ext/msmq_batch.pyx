@@ -1315,7 +1315,8 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     ``offsets``: n+1 offsets; ``valid``: optional array, 0/False = null
     record.  Returns a ``pyarrow.RecordBatch`` in schema ``MSMQ_PACKETS``,
     or with ``columns`` (names of MSMQ_PACKETS fields) only those columns,
-    in that order: every packet is still checked in full, but the text,
+    in that order: every packet is still checked in full, but the values of
+    headers none of whose columns is selected are not written, and the text,
     GUID and Arrow work of the other columns is skipped.  ``first``: the
     number of the first record (the ``record`` column counts from it)."""
     global _st_records, _st_fallback_header, _st_fallback_text

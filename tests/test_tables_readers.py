@@ -176,13 +176,14 @@ def test_row_group_statistics_prune_in_order_columns(outputs, table):
     key = [c for c in ("frame", "message_key") if c in table_schema(table).names][0]
     groups, bounds = 0, []
     for p in files:
-        meta = pq.ParquetFile(p).metadata
+        f = pq.ParquetFile(p)
+        meta, at = f.metadata, f.schema_arrow.get_field_index(key)
         for g in range(meta.num_row_groups):
             rg = meta.row_group(g)
             with_stats = {rg.column(k).path_in_schema for k in range(rg.num_columns)
                           if rg.column(k).is_stats_set}
             assert with_stats == STATISTICS & set(table_schema(table).names), (p, with_stats)
-            st = rg.column(pq.ParquetFile(p).schema_arrow.get_field_index(key)).statistics
+            st = rg.column(at).statistics
             if st.has_min_max:
                 bounds.append((st.min, st.max))
             groups += 1
