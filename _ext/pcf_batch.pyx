@@ -5,11 +5,13 @@
 Many records in (one buffer + int64 offsets), two Arrow record batches out
 (schemas in ``mqcodec.batch.schema``): one row per record and one row per
 PCF parameter, in long form.  The walk runs without the GIL and creates no
-Python object per record or per parameter.  It runs twice: pass 1 checks
-every record and counts its parameter rows, list items and bytes; every
-column is then allocated once with its exact size (numpy), and pass 2 walks
-the records that passed again, writing values, int32 offsets and validity
-bits by index.  The columns are wrapped with ``pa.Array.from_buffers``
+Python object per record or per parameter.  It runs once: each record is
+checked and written in the same walk, into column buffers that grow by
+doubling (malloc/realloc, sized first from the input's length); a record that
+fails is rolled back (its rows, list items, bytes and validity bits), so it
+produces no parameter rows.  At the end every buffer is shrunk to its length
+and handed to Arrow without a copy (``pa.foreign_buffer``, freed with the
+array).  The columns are wrapped with ``pa.Array.from_buffers``
 without a further copy.
 
 This is the compiled twin of ``mqcodec.batch.pcf_pure`` (which runs
@@ -22,14 +24,14 @@ Strings are decoded through 256-entry byte -> UTF-8 tables built once from
 the same codecs the pure path uses (``mqcodec.ccsid``), so both paths give
 the same text, U+FFFD replacements included.  Strings in a CCSID with no
 single-byte table (UTF-8 with non-ASCII bytes, UTF-16, DBCS, unknown
-CCSIDs) are decoded by ``mqcodec.ccsid.decode_text`` under the GIL (in
-pass 2, straight into the output buffer).
+CCSIDs) are decoded by ``mqcodec.ccsid.decode_text`` under the GIL,
+straight into the output buffer.
 
 Errors are recorded per record as codes (structure, field, reason, up to
 three integer arguments) and an offset, and turned into the ``error_*``
 columns after the walk (tables in ``mqcodec.batch.errors``); a failing
-record keeps its raw bytes and produces no parameter rows (its counts are
-rolled back in pass 1 and pass 2 skips it).  Output that outgrows Arrow's
+record keeps its raw bytes and produces no parameter rows (what it wrote
+is rolled back).  Output that outgrows Arrow's
 32-bit offsets raises ValueError (see docs/batch.md, "Known differences").
 """
 cimport cython
@@ -135,14 +137,11 @@ _build_tables()      # batch_common.pxi
 
 
 # ---------------------------------------------------------- column builders
-# Two passes over the records.  Pass 1 (write=False) makes every check,
-# records the header columns and the errors, and only COUNTS parameter rows,
-# list items and bytes (the counters of a failing record are rolled back, so
-# it produces no parameter rows).  The columns are then allocated once with
-# exact sizes, and pass 2 (write=True) walks the records that passed again
-# with the same code and writes every value by index.  The four variable-size
-# columns get their offsets written as they go (``*_off[row + 1]``), so no
-# second pass over lists or strings is needed.
+# One pass over the records: every check, and the values of the records that
+# pass written by row as the walk goes.  A record's rows, list items and bytes
+# are written before the record is known to pass; a failing record is rolled
+# back (_rollback) to the counters it started from.  The variable-size
+# columns get their offsets written as they go (``*_off[row + 1]``).
 
 cdef struct Buf:              # growable byte buffer for decoded UTF-8
     char* data
@@ -180,11 +179,12 @@ DEF V_SV = 4
 DEF V_B = 5
 DEF V_IL = 6
 DEF V_SL = 7
+DEF FIRST_SIZE_INPUT = 64 << 20   # input bytes the first column sizes are bounded by
 DEF MAX_STR_DATA = 2147483646   # 2**31 - 2: largest string data with int32 offsets
 
 
 cdef struct Cols:
-    bint write
+    bint write            # False: check only (parameters=False), nothing is allocated
     const uint8_t* base
     int64_t first         # record number of the call's first record
     # counters: rows / items / bytes so far
@@ -192,9 +192,12 @@ cdef struct Cols:
     int64_t ni            # int-list items
     int64_t nsl           # string-list items
     int64_t nb            # byte-string bytes
-    int64_t nsv_raw       # raw bytes of string_value strings (capacity hint)
-    int64_t nsl_raw       # raw bytes of string-list items (capacity hint)
-    # parameter columns (pass 2)
+    # capacities (grown by _grow_*): rows, int-list items, string-list items, bytes
+    int64_t cap
+    int64_t cap_i
+    int64_t cap_s
+    int64_t cap_b
+    # parameter columns, cap rows (+ 1 for the offsets)
     int64_t* p_record
     int32_t* p_index
     int32_t* p_parent
@@ -207,19 +210,150 @@ cdef struct Cols:
     int32_t* p_ccsid
     int32_t* sv_off       # np + 1 offsets into sv
     int32_t* b_off        # np + 1 offsets into b_data
-    uint8_t* b_data
     int32_t* il_off       # np + 1 offsets into il_val
-    int64_t* il_val
     int32_t* sl_off       # np + 1 offsets into the string-list items
-    int32_t* slc_off      # nsl + 1 offsets into sl
-    uint8_t* bm[8]        # validity bitmaps of the nullable columns (V_*)
+    uint8_t* bm[8]        # validity bitmaps of the nullable columns (V_*), cap / 8 + 1 bytes
     int64_t nvalid[8]     # set bits in each
-    bint sv_over          # the string data passed 2**31 - 2 bytes
-    bint sl_over
+    int32_t* slc_off      # nsl + 1 offsets into sl (cap_s + 1)
+    uint8_t* b_data       # cap_b
+    int64_t* il_val       # cap_i
     Buf sv
     Buf sl
     int32_t last_cs
     int last_t
+
+
+DEF NROWCOLS = 14
+
+
+cdef inline void** _row_col(Cols* c, int k) noexcept nogil:
+    # the row columns in schema order (PCF_PARAMETERS), then the four offsets
+    if k == 0: return <void**>&c.p_record
+    if k == 1: return <void**>&c.p_index
+    if k == 2: return <void**>&c.p_parent
+    if k == 3: return <void**>&c.p_depth
+    if k == 4: return <void**>&c.p_param
+    if k == 5: return <void**>&c.p_type
+    if k == 6: return <void**>&c.p_int
+    if k == 7: return <void**>&c.p_count
+    if k == 8: return <void**>&c.p_op
+    if k == 9: return <void**>&c.p_ccsid
+    if k == 10: return <void**>&c.sv_off
+    if k == 11: return <void**>&c.b_off
+    if k == 12: return <void**>&c.il_off
+    return <void**>&c.sl_off
+
+
+cdef inline int64_t _row_width(int k) noexcept nogil:
+    return 8 if k == 0 or k == 6 else 4
+
+
+cdef int _resize(void** p, int64_t nbytes) except -1 nogil:
+    cdef void* q = realloc(p[0], <size_t>(nbytes if nbytes > 0 else 1))
+    if q == NULL:
+        with gil:
+            raise MemoryError()
+    p[0] = q
+    return 0
+
+
+cdef int _grow_rows(Cols* c, int64_t need) except -1 nogil:
+    """Room for rows 0..need-1 (and their offsets 0..need) in every row column and bitmap."""
+    cdef int64_t cap = c.cap * 2, old_bytes = (c.cap >> 3) + 1 if c.cap else 0, new_bytes
+    cdef int k
+    if cap < need:
+        cap = need
+    if cap < 256:
+        cap = 256
+    for k in range(NROWCOLS):
+        _resize(_row_col(c, k), (cap + 1) * _row_width(k))
+    new_bytes = (cap >> 3) + 1
+    for k in range(8):
+        _resize(<void**>&c.bm[k], new_bytes)
+        memset(c.bm[k] + old_bytes, 0, <size_t>(new_bytes - old_bytes))
+    c.cap = cap
+    return 0
+
+
+cdef inline int64_t _more(int64_t cap, int64_t need) noexcept nogil:
+    cap *= 2
+    if cap < need:
+        cap = need
+    return cap if cap >= 256 else 256
+
+
+cdef inline int _need_items(Cols* c, int64_t need) except -1 nogil:
+    if need > c.cap_i:
+        c.cap_i = _more(c.cap_i, need)
+        _resize(<void**>&c.il_val, c.cap_i * 8)
+    return 0
+
+
+cdef inline int _need_strings(Cols* c, int64_t need) except -1 nogil:
+    if need > c.cap_s:
+        c.cap_s = _more(c.cap_s, need)
+        _resize(<void**>&c.slc_off, (c.cap_s + 1) * 4)
+    return 0
+
+
+cdef inline int _need_bytes(Cols* c, int64_t need) except -1 nogil:
+    if need > c.cap_b:
+        c.cap_b = _more(c.cap_b, need)
+        _resize(<void**>&c.b_data, c.cap_b)
+    return 0
+
+
+cdef void _free_cols(Cols* c) noexcept nogil:
+    cdef int k
+    for k in range(NROWCOLS):
+        free(_row_col(c, k)[0])
+        _row_col(c, k)[0] = NULL
+    for k in range(8):
+        free(c.bm[k])
+        c.bm[k] = NULL
+    free(c.slc_off); c.slc_off = NULL
+    free(c.b_data); c.b_data = NULL
+    free(c.il_val); c.il_val = NULL
+    free(c.sv.data); c.sv.data = NULL
+    free(c.sl.data); c.sl.data = NULL
+
+
+cdef void _rollback(Cols* c, int64_t np0, int64_t ni0, int64_t nsl0, int64_t nb0,
+                    int64_t sv0, int64_t sl0) noexcept nogil:
+    """Undo a failing record's rows (with their validity bits), items and bytes."""
+    cdef int64_t row
+    cdef int v
+    cdef uint8_t bit
+    if c.write:
+        for row in range(np0, c.np):
+            bit = <uint8_t>(1 << (row & 7))
+            for v in range(8):
+                if c.bm[v][row >> 3] & bit:
+                    c.bm[v][row >> 3] &= <uint8_t>~bit
+                    c.nvalid[v] -= 1
+    c.np = np0; c.ni = ni0; c.nsl = nsl0; c.nb = nb0
+    c.sv.len = sv0; c.sl.len = sl0
+
+
+cdef class _Owned:
+    """Frees a column buffer the walk malloc'd when Arrow lets go of it."""
+    cdef void* p
+
+    def __dealloc__(self):
+        free(self.p)
+
+
+cdef object _hand_over(void** p, int64_t nbytes):
+    """A pa.Buffer of the first ``nbytes`` of ``p[0]`` (shrunk to them), which
+    owns the memory from now on (``p[0]`` is set to NULL)."""
+    cdef _Owned owner
+    if nbytes <= 0:
+        return pa.py_buffer(b"")
+    _resize(p, nbytes)
+    owner = _Owned.__new__(_Owned)
+    owner.p = p[0]
+    p[0] = NULL
+    return pa.foreign_buffer(<size_t>owner.p, nbytes, base=owner)
 
 
 # ------------------------------------------------------------------ walking
@@ -384,9 +518,11 @@ cdef inline void _valid(Cols* c, int v, int64_t row) noexcept nogil:
     c.nvalid[v] += 1
 
 
-cdef inline void _new_param(Cols* c, int64_t rec, int32_t idx, int32_t parent, int32_t depth,
-                            int32_t param, int32_t typ) noexcept nogil:
+cdef inline int _new_param(Cols* c, int64_t rec, int32_t idx, int32_t parent, int32_t depth,
+                           int32_t param, int32_t typ) except -1 nogil:
     cdef int64_t row = c.np
+    if row >= c.cap:
+        _grow_rows(c, row + 1)
     c.p_record[row] = rec + c.first; c.p_index[row] = idx; c.p_parent[row] = parent
     c.p_depth[row] = depth; c.p_param[row] = param; c.p_type[row] = typ
     c.p_int[row] = 0; c.p_count[row] = 0; c.p_op[row] = 0; c.p_ccsid[row] = 0
@@ -394,6 +530,7 @@ cdef inline void _new_param(Cols* c, int64_t rec, int32_t idx, int32_t parent, i
     c.b_off[row + 1] = <int32_t>c.nb
     c.il_off[row + 1] = <int32_t>c.ni
     c.sl_off[row + 1] = <int32_t>c.nsl
+    return 0
 
 
 cdef int _params(Cols* c, Walk* w, int64_t pos, int64_t end, int32_t count, int32_t parent,
@@ -418,20 +555,15 @@ cdef int _params(Cols* c, Walk* w, int64_t pos, int64_t end, int32_t count, int3
         else:
             sc = S_PARAM
             fixed = -1
-        if wr:
-            # pass 2 walks only records pass 1 accepted: the checks of the
-            # fixed part passed already
-            slen = rd32(b + p + 4, le)
-        else:
-            if avail < 8:
-                return _fail(w, sc, F_STRUCLENGTH, R_SLEN_TRUNC, p + 4, avail - 4)
-            slen = rd32(b + p + 4, le)
-            if fixed < 0:
-                return _fail(w, S_PARAM, F_TYPE, R_UNKNOWN_TYPE, p, typ)
-            if slen < fixed:
-                return _fail(w, sc, F_STRUCLENGTH, R_TOO_SMALL, p + 4, slen, fixed)
-            if slen > avail:
-                return _fail(w, sc, F_STRUCLENGTH, R_PAST_END, p + 4, slen, avail)
+        if avail < 8:
+            return _fail(w, sc, F_STRUCLENGTH, R_SLEN_TRUNC, p + 4, avail - 4)
+        slen = rd32(b + p + 4, le)
+        if fixed < 0:
+            return _fail(w, S_PARAM, F_TYPE, R_UNKNOWN_TYPE, p, typ)
+        if slen < fixed:
+            return _fail(w, sc, F_STRUCLENGTH, R_TOO_SMALL, p + 4, slen, fixed)
+        if slen > avail:
+            return _fail(w, sc, F_STRUCLENGTH, R_PAST_END, p + 4, slen, avail)
         param = rd32(b + p + 8, le)
         idx = w.next_index
         row = c.np
@@ -454,6 +586,7 @@ cdef int _params(Cols* c, Walk* w, int64_t pos, int64_t end, int32_t count, int3
                 return _fail(w, sc, F_COUNT, R_IL_COUNT, p + 12, n, <int64_t>n * k, slen - 16)
             if wr:
                 c.p_count[row] = n; _valid(c, V_COUNT, row)
+                _need_items(c, c.ni + n)
                 if k == 4:
                     for q in range(n):
                         c.il_val[c.ni + q] = rd32(b + p + 16 + 4 * q, le)
@@ -487,6 +620,7 @@ cdef int _params(Cols* c, Walk* w, int64_t pos, int64_t end, int32_t count, int3
                 if wr:
                     c.p_ccsid[row] = cs; _valid(c, V_CCSID, row)
                     if strlen_:
+                        _need_bytes(c, c.nb + strlen_)
                         memcpy(c.b_data + c.nb, b + q, <size_t>strlen_)
                     c.b_off[row + 1] = <int32_t>(c.nb + strlen_)
                     _valid(c, V_B, row)
@@ -496,10 +630,7 @@ cdef int _params(Cols* c, Walk* w, int64_t pos, int64_t end, int32_t count, int3
                     c.p_ccsid[row] = cs; _valid(c, V_CCSID, row)
                     _put_str(c, &c.sv, w.abs + q, strlen_, _eff_ccsid(cs, w.ccsid))
                     c.sv_off[row + 1] = <int32_t>c.sv.len
-                    if c.sv.len > MAX_STR_DATA:
-                        c.sv_over = True
                     _valid(c, V_SV, row)
-                c.nsv_raw += strlen_
         elif typ == T_STRING_LIST:
             cs = rd32(b + p + 12, le)
             n = rd32(b + p + 16, le)
@@ -519,6 +650,7 @@ cdef int _params(Cols* c, Walk* w, int64_t pos, int64_t end, int32_t count, int3
                     c.p_ccsid[row] = cs; _valid(c, V_CCSID, row)
                     c.p_count[row] = n; _valid(c, V_COUNT, row)
                     if <int64_t>n * strlen_:
+                        _need_bytes(c, c.nb + <int64_t>n * strlen_)
                         memcpy(c.b_data + c.nb, b + p + 24, <size_t>(<int64_t>n * strlen_))
                     c.b_off[row + 1] = <int32_t>(c.nb + <int64_t>n * strlen_)
                     _valid(c, V_B, row)
@@ -527,16 +659,14 @@ cdef int _params(Cols* c, Walk* w, int64_t pos, int64_t end, int32_t count, int3
                 c.p_ccsid[row] = cs; _valid(c, V_CCSID, row)
                 c.p_count[row] = n; _valid(c, V_COUNT, row)
                 cs = _eff_ccsid(cs, w.ccsid)
+                _need_strings(c, c.nsl + n)
                 for q in range(n):
                     _put_str(c, &c.sl, w.abs + p + 24 + q * strlen_, strlen_, cs)
                     c.slc_off[c.nsl + q + 1] = <int32_t>c.sl.len
-                if c.sl.len > MAX_STR_DATA:
-                    c.sl_over = True
                 c.sl_off[row + 1] = <int32_t>(c.nsl + n)
                 _valid(c, V_SL, row)
             if known:
                 c.nsl += n
-                c.nsl_raw += <int64_t>n * strlen_
         elif typ == T_BYTE_STRING or typ == T_BYTE_STRING_FILTER or typ == T_USER:
             if typ == T_BYTE_STRING:
                 strlen_ = rd32(b + p + 12, le)
@@ -560,6 +690,7 @@ cdef int _params(Cols* c, Walk* w, int64_t pos, int64_t end, int32_t count, int3
                 src = p + 12
             if wr:
                 if strlen_:
+                    _need_bytes(c, c.nb + strlen_)
                     memcpy(c.b_data + c.nb, b + src, <size_t>strlen_)
                 c.b_off[row + 1] = <int32_t>(c.nb + strlen_)
                 _valid(c, V_B, row)
@@ -687,7 +818,7 @@ cdef int _record(Cols* c, Hdr* h, const uint8_t* base, int64_t start, int64_t n,
     cdef int i, ok
     cdef bint eph = False
     cdef int64_t pend = -1
-    cdef int64_t np0 = c.np, ni0 = c.ni, nsl0 = c.nsl, nb0 = c.nb, nsv0 = c.nsv_raw, nslr0 = c.nsl_raw
+    cdef int64_t np0 = c.np, ni0 = c.ni, nsl0 = c.nsl, nb0 = c.nb, sv0 = c.sv.len, sl0 = c.sl.len
     cdef int32_t enc_value
     w.b = base + start; w.abs = start; w.n = n; w.rec = rec; w.le = 0
     w.ccsid = DEFAULT_CCSID; w.next_index = 0
@@ -696,13 +827,9 @@ cdef int _record(Cols* c, Hdr* h, const uint8_t* base, int64_t start, int64_t n,
     for i in range(9):
         cfh[i] = 0
     ok = _walk_record(c, &w, forced_le, has_ccsid, ccsid, cfh, &eph, &pend)
-    if c.write:
-        if not ok:
-            _internal_error(rec)
-        return 0
     if not ok:
         # a failing record produces no parameter rows
-        c.np = np0; c.ni = ni0; c.nsl = nsl0; c.nb = nb0; c.nsv_raw = nsv0; c.nsl_raw = nslr0
+        _rollback(c, np0, ni0, nsl0, nb0, sv0, sl0)
         pend = -1
         eph = False
         for i in range(9):
@@ -726,20 +853,9 @@ cdef int _record(Cols* c, Hdr* h, const uint8_t* base, int64_t start, int64_t n,
     return 0
 
 
-cdef int _internal_error(int64_t rec) except -1 with gil:
-    raise RuntimeError("pcf_batch: record %d decoded in the counting pass but not in the writing pass" % rec)
-
-
 # ------------------------------------------------------------ numpy wrapping
 cdef inline void* _ptr(object a):
     return cnp.PyArray_DATA(<cnp.ndarray>a)
-
-
-cdef object _buf_array(Buf* b):
-    a = np.empty(b.len, np.uint8)
-    if b.len:
-        memcpy(cnp.PyArray_DATA(<cnp.ndarray>a), b.data, <size_t>b.len)
-    return a
 
 
 # ------------------------------------------------- tables checked at import
@@ -811,16 +927,12 @@ def check_tables(python=None):
 check_tables()
 
 
-def _bitmap(bm, n, nvalid):
-    """(validity buffer or None, null count) of an LSB-first bitmap with
-    ``nvalid`` bits set among ``n``."""
-    if nvalid == n:
-        return None, 0
-    return pa.py_buffer(bm), n - nvalid
-
-
 def _prim(typ, values, n, validity):
     return pa.Array.from_buffers(typ, n, [validity[0], pa.py_buffer(values[:n])], null_count=validity[1])
+
+
+def _col(typ, buf, n, validity):
+    return pa.Array.from_buffers(typ, n, [validity[0], buf], null_count=validity[1])
 
 
 def _overflow(what):
@@ -840,9 +952,9 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
     EBCDIC MQEPH StrucId).  ``first``: the number of the first record
     (the ``record`` columns count from it).  Returns ``(headers,
     parameters)`` as ``pyarrow.RecordBatch`` in the schemas of
-    ``mqcodec.batch.schema``.  ``parameters`` False: pass 1 alone (every
-    check, so the headers and errors are the same), the parameters batch
-    empty.
+    ``mqcodec.batch.schema``.  ``parameters`` False: every check
+    (so the headers and errors are the same) and no parameter written, the
+    parameters batch empty.
     """
     from mqcodec.batch.schema import PCF_HEADERS, PCF_PARAMETERS
 
@@ -863,6 +975,7 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
     cdef Cols c
     cdef Hdr h
     cdef int j
+    cdef int64_t inbytes, npar = 0, ni = 0, nsl = 0, nb = 0
     if nrec < 0:
         raise ValueError("offsets must hold at least one value")
     if nrec and (offs[0] < 0 or offs[nrec] > buflen):
@@ -875,7 +988,7 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
         if vmask.shape[0] != nrec:
             raise ValueError("valid must hold one value per record")
 
-    # ---- pass 1: check and count; header columns and errors per record
+    # ---- one pass: header columns and errors per record, parameter rows as they come
     h_encoding = np.zeros(nrec + 1, np.int32); h.h_encoding = <int32_t*>_ptr(h_encoding)
     h_eph = np.zeros(nrec + 1, np.uint8); h.h_eph = <uint8_t*>_ptr(h_eph)
     h_fields = np.zeros(9 * nrec + 1, np.int32); h.h_fields = <int32_t*>_ptr(h_fields)
@@ -890,83 +1003,58 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
     memset(&c, 0, sizeof(Cols))
     c.base = base
     c.first = first
+    c.write = want_params
     c.last_cs = 1208
     c.last_t = _table_or_py(1208)
-    with nogil:
-        for r in range(nrec):
-            if has_valid and not vmask[r]:
-                h.h_end[r] = -1
-                h.e_struct[r] = S_RECORD; h.e_field[r] = F_NONE; h.e_reason[r] = R_NULL
-                continue
-            _record(&c, &h, base, offs[r], offs[r + 1] - offs[r], r, forced, has_ccsid, cs, enc_given)
-
-    # ---- allocate every parameter column once, with exact sizes
-    if not want_params:   # the headers alone: no parameter is written
-        c.np = c.ni = c.nsl = c.nb = c.nsv_raw = c.nsl_raw = 0
-    cdef int64_t npar = c.np, ni = c.ni, nsl = c.nsl, nb = c.nb
-    cdef int64_t sv_cap = c.nsv_raw + 64, sl_cap = c.nsl_raw + 64
-    cdef int v
-    if npar >= 2 ** 31 - 1:
-        raise _overflow("parameters")
-    if nb >= 2 ** 31:
-        raise _overflow("bytes_value")
-    if ni >= 2 ** 31 or nsl >= 2 ** 31:
-        raise _overflow("list")
-    # every row of these is written in pass 2 (uninitialised: no page is touched twice)
-    p_record = np.empty(npar + 1, np.int64)
-    p_index = np.empty(npar + 1, np.int32)
-    p_parent = np.empty(npar + 1, np.int32)
-    p_depth = np.empty(npar + 1, np.int32)
-    p_param = np.empty(npar + 1, np.int32)
-    p_type = np.empty(npar + 1, np.int32)
-    p_int = np.empty(npar + 1, np.int64)
-    p_count = np.empty(npar + 1, np.int32)
-    p_op = np.empty(npar + 1, np.int32)
-    p_ccsid = np.empty(npar + 1, np.int32)
-    sv_off = np.empty(npar + 1, np.int32)
-    b_off = np.empty(npar + 1, np.int32)
-    il_off = np.empty(npar + 1, np.int32)
-    sl_off = np.empty(npar + 1, np.int32)
-    slc_off = np.empty(nsl + 1, np.int32)
-    b_data = np.empty(nb + 1, np.uint8)
-    il_val = np.empty(ni + 1, np.int64)
-    bitmaps = [np.zeros((npar + 7) // 8 + 1, np.uint8) for v in range(8)]
-    sv_off[0] = 0; b_off[0] = 0; il_off[0] = 0; sl_off[0] = 0; slc_off[0] = 0
-    c.p_record = <int64_t*>_ptr(p_record); c.p_index = <int32_t*>_ptr(p_index)
-    c.p_parent = <int32_t*>_ptr(p_parent); c.p_depth = <int32_t*>_ptr(p_depth)
-    c.p_param = <int32_t*>_ptr(p_param); c.p_type = <int32_t*>_ptr(p_type)
-    c.p_int = <int64_t*>_ptr(p_int); c.p_count = <int32_t*>_ptr(p_count)
-    c.p_op = <int32_t*>_ptr(p_op); c.p_ccsid = <int32_t*>_ptr(p_ccsid)
-    c.sv_off = <int32_t*>_ptr(sv_off); c.b_off = <int32_t*>_ptr(b_off)
-    c.il_off = <int32_t*>_ptr(il_off); c.sl_off = <int32_t*>_ptr(sl_off)
-    c.slc_off = <int32_t*>_ptr(slc_off)
-    c.b_data = <uint8_t*>_ptr(b_data); c.il_val = <int64_t*>_ptr(il_val)
-    for v in range(8):
-        c.bm[v] = <uint8_t*>_ptr(bitmaps[v])
-        c.nvalid[v] = 0
-
-    # ---- pass 2: the records that passed, written by index
-    c.write = True
-    c.np = 0; c.ni = 0; c.nsl = 0; c.nb = 0; c.nsv_raw = 0; c.nsl_raw = 0
+    # first sizes: the bounds the input gives (a parameter takes 12 bytes or more, an
+    # int-list item 4 or more, a byte 1), up to 64 MiB of input; the buffers grow past them
+    # (a larger call; strings that decode to more bytes), and are shrunk at the end
+    inbytes = (offs[nrec] - offs[0]) if nrec else 0
+    if inbytes > FIRST_SIZE_INPUT:
+        inbytes = FIRST_SIZE_INPUT
     try:
-        _reserve(&c.sv, sv_cap)
-        _reserve(&c.sl, sl_cap)
+        _grow_rows(&c, inbytes // MIN_PARAM if want_params else 0)
+        _need_strings(&c, 1)
+        c.sv_off[0] = 0; c.b_off[0] = 0; c.il_off[0] = 0; c.sl_off[0] = 0; c.slc_off[0] = 0
         if want_params:
-            with nogil:
-                for r in range(nrec):
-                    if h.h_ok[r]:
-                        _record(&c, &h, base, offs[r], offs[r + 1] - offs[r], r, forced, has_ccsid, cs, enc_given)
-        if c.sv_over:
+            _need_items(&c, inbytes // 4)
+            _need_bytes(&c, inbytes)
+            _reserve(&c.sv, inbytes + inbytes // 2 + 64)
+        with nogil:
+            for r in range(nrec):
+                if has_valid and not vmask[r]:
+                    h.h_end[r] = -1
+                    h.e_struct[r] = S_RECORD; h.e_field[r] = F_NONE; h.e_reason[r] = R_NULL
+                    continue
+                _record(&c, &h, base, offs[r], offs[r + 1] - offs[r], r, forced, has_ccsid, cs, enc_given)
+        if not want_params:   # the headers alone: no parameter row is kept
+            c.np = c.ni = c.nsl = c.nb = 0
+        npar, ni, nsl, nb = c.np, c.ni, c.nsl, c.nb
+        if npar >= 2 ** 31 - 1:
+            raise _overflow("parameters")
+        if nb >= 2 ** 31:
+            raise _overflow("bytes_value")
+        if ni >= 2 ** 31 or nsl >= 2 ** 31:
+            raise _overflow("list")
+        if c.sv.len > MAX_STR_DATA:
             raise _overflow("string_value")
-        if c.sl_over:
+        if c.sl.len > MAX_STR_DATA:
             raise _overflow("string_list")
-        sv_data = _buf_array(&c.sv)
-        sl_data = _buf_array(&c.sl)
+        # every buffer goes to Arrow as it is (shrunk to its length)
+        cols = []
+        for j in range(NROWCOLS):
+            cols.append(_hand_over(_row_col(&c, j), (npar + (1 if j >= 10 else 0)) * _row_width(j)))
+        vb = []
+        for j in range(8):
+            vb.append((None, 0) if c.nvalid[j] == npar
+                      else (_hand_over(<void**>&c.bm[j], (npar + 7) // 8), npar - c.nvalid[j]))
+        slc_buf = _hand_over(<void**>&c.slc_off, (nsl + 1) * 4)
+        b_buf = _hand_over(<void**>&c.b_data, nb)
+        il_buf = _hand_over(<void**>&c.il_val, ni * 8)
+        sv_buf = _hand_over(<void**>&c.sv.data, c.sv.len)
+        sl_buf = _hand_over(<void**>&c.sl.data, c.sl.len)
     finally:
-        free(c.sv.data)
-        free(c.sl.data)
-        c.sv.data = NULL
-        c.sl.data = NULL
+        _free_cols(&c)
 
     # ---- headers batch: the header columns are set only for decoded records
     nh = nrec
@@ -991,31 +1079,23 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
 
     # ---- parameters batch
     n_ = npar
-    vb = [_bitmap(bitmaps[v], n_, c.nvalid[v]) for v in range(8)]
-
-    string_value = pa.Array.from_buffers(pa.string(), n_, [vb[V_SV][0], pa.py_buffer(sv_off), pa.py_buffer(sv_data)],
-                                         null_count=vb[V_SV][1])
-    bytes_value = pa.Array.from_buffers(pa.binary(), n_, [vb[V_B][0], pa.py_buffer(b_off), pa.py_buffer(b_data[:nb])],
-                                        null_count=vb[V_B][1])
-    int_list = pa.Array.from_buffers(pa.list_(pa.int64()), n_, [vb[V_IL][0], pa.py_buffer(il_off)],
-                                     null_count=vb[V_IL][1],
-                                     children=[pa.Array.from_buffers(pa.int64(), ni, [None, pa.py_buffer(il_val[:ni])])])
-    all_strings = pa.Array.from_buffers(pa.string(), nsl, [None, pa.py_buffer(slc_off), pa.py_buffer(sl_data)])
-    string_list = pa.Array.from_buffers(pa.list_(pa.string()), n_, [vb[V_SL][0], pa.py_buffer(sl_off)],
+    string_value = pa.Array.from_buffers(pa.string(), n_, [vb[V_SV][0], cols[10], sv_buf], null_count=vb[V_SV][1])
+    bytes_value = pa.Array.from_buffers(pa.binary(), n_, [vb[V_B][0], cols[11], b_buf], null_count=vb[V_B][1])
+    int_list = pa.Array.from_buffers(pa.list_(pa.int64()), n_, [vb[V_IL][0], cols[12]], null_count=vb[V_IL][1],
+                                     children=[pa.Array.from_buffers(pa.int64(), ni, [None, il_buf])])
+    all_strings = pa.Array.from_buffers(pa.string(), nsl, [None, slc_buf, sl_buf])
+    string_list = pa.Array.from_buffers(pa.list_(pa.string()), n_, [vb[V_SL][0], cols[13]],
                                         null_count=vb[V_SL][1], children=[all_strings])
 
     nv = (None, 0)
-    pcols = [
-        _prim(pa.int64(), p_record, n_, nv),
-        _prim(pa.int32(), p_index, n_, nv),
-        _prim(pa.int32(), p_parent, n_, nv),
-        _prim(pa.int32(), p_depth, n_, nv),
-        _prim(pa.int32(), p_param, n_, nv),
-        _prim(pa.int32(), p_type, n_, nv),
-        _prim(pa.int64(), p_int, n_, vb[V_INT]),
-        _prim(pa.int32(), p_count, n_, vb[V_COUNT]),
-        _prim(pa.int32(), p_op, n_, vb[V_OP]),
-        _prim(pa.int32(), p_ccsid, n_, vb[V_CCSID]),
+    pcols = [_col(pa.int64(), cols[0], n_, nv)]
+    for j, typ in enumerate((pa.int32(), pa.int32(), pa.int32(), pa.int32(), pa.int32()), 1):
+        pcols.append(_col(typ, cols[j], n_, nv))
+    pcols += [
+        _col(pa.int64(), cols[6], n_, vb[V_INT]),
+        _col(pa.int32(), cols[7], n_, vb[V_COUNT]),
+        _col(pa.int32(), cols[8], n_, vb[V_OP]),
+        _col(pa.int32(), cols[9], n_, vb[V_CCSID]),
         string_value,
         bytes_value,
         int_list,
