@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import sys
 import time
 from collections import Counter
 from typing import Any, Optional
@@ -31,6 +30,7 @@ import pyarrow as pa
 from .. import _impl
 from .. import batch as _batch
 from .. import arrow_kernels as _k
+from . import heap as _heap
 from . import keys as _keys
 from . import tables as _tables
 from .options import MSMQ_PING_PORT, ConvertOptions, reassembly_options
@@ -142,6 +142,7 @@ class Converter:
     def __init__(self, sink: _tables.Sink, options: ConvertOptions | None = None, *, render_thread: bool = False):
         self.options = options or ConvertOptions()
         self.sink = sink
+        _heap.tune()   # this process converts: freed buffers stay in the heap for the next chunk
         # render_thread: each chunk is decoded, assembled and given to the sink by a thread of
         # its own (one chunk at a time, in order; at most one more waits), while this thread
         # reads the next; :meth:`drain` waits for it
@@ -807,7 +808,7 @@ class Converter:
         except BaseException as exc:
             self._render_failure = exc
             raise
-        _release_memory()
+        _heap.release()
 
     def rendering_failed(self, exc: BaseException) -> bool:
         """``exc`` was raised while rendering a chunk (decoding, assembling or
@@ -1668,29 +1669,6 @@ def report_file_structure(report: dict, summary: Counter, *, file_error: Optiona
         summary["pcapng blocks skipped"] += skipped_blocks
     if impossible_timestamps:
         summary["frames with impossible timestamps"] += impossible_timestamps
-
-
-def _trimmer():
-    """glibc's ``malloc_trim``, or None elsewhere."""
-    try:
-        import ctypes
-
-        return ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
-
-
-_MALLOC_TRIM = _trimmer() if sys.platform.startswith("linux") else None
-
-
-def _release_memory() -> None:
-    """Give the heap's free pages back after a row group: a chunk's copies
-    (rows, Arrow columns, Parquet pages) are freed by then, and on captures of
-    many damaged connections glibc otherwise keeps the fragmented heap
-    (docs/ROBUSTNESS.md: 890 -> 615 MiB peak on 200 MB of garbage,
-    with 16 MiB chunks)."""
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
 
 
 def _core_module(impl: Optional[str]):
