@@ -179,7 +179,6 @@ DEF V_SV = 4
 DEF V_B = 5
 DEF V_IL = 6
 DEF V_SL = 7
-DEF FIRST_SIZE_INPUT = 64 << 20   # input bytes the first column sizes are bounded by
 DEF MAX_STR_DATA = 2147483646   # 2**31 - 2: largest string data with int32 offsets
 
 
@@ -333,6 +332,28 @@ cdef void _rollback(Cols* c, int64_t np0, int64_t ni0, int64_t nsl0, int64_t nb0
                     c.nvalid[v] -= 1
     c.np = np0; c.ni = ni0; c.nsl = nsl0; c.nb = nb0
     c.sv.len = sv0; c.sl.len = sl0
+
+
+# per input byte, what the last call with parameters produced: rows, string-list items,
+# int-list items, bytes_value bytes, string_value bytes, string-list bytes (first guesses:
+# a trace-route body's)
+cdef double _per_byte[6]
+_per_byte[0] = 1.0 / 24; _per_byte[1] = 0.0; _per_byte[2] = 0.0
+_per_byte[3] = 1.0 / 16; _per_byte[4] = 1.0 / 4; _per_byte[5] = 0.0
+
+
+cdef inline int64_t _first_size(int k, int64_t inbytes) noexcept:
+    return <int64_t>(_per_byte[k] * 1.05 * inbytes) + 64
+
+
+cdef void _learn(int64_t inbytes, int64_t rows, int64_t nsl, int64_t ni, int64_t nb, int64_t sv,
+                 int64_t sl) noexcept:
+    _per_byte[0] = <double>rows / inbytes
+    _per_byte[1] = <double>nsl / inbytes
+    _per_byte[2] = <double>ni / inbytes
+    _per_byte[3] = <double>nb / inbytes
+    _per_byte[4] = <double>sv / inbytes
+    _per_byte[5] = <double>sl / inbytes
 
 
 cdef class _Owned:
@@ -1006,20 +1027,19 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
     c.write = want_params
     c.last_cs = 1208
     c.last_t = _table_or_py(1208)
-    # first sizes: the bounds the input gives (a parameter takes 12 bytes or more, an
-    # int-list item 4 or more, a byte 1), up to 64 MiB of input; the buffers grow past them
-    # (a larger call; strings that decode to more bytes), and are shrunk at the end
+    # first sizes: what the last call's input gave per byte (5 % more), so that a stream of
+    # like calls allocates the same sizes each time and the heap serves them from what the
+    # previous call freed; a buffer that needs more grows by doubling
     inbytes = (offs[nrec] - offs[0]) if nrec else 0
-    if inbytes > FIRST_SIZE_INPUT:
-        inbytes = FIRST_SIZE_INPUT
     try:
-        _grow_rows(&c, inbytes // MIN_PARAM if want_params else 0)
-        _need_strings(&c, 1)
+        _grow_rows(&c, _first_size(0, inbytes) if want_params else 0)
+        _need_strings(&c, _first_size(1, inbytes) + 1 if want_params else 1)
         c.sv_off[0] = 0; c.b_off[0] = 0; c.il_off[0] = 0; c.sl_off[0] = 0; c.slc_off[0] = 0
         if want_params:
-            _need_items(&c, inbytes // 4)
-            _need_bytes(&c, inbytes)
-            _reserve(&c.sv, inbytes + inbytes // 2 + 64)
+            _need_items(&c, _first_size(2, inbytes))
+            _need_bytes(&c, _first_size(3, inbytes))
+            _reserve(&c.sv, _first_size(4, inbytes))
+            _reserve(&c.sl, _first_size(5, inbytes))
         with nogil:
             for r in range(nrec):
                 if has_valid and not vmask[r]:
@@ -1029,6 +1049,8 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
                 _record(&c, &h, base, offs[r], offs[r + 1] - offs[r], r, forced, has_ccsid, cs, enc_given)
         if not want_params:   # the headers alone: no parameter row is kept
             c.np = c.ni = c.nsl = c.nb = 0
+        elif inbytes > 0:
+            _learn(inbytes, c.np, c.nsl, c.ni, c.nb, c.sv.len, c.sl.len)
         npar, ni, nsl, nb = c.np, c.ni, c.nsl, c.nb
         if npar >= 2 ** 31 - 1:
             raise _overflow("parameters")
