@@ -6,13 +6,12 @@ Many records in (one buffer + int64 offsets), two Arrow record batches out
 (schemas in ``mqcodec.batch.schema``): one row per record and one row per
 PCF parameter, in long form.  The walk runs without the GIL and creates no
 Python object per record or per parameter.  It runs once: each record is
-checked and written in the same walk, into column buffers that grow by
-doubling (malloc/realloc, sized first from the input's length); a record that
-fails is rolled back (its rows, list items, bytes and validity bits), so it
-produces no parameter rows.  At the end every buffer is shrunk to its length
-and handed to Arrow without a copy (``pa.foreign_buffer``, freed with the
-array).  The columns are wrapped with ``pa.Array.from_buffers``
-without a further copy.
+checked and written in the same walk, into column buffers (malloc/realloc)
+first sized at what the previous call produced per input byte and grown by
+doubling; a record that fails is rolled back (its rows, list items, bytes and
+validity bits), so it produces no parameter rows.  At the end every buffer is
+shrunk to its length and handed to Arrow without a copy
+(``pa.foreign_buffer``, freed with the array; ``pa.Array.from_buffers``).
 
 This is the compiled twin of ``mqcodec.batch.pcf_pure`` (which runs
 ``mqcodec.ibmmq.pcf.decode_pcf`` record by record): every check below is
