@@ -190,19 +190,13 @@ class _Held:
         # --chunk-bytes (one msmq-4mib x16 capture of bench_resources: 684 MiB peak without)
         size = _k.fill_null(out.column("length"), 0).to_numpy()
         cum = np.cumsum(size)
-        room = conv.options.chunk_bytes - conv.pending_bytes
-        if n and int(cum[-1]) <= room:
-            conv.blocks.append(out)
-            conv.block_rows += n
-            conv.pending_bytes += int(cum[-1])
-            return n
         start = 0
-        while start < n:
+        while start < n:   # (one piece, all of it, unless the rows hold more than the chunk has room for)
             before = int(cum[start - 1]) if start else 0
             stop = int(np.searchsorted(cum, before + max(conv.options.chunk_bytes - conv.pending_bytes, 1),
                                        side="left")) + 1
             stop = min(max(stop, start + 1), n)
-            conv.blocks.append(out.slice(start, stop - start))
+            conv.blocks.append(out if stop - start == n else out.slice(start, stop - start))
             conv.block_rows += stop - start
             conv.pending_bytes += int(cum[stop - 1]) - before
             if stop < n:
