@@ -215,9 +215,9 @@ def main(data=None, make_jobs=None) -> None:
 def engine_main() -> None:
     """``--engine spark`` against the local engine on the simulator capture
     (MQCODEC_BENCH_CAPTURE_MESSAGES, default 20,000 here), rounds interleaved:
-    in one warm session (``local[2]``, workers started) against
-    ``convert(threads=1)`` in this process, on one capture and on two copies
-    of it; then whole processes (``python -m mqcodec pcap2parquet``), Spark's
+    in one warm session (``local[2]``, workers started; the engine's default
+    threads per task, and one thread a task) against ``convert(threads=1)`` in
+    this process, on one capture and on two copies of it; then whole processes (``python -m mqcodec pcap2parquet``), Spark's
     start included.  ``python benchmarks/bench_spark.py engine``."""
     import statistics
     import subprocess
@@ -236,7 +236,9 @@ def engine_main() -> None:
         shutil.copyfile(one, two)
         spark = make_session()
         spark.sparkContext.parallelize([1, 2], 2).map(lambda x: x).collect()   # the workers started
+        # (the engine's default threads per task: 2 for one capture on local[2], 1 for two)
         rows = {"spark, 1 capture": lambda o: pipeline.convert([one], o, spark=spark),
+                "spark threads=1, 1 capture": lambda o: pipeline.convert([one], o, spark=spark, threads=1),
                 "local --threads 1, 1 capture": lambda o: convert([one], o, ConvertOptions(threads=1)),
                 "spark, 2 captures": lambda o: pipeline.convert([one, two], o, spark=spark),
                 "local --threads 1, 2 captures": lambda o: convert([one, two], o, ConvertOptions(threads=1))}

@@ -261,10 +261,6 @@ def _cmd_pcap2parquet(args: argparse.Namespace) -> int:
         _err("pcap2parquet: --split-size is for --engine spark (the local engine reads each capture in one pass)")
         return EXIT_BAD_INPUT
     if args.engine != "local":
-        if args.threads is not None:  # as spark.pipeline.convert rejects it, before starting a JVM
-            _err("pcap2parquet: --threads is for --engine local; the Spark engine runs as many tasks at once as "
-                 "its master gives (--master local[N], or the cluster's executor cores)")
-            return EXIT_BAD_INPUT
         from .spark import pipeline as spark_pipeline  # the Spark engine lives in mqcodec.spark
         from .spark.session import get_session
 
@@ -572,9 +568,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="capture pipeline: c, the compiled capture core, or py, the pure one "
                         "(default: c when built, else py)")
     c.add_argument("--threads", type=positive, default=None, metavar="N",
-                   help="--engine local: 1 decodes and writes in one thread; N > 1 also writes Parquet on N - 1 "
-                        "background threads (at most one per table) while the next chunk is decoded. The files "
-                        "are the same whatever N (default: the cores this process may use)")
+                   help="1 decodes and writes in one thread; N > 1 also writes Parquet on N - 1 background "
+                        "threads (at most one per table) while the next chunk is decoded. The files are the same "
+                        "whatever N (default: the cores this process may use; --engine spark: the threads of each "
+                        "task that converts, default the task slots one task per capture leaves idle, else 1)")
     c.add_argument("--tables", type=table_names, default=None, metavar="NAME[,NAME...]",
                    help="make only these tables (mq_messages, msmq_packets, pcf_parameters, mq_calls); the "
                         "others are not decoded, and their rows are the same as in a run that makes all "

@@ -183,13 +183,22 @@ def convert_capture(index: int, uri: str, options, tables) -> Iterator[tuple[str
     wanted = frozenset(tables)
 
     def produce(put) -> None:
-        conv = Converter(lambda name, table: put((name, table)) if name in wanted else None, options)
+        # options.threads > 1: chunks rendered on a thread of their own while this one reads
+        # (Spark's writer writes: no writer threads here)
+        conv = Converter(lambda name, table: put((name, table)) if name in wanted else None, options,
+                         render_thread=(options.threads or 1) > 1)
         name = display_name(uri)
         try:
-            with input_source(uri) as source:
-                conv.add_capture(source, name=name, index=index)
-        except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
-            conv.not_read(name, exc, index=index)
+            try:
+                with input_source(uri) as source:
+                    conv.add_capture(source, name=name, index=index)
+                conv.drain()
+            except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
+                if conv.rendering_failed(exc):
+                    raise
+                conv.not_read(name, exc, index=index)
+        finally:
+            conv.drain_quietly()
         put(("captures", conv.report(top=None)))
 
     return produced_in_thread(produce, "mqcodec-convert-%d" % index)

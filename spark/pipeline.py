@@ -149,10 +149,12 @@ def convert(inputs: Iterable[str], outdir: str, options: Any = None, *, master: 
     frames land (:mod:`mqcodec.spark.split`; ``partitions``: the shuffle's
     partitions, default the session's parallelism); None: a task per capture.
 
-    ``threads`` (the local engine's :attr:`ConvertOptions.threads
-    <mqcodec.convert.ConvertOptions.threads>`) must be None: Spark runs
-    as many tasks at once as its master gives (``local[N]``, or the cluster's
-    executor cores).
+    ``threads`` (:attr:`ConvertOptions.threads <mqcodec.convert.ConvertOptions.threads>`):
+    the threads of each task that converts, overlapped as the local engine's
+    (reading, rendering, writing); None: the task slots a converting task would
+    otherwise leave idle (:func:`task_threads`: ``local[2]`` and one capture
+    without ``split_size``, 2), else 1.  The summary says how many
+    (``threads_per_task``).
 
     A local ``outdir`` (``write_in_tasks`` None or True): the tasks that convert
     write the tables' Parquet files themselves (:func:`_run_in_tasks`); otherwise
@@ -160,11 +162,6 @@ def convert(inputs: Iterable[str], outdir: str, options: Any = None, *, master: 
     from mqcodec.convert import ConvertOptions
 
     options = dataclasses.replace(options or ConvertOptions(), **fields)
-    threads = options.threads
-    if threads is not None:
-        raise ValueError("threads=%r: the Spark engine runs as many tasks at once as its master gives "
-                         "(master='local[N]', or the cluster's executor cores); threads is for the local engine"
-                         % (threads,))
     if split_size is not None and int(split_size) < 1:
         raise ValueError("split_size must be a positive number of bytes, not %r" % (split_size,))
     if partition_by not in (None, "date"):
@@ -181,6 +178,8 @@ def convert(inputs: Iterable[str], outdir: str, options: Any = None, *, master: 
     from .session import get_session
 
     spark = spark or get_session(master=master, app_name="mqcodec pcap2parquet")
+    if options.threads is None:
+        options = dataclasses.replace(options, threads=task_threads(spark, None if split_size else len(files)))
     try:
         return _run(spark, files, outdir, options, partition_by=partition_by, split_size=split_size,
                     partitions=partitions, write_in_tasks=write_in_tasks)
@@ -188,6 +187,26 @@ def convert(inputs: Iterable[str], outdir: str, options: Any = None, *, master: 
         if _spark_failure(exc):
             raise SparkJobFailed(one_line(exc)) from exc
         raise
+
+
+def task_threads(spark, tasks: Optional[int]) -> int:
+    """The threads of a converting task when the job does not say: the
+    session's task slots (``defaultParallelism``) shared among ``tasks`` tasks
+    (None: as many as the slots, a split job's), at most an executor's cores
+    (``spark.executor.cores`` where set, over ``spark.task.cpus``) and at most
+    what a task can use (a render thread and a writer per table).  One capture
+    on ``local[2]``: 2; a capture per slot or more: 1."""
+    from mqcodec.convert.tables import TABLES
+
+    if not tasks:
+        return 1
+    sc = spark.sparkContext
+    threads = max(1, sc.defaultParallelism // tasks)
+    conf = sc.getConf()
+    cores = conf.get("spark.executor.cores", None)
+    if cores:
+        threads = min(threads, max(1, int(cores) // max(1, int(conf.get("spark.task.cpus", "1")))))
+    return min(threads, 1 + len(TABLES))
 
 
 def _run(spark, files, outdir, options, *, partition_by, split_size=None, partitions=None,
@@ -259,6 +278,7 @@ def _run(spark, files, outdir, options, *, partition_by, split_size=None, partit
     merged = _merge(sorted(reports, key=lambda r: r["index"]), (MQ_MESSAGES, MSMQ_PACKETS))
     if split_size:
         merged["summary"].update(figures)
+    merged["summary"]["threads_per_task"] = options.threads
     return merged
 
 
@@ -313,6 +333,7 @@ def _run_in_tasks(spark, files, out: _Output, options, *, partition_by, split_si
         raise
     merged = _merge(sorted(reports, key=lambda r: r["index"]), (MQ_MESSAGES, MSMQ_PACKETS))
     merged["summary"].update(figures)
+    merged["summary"]["threads_per_task"] = options.threads
     return merged
 
 
@@ -321,6 +342,7 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
     under ``root`` (the job's temporary folder); its report as the data
     source's ``captures`` row."""
     from mqcodec.convert import ConvertOptions, Converter
+    from mqcodec.convert.job import overlapped
     from mqcodec.convert.sinks import DatasetSink, WriteFailures
     from mqcodec.errors import DecodeError
 
@@ -330,22 +352,28 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
     # the attempt writes into a folder of its own, moved into place when it succeeds: a retried
     # or speculative attempt of the same capture never writes into a file another one writes
     attempt = AttemptFolder(root, "%05d" % index)
-    sink = DatasetSink(attempt.path, partition_by=partition_by, part="part-%05d" % index, tables=options.tables,
-                       columns=options.columns, row_groups_per_file=options.row_groups_per_file,
-                       row_group_rows=options.row_group_rows)
+    files = DatasetSink(attempt.path, partition_by=partition_by, part="part-%05d" % index, tables=options.tables,
+                        columns=options.columns, row_groups_per_file=options.row_groups_per_file,
+                        row_group_rows=options.row_group_rows)
+    # options.threads: the task's threads (task_threads), overlapped as the local engine's
+    sink, render_thread = overlapped(files, options)
     write = WriteFailures(sink)   # what writing raised: an output error (a full disk) fails the task
-    conv = Converter(write, options)
+    conv = Converter(write, options, render_thread=render_thread)
     name = display_name(uri)
     try:
         try:
-            with input_source(uri) as source:
-                conv.add_capture(source, name=name, index=index)
-        except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
-            if write.raised_by(exc) or conv.rendering_failed(exc):
-                raise
-            conv.not_read(name, exc, index=index)
+            try:
+                with input_source(uri) as source:
+                    conv.add_capture(source, name=name, index=index)
+                conv.drain()
+            except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
+                if write.raised_by(exc) or conv.rendering_failed(exc):
+                    raise
+                conv.not_read(name, exc, index=index)
+        finally:
+            conv.drain_quietly()
         sink.close(complete=False)   # no empty files per capture: the driver completes the tables
-        attempt.commit(sink.paths)
+        attempt.commit(files.paths)
     finally:
         attempt.discard()
     return {"index": index, "capture": name, "report": json.dumps(conv.report(top=None), sort_keys=True, default=str)}

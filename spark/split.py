@@ -289,11 +289,15 @@ def _convert(batches, names: dict, options, target: pa.Schema):
     from .datasource import produced_in_thread, wide_batches
 
     def produce(put) -> None:
-        conv = Converter(lambda name, table: put((name, table)), options)
-        for index, opened in _convert_groups(conv, batches, names):
-            for i in range(0, len(opened), _BATCH_FRAMES):
-                put((STREAMS, pa.table({"capture_index": [index] * len(opened[i:i + _BATCH_FRAMES]),
-                                        "opened": opened[i:i + _BATCH_FRAMES]}, schema=_STREAMS_SCHEMA)))
+        conv = Converter(lambda name, table: put((name, table)), options, render_thread=(options.threads or 1) > 1)
+        try:
+            for index, opened in _convert_groups(conv, batches, names):
+                for i in range(0, len(opened), _BATCH_FRAMES):
+                    put((STREAMS, pa.table({"capture_index": [index] * len(opened[i:i + _BATCH_FRAMES]),
+                                            "opened": opened[i:i + _BATCH_FRAMES]}, schema=_STREAMS_SCHEMA)))
+            conv.drain()
+        finally:
+            conv.drain_quietly()
         put(("captures", _task_report(conv)))
 
     for name, table in produced_in_thread(produce, "mqcodec-split-convert"):
@@ -380,6 +384,7 @@ def _write_groups(batches, names: dict, options_text: str, root: str, partition_
     from pyspark import TaskContext
 
     from mqcodec.convert import ConvertOptions, Converter
+    from mqcodec.convert.job import overlapped
     from mqcodec.convert.sinks import DatasetSink, WriteFailures
 
     from .storage import AttemptFolder
@@ -394,17 +399,23 @@ def _write_groups(batches, names: dict, options_text: str, root: str, partition_
                        columns=options.columns, row_groups_per_file=options.row_groups_per_file,
                        row_group_rows=options.row_group_rows)
     known = streams.value
-    conv = Converter(WriteFailures(Renumbered(sink, known)), options)
+    # options.threads: the task's threads, overlapped as the local engine's
+    written, render_thread = overlapped(sink, options)
+    conv = Converter(WriteFailures(Renumbered(written, known)), options, render_thread=render_thread)
     counts: dict = {}
     try:
-        for index, opened in _convert_groups(conv, batches, names):
-            counts[index] = counts.get(index, 0) + len(opened)
-            # the sorted opening frames of 5a, searched (not a set of every connection per task)
-            missing = np.setdiff1d(np.asarray(opened, dtype=np.int64), known.get(index, np.empty(0, np.int64)))
-            if len(missing):   # stage 5a found other connections: the numbering would be wrong
-                raise RuntimeError("mqcodec split job: capture %d: connections opened at frames %s were not "
-                                   "found by the numbering stage" % (index, missing[:5].tolist()))
-        sink.close(complete=False)   # no empty files per task: the driver completes the tables
+        try:
+            for index, opened in _convert_groups(conv, batches, names):
+                counts[index] = counts.get(index, 0) + len(opened)
+                # the sorted opening frames of 5a, searched (not a set of every connection per task)
+                missing = np.setdiff1d(np.asarray(opened, dtype=np.int64), known.get(index, np.empty(0, np.int64)))
+                if len(missing):   # stage 5a found other connections: the numbering would be wrong
+                    raise RuntimeError("mqcodec split job: capture %d: connections opened at frames %s were not "
+                                       "found by the numbering stage" % (index, missing[:5].tolist()))
+            conv.drain()
+        finally:
+            conv.drain_quietly()
+        written.close(complete=False)   # no empty files per task: the driver completes the tables
         attempt.commit(sink.paths)
     finally:
         attempt.discard()

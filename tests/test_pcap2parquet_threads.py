@@ -305,19 +305,6 @@ def test_cli_threads(tmp_path):
     assert "--threads" in _run("pcap2parquet", "--help").stdout.decode()
 
 
-def test_spark_engine_rejects_threads(tmp_path):
-    """Before any JVM starts: one line, exit 2 (pyspark need not be installed)."""
-    r = _run("pcap2parquet", JMS, "-o", tmp_path / "o", "--engine", "spark", "--threads", "2")
-    assert r.returncode == 2, r.stderr
-    assert len(r.stderr.strip().splitlines()) == 1 and b"Traceback" not in r.stderr
-    assert b"--threads is for --engine local" in r.stderr and b"--master local[N]" in r.stderr
-    assert r.stdout == b"" and not (tmp_path / "o").exists()
-    from mqcodec.spark import pipeline
-
-    with pytest.raises(ValueError, match="threads is for the local engine"):
-        pipeline.convert([str(JMS)], str(tmp_path / "o"), threads=2)
-
-
 # ---------------------------------------------------------------------------
 # start: no pandas on the conversion path
 # ---------------------------------------------------------------------------

@@ -110,9 +110,6 @@ def test_every_conversion_option_reaches_the_tasks(tmp_path, spark):
     if report["captures"][0].get("engine") is None:
         pytest.skip("compiled core not built")
     assert report["captures"][0]["engine"] == "compiled"
-    with pytest.raises(ValueError, match="threads"):
-        pipeline.convert([str(sim)], str(tmp_path / "t"), dataclasses.replace(ConvertOptions(), threads=2),
-                         spark=spark)
     with pytest.raises(Exception, match="raw: 'maybe' is not true or false"):
         spark.read.format("mqcodec").option("raw", "maybe").load(str(sim)).count()
 
@@ -165,6 +162,7 @@ def test_both_ways_of_writing_give_the_local_engines_files(tmp_path, spark, monk
     for got in (tasks, jvm):
         summary = dict(got["summary"])
         assert summary.pop("engine") == "spark"
+        assert summary.pop("threads_per_task") == 1   # three captures on two task slots
         assert summary == local["summary"]
     for table in TABLES:
         want = sorted(read_table(str(tmp_path / "local"), table).to_pylist(), key=repr)
@@ -179,6 +177,67 @@ def test_both_ways_of_writing_give_the_local_engines_files(tmp_path, spark, monk
     assert "part-00002-c000.parquet" in {p.name for p in (tmp_path / "tasks" / "mq_calls").rglob("*.parquet")}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["jvm", "jvm_calls", "jvm_real", "local", "sim12.pcap",
                                                           "sim13.pcap", "tasks", "tasks_real"]
+
+
+@pytest.mark.parametrize("write_in_tasks", [None, False])
+def test_the_tasks_threads(tmp_path, spark, write_in_tasks):
+    """``threads`` is each converting task's, overlapped as the local engine's:
+    by default the slots one task per capture leaves idle (``local[2]``: one
+    capture 2 threads, two captures 1), at most an executor's cores; given, as
+    given, split jobs too.  The rows are the local engine's whatever the threads,
+    whether the tasks write the files or Spark's writer does."""
+    import dataclasses
+
+    from mqcodec.convert import ConvertOptions, convert
+    from mqcodec.spark import pipeline
+
+    sims = []
+    for seed in (21, 22):
+        sims.append(str(tmp_path / ("sim%d.pcap" % seed)))
+        synth.write_capture(sims[-1], seed=seed, messages=40)
+    # small chunks: the render thread and the writers start (a quarter of chunk_messages rows)
+    small = ConvertOptions(chunk_messages=8)
+    assert spark.sparkContext.defaultParallelism == 2
+    assert pipeline.task_threads(spark, 1) == 2 and pipeline.task_threads(spark, 2) == 1
+    assert pipeline.task_threads(spark, None) == 1          # a split job: a task per slot
+    for inputs, threads, want, split in ((sims[:1], None, 2, None), (sims, None, 1, None), (sims, 3, 3, None),
+                                         (sims[:1], 2, 2, 1 << 16)):
+        opts = dataclasses.replace(small, threads=threads)
+        name = "%d-%s-%s" % (len(inputs), threads, split)
+        local = convert(inputs, str(tmp_path / ("local" + name)), dataclasses.replace(small, threads=1))
+        got = pipeline.convert(inputs, str(tmp_path / ("spark" + name)), opts, spark=spark, split_size=split,
+                               write_in_tasks=write_in_tasks)
+        assert got["summary"]["threads_per_task"] == want, name
+        assert got["summary"]["messages"] == local["summary"]["messages"] > 100, name
+        for table in TABLES:
+            theirs = sorted(read_table(str(tmp_path / ("local" + name)), table).to_pylist(), key=repr)
+            assert theirs, (name, table)
+            assert sorted(read_table(str(tmp_path / ("spark" + name)), table).to_pylist(), key=repr) == theirs, \
+                (name, table)
+
+
+def test_an_executors_cores_bound_the_tasks_threads():
+    """(No JVM: a session's two figures, as pyspark gives them.)"""
+    from mqcodec.spark.pipeline import task_threads
+
+    class Session:
+        def __init__(self, slots, conf):
+            self.sparkContext = self
+            self.defaultParallelism = slots
+            self.conf = conf
+
+        def getConf(self):
+            return self
+
+        def get(self, key, default=None):
+            return self.conf.get(key, default)
+
+    assert task_threads(Session(16, {}), 1) == 5            # a render thread and a writer per table
+    assert task_threads(Session(16, {}), 4) == 4
+    assert task_threads(Session(16, {"spark.executor.cores": "4"}), 1) == 4
+    assert task_threads(Session(16, {"spark.executor.cores": "4", "spark.task.cpus": "2"}), 1) == 2
+    assert task_threads(Session(16, {"spark.executor.cores": "1"}), 1) == 1
+    assert task_threads(Session(3, {}), 2) == 1 and task_threads(Session(1, {}), 5) == 1
 
 
 def test_a_task_that_cannot_write_fails_the_job(tmp_path, spark):

@@ -159,6 +159,7 @@ def test_layout_is_one_dataset_per_table_in_both_engines(outputs):
     # the summaries agree, counters included
     s_local, s_spark = dict(local["summary"]), dict(remote["summary"])
     assert s_spark.pop("engine") == "spark"
+    assert s_spark.pop("threads_per_task") == 1   # two captures on two task slots
     assert s_local == s_spark
     assert local["messages_by_protocol_and_kind"] == remote["messages_by_protocol_and_kind"]
 

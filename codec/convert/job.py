@@ -11,7 +11,7 @@ from .keys import check_job_size
 from .options import ConvertOptions, writer_threads
 from .sinks import BackgroundSink, DatasetSink, WriteFailures
 
-__all__ = ["convert"]
+__all__ = ["convert", "overlapped"]
 
 
 def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None, *, progress: bool = False,
@@ -29,18 +29,12 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
     inputs = list(inputs)
     check_job_size(len(inputs))   # before anything is written
     options.check_partitioning(partition_by)
-    sink: Any = DatasetSink(outdir, partition_by=partition_by, tables=options.tables, columns=options.columns,
-                            row_groups_per_file=options.row_groups_per_file,
-                            row_group_rows=options.row_group_rows)
-    writers = writer_threads(options.threads)
-    if writers:
-        # the writers start with the first chunk of at least a quarter of chunk_messages
-        # rows: a small capture (one small chunk at its end) is written by this thread
-        sink = BackgroundSink(sink, workers=writers, start_rows=max(1, options.chunk_messages // 4))
+    sink, render_thread = overlapped(DatasetSink(outdir, partition_by=partition_by, tables=options.tables,
+                                                 columns=options.columns,
+                                                 row_groups_per_file=options.row_groups_per_file,
+                                                 row_group_rows=options.row_group_rows), options)
     write = WriteFailures(sink)  # what writing raised: an output error (a full disk), not an unreadable input
-    # with threads, chunks are also decoded and assembled on a thread of their own while this
-    # one reads the capture (Converter's render thread), and written by the writers
-    conv = Converter(write, options, render_thread=bool(writers))
+    conv = Converter(write, options, render_thread=render_thread)
     read = 0
     os_errors_only = True
     try:
@@ -67,3 +61,20 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
             "%s: %s" % (r["capture"], r["error"]) for r in conv.capture_reports), file_errors_only=os_errors_only)
     return conv.report()
 
+
+
+def overlapped(sink: DatasetSink, options: ConvertOptions) -> tuple[Any, bool]:
+    """The stages of writing overlapped for ``options.threads`` (the local
+    engine's wiring, and that of the Spark engine's tasks that write their own
+    files): with N > 1 threads ``sink`` written by N - 1 background writers
+    (:class:`BackgroundSink`, at most one per table) and each chunk decoded and
+    assembled on a render thread of the converter's own while the calling
+    thread reads the capture.  Returns the sink to give the converter (and to
+    close) and whether the converter renders on a thread of its own
+    (``Converter(..., render_thread=...)``)."""
+    writers = writer_threads(options.threads)
+    if not writers:
+        return sink, False
+    # the writers start with the first chunk of at least a quarter of chunk_messages
+    # rows: a small capture (one small chunk at its end) is written by the calling thread
+    return BackgroundSink(sink, workers=writers, start_rows=max(1, options.chunk_messages // 4)), True
