@@ -10,8 +10,10 @@ checked and written in the same walk, into column buffers (malloc/realloc)
 first sized at what the previous call produced per input byte and grown by
 doubling; a record that fails is rolled back (its rows, list items, bytes and
 validity bits), so it produces no parameter rows.  At the end every buffer is
-shrunk to its length and handed to Arrow without a copy
-(``pa.foreign_buffer``, freed with the array; ``pa.Array.from_buffers``).
+handed to Arrow without a copy (shrunk to its length where a quarter of it is
+unused; ``pa.foreign_buffer``, ``pa.Array.from_buffers``); when Arrow lets go
+of it, it is kept (up to 64 MiB, blocks of at most 8 MiB) for the next call's
+buffers, so that a stream of calls does not fault its memory in again.
 
 This is the compiled twin of ``mqcodec.batch.pcf_pure`` (which runs
 ``mqcodec.ibmmq.pcf.decode_pcf`` record by record): every check below is
@@ -35,7 +37,9 @@ is rolled back).  Output that outgrows Arrow's
 """
 cimport cython
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, realloc
+from libc.stdlib cimport free, malloc, realloc
+from cpython.pythread cimport PyThread_type_lock, PyThread_allocate_lock, PyThread_acquire_lock, \
+    PyThread_release_lock, WAIT_LOCK
 from libc.string cimport memcpy, memset
 
 import numpy as np
@@ -156,17 +160,84 @@ cdef inline int _reserve(Buf* b, int64_t extra) except -1 nogil:
 
 cdef int _grow(Buf* b, int64_t extra) except -1 nogil:
     cdef int64_t want = b.len + extra, cap
-    cdef char* p
     cap = b.cap * 2 if b.cap * 2 > want else want
     if cap < 64:
         cap = 64
-    p = <char*>realloc(b.data, <size_t>cap)
-    if p == NULL:
-        with gil:
-            raise MemoryError()
-    b.data = p
+    _resize(<void**>&b.data, cap)
     b.cap = cap
     return 0
+
+
+# ------------------------------------------------------- kept output blocks
+# The column buffers Arrow lets go of (_Owned) are kept here, up to KEEP_BLOCKS of at most
+# KEEP_BLOCK bytes and KEEP_TOTAL in all, and the next call's first allocations take them
+# (_resize of a NULL buffer): like calls ask for like sizes (_first_size), so a stream of
+# calls reuses the same memory instead of handing it back to the C heap, which trims it or
+# unmaps it and faults it in again on the next call (glibc's thresholds, measured: 800 page
+# faults per call of 1,000 trace-route records in one piece).  Larger blocks are freed.
+DEF KEEP_BLOCKS = 64
+DEF KEEP_BLOCK = 8 << 20
+DEF KEEP_TOTAL = 64 << 20
+cdef void* _kept_p[KEEP_BLOCKS]
+cdef int64_t _kept_n[KEEP_BLOCKS]
+cdef int _nkept = 0
+cdef int64_t _kept_bytes = 0
+# _Owned's release runs in whichever thread drops the last reference to an array, while a
+# call on another thread may be taking blocks without the GIL
+cdef PyThread_type_lock _kept_lock = PyThread_allocate_lock()
+
+
+cdef void* _take_block(int64_t want) noexcept nogil:
+    """The smallest kept block of at least ``want`` bytes and at most twice that
+    (+ 4 KiB), or NULL."""
+    global _nkept, _kept_bytes
+    cdef int i, best = -1
+    cdef void* p = NULL
+    if want > KEEP_BLOCK:
+        return NULL
+    PyThread_acquire_lock(_kept_lock, WAIT_LOCK)
+    for i in range(_nkept):
+        if want <= _kept_n[i] <= 2 * want + 4096 and (best < 0 or _kept_n[i] < _kept_n[best]):
+            best = i
+    if best >= 0:
+        p = _kept_p[best]
+        _kept_bytes -= _kept_n[best]
+        _nkept -= 1
+        _kept_p[best] = _kept_p[_nkept]
+        _kept_n[best] = _kept_n[_nkept]
+    PyThread_release_lock(_kept_lock)
+    return p
+
+
+cdef void _give_block(void* p, int64_t size) noexcept nogil:
+    """Keep block ``p`` of (at least) ``size`` bytes, or free it."""
+    global _nkept, _kept_bytes
+    if p == NULL:
+        return
+    if size <= KEEP_BLOCK:
+        PyThread_acquire_lock(_kept_lock, WAIT_LOCK)
+        if _nkept < KEEP_BLOCKS and _kept_bytes + size <= KEEP_TOTAL:
+            _kept_p[_nkept] = p
+            _kept_n[_nkept] = size
+            _nkept += 1
+            _kept_bytes += size
+            p = NULL
+        PyThread_release_lock(_kept_lock)
+    free(p)
+
+
+def _kept_blocks(bint release=False):
+    """(blocks, bytes) kept for the next calls; ``release``: free them first (tests)."""
+    global _nkept, _kept_bytes
+    cdef int i
+    if release:
+        PyThread_acquire_lock(_kept_lock, WAIT_LOCK)
+        for i in range(_nkept):
+            free(_kept_p[i])
+        _nkept = 0
+        _kept_bytes = 0
+        PyThread_release_lock(_kept_lock)
+    return _nkept, _kept_bytes
 
 
 # nullable parameter columns, index into Cols.bm / Cols.nvalid
@@ -247,7 +318,16 @@ cdef inline int64_t _row_width(int k) noexcept nogil:
 
 
 cdef int _resize(void** p, int64_t nbytes) except -1 nogil:
-    cdef void* q = realloc(p[0], <size_t>(nbytes if nbytes > 0 else 1))
+    """``p[0]`` grown or shrunk to ``nbytes`` (a new buffer: a kept block, else malloc'd)."""
+    cdef void* q
+    if nbytes <= 0:
+        nbytes = 1
+    if p[0] == NULL:
+        q = _take_block(nbytes)
+        if q == NULL:
+            q = malloc(<size_t>nbytes)
+    else:
+        q = realloc(p[0], <size_t>nbytes)
     if q == NULL:
         with gil:
             raise MemoryError()
@@ -356,22 +436,27 @@ cdef void _learn(int64_t inbytes, int64_t rows, int64_t nsl, int64_t ni, int64_t
 
 
 cdef class _Owned:
-    """Frees a column buffer the walk malloc'd when Arrow lets go of it."""
+    """Gives a column buffer back (_give_block) when Arrow lets go of it."""
     cdef void* p
+    cdef int64_t size
 
     def __dealloc__(self):
-        free(self.p)
+        _give_block(self.p, self.size)
 
 
-cdef object _hand_over(void** p, int64_t nbytes):
-    """A pa.Buffer of the first ``nbytes`` of ``p[0]`` (shrunk to them), which
+cdef object _hand_over(void** p, int64_t nbytes, int64_t size):
+    """A pa.Buffer of the first ``nbytes`` of ``p[0]`` (a buffer of ``size``
+    bytes, shrunk to ``nbytes`` when that leaves a quarter of it unused), which
     owns the memory from now on (``p[0]`` is set to NULL)."""
     cdef _Owned owner
     if nbytes <= 0:
         return pa.py_buffer(b"")
-    _resize(p, nbytes)
+    if nbytes < size - size // 4:
+        _resize(p, nbytes)
+        size = nbytes
     owner = _Owned.__new__(_Owned)
     owner.p = p[0]
+    owner.size = size
     p[0] = NULL
     return pa.foreign_buffer(<size_t>owner.p, nbytes, base=owner)
 
@@ -1064,16 +1149,17 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
         # every buffer goes to Arrow as it is (shrunk to its length)
         cols = []
         for j in range(NROWCOLS):
-            cols.append(_hand_over(_row_col(&c, j), (npar + (1 if j >= 10 else 0)) * _row_width(j)))
+            cols.append(_hand_over(_row_col(&c, j), (npar + (1 if j >= 10 else 0)) * _row_width(j),
+                                   (c.cap + 1) * _row_width(j)))
         vb = []
         for j in range(8):
             vb.append((None, 0) if c.nvalid[j] == npar
-                      else (_hand_over(<void**>&c.bm[j], (npar + 7) // 8), npar - c.nvalid[j]))
-        slc_buf = _hand_over(<void**>&c.slc_off, (nsl + 1) * 4)
-        b_buf = _hand_over(<void**>&c.b_data, nb)
-        il_buf = _hand_over(<void**>&c.il_val, ni * 8)
-        sv_buf = _hand_over(<void**>&c.sv.data, c.sv.len)
-        sl_buf = _hand_over(<void**>&c.sl.data, c.sl.len)
+                      else (_hand_over(<void**>&c.bm[j], (npar + 7) // 8, (c.cap >> 3) + 1), npar - c.nvalid[j]))
+        slc_buf = _hand_over(<void**>&c.slc_off, (nsl + 1) * 4, (c.cap_s + 1) * 4)
+        b_buf = _hand_over(<void**>&c.b_data, nb, c.cap_b)
+        il_buf = _hand_over(<void**>&c.il_val, ni * 8, c.cap_i * 8)
+        sv_buf = _hand_over(<void**>&c.sv.data, c.sv.len, c.sv.cap)
+        sl_buf = _hand_over(<void**>&c.sl.data, c.sl.len, c.sl.cap)
     finally:
         _free_cols(&c)
 

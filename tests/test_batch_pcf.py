@@ -234,3 +234,49 @@ def test_mqcodec_pure_environment_selects_python():
     env = dict(os.environ, MQCODEC_PURE="1")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "py"
+
+
+def test_compiled_calls_reuse_their_output_memory_and_stay_exact_across_threads(vectors):
+    """The compiled decoder keeps the column buffers Arrow lets go of for the
+    next calls (bounded: 64 MiB) instead of handing them to the C heap, which
+    faults them in again on every call.  The blocks move between calls and
+    threads (a lock; Arrow may drop a table on any thread) and never change a
+    value: many threads decoding at once give the pure decoder's tables."""
+    import gc
+    import threading
+
+    pcf = pytest.importorskip("mqcodec._ext.pcf_batch")
+    data = (vectors / "ibmmq" / "statistics_q.dat").read_bytes()
+    records = [data, data[:-7], data] * 40          # a failing record among them: rolled back
+    want = decode_pcf_batch(records, impl="py")
+    gc.collect()
+    assert pcf._kept_blocks(release=True) == (0, 0)   # (what earlier tests' calls left)
+    first = decode_pcf_batch(records, impl="c")
+    assert first.headers.equals(want.headers) and first.parameters.equals(want.parameters)
+    del first
+    gc.collect()
+    kept, nbytes = pcf._kept_blocks()
+    assert kept > 10 and 0 < nbytes <= 64 << 20        # the columns of that call, kept
+    again = decode_pcf_batch(records, impl="c")        # served from them ...
+    assert pcf._kept_blocks()[0] < kept
+    assert again.parameters.equals(want.parameters)   # ... with every value rewritten
+    del again
+    failures: list = []
+
+    def work():
+        try:
+            for _ in range(15):
+                got = decode_pcf_batch(records, impl="c")
+                if not (got.headers.equals(want.headers) and got.parameters.equals(want.parameters)):
+                    failures.append("a table differs")
+                del got
+        except BaseException as exc:  # noqa: BLE001 - reported by the test's thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert pcf._kept_blocks()[1] <= 64 << 20

@@ -49,11 +49,13 @@ class Chunking(NamedTuple):
     nbytes: int
 
 
-#: piece sizes of the chunked decoders (BENCHMARKS.md, "Call sizes"): a PCF piece of
-#: 1 MiB (about 900 trace-route messages) keeps every output column under
-#: 2 MB; the MSMQ decoder's fixed cost per call (~130 Arrow columns) wants
-#: more records per piece, its rows being a few hundred bytes
-PCF_CHUNK = Chunking(records=4096, nbytes=1 << 20)
+#: piece sizes of the chunked decoders (BENCHMARKS.md, "PCF bodies"): a PCF piece of
+#: 2 MiB (about 1,800 trace-route messages) keeps every output column under
+#: 2 MB, which the compiled decoder keeps for the next pieces and calls when Arrow
+#: lets go of it (a call of 1,000 such messages is one piece); the MSMQ decoder's
+#: fixed cost per call (~130 Arrow columns) wants more records per piece, its rows
+#: being a few hundred bytes
+PCF_CHUNK = Chunking(records=4096, nbytes=2 << 20)
 MSMQ_CHUNK = Chunking(records=65536, nbytes=32 << 20)
 
 
