@@ -43,6 +43,7 @@ from mqcodec import ccsid as _ccsid
 # the declarations themselves (and construct) are not loaded by this module
 from mqcodec.batch import mq_layout as _L
 from mqcodec.batch import mq_pure as _pure
+from mqcodec.batch import errors as _errors
 from mqcodec.batch.errors import NULL_RECORD as _NULL_RECORD
 from mqcodec.batch.schema import MQ_MESSAGES
 
@@ -833,8 +834,7 @@ def _error_columns(e_struct, e_field, e_reason, e_off, e_args, raw_ok, buf, offs
     failed = e_struct >= 0
     names = ("error_structure", "error_field", "error_offset", "error_reason", "raw")
     if not failed.any():
-        return dict(zip(names, (pa.nulls(n, pa.string()), pa.nulls(n, pa.string()), pa.nulls(n, pa.int64()),
-                                pa.nulls(n, pa.string()), pa.nulls(n, pa.binary()))))
+        return dict(zip(names, _errors.no_error_columns(n)))
     rows = np.flatnonzero(failed)
     s, f, rs, raw = [], [], [], []
     mv = memoryview(buf).cast("B") if len(buf) else b""

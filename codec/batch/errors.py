@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 __all__ = ["STRUCTURES", "FIELDS", "REASONS", "REASON_TABLE", "REASON_CODES", "NULL_RECORD", "reason_text",
-           "error_columns"]
+           "error_columns", "no_error_columns"]
 
 #: structure names (index = code), as pcf.py names them
 STRUCTURES = [
@@ -98,6 +98,22 @@ def reason_text(code: int, args) -> str:
     return fmt % tuple(int(a) for a in args[:n]) if n else fmt
 
 
+_NO_ERRORS: dict = {}
+
+
+def no_error_columns(n: int) -> tuple:
+    """The five columns of ``n`` records without error: all null, made once per
+    ``n`` (the last few sizes kept; Arrow arrays are immutable, so calls of one
+    size share them)."""
+    cols = _NO_ERRORS.get(n)
+    if cols is None:
+        if len(_NO_ERRORS) >= 8:
+            _NO_ERRORS.clear()
+        cols = _NO_ERRORS[n] = (pa.nulls(n, pa.string()), pa.nulls(n, pa.string()), pa.nulls(n, pa.int64()),
+                                pa.nulls(n, pa.string()), pa.nulls(n, pa.binary()))
+    return cols
+
+
 def error_columns(e_struct, e_field, e_reason, e_offset, e_args, raw_ok, buf, offsets):
     """The error_structure/field/offset/reason and raw columns for a batch.
 
@@ -107,8 +123,7 @@ def error_columns(e_struct, e_field, e_reason, e_offset, e_args, raw_ok, buf, of
     n = len(e_struct)
     failed = np.asarray(e_struct) >= 0
     if not failed.any():
-        return (pa.nulls(n, pa.string()), pa.nulls(n, pa.string()), pa.nulls(n, pa.int64()),
-                pa.nulls(n, pa.string()), pa.nulls(n, pa.binary()))
+        return no_error_columns(n)
     s: list[str | None] = [None] * n
     f: list[str | None] = [None] * n
     r: list[str | None] = [None] * n
