@@ -1,0 +1,58 @@
+"""Instructions per record of decode_pcf_batch at one call size, counted by
+valgrind (callgrind): the process run once with one pass over the records and
+once with three, the difference over two passes' records.  A count, not a
+time: it does not move with the load of a shared machine (CPU time there
+moved 30-60 % between runs of the same code), but it does not see page faults
+either (valgrind replaces the C heap), which ``call_size_cpu.py`` counts.
+
+    .venv/bin/python benchmarks/call_size_instructions.py 1000            # calls of 1,000 records
+    PYTHONPATH=/tmp/base .venv/bin/python benchmarks/call_size_instructions.py 1000   # a baseline tree
+
+(``--passes P``: the child, run by valgrind: P passes over ``--records``.)"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+
+def _passes(records: int, call: int, passes: int) -> None:
+    import datasets
+    from mqcodec import batch
+
+    buf, offs = datasets.tiled(records)
+    for _ in range(passes):
+        for s in range(0, records, call):
+            r = batch.decode_pcf_batch((buf, offs[s:min(records, s + call) + 1]), impl="c")
+            del r
+
+
+def _count(records: int, call: int, passes: int) -> int:
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+                          __file__, str(call), "--records", str(records), "--passes", str(passes)],
+                         capture_output=True, text=True, check=True,
+                         env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))   # (its idle threads spin)
+    return int(re.search(r"Collected : (\d+)", out.stderr).group(1))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("call", type=int, help="records per call")
+    ap.add_argument("--records", type=int, default=20000)
+    ap.add_argument("--passes", type=int, default=None)
+    a = ap.parse_args()
+    if a.passes is not None:
+        _passes(a.records, a.call, a.passes)
+        return
+    if shutil.which("valgrind") is None:
+        sys.exit("valgrind is not installed (apt-get install valgrind)")
+    one, three = _count(a.records, a.call, 1), _count(a.records, a.call, 3)
+    print("calls of %d records: %.0f instructions per record (%d records, 2 passes)"
+          % (a.call, (three - one) / (2 * a.records), a.records))
+
+
+if __name__ == "__main__":
+    main()
