@@ -238,7 +238,7 @@ def test_mqcodec_pure_environment_selects_python():
 
 def test_compiled_calls_reuse_their_output_memory_and_stay_exact_across_threads(vectors):
     """The compiled decoder keeps the column buffers Arrow lets go of for the
-    next calls (bounded: 64 MiB) instead of handing them to the C heap, which
+    next calls (bounded: 16 MiB) instead of handing them to the C heap, which
     faults them in again on every call.  The blocks move between calls and
     threads (a lock; Arrow may drop a table on any thread) and never change a
     value: many threads decoding at once give the pure decoder's tables."""
@@ -256,7 +256,7 @@ def test_compiled_calls_reuse_their_output_memory_and_stay_exact_across_threads(
     del first
     gc.collect()
     kept, nbytes = pcf._kept_blocks()
-    assert kept > 10 and 0 < nbytes <= 64 << 20        # the columns of that call, kept
+    assert kept > 10 and 0 < nbytes <= 16 << 20        # the columns of that call, kept
     again = decode_pcf_batch(records, impl="c")        # served from them ...
     assert pcf._kept_blocks()[0] < kept
     assert again.parameters.equals(want.parameters)   # ... with every value rewritten
@@ -279,4 +279,4 @@ def test_compiled_calls_reuse_their_output_memory_and_stay_exact_across_threads(
     for t in threads:
         t.join()
     assert failures == []
-    assert pcf._kept_blocks()[1] <= 64 << 20
+    assert pcf._kept_blocks()[1] <= 16 << 20
