@@ -21,6 +21,7 @@ one line: the error the executor raised.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -374,6 +375,10 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
             conv.drain_quietly()
         sink.close(complete=False)   # no empty files per capture: the driver completes the tables
         attempt.commit(files.paths)
+    except BaseException:
+        with contextlib.suppress(Exception):   # the writer threads joined before the folder goes
+            sink.close(complete=False)
+        raise
     finally:
         attempt.discard()
     return {"index": index, "capture": name, "report": json.dumps(conv.report(top=None), sort_keys=True, default=str)}

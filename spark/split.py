@@ -42,6 +42,7 @@ what acts across connections: the global byte budget and connection limit
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 from typing import Any
@@ -417,6 +418,10 @@ def _write_groups(batches, names: dict, options_text: str, root: str, partition_
             conv.drain_quietly()
         written.close(complete=False)   # no empty files per task: the driver completes the tables
         attempt.commit(sink.paths)
+    except BaseException:
+        with contextlib.suppress(Exception):   # the writer threads joined before the folder goes
+            written.close(complete=False)
+        raise
     finally:
         attempt.discard()
     yield from _task_report(conv, counts).to_batches()

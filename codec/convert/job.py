@@ -62,7 +62,6 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
     return conv.report()
 
 
-
 def overlapped(sink: DatasetSink, options: ConvertOptions) -> tuple[Any, bool]:
     """The stages of writing overlapped for ``options.threads`` (the local
     engine's wiring, and that of the Spark engine's tasks that write their own
