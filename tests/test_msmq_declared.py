@@ -15,9 +15,10 @@ from mqcodec.msmq import constants as C
 from mqcodec.msmq.base import (BaseHeader, BitFlags, ConnectionParametersHeader, EstablishConnectionHeader,
                                FixedHeader, InternalHeader, PingPacket)
 from mqcodec.msmq.session import SessionHeader
+from mqcodec.msmq.user import PrivateQueueFormatName, PrivateQueueFormatNameId, PublicQueueFormatName
 
 HEADERS = [BaseHeader, InternalHeader, ConnectionParametersHeader, EstablishConnectionHeader, PingPacket,
-           SessionHeader]
+           SessionHeader, PrivateQueueFormatNameId, PublicQueueFormatName, PrivateQueueFormatName]
 
 
 def test_sizes_are_the_specification_sizes():
@@ -64,6 +65,17 @@ def test_decode_encode_round_trip_on_random_bytes(cls):
         assert h.encode() == raw
         again = cls(**{n: getattr(h, n) for n in cls.FIELDS})
         assert again == h and again.encode() == raw
+
+
+def test_the_fixed_queue_format_types_are_declared_as_the_specification_sizes_them():
+    # [MS-MQMQ] 2.2.18.1.5.1, 2.2.18.1.7.1, 2.2.18.1.7.2: 4, 16 and 4 + 16 bytes; fields positional
+    assert [c.SIZE for c in (PrivateQueueFormatNameId, PublicQueueFormatName, PrivateQueueFormatName)] == [4, 16, 20]
+    g = uuid.UUID("01234567-89ab-cdef-0123-456789abcdef")
+    q = PrivateQueueFormatName(str(g), 0x1F)
+    assert q == PrivateQueueFormatName(SourceQueueManager=g, PrivateQueueIdentifier=0x1F)
+    assert q.encode(7) == g.bytes_le + b"\x1f\0\0\0"
+    assert q.to_dict() == {"SourceQueueManager": str(g), "PrivateQueueIdentifier": 0x1F}
+    assert q != PrivateQueueFormatNameId(0x1F) and PublicQueueFormatName(g).encode() == g.bytes_le
 
 
 def test_flags_and_guids_take_their_python_types():

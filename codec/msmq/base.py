@@ -170,7 +170,8 @@ class FixedHeader:
     """A header whose fields, defaults, decode, encode and ``to_dict`` come
     from its declaration: ``LAYOUT`` (a construct Struct whose field names are
     the specification's; :class:`Guid` and :class:`FlagsField` fields decode to
-    their Python types) and ``DEFAULTS`` (every other field defaults to 0).
+    their Python types) and ``DEFAULTS`` (every other field defaults to 0,
+    or the null GUID).
     Each field is also annotated with its Python type in the class body, for
     type checkers (tests/test_msmq_declared.py keeps the two lists equal).
     A subclass adds its specification's checks in ``check`` (after the layout
@@ -201,8 +202,11 @@ class FixedHeader:
         if unknown:
             raise TypeError("%s has no field %s" % (self.STRUCTURE, ", ".join(sorted(unknown))))
         for name in self.FIELDS:
-            v = values[name] if name in values else self.DEFAULTS.get(name, 0)
             kind = self._KINDS[name]
+            if name in values:
+                v = values[name]
+            else:
+                v = self.DEFAULTS.get(name, GUID_ZERO if isinstance(kind, Guid) else 0)
             if isinstance(kind, FlagsField) and not isinstance(v, kind.flags):
                 v = kind.flags(v)
             elif isinstance(kind, Guid) and isinstance(v, str):
@@ -397,7 +401,7 @@ class EstablishConnectionHeader(FixedHeader):
         "Reserved" / cs.Int16ul,
         "Padding" / cs.Bytes(512),
     )
-    DEFAULTS = {"ClientGuid": GUID_ZERO, "ServerGuid": GUID_ZERO, "OperatingSystem": C.ESTABLISH_CONNECTION_RE,
+    DEFAULTS = {"OperatingSystem": C.ESTABLISH_CONNECTION_RE,
                 "Padding": bytes([C.SERVER_PADDING_BYTE]) * 512}
 
     def check(self, offset: int, p: Problems) -> None:
@@ -432,7 +436,7 @@ class PingPacket(FixedHeader):
         "Cookie" / cs.Int32ul,
         "QMGuid" / Guid(),
     )
-    DEFAULTS = {"Signature": C.PING_SIGNATURE, "QMGuid": GUID_ZERO}
+    DEFAULTS = {"Signature": C.PING_SIGNATURE}
     kind = "Ping"
 
     def __init__(self, **values: Any) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 import uuid
-from typing import Any
+from typing import Any, ClassVar
 
 import construct as cs
 
@@ -38,63 +38,42 @@ class UserFlags(BitFlags):
 # --------------------------------------------------------------------------- queue format types
 
 
-class PrivateQueueFormatNameId:
+class _FixedQueueFormat(FixedHeader):
+    """A queue format type of fixed size, read and written as its ``LAYOUT``
+    declares it; positional arguments give the fields in order."""
+
+    NAME: ClassVar[str] = ""
+
+    def __init__(self, *args: Any, **values: Any) -> None:
+        super().__init__(**dict(zip(self.FIELDS, args)), **values)
+
+    def encode(self, rel: int = 0) -> bytes:   # (rel: as DirectQueueFormatName's)
+        return self.encode_fixed()
+
+
+class PrivateQueueFormatNameId(_FixedQueueFormat):
     """[MS-MQMQ] 2.2.18.1.5.1: a private queue number on a host the flag implies."""
 
-    NAME = "PrivateQueueFormatNameId"
-
-    def __init__(self, PrivateQueueIdentifier: int):
-        self.PrivateQueueIdentifier = PrivateQueueIdentifier
-
-    def encode(self, rel: int = 0) -> bytes:
-        return struct.pack("<I", self.PrivateQueueIdentifier)
-
-    @json_ready
-    def to_dict(self) -> dict:
-        return {"PrivateQueueIdentifier": self.PrivateQueueIdentifier}
-
-    def __eq__(self, o):
-        return type(o) is type(self) and o.to_dict() == self.to_dict()
+    STRUCTURE = NAME = "PrivateQueueFormatNameId"
+    PrivateQueueIdentifier: int
+    LAYOUT = cs.Struct("PrivateQueueIdentifier" / cs.Int32ul)
 
 
-class PublicQueueFormatName:
+class PublicQueueFormatName(_FixedQueueFormat):
     """[MS-MQMQ] 2.2.18.1.7.1: a public queue GUID."""
 
-    NAME = "PublicQueueFormatName"
-
-    def __init__(self, PublicQueueIdentifier: uuid.UUID):
-        self.PublicQueueIdentifier = PublicQueueIdentifier
-
-    def encode(self, rel: int = 0) -> bytes:
-        return guid_to_bytes(self.PublicQueueIdentifier)
-
-    @json_ready
-    def to_dict(self) -> dict:
-        return {"PublicQueueIdentifier": str(self.PublicQueueIdentifier)}
-
-    def __eq__(self, o):
-        return type(o) is type(self) and o.to_dict() == self.to_dict()
+    STRUCTURE = NAME = "PublicQueueFormatName"
+    PublicQueueIdentifier: uuid.UUID
+    LAYOUT = cs.Struct("PublicQueueIdentifier" / Guid())
 
 
-class PrivateQueueFormatName:
+class PrivateQueueFormatName(_FixedQueueFormat):
     """[MS-MQMQ] 2.2.18.1.7.2: host queue manager GUID + private queue number."""
 
-    NAME = "PrivateQueueFormatName"
-
-    def __init__(self, SourceQueueManager: uuid.UUID, PrivateQueueIdentifier: int):
-        self.SourceQueueManager = SourceQueueManager
-        self.PrivateQueueIdentifier = PrivateQueueIdentifier
-
-    def encode(self, rel: int = 0) -> bytes:
-        return guid_to_bytes(self.SourceQueueManager) + struct.pack("<I", self.PrivateQueueIdentifier)
-
-    @json_ready
-    def to_dict(self) -> dict:
-        return {"SourceQueueManager": str(self.SourceQueueManager),
-                "PrivateQueueIdentifier": self.PrivateQueueIdentifier}
-
-    def __eq__(self, o):
-        return type(o) is type(self) and o.to_dict() == self.to_dict()
+    STRUCTURE = NAME = "PrivateQueueFormatName"
+    SourceQueueManager: uuid.UUID
+    PrivateQueueIdentifier: int
+    LAYOUT = cs.Struct("SourceQueueManager" / Guid(), "PrivateQueueIdentifier" / cs.Int32ul)
 
 
 class DirectQueueFormatName:
@@ -143,34 +122,21 @@ class DirectQueueFormatName:
                 and o.name_bytes() == self.name_bytes())
 
 
-_QUEUE_KINDS = {
-    "PrivateQueueFormatNameId": PrivateQueueFormatNameId,
-    "PublicQueueFormatName": PublicQueueFormatName,
-    "PrivateQueueFormatName": PrivateQueueFormatName,
-    "DirectQueueFormatName": DirectQueueFormatName,
-}
+#: the queue format types of a fixed size, by name
+_FIXED_QUEUES: dict[str, type[_FixedQueueFormat]] = {
+    c.NAME: c for c in (PrivateQueueFormatNameId, PublicQueueFormatName, PrivateQueueFormatName)}
 
 
 def _decode_queue(kind: str, data, pos: int, hdr_start: int, end: int, structure: str, field: str,
                   p: Problems):
     """Decode one queue format type of the given kind at ``pos``."""
     avail = end - pos
-    if kind == "PrivateQueueFormatNameId":
-        if avail < 4:
-            raise DecodeError(structure, field, pos, "PrivateQueueFormatNameId needs 4 bytes, %d remain"
-                              % max(avail, 0))
-        return PrivateQueueFormatNameId(struct.unpack_from("<I", data, pos)[0]), pos + 4
-    if kind == "PublicQueueFormatName":
-        if avail < 16:
-            raise DecodeError(structure, field, pos, "PublicQueueFormatName needs 16 bytes, %d remain"
-                              % max(avail, 0))
-        return PublicQueueFormatName(guid_from_bytes(data[pos:pos + 16])), pos + 16
-    if kind == "PrivateQueueFormatName":
-        if avail < 20:
-            raise DecodeError(structure, field, pos, "PrivateQueueFormatName needs 20 bytes, %d remain"
-                              % max(avail, 0))
-        return (PrivateQueueFormatName(guid_from_bytes(data[pos:pos + 16]),
-                                       struct.unpack_from("<I", data, pos + 16)[0]), pos + 20)
+    fixed = _FIXED_QUEUES.get(kind)
+    if fixed is not None:
+        if avail < fixed.SIZE:
+            raise DecodeError(structure, field, pos, "%s needs %d bytes, %d remain"
+                              % (kind, fixed.SIZE, max(avail, 0)))
+        return fixed.read_fixed(data, pos), pos + fixed.SIZE
     # DirectQueueFormatName
     if avail < 2:
         raise DecodeError(structure, field, pos, "DirectQueueFormatName.Count needs 2 bytes, %d remain"
@@ -197,35 +163,22 @@ def _decode_queue(kind: str, data, pos: int, hdr_start: int, end: int, structure
     return DirectQueueFormatName(text, Count=count, raw=raw, Padding=pad), stop + need
 
 
-def _fmt_guid(g: uuid.UUID) -> str:
-    return str(g)
-
-
 def render_format_name(q, *, host: uuid.UUID | None = None) -> str | None:
     """A [MS-MQMQ] 2.1 format name string for a queue field; ``host`` is the
     queue manager GUID a PrivateQueueFormatNameId is relative to."""
-    fn = None
-    try:  # the FormatName class of formatname.py when present
-        from . import formatname as _fnmod
-        fn = getattr(_fnmod, "FormatName", None)
-    except Exception:
-        fn = None
+    from .formatname import FormatName
+
     try:
         if isinstance(q, PublicQueueFormatName):
-            return str(fn.public(q.PublicQueueIdentifier)) if fn else "PUBLIC=" + _fmt_guid(q.PublicQueueIdentifier)
+            return str(FormatName.public(q.PublicQueueIdentifier))
         if isinstance(q, PrivateQueueFormatName):
-            if fn:
-                return str(fn.private(q.SourceQueueManager, q.PrivateQueueIdentifier))
-            return "PRIVATE=%s\\%08x" % (_fmt_guid(q.SourceQueueManager), q.PrivateQueueIdentifier)
-        if isinstance(q, PrivateQueueFormatNameId):
-            if host is None:
-                return None
-            if fn:
-                return str(fn.private(host, q.PrivateQueueIdentifier))
-            return "PRIVATE=%s\\%08x" % (_fmt_guid(host), q.PrivateQueueIdentifier)
+            # (FormatName.private: a constructor and, on instances, a field)
+            return str(FormatName.private(q.SourceQueueManager, q.PrivateQueueIdentifier))  # type: ignore[operator]
+        if isinstance(q, PrivateQueueFormatNameId) and host is not None:
+            return str(FormatName.private(host, q.PrivateQueueIdentifier))  # type: ignore[operator]
         if isinstance(q, DirectQueueFormatName):
-            return str(fn.direct(q.DirectFormatName)) if fn else "DIRECT=" + q.DirectFormatName
-    except Exception:  # rendering is presentation only; never fail a decode on it
+            return str(FormatName.direct(q.DirectFormatName))
+    except DecodeError:   # a name FormatName does not take: rendering never fails a decode
         pass
     if isinstance(q, DirectQueueFormatName):
         return "DIRECT=" + q.DirectFormatName
@@ -258,8 +211,7 @@ class UserHeader(FixedHeader):
         "MessageID" / cs.Int32ul,
         "Flags" / FlagsField(UserFlags, cs.Int32ul),
     )
-    DEFAULTS = {"SourceQueueManager": GUID_ZERO, "QueueManagerAddress": GUID_ZERO,
-                "TimeToBeReceived": C.INFINITE, "Flags": int(UserFlags(MP=1))}
+    DEFAULTS = {"TimeToBeReceived": C.INFINITE, "Flags": int(UserFlags(MP=1))}
     EXTRA = ("DestinationQueue", "AdminQueue", "ResponseQueue", "ConnectorType")
 
     # ------------------------------------------------------------------ decode
