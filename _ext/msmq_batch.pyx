@@ -49,6 +49,7 @@ from mqcodec.batch.schema import MSMQ_PACKETS
 cnp.import_array()
 
 include "batch_common.pxi"
+include "arrow_export.pxi"
 
 # ------------------------------------------------------------------ outcome
 DEF OK = 0
@@ -1217,29 +1218,7 @@ def reset_stats():
 
 
 # ------------------------------------------------------------------ entry point
-def _text_array(_Text t, Py_ssize_t n, bitmap):
-    cdef Py_ssize_t nb = t.size
-    if nb > 0x7FFFFFFF:
-        raise OverflowError("more than 2 GiB of text in one column: decode in smaller batches")
-    data = np.empty(nb, np.uint8)
-    cdef uint8_t[::1] dv = data
-    if nb:
-        memcpy(&dv[0], t.data, nb)
-    return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(t.arr), pa.py_buffer(data)])
-
-
 _ERROR_COLS = ("error_structure", "error_field", "error_offset", "error_reason", "raw")
-
-
-def _all_null(t, n, zeros):
-    """An all-null array of type ``t`` whose buffers are slices of ``zeros``."""
-    if pa.types.is_string(t) or pa.types.is_binary(t):
-        return pa.Array.from_buffers(t, n, [zeros, zeros, zeros], null_count=n)
-    if pa.types.is_fixed_size_binary(t) and t.byte_width <= 24:
-        return pa.Array.from_buffers(t, n, [zeros, zeros], null_count=n)
-    if pa.types.is_boolean(t) or (pa.types.is_integer(t) and t.bit_width <= 64):
-        return pa.Array.from_buffers(t, n, [zeros, zeros], null_count=n)
-    return pa.nulls(n, t)
 
 
 _KIND_TEXT = [k.encode("ascii") for k in KINDS]
@@ -1291,9 +1270,39 @@ def _selected_schema(columns):
     return schema
 
 
+cdef class _Plan:
+    """Where the columns the walk builds go in a schema (-1, or absent: not selected)."""
+    cdef int record, kind, corr
+    cdef list nums     # (numeric column, position, validity group, boolean?)
+    cdef list guids    # (GUID column, position, group)
+    cdef list texts    # (text column, position, group)
+    cdef list errors   # (name, position)
+
+
+_PLANS = {}
+
+
+cdef _Plan _plan_of(schema):
+    """The plan of a schema (kept: by the schema object, which _selected_schema keeps)."""
+    entry = _PLANS.get(id(schema))
+    if entry is not None and entry[0] is schema:
+        return entry[1]
+    pos = {name: i for i, name in enumerate(schema.names)}
+    cdef _Plan plan = _Plan()
+    plan.record = pos.get("record", -1)
+    plan.kind = pos.get("kind", -1)
+    plan.corr = pos.get("props_correlation_id", -1)
+    plan.nums = [(k, pos[m[0]], m[2], m[3]) for k, m in enumerate(_NUM_META) if m[0] in pos]
+    plan.guids = [(k, pos[name], g) for k, (name, g) in enumerate(_GUID_COLS) if name in pos]
+    plan.texts = [(k, pos[name], g) for k, (name, g) in enumerate(_TEXT_COLS) if name in pos]
+    plan.errors = [(name, pos[name]) for name in _ERROR_COLS if name in pos]
+    if len(_PLANS) > 64:
+        _PLANS.clear()
+    _PLANS[id(schema)] = (schema, plan)
+    return plan
+
+
 _ZEROS = [pa.py_buffer(b"")]
-#: all-null arrays by (type, length), made once: calls of one size share them
-_NULLS = {}
 
 
 def _zeros(nbytes):
@@ -1433,33 +1442,48 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     _st_records += n
     _st_fallback_header += nfb_h
     _st_fallback_text += nfb_t
-    # ---- columns (validity bitmaps once per header group; values zero-copy)
-    counts = [np.count_nonzero(groups[k].view(np.bool_)) for k in range(NGROUPS)]
-    bitmaps = []
-    for k in range(NGROUPS):
-        bitmaps.append(None if counts[k] in (0, n) else _bitmap(groups[k]))
-    cols = {}
-    cols["record"] = _ak.from_numpy(np.arange(first, first + n, dtype=np.int64))
-    if want is None or "kind" in want:
-        cols["kind"] = _kind_array(kinds, n)
-    for k, (name, t, g, is_bool) in enumerate(_NUM_META):
-        if want is not None and name not in want:
-            continue
+    # ---- columns (a validity bitmap per header group, values zero-copy), handed
+    # to Arrow in one import (arrow_export.pxi)
+    schema = MSMQ_PACKETS if columns is None else _selected_schema(tuple(columns))
+    cdef _Plan plan = _plan_of(schema)
+    cdef BatchExport ex = BatchExport(len(schema), n)
+    cdef Py_ssize_t nbm = (n + 7) >> 3
+    cdef int64_t counts[NGROUPS]
+    bitmaps = np.empty(NGROUPS * nbm + 1, np.uint8)
+    ex.keep(bitmaps)
+    cdef uint8_t* bm = <uint8_t*>cnp.PyArray_DATA(bitmaps)
+    cdef const uint8_t* gv
+    cdef Py_ssize_t j
+    with nogil:
+        for k in range(NGROUPS):
+            gv = r.grp[k]
+            counts[k] = 0
+            for j in range(n):
+                counts[k] += gv[j] != 0
+            if 0 < counts[k] < n:
+                pack_bits(gv, n, bm + k * nbm)
+    cdef int p
+    if plan.record >= 0:
+        a = np.arange(first, first + n, dtype=np.int64)
+        ex.column(plan.record, 0, 2, NULL, cnp.PyArray_DATA(a), NULL)
+        ex.keep(a)
+    if plan.kind >= 0:
+        ex.array(plan.kind, _kind_array(kinds, n))
+    for k, p, g, is_bool in plan.nums:
         if counts[g] == 0:
             continue                     # all null
-        vals = num_arrays[k]
+        a = num_arrays[k]
         if is_bool:
-            vbuf = pa.py_buffer(np.packbits(vals.view(np.bool_), bitorder="little"))
-        else:
-            vbuf = pa.py_buffer(vals)
-        cols[name] = pa.Array.from_buffers(t, n, [bitmaps[g], vbuf])
+            bits = np.empty(nbm + 1, np.uint8)
+            pack_bits(<const uint8_t*>cnp.PyArray_DATA(a), n, <uint8_t*>cnp.PyArray_DATA(bits))
+            a = bits
+        ex.column(p, n - counts[g], 2, bm + g * nbm, cnp.PyArray_DATA(a), NULL)
+        ex.keep(a)
     cdef char* gt
     cdef int32_t* go
     cdef const uint8_t* graw
-    cdef const uint8_t* gv
-    cdef Py_ssize_t j
-    for k, (name, g) in enumerate(_GUID_COLS):
-        if counts[g] == 0 or (want is not None and name not in want):
+    for k, p, g in plan.guids:
+        if counts[g] == 0:
             continue
         text = np.empty(counts[g] * 36, np.uint8)
         a = text
@@ -1478,16 +1502,23 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
                     go[j + 1] = go[j] + 36
                 else:
                     go[j + 1] = go[j]             # null rows: empty
-        cols[name] = pa.Array.from_buffers(pa.string(), n, [bitmaps[g], pa.py_buffer(offs36),
-                                                            pa.py_buffer(text)])
-    for tt, (name, g) in zip((tl, tdq, taq, trq), _TEXT_COLS):
-        if counts[g] and r.want_text[_TEXT_COLS.index((name, g))]:
-            cols[name] = _text_array(tt, n, bitmaps[g])
-    if counts[G_PROPS] and (want is None or "props_correlation_id" in want):
-        cols["props_correlation_id"] = pa.Array.from_buffers(pa.binary(20), n, [bitmaps[G_PROPS],
-                                                                                 pa.py_buffer(corr)])
+        ex.column(p, n - counts[g], 3, bm + g * nbm, go, gt)
+        ex.keep(offs36)
+        ex.keep(text)
+    texts = (tl, tdq, taq, trq)
+    for k, p, g in plan.texts:
+        tt = texts[k]
+        if counts[g] == 0:
+            continue
+        if tt.size > 0x7FFFFFFF:
+            raise OverflowError("more than 2 GiB of text in one column: decode in smaller batches")
+        ex.column(p, n - counts[g], 3, bm + g * nbm, tt.offs, tt.data)
+        ex.keep(tt)                      # (its offsets, and its text until the batch goes)
+    if plan.corr >= 0 and counts[G_PROPS]:
+        ex.column(plan.corr, n - counts[G_PROPS], 2, bm + G_PROPS * nbm, cnp.PyArray_DATA(corr), NULL)
+        ex.keep(corr)
     failed = outcome == ERR
-    if failed.any() and (want is None or not want.isdisjoint(_ERROR_COLS)):
+    if failed.any() and plan.errors:
         es = [None] * n
         ef = [None] * n
         er = [None] * n
@@ -1498,26 +1529,16 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
             rec = None if (has_valid and not valid_np[j]) else bytes(mv[offs_np[j]:offs_np[j + 1]])
             er[j] = _pure.reason_text(int(e_reason[j]), e_args[j], rec)
             raw[j] = rec
-        cols["error_structure"] = pa.array(es, pa.string())
-        cols["error_field"] = pa.array(ef, pa.string())
-        cols["error_offset"] = _ak.from_numpy(e_offset, pa.int64(), ~failed)
-        cols["error_reason"] = pa.array(er, pa.string())
-        cols["raw"] = pa.array(raw, pa.binary())
-    arrays = []
-    schema = MSMQ_PACKETS if columns is None else _selected_schema(tuple(columns))
-    for f in schema:
-        if f.name in cols:
-            arrays.append(cols[f.name])
-        else:
-            # all null (or only the pure codec decodes them): every such column
-            # shares one zeroed buffer
-            arr = _NULLS.get((f.type, n))
-            if arr is None:
-                if len(_NULLS) > 256:
-                    _NULLS.clear()
-                arr = _NULLS[(f.type, n)] = _all_null(f.type, n, _zeros(24 * n + 64))
-            arrays.append(arr)
-    batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
+        errors = {"error_structure": pa.array(es, pa.string()), "error_field": pa.array(ef, pa.string()),
+                  "error_offset": _ak.from_numpy(e_offset, pa.int64(), ~failed),
+                  "error_reason": pa.array(er, pa.string()), "raw": pa.array(raw, pa.binary())}
+        for name, p in plan.errors:
+            ex.array(p, errors[name])
+    # the rest is all null (or only the pure codec decodes it): one shared zeroed buffer
+    zeros = _zeros(24 * n + 64)
+    ex.keep(zeros)
+    ex.nulls(schema, <const void*><uintptr_t>zeros.address)
+    batch = ex.batch(schema)
     # ---- records handed to the pure codec: their rows replace the empty ones
     fb = np.flatnonzero(outcome >= FALLBACK_HEADER)
     if len(fb):
