@@ -43,7 +43,11 @@ cdef void _release_child(ArrowArray* a) noexcept nogil:
     a.release = NULL          # (its memory is its parent's)
 
 
-cdef void _free_exported(_Exported* p) noexcept nogil:
+cdef void _free_exported(_Exported* p, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):            # (pyarrow's own exports among them: nested columns)
+        if p.children[i].release != NULL:
+            p.children[i].release(&p.children[i])
     free(p.children)
     free(p.child_ptrs)
     free(p.bufs)
@@ -54,14 +58,14 @@ cdef void _free_exported(_Exported* p) noexcept nogil:
 
 
 cdef void _release_batch(ArrowArray* a) noexcept nogil:
-    _free_exported(<_Exported*>a.private_data)
+    _free_exported(<_Exported*>a.private_data, a.n_children)
     a.release = NULL
 
 
 cdef class BatchExport:
     """The columns of one record batch of ``n`` rows and ``ncols`` columns,
-    set one by one (:meth:`column`, :meth:`array`; :meth:`nulls` for the
-    rest), then imported as a ``pa.RecordBatch`` of a given schema
+    set one by one (:meth:`column`, :meth:`array`, :meth:`nested`;
+    :meth:`nulls` for the rest), then imported as a ``pa.RecordBatch`` of a given schema
     (:meth:`batch`, once)."""
     cdef _Exported* p
     cdef Py_ssize_t ncols
@@ -85,7 +89,7 @@ cdef class BatchExport:
 
     def __dealloc__(self):
         if self.p != NULL:       # never handed to Arrow
-            _free_exported(self.p)
+            _free_exported(self.p, self.ncols)
         free(self.filled)
 
     cdef void column(self, Py_ssize_t i, int64_t null_count, int nbuf, const void* validity,
@@ -126,6 +130,16 @@ cdef class BatchExport:
         self.column(i, arr.null_count, len(bufs), ptr[0], ptr[1], ptr[2])
         self.p.children[i].offset = arr.offset
         self.owners.append(arr)
+        return 0
+
+    cdef int nested(self, Py_ssize_t i, arr) except -1:
+        """Column ``i``: any ``pa.Array`` (a list column), exported by pyarrow
+        itself (released with the batch)."""
+        if self.filled[i]:
+            raise ValueError("BatchExport: column %d set twice" % i)
+        arr._export_to_c(<uintptr_t>&self.p.children[i])
+        self.p.child_ptrs[i] = &self.p.children[i]
+        self.filled[i] = 1
         return 0
 
     cdef int nulls(self, schema, const void* zeros) except -1:

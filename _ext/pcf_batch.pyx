@@ -52,6 +52,7 @@ from mqcodec.batch import errors as _errors
 cnp.import_array()
 
 include "batch_common.pxi"
+include "arrow_export.pxi"
 
 # ---------------------------------------------------------------- constants
 DEF MAX_DEPTH = 64          # pcf.MAX_GROUP_DEPTH
@@ -1034,12 +1035,9 @@ def check_tables(python=None):
 check_tables()
 
 
-def _prim(typ, values, n, validity):
-    return pa.Array.from_buffers(typ, n, [validity[0], pa.py_buffer(values[:n])], null_count=validity[1])
-
-
-def _col(typ, buf, n, validity):
-    return pa.Array.from_buffers(typ, n, [validity[0], buf], null_count=validity[1])
+cdef inline void* _addr(buf):
+    """The address of a pa.Buffer (NULL for None: no validity)."""
+    return NULL if buf is None else <void*><uintptr_t>buf.address
 
 
 def _overflow(what):
@@ -1165,50 +1163,58 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
     finally:
         _free_cols(&c)
 
-    # ---- headers batch: the header columns are set only for decoded records
-    nh = nrec
-    h_ok = h_ok[:nh]
-    fields = h_fields[:9 * nh].reshape(nh, 9)
-    nok = int(np.count_nonzero(h_ok))
-    hv = (None, 0) if nok == nh else (pa.py_buffer(np.packbits(h_ok, bitorder="little")), nh - nok)
+    # ---- headers batch: the header columns are set only for decoded records; both
+    # batches handed to Arrow in one import each (arrow_export.pxi)
+    cdef Py_ssize_t nh = nrec, k
+    cdef Py_ssize_t nbm = (nh + 7) >> 3
+    cdef int64_t nok = 0
+    bits = np.empty(2 * nbm + 1, np.uint8)      # h_ok's bitmap, then h_eph's
+    hf = np.empty(9 * nh + 1, np.int32)         # h_fields, a column after another
+    cdef uint8_t* bp = <uint8_t*>_ptr(bits)
+    cdef int32_t* hfp = <int32_t*>_ptr(hf)
+    with nogil:
+        for r in range(nh):
+            nok += h.h_ok[r] != 0
+            for k in range(9):
+                hfp[k * nh + r] = h.h_fields[9 * r + k]
+        pack_bits(h.h_ok, nh, bp)
+        pack_bits(h.h_eph, nh, bp + nbm)
     es, ef, eo, er, raw = _errors.error_columns(
         e_struct[:nh], e_field[:nh], e_reason[:nh], e_offset[:nh],
         e_args[:3 * nh].reshape(nh, 3), h_raw[:nh].astype(bool), buf, offsets)
-    hcols = [
-        _prim(pa.int64(), np.arange(first, first + nh, dtype=np.int64), nh, (None, 0)),
-        _prim(pa.int32(), h_encoding, nh, hv),
-        pa.Array.from_buffers(pa.bool_(), nh, [hv[0], pa.py_buffer(np.packbits(h_eph[:nh], bitorder="little"))],
-                              null_count=hv[1]),
-    ]
-    for i in range(9):
-        hcols.append(_prim(pa.int32(), np.ascontiguousarray(fields[:, i]), nh, hv))
-    hcols.append(_prim(pa.int64(), h_end, nh, hv))
-    hcols += [es, ef, eo, er, raw]
-    headers = pa.RecordBatch.from_arrays(hcols, schema=PCF_HEADERS)
+    record = np.arange(first, first + nh, dtype=np.int64)
+    cdef int64_t hnull = nh - nok
+    cdef BatchExport ex = BatchExport(len(PCF_HEADERS), nh)
+    ex.column(0, 0, 2, NULL, _ptr(record), NULL)
+    ex.column(1, hnull, 2, bp, h.h_encoding, NULL)
+    ex.column(2, hnull, 2, bp, bp + nbm, NULL)
+    for k in range(9):
+        ex.column(3 + k, hnull, 2, bp, hfp + k * nh, NULL)
+    ex.column(12, hnull, 2, bp, h.h_end, NULL)
+    for k, arr in enumerate((es, ef, eo, er, raw)):
+        ex.array(13 + k, arr)
+    for owner in (record, h_encoding, bits, hf, h_end):
+        ex.keep(owner)
+    headers = ex.batch(PCF_HEADERS)
 
     # ---- parameters batch
     n_ = npar
-    string_value = pa.Array.from_buffers(pa.string(), n_, [vb[V_SV][0], cols[10], sv_buf], null_count=vb[V_SV][1])
-    bytes_value = pa.Array.from_buffers(pa.binary(), n_, [vb[V_B][0], cols[11], b_buf], null_count=vb[V_B][1])
     int_list = pa.Array.from_buffers(pa.list_(pa.int64()), n_, [vb[V_IL][0], cols[12]], null_count=vb[V_IL][1],
                                      children=[pa.Array.from_buffers(pa.int64(), ni, [None, il_buf])])
     all_strings = pa.Array.from_buffers(pa.string(), nsl, [None, slc_buf, sl_buf])
     string_list = pa.Array.from_buffers(pa.list_(pa.string()), n_, [vb[V_SL][0], cols[13]],
                                         null_count=vb[V_SL][1], children=[all_strings])
-
-    nv = (None, 0)
-    pcols = [_col(pa.int64(), cols[0], n_, nv)]
-    for j, typ in enumerate((pa.int32(), pa.int32(), pa.int32(), pa.int32(), pa.int32()), 1):
-        pcols.append(_col(typ, cols[j], n_, nv))
-    pcols += [
-        _col(pa.int64(), cols[6], n_, vb[V_INT]),
-        _col(pa.int32(), cols[7], n_, vb[V_COUNT]),
-        _col(pa.int32(), cols[8], n_, vb[V_OP]),
-        _col(pa.int32(), cols[9], n_, vb[V_CCSID]),
-        string_value,
-        bytes_value,
-        int_list,
-        string_list,
-    ]
-    params = pa.RecordBatch.from_arrays(pcols, schema=PCF_PARAMETERS)
+    ex = BatchExport(len(PCF_PARAMETERS), n_)
+    for k in range(6):      # record, parameter, parent, depth, type and position: never null
+        ex.column(k, 0, 2, NULL, _addr(cols[k]), NULL)
+    for k, v in ((6, V_INT), (7, V_COUNT), (8, V_OP), (9, V_CCSID)):
+        ex.column(k, vb[v][1], 2, _addr(vb[v][0]), _addr(cols[k]), NULL)
+    ex.column(10, vb[V_SV][1], 3, _addr(vb[V_SV][0]), _addr(cols[10]), _addr(sv_buf))
+    ex.column(11, vb[V_B][1], 3, _addr(vb[V_B][0]), _addr(cols[11]), _addr(b_buf))
+    ex.nested(12, int_list)
+    ex.nested(13, string_list)
+    ex.keep(cols)
+    ex.keep(vb)
+    ex.keep((sv_buf, b_buf))
+    params = ex.batch(PCF_PARAMETERS)
     return headers, params
