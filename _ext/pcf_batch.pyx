@@ -213,12 +213,30 @@ cdef void* _take_block(int64_t want) noexcept nogil:
 
 
 cdef void _give_block(void* p, int64_t size) noexcept nogil:
-    """Keep block ``p`` of (at least) ``size`` bytes, or free it."""
+    """Keep block ``p`` of (at least) ``size`` bytes, or free it.  When the keep
+    is full, smaller kept blocks make room for it (they are freed): the blocks a
+    call asks for first are its largest, and small ones would otherwise fill the
+    keep for good."""
     global _nkept, _kept_bytes
+    cdef void* evicted[KEEP_BLOCKS]
+    cdef int i, smallest, nev = 0
     if p == NULL:
         return
     if size <= KEEP_BLOCK:
         PyThread_acquire_lock(_kept_lock, WAIT_LOCK)
+        while _nkept and (_nkept == KEEP_BLOCKS or _kept_bytes + size > KEEP_TOTAL):
+            smallest = 0
+            for i in range(1, _nkept):
+                if _kept_n[i] < _kept_n[smallest]:
+                    smallest = i
+            if _kept_n[smallest] >= size:
+                break
+            evicted[nev] = _kept_p[smallest]
+            nev += 1
+            _kept_bytes -= _kept_n[smallest]
+            _nkept -= 1
+            _kept_p[smallest] = _kept_p[_nkept]
+            _kept_n[smallest] = _kept_n[_nkept]
         if _nkept < KEEP_BLOCKS and _kept_bytes + size <= KEEP_TOTAL:
             _kept_p[_nkept] = p
             _kept_n[_nkept] = size
@@ -226,6 +244,8 @@ cdef void _give_block(void* p, int64_t size) noexcept nogil:
             _kept_bytes += size
             p = NULL
         PyThread_release_lock(_kept_lock)
+        for i in range(nev):
+            free(evicted[i])
     free(p)
 
 
