@@ -263,6 +263,19 @@ def _kept_blocks(bint release=False):
     return _nkept, _kept_bytes
 
 
+def _give_blocks(sizes):
+    """Give the keep new blocks of these sizes, as Arrow gives a call's buffers
+    back (tests of its policy); returns :func:`_kept_blocks`."""
+    cdef int64_t size
+    cdef void* p
+    for size in sizes:
+        p = malloc(size)
+        if p == NULL:
+            raise MemoryError()
+        _give_block(p, size)
+    return _kept_blocks()
+
+
 # nullable parameter columns, index into Cols.bm / Cols.nvalid
 DEF V_INT = 0
 DEF V_COUNT = 1
