@@ -13,7 +13,8 @@
 # releases the children by themselves: the parent's release frees them all.
 from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
 from libc.stdint cimport uintptr_t
-from libc.stdlib cimport calloc, malloc
+from libc.stdlib cimport calloc, free
+from libc.string cimport memset
 
 cdef extern from "Python.h":
     int Py_IsInitialized() nogil

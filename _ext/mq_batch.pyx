@@ -50,6 +50,7 @@ from mqcodec.batch.schema import MQ_MESSAGES
 cnp.import_array()
 
 include "batch_common.pxi"
+include "arrow_export.pxi"
 
 DEF NKIND = 13            # 0 MQMD, 1..10 headers, 11 MQCFH, 12 MQEPH
 DEF MAXF = 48             # fields of one cut table
@@ -616,15 +617,6 @@ def _bitmap(ok):
     return None if ok.all() else pa.py_buffer(np.packbits(ok, bitorder="little"))
 
 
-def _fixed_binary(buf, int width, ok):
-    return pa.Array.from_buffers(pa.binary(width), len(ok), [_bitmap(ok), pa.py_buffer(buf)],
-                                 null_count=int(len(ok) - ok.sum()))
-
-
-def _ints(values, typ, ok):
-    return _ak.from_numpy(values, typ, None if ok.all() else ~ok)
-
-
 # ------------------------------------------------------------ entry
 DEF I_OWN_ENC = 0
 DEF I_OWN_CC = 1
@@ -787,21 +779,53 @@ def decode_mq_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, md
                 for k in range(9):
                     ints[I_CFH + k, i] = r.cfh[k]
 
-    okb = a_ok.astype(bool)
-    v2b = a_v2.astype(bool) & okb
-    pcfb = a_pcf.astype(bool)
-    cols = {"record": _ak.from_numpy(np.arange(n, dtype=np.int64))}
-    cols["md_own_encoding"] = _ints(a_int[I_OWN_ENC], pa.int32(), okb)
-    cols["md_own_ccsid"] = _ints(a_int[I_OWN_CC], pa.int32(), okb)
+    # ---- columns, handed to Arrow in one import (arrow_export.pxi): three validity
+    # bitmaps (decoded, MQMD version 2, PCF), values zero-copy
+    cdef BatchExport ex = BatchExport(len(MQ_MESSAGES), n)
+    cdef Py_ssize_t nbm = (n + 7) >> 3
+    bits = np.zeros(4 * nbm + 1, np.uint8)   # decoded, version 2, PCF, pcf_has_eph's values
+    ex.keep(bits)
+    scratch = np.empty(n + 1, np.uint8)
+    cdef uint8_t* sp = <uint8_t*>cnp.PyArray_DATA(scratch)
+    cdef uint8_t* bp = <uint8_t*>cnp.PyArray_DATA(bits)
+    cdef uint8_t* b_ok = bp
+    cdef uint8_t* b_v2 = bp + nbm
+    cdef uint8_t* b_pcf = bp + 2 * nbm
+    cdef int64_t nok = 0, nv2 = 0, npcf = 0
+    with nogil:
+        for i in range(n):
+            v2[i] = v2[i] & ok[i]
+            nok += ok[i]
+            nv2 += v2[i]
+            npcf += pcf[i]
+        if n:
+            pack_bits(&ok[0], n, b_ok)
+            pack_bits(&v2[0], n, b_v2)
+            pack_bits(&pcf[0], n, b_pcf)
+            pack_bits(&eph[0], n, bp + 3 * nbm)
+    record = np.arange(n, dtype=np.int64)
+    ex.column(_POS["record"], 0, 2, NULL, cnp.PyArray_DATA(record), NULL)
+    ex.keep(record)
+    cdef char* ip = <char*>cnp.PyArray_DATA(a_int)
+    cdef char* lp = <char*>cnp.PyArray_DATA(a_i64)
+    ex.keep(a_int)
+    ex.keep(a_i64)
+    ex.column(_POS["md_own_encoding"], n - nok, 2, b_ok, ip + I_OWN_ENC * n * 4, NULL)
+    ex.column(_POS["md_own_ccsid"], n - nok, 2, b_ok, ip + I_OWN_CC * n * 4, NULL)
     for k, name in enumerate(_INT_COLS):
-        cols[name] = _ints(a_int[I_MD + k], pa.int32(), v2b if _md_int_v2[k] else okb)
-    cols["md_msg_id"] = _fixed_binary(a_msgid, 24, okb)
-    cols["md_correl_id"] = _fixed_binary(a_correl, 24, okb)
-    cols["md_accounting_token"] = _fixed_binary(a_acct, 32, okb)
-    cols["md_group_id"] = _fixed_binary(a_group, 24, v2b)
+        if _md_int_v2[k]:
+            ex.column(_POS[name], n - nv2, 2, b_v2, ip + (I_MD + k) * n * 4, NULL)
+        else:
+            ex.column(_POS[name], n - nok, 2, b_ok, ip + (I_MD + k) * n * 4, NULL)
+    for name, arr in (("md_msg_id", a_msgid), ("md_correl_id", a_correl), ("md_accounting_token", a_acct)):
+        ex.column(_POS[name], n - nok, 2, b_ok, cnp.PyArray_DATA(arr), NULL)
+        ex.keep(arr)
+    ex.column(_POS["md_group_id"], n - nv2, 2, b_v2, cnp.PyArray_DATA(a_group), NULL)
+    ex.keep(a_group)
     for k, name in enumerate(_CHAR_COLS):
-        cols[name] = _wrap_strings(sdat[k], a_soff[k], okb & a_sok[k].astype(bool))
-    cols["body_format"] = _wrap_strings(sdat[NCHAR], a_soff[NCHAR], okb & a_sok[NCHAR].astype(bool))
+        _put_strings(ex, _POS[name], sdat[k], a_soff[k], &ok[0] if n else NULL, &sok[k, 0] if n else NULL, n, sp)
+    _put_strings(ex, _POS["body_format"], sdat[NCHAR], a_soff[NCHAR], &ok[0] if n else NULL,
+                 &sok[NCHAR, 0] if n else NULL, n, sp)
     nh = hoff.size() - 1
     h_offsets = np.empty(nh + 1, np.int64)
     cdef int64_t[::1] hview = h_offsets
@@ -813,18 +837,52 @@ def decode_mq_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, md
     child = _wrap_strings(hdat, h_offsets, h_ok.astype(bool))
     loffs = np.zeros(n + 1, np.int64)
     np.cumsum(a_hfn, out=loffs[1:])
-    cols["header_formats"] = pa.Array.from_buffers(
-        pa.list_(pa.string()), n, [_bitmap(okb), pa.py_buffer(loffs.astype(np.int32))],
-        null_count=int(n - okb.sum()), children=[child])
-    cols["body_encoding"] = _ints(a_int[I_BODY_ENC], pa.int32(), okb)
-    cols["body_ccsid"] = _ints(a_int[I_BODY_CC], pa.int32(), okb)
-    cols["body_offset"] = _ints(a_i64[0], pa.int64(), okb)
-    cols["body_length"] = _ints(a_i64[1], pa.int64(), okb)
-    cols["pcf_has_eph"] = _ak.from_numpy(a_eph.astype(bool), mask=None if pcfb.all() else ~pcfb)
+    ex.nested(_POS["header_formats"], pa.Array.from_buffers(
+        pa.list_(pa.string()), n, [None if nok == n else pa.py_buffer(bits[:nbm]), pa.py_buffer(loffs.astype(np.int32))],
+        null_count=n - nok, children=[child]))
+    ex.column(_POS["body_encoding"], n - nok, 2, b_ok, ip + I_BODY_ENC * n * 4, NULL)
+    ex.column(_POS["body_ccsid"], n - nok, 2, b_ok, ip + I_BODY_CC * n * 4, NULL)
+    ex.column(_POS["body_offset"], n - nok, 2, b_ok, lp, NULL)
+    ex.column(_POS["body_length"], n - nok, 2, b_ok, lp + n * 8, NULL)
+    ex.column(_POS["pcf_has_eph"], n - npcf, 2, b_pcf, bp + 3 * nbm, NULL)
     for name, idx in zip(_PCF_COLS, _PCF_INDEX):
-        cols[name] = _ints(a_int[I_CFH + idx], pa.int32(), pcfb)
-    cols.update(_error_columns(e_struct, e_field, e_reason, e_off, e_args, a_raw.astype(bool), buf, offsets))
-    return pa.RecordBatch.from_arrays([cols[f.name] for f in MQ_MESSAGES], schema=MQ_MESSAGES)
+        k = idx
+        ex.column(_POS[name], n - npcf, 2, b_pcf, ip + (I_CFH + k) * n * 4, NULL)
+    errors = _error_columns(e_struct, e_field, e_reason, e_off, e_args, a_raw.astype(bool), buf, offsets)
+    for name, arr in errors.items():
+        ex.array(_POS[name], arr)
+    return ex.batch(MQ_MESSAGES)
+
+
+#: each column's place in MQ_MESSAGES
+_POS = {f.name: i for i, f in enumerate(MQ_MESSAGES)}
+
+
+cdef void _put_strings(BatchExport ex, Py_ssize_t i, vector[char]& data, offsets, const uint8_t* ok,
+                       const uint8_t* ok2, Py_ssize_t n, uint8_t* scratch) except *:
+    """Column ``i``: a pa.string() of UTF-8 ``data`` and int64 ``offsets`` (n+1),
+    valid where ``ok`` and ``ok2`` are both set (``scratch``: n bytes)."""
+    if data.size() >= 2 ** 31:
+        raise OverflowError("more than 2 GiB of strings in one column: split the batch")
+    text = np.empty(data.size(), dtype=np.uint8)
+    if data.size():
+        memcpy(cnp.PyArray_DATA(text), data.data(), data.size())
+    offs32 = offsets.astype(np.int32)
+    bitmap = np.empty(((n + 7) >> 3) + 1, np.uint8)
+    cdef uint8_t* both = scratch
+    cdef uint8_t* bm = <uint8_t*>cnp.PyArray_DATA(bitmap)
+    cdef int64_t valid = 0
+    cdef Py_ssize_t j
+    with nogil:
+        for j in range(n):
+            both[j] = ok[j] & ok2[j]
+            valid += both[j]
+        if n:
+            pack_bits(both, n, bm)
+    ex.column(i, n - valid, 3, cnp.PyArray_DATA(bitmap), cnp.PyArray_DATA(offs32), cnp.PyArray_DATA(text))
+    ex.keep(text)
+    ex.keep(offs32)
+    ex.keep(bitmap)
 
 
 def _error_columns(e_struct, e_field, e_reason, e_off, e_args, raw_ok, buf, offsets):

@@ -256,33 +256,6 @@ def test_a_full_keep_makes_room_for_a_larger_block():
         pcf._kept_blocks(release=True)
 
 
-def test_a_long_run_of_like_calls_stays_in_the_kept_memory(vectors):
-    """Small blocks must not fill the keep for good: once it is full, a larger
-    block given back takes the place of smaller ones, so that call after call
-    of one size is served from kept memory and faults no page in: fifty calls
-    fault fewer than two pages a call in all (when small blocks filled the
-    keep, about 35 a call: the columns' fresh memory)."""
-    import gc
-    import resource
-
-    pcf = pytest.importorskip("mqcodec._ext.pcf_batch")
-    data = (vectors / "ibmmq" / "statistics_q.dat").read_bytes()
-    records = [data, data[:-7]] * 150
-    gc.collect()
-    pcf._kept_blocks(release=True)
-
-    def faults(calls):
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        for _ in range(calls):
-            decode_pcf_batch(records, impl="c")
-        return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
-
-    assert faults(1) > 100                            # the first call's columns: fresh memory
-    faults(60)                                        # the keep fills up
-    later = faults(50)
-    assert later < 2 * 50, later
-
-
 def test_compiled_calls_reuse_their_output_memory_and_stay_exact_across_threads(vectors):
     """The compiled decoder keeps the column buffers Arrow lets go of for the
     next calls (bounded: 16 MiB) instead of handing them to the C heap, which
