@@ -1480,6 +1480,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
         ex.column(p, n - counts[g], 2, bm + g * nbm, cnp.PyArray_DATA(a), NULL)
         ex.keep(a)
     cdef char* gt
+    cdef char* shrunk
     cdef int32_t* go
     cdef const uint8_t* graw
     for k, p, g in plan.guids:
@@ -1512,6 +1513,11 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
             continue
         if tt.size > 0x7FFFFFFF:
             raise OverflowError("more than 2 GiB of text in one column: decode in smaller batches")
+        if tt.cap - tt.size > tt.cap // 4 and tt.size:    # held as long as the batch: no slack
+            shrunk = <char*>realloc(tt.data, tt.size)
+            if shrunk != NULL:
+                tt.data = shrunk
+                tt.cap = tt.size
         ex.column(p, n - counts[g], 3, bm + g * nbm, tt.offs, tt.data)
         ex.keep(tt)                      # (its offsets, and its text until the batch goes)
     if plan.corr >= 0 and counts[G_PROPS]:
