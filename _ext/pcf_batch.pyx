@@ -11,8 +11,8 @@ first sized at what the previous call produced per input byte and grown by
 doubling; a record that fails is rolled back (its rows, list items, bytes and
 validity bits), so it produces no parameter rows.  At the end every buffer is
 handed to Arrow without a copy (shrunk to its length where a quarter of it is
-unused; ``pa.foreign_buffer``, ``pa.Array.from_buffers``); when Arrow lets go
-of it, it is kept (up to 16 MiB, blocks of at most 4 MiB) for the next call's
+unused; ``pa.foreign_buffer``, one import of the batch: arrow_export.pxi); when
+Arrow lets go of it, it is kept (up to 8 MiB, blocks of at most 4 MiB) for the next call's
 buffers, so that a stream of calls does not fault its memory in again.
 
 This is the compiled twin of ``mqcodec.batch.pcf_pure`` (which runs
@@ -176,11 +176,12 @@ cdef int _grow(Buf* b, int64_t extra) except -1 nogil:
 # calls reuses the same memory instead of handing it back to the C heap, which trims it or
 # unmaps it and faults it in again on the next call (glibc's thresholds, measured: 800 page
 # faults per call of 1,000 trace-route records in one piece).  Larger blocks are freed.
-# 16 MiB: a piece of 2 MiB of trace-route messages writes about 7 MB of columns, and what is
-# kept here is held from every other use of the process's memory.
+# 8 MiB: a piece of 2 MiB of trace-route messages writes about 7 MB of columns, and what is
+# kept here is held from every other use of the process's memory (16 MiB, once the keep no
+# longer filled up with small blocks, raised the conversion job's peak by 12 MB).
 DEF KEEP_BLOCKS = 64
 DEF KEEP_BLOCK = 4 << 20
-DEF KEEP_TOTAL = 16 << 20
+DEF KEEP_TOTAL = 8 << 20
 cdef void* _kept_p[KEEP_BLOCKS]
 cdef int64_t _kept_n[KEEP_BLOCKS]
 cdef int _nkept = 0

@@ -237,7 +237,7 @@ def test_mqcodec_pure_environment_selects_python():
 
 
 def test_a_full_keep_makes_room_for_a_larger_block():
-    """The keep holds at most 64 blocks and 16 MiB; when it is full, a block
+    """The keep holds at most 64 blocks and 8 MiB; when it is full, a block
     given back replaces smaller kept ones (they are freed), never a larger one."""
     import gc
 
@@ -248,17 +248,17 @@ def test_a_full_keep_makes_room_for_a_larger_block():
         assert pcf._give_blocks([64] * 64) == (64, 64 * 64)
         assert pcf._give_blocks([32]) == (64, 64 * 64)                  # smaller than any: freed
         assert pcf._give_blocks([1 << 20]) == (64, 63 * 64 + (1 << 20))  # the smallest made room
-        assert pcf._give_blocks([4 << 20] * 3) == (64, 60 * 64 + (13 << 20))
-        # 16 MiB in all: the next 4 MiB block takes the place of what it needs
-        assert pcf._give_blocks([4 << 20]) == (4, 16 << 20)
-        assert pcf._give_blocks([(4 << 20) + 1]) == (4, 16 << 20)      # above the largest kept size: freed
+        assert pcf._give_blocks([4 << 20]) == (64, 62 * 64 + (5 << 20))
+        # 8 MiB in all: the next 4 MiB block takes the place of what it needs
+        assert pcf._give_blocks([4 << 20]) == (2, 8 << 20)
+        assert pcf._give_blocks([(4 << 20) + 1]) == (2, 8 << 20)        # above the largest kept size: freed
     finally:
         pcf._kept_blocks(release=True)
 
 
 def test_compiled_calls_reuse_their_output_memory_and_stay_exact_across_threads(vectors):
     """The compiled decoder keeps the column buffers Arrow lets go of for the
-    next calls (bounded: 16 MiB) instead of handing them to the C heap, which
+    next calls (bounded: 8 MiB) instead of handing them to the C heap, which
     faults them in again on every call.  The blocks move between calls and
     threads (a lock; Arrow may drop a table on any thread) and never change a
     value: many threads decoding at once give the pure decoder's tables."""
@@ -276,7 +276,7 @@ def test_compiled_calls_reuse_their_output_memory_and_stay_exact_across_threads(
     del first
     gc.collect()
     kept, nbytes = pcf._kept_blocks()
-    assert kept > 10 and 0 < nbytes <= 16 << 20        # the columns of that call, kept
+    assert kept > 10 and 0 < nbytes <= 8 << 20         # the columns of that call, kept
     again = decode_pcf_batch(records, impl="c")        # served from them ...
     assert pcf._kept_blocks()[0] < kept
     assert again.parameters.equals(want.parameters)   # ... with every value rewritten
@@ -299,4 +299,4 @@ def test_compiled_calls_reuse_their_output_memory_and_stay_exact_across_threads(
     for t in threads:
         t.join()
     assert failures == []
-    assert pcf._kept_blocks()[1] <= 16 << 20
+    assert pcf._kept_blocks()[1] <= 8 << 20
