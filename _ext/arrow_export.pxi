@@ -5,7 +5,7 @@
 # buffers of a pa.Array) and imports the whole batch with
 # ``pa.RecordBatch._import_from_c``: ``pa.py_buffer`` + ``pa.Array.from_buffers``
 # + ``RecordBatch.from_arrays`` cost about 3.3 us a column, the import a small
-# fraction of that (BENCHMARKS.md, "MSMQ packets").
+# fraction of that (BENCHMARKS.md, "Small calls").
 #
 # Lifetime: the Python objects that own the buffers are kept in a list the
 # batch's release callback drops (with the GIL: Arrow releases a batch on
@@ -46,7 +46,7 @@ cdef void _release_child(ArrowArray* a) noexcept nogil:
 
 cdef void _free_exported(_Exported* p, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i
-    for i in range(n):            # (pyarrow's own exports among them: nested columns)
+    for i in range(n if p.children != NULL else 0):   # (pyarrow's own exports among them: nested columns)
         if p.children[i].release != NULL:
             p.children[i].release(&p.children[i])
     free(p.children)
