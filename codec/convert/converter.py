@@ -258,7 +258,7 @@ class Converter:
 
         The compiled capture core converts them when it is built and
         ``options.impl`` is not ``"py"``: they are spooled as a pcap (in
-        memory, or a temporary file past 64 MiB) with their numbers beside."""
+        memory, or a temporary file past 8 MiB) with their numbers beside."""
         self._start_capture(index, same_keys=True)
         opened: list[int] = []
         self.opening_frames = opened
