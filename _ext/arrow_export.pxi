@@ -188,7 +188,8 @@ cdef inline void pack_bits(const uint8_t* mask, Py_ssize_t n, uint8_t* out) noex
     is not 0.  Eight bytes at a time: each made 0 or 1 within itself, then
     gathered into the top byte by one multiplication (a little-endian load puts
     byte j at bit 8j; the constant's term 2^(56-7j) moves it to bit 56+j;
-    a big-endian host packs byte by byte)."""
+    a big-endian host packs byte by byte).  ``out`` may be ``mask`` itself: each
+    output byte is written after the bytes it is made of were read."""
     cdef Py_ssize_t i, j
     cdef uint64_t x
     cdef uint8_t b

@@ -599,14 +599,19 @@ cdef inline bint _append(const uint8_t* base, StrRef r, int32_t* last_cs, int* l
     return True
 
 
-cdef object _wrap_strings(vector[char]& data, offsets, ok):
-    """A pa.string() array: UTF-8 ``data``, int64 ``offsets`` (n+1), validity ``ok``."""
+cdef object _utf8(vector[char]& data):
+    """A string column's UTF-8 bytes, as a numpy array (Arrow's 32-bit offsets: at most 2 GiB)."""
     if data.size() >= 2 ** 31:
         raise OverflowError("more than 2 GiB of strings in one column: split the batch")
-    buf = np.empty(data.size(), dtype=np.uint8)
-    cdef uint8_t[::1] bm = buf
+    text = np.empty(data.size(), dtype=np.uint8)
     if data.size():
-        memcpy(&bm[0], data.data(), data.size())
+        memcpy(cnp.PyArray_DATA(text), data.data(), data.size())
+    return text
+
+
+cdef object _wrap_strings(vector[char]& data, offsets, ok):
+    """A pa.string() array: UTF-8 ``data``, int64 ``offsets`` (n+1), validity ``ok``."""
+    buf = _utf8(data)
     n = len(offsets) - 1
     return pa.Array.from_buffers(pa.string(), n,
                                  [_bitmap(ok), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(buf)],
@@ -862,11 +867,7 @@ cdef void _put_strings(BatchExport ex, Py_ssize_t i, vector[char]& data, offsets
                        const uint8_t* ok2, Py_ssize_t n, uint8_t* scratch) except *:
     """Column ``i``: a pa.string() of UTF-8 ``data`` and int64 ``offsets`` (n+1),
     valid where ``ok`` and ``ok2`` are both set (``scratch``: n bytes)."""
-    if data.size() >= 2 ** 31:
-        raise OverflowError("more than 2 GiB of strings in one column: split the batch")
-    text = np.empty(data.size(), dtype=np.uint8)
-    if data.size():
-        memcpy(cnp.PyArray_DATA(text), data.data(), data.size())
+    text = _utf8(data)
     offs32 = offsets.astype(np.int32)
     bitmap = np.empty(((n + 7) >> 3) + 1, np.uint8)
     cdef uint8_t* both = scratch

@@ -1473,10 +1473,8 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
         if counts[g] == 0:
             continue                     # all null
         a = num_arrays[k]
-        if is_bool:
-            bits = np.empty(nbm + 1, np.uint8)
-            pack_bits(<const uint8_t*>cnp.PyArray_DATA(a), n, <uint8_t*>cnp.PyArray_DATA(bits))
-            a = bits
+        if is_bool:                      # its bytes become its bits, in place
+            pack_bits(<const uint8_t*>cnp.PyArray_DATA(a), n, <uint8_t*>cnp.PyArray_DATA(a))
         ex.column(p, n - counts[g], 2, bm + g * nbm, cnp.PyArray_DATA(a), NULL)
         ex.keep(a)
     cdef char* gt

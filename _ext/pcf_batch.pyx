@@ -942,7 +942,8 @@ cdef int _walk_record(Cols* c, Walk* w, int forced_le, bint has_ccsid, int32_t c
 cdef struct Hdr:
     int32_t* h_encoding
     uint8_t* h_eph
-    int32_t* h_fields        # 9 MQCFH ints per record
+    int32_t* h_fields        # the 9 MQCFH ints, a column after another (each of nrec)
+    int64_t nrec
     uint8_t* h_ok            # 1 = decoded (header columns set)
     uint8_t* h_raw           # 1 = failed and not null (raw bytes kept)
     int64_t* h_end
@@ -977,7 +978,7 @@ cdef int _record(Cols* c, Hdr* h, const uint8_t* base, int64_t start, int64_t n,
         for i in range(9):
             cfh[i] = 0
     for i in range(9):
-        h.h_fields[9 * rec + i] = cfh[i]
+        h.h_fields[i * h.nrec + rec] = cfh[i]
     if forced_le >= 0:
         enc_value = enc_given
     elif w.le:
@@ -1130,7 +1131,7 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
     # ---- one pass: header columns and errors per record, parameter rows as they come
     h_encoding = np.zeros(nrec + 1, np.int32); h.h_encoding = <int32_t*>_ptr(h_encoding)
     h_eph = np.zeros(nrec + 1, np.uint8); h.h_eph = <uint8_t*>_ptr(h_eph)
-    h_fields = np.zeros(9 * nrec + 1, np.int32); h.h_fields = <int32_t*>_ptr(h_fields)
+    h_fields = np.zeros(9 * nrec + 1, np.int32); h.h_fields = <int32_t*>_ptr(h_fields); h.nrec = nrec
     h_ok = np.zeros(nrec + 1, np.uint8); h.h_ok = <uint8_t*>_ptr(h_ok)
     h_raw = np.zeros(nrec + 1, np.uint8); h.h_raw = <uint8_t*>_ptr(h_raw)
     h_end = np.zeros(nrec + 1, np.int64); h.h_end = <int64_t*>_ptr(h_end)
@@ -1203,14 +1204,10 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
     cdef Py_ssize_t nbm = (nh + 7) >> 3
     cdef int64_t nok = 0
     bits = np.empty(2 * nbm + 1, np.uint8)      # h_ok's bitmap, then h_eph's
-    hf = np.empty(9 * nh + 1, np.int32)         # h_fields, a column after another
     cdef uint8_t* bp = <uint8_t*>_ptr(bits)
-    cdef int32_t* hfp = <int32_t*>_ptr(hf)
     with nogil:
         for r in range(nh):
             nok += h.h_ok[r] != 0
-            for k in range(9):
-                hfp[k * nh + r] = h.h_fields[9 * r + k]
         pack_bits(h.h_ok, nh, bp)
         pack_bits(h.h_eph, nh, bp + nbm)
     es, ef, eo, er, raw = _errors.error_columns(
@@ -1223,11 +1220,11 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
     ex.column(1, hnull, 2, bp, h.h_encoding, NULL)
     ex.column(2, hnull, 2, bp, bp + nbm, NULL)
     for k in range(9):
-        ex.column(3 + k, hnull, 2, bp, hfp + k * nh, NULL)
+        ex.column(3 + k, hnull, 2, bp, h.h_fields + k * nh, NULL)
     ex.column(12, hnull, 2, bp, h.h_end, NULL)
     for k, arr in enumerate((es, ef, eo, er, raw)):
         ex.array(13 + k, arr)
-    for owner in (record, h_encoding, bits, hf, h_end):
+    for owner in (record, h_encoding, bits, h_fields, h_end):
         ex.keep(owner)
     headers = ex.batch(PCF_HEADERS)
 
