@@ -122,16 +122,6 @@ class Attributions(NamedTuple):
     appl_name: list
 
 
-class _Waiting(NamedTuple):
-    call_key: int
-    ts_ns: Optional[int]
-    queue_name: Optional[str]
-    queue_manager: Optional[str]
-    od_name: Optional[str]
-    od_qmgr: Optional[str]
-    hobj: Optional[int] = None
-
-
 class CallTracker:
     """See the module docstring."""
 
@@ -245,6 +235,8 @@ class CallTracker:
             if t in _REQUESTS:
                 key = (ckey[0], ckey[1], request_ids[i], t)
                 ck = call_keys[i]
+                # waits as (call_key, ts_ns, queue_name, queue_manager, MQOD ObjectName,
+                # ObjectQMgrName, Hobj)
                 w = (ck, ts_ns[i], name, manager, od_name[i], od_qm[i], hobj)
                 q = waiting.get(key)
                 if q is None:
@@ -256,19 +248,22 @@ class CallTracker:
                 while len(order) > max_waiting:
                     self._give_up(given_up)
             elif reply:
-                req = None
-                q = waiting.get((ckey[0], ckey[1], request_ids[i], base))
+                paired = False
+                key = (ckey[0], ckey[1], request_ids[i], base)
+                q = waiting.get(key)
                 if q:
-                    req = _Waiting._make(q.popleft())
+                    # the request (a plain tuple: no object per request, see above)
+                    req_key, req_ts, req_name, req_manager, req_od, req_od_qm, req_hobj = q.popleft()
+                    paired = True
                     if not q:
-                        del waiting[(ckey[0], ckey[1], request_ids[i], base)]
-                    order.pop(req.call_key, None)
-                    rck[i] = req.call_key
+                        del waiting[key]
+                    order.pop(req_key, None)
+                    rck[i] = req_key
                     ts = ts_ns[i]
-                    if ts is not None and req.ts_ns is not None:
-                        lat[i] = ts - req.ts_ns
+                    if ts is not None and req_ts is not None:
+                        lat[i] = ts - req_ts
                     if name is None:
-                        name, manager = req.queue_name, req.queue_manager
+                        name, manager = req_name, req_manager
                 if name is None and base in _USES_HANDLE and hobj is not None:
                     # a reply whose request the capture does not hold: its own Hobj
                     known = all_handles.get(ckey, {}).get(hobj)
@@ -276,8 +271,8 @@ class CallTracker:
                         name, manager = known
                 if base == MQOPEN or (base == SPI and spi_verbs[i] == _SPI_OPEN):
                     name = manager = None
-                    if req is not None and base == MQOPEN:
-                        name, manager = req.od_name, req.od_qmgr
+                    if paired and base == MQOPEN:
+                        name, manager = req_od, req_od_qm
                     if name is None:
                         name, manager = od_name[i], od_qm[i]
                     if name is None and base == MQOPEN:
@@ -291,10 +286,10 @@ class CallTracker:
                         handles[hobj] = (name, manager)
                         if len(handles) > max_handles:
                             handles.popitem(last=False)
-                elif base == MQCLOSE and req is not None and ccs[i] != MQCC_FAILED:
+                elif base == MQCLOSE and paired and ccs[i] != MQCC_FAILED:
                     handles = all_handles.get(ckey)
                     if handles is not None:
-                        handles.pop(req.hobj, None)
+                        handles.pop(req_hobj, None)
                 elif base == MQDISC:
                     all_handles.pop(ckey, None)
             qn[i] = name
