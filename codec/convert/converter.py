@@ -976,27 +976,30 @@ class Converter:
 
     def _pcf(self, part: pa.Table, table, failed) -> None:
         """PCF bodies -> long-form parameters, grouped by the CCSID strings inherit."""
+        import numpy as np
+
         from ..arrow_kernels import pc
 
         if "body_offset" not in table.schema.names or not self.options.wants(_tables.PCF_PARAMETERS):
             return
         has = pc.and_(pc.and_(pc.invert(failed), pc.is_valid(table.column("pcf_type"))),
                       pc.is_valid(table.column("body_offset")))
-        idx = pc.indices_nonzero(has).to_pylist()
-        if not idx:
+        idx = pc.indices_nonzero(has).to_numpy()
+        if not len(idx):
             return
         schema = self._schemas[_tables.PCF_PARAMETERS]
-        keys = part.column("message_key").to_pylist()
-        data = part.column("_data")
-        body_offset = table.column("body_offset").to_pylist()
-        body_ccsid = table.column("body_ccsid").to_pylist()
-        groups: dict = {}
-        for i in idx:
-            groups.setdefault(body_ccsid[i], []).append(i)
-        for ccsid, members in groups.items():
-            bodies = [data[i].as_py()[body_offset[i]:] for i in members]
-            params = _batch.decode_pcf_batch(bodies, impl=self.options.impl, ccsid=ccsid or None).parameters
-            key_col = pc.take(pa.array([keys[i] for i in members], pa.int64()), params.column("record"))
+        offsets, values, _ = _record_buffers(part.column("_data"))
+        # each body: its record from body_offset on, gathered per CCSID its strings inherit
+        # (in the order the CCSIDs first come; null and 0: the decoder's default)
+        ends = offsets[idx + 1].astype(np.int64)
+        starts = np.minimum(offsets[idx] + _k.fill_null(table.column("body_offset"), 0).to_numpy()[idx], ends)
+        ccsids = _k.fill_null(_k.cast(table.column("body_ccsid"), pa.int64()), _NO_CCSID).to_numpy()[idx]
+        for ccsid in dict.fromkeys(ccsids.tolist()):
+            sel = np.flatnonzero(ccsids == ccsid)
+            bodies = _gathered(values, starts[sel], ends[sel] - starts[sel])
+            params = _batch.decode_pcf_batch(bodies, impl=self.options.impl,
+                                             ccsid=None if ccsid == _NO_CCSID else ccsid or None).parameters
+            key_col = pc.take(_k.take(part.column("message_key"), _k.int64s(idx[sel])), params.column("record"))
             self.sink(_tables.PCF_PARAMETERS, _pcf_rows(schema, key_col, params))
 
     def _msmq_part(self, part: pa.Table) -> pa.Table:
@@ -1145,6 +1148,9 @@ def _calls_table(rows: list, schema: pa.Schema) -> pa.Table:
             arrays.append(table.column(f.name))
     return pa.Table.from_arrays(arrays, schema=schema)
 
+
+#: a null body_ccsid among the int64 CCSIDs of Converter._pcf (outside MQLONG's range)
+_NO_CCSID = -(1 << 40)
 
 #: PCF types whose int_value a parameter's value names apply to (MQCFT_INTEGER, MQCFT_INTEGER_FILTER)
 _NAMED_VALUE_TYPES = pa.array([3, 13], pa.int32())
@@ -1568,13 +1574,31 @@ def _pieces(lengths):
 
 def _gathered(values, starts, lengths):
     """The bytes ``values[starts[i]:starts[i] + lengths[i]]`` of every i, one after
-    another, and their int64 offsets (a large binary array's buffers)."""
+    another, and their int64 offsets (a large binary array's buffers).  Slices
+    in order that do not overlap (the bodies of records, in record order) are
+    copied by Arrow's ``take``, one copy of each slice: they are the even
+    elements of a large binary array over ``values`` whose odd elements are the
+    bytes between them.  Others (a table's entries, looked up per byte) through
+    an index per byte."""
     import numpy as np
 
     lengths = lengths.astype(np.int64)
-    body_offsets = np.zeros(len(lengths) + 1, np.int64)
+    n = len(lengths)
+    body_offsets = np.zeros(n + 1, np.int64)
     np.cumsum(lengths, out=body_offsets[1:])
     total = int(body_offsets[-1])
+    if total == 0:
+        return np.empty(0, np.uint8), body_offsets
+    starts = np.asarray(starts, dtype=np.int64)
+    ends = starts + lengths
+    if int(starts[0]) >= 0 and int(ends[-1]) <= len(values) and (n == 1 or bool((starts[1:] >= ends[:-1]).all())):
+        edges = np.empty(2 * n, np.int64)
+        edges[0::2] = starts
+        edges[1::2] = ends
+        spans = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 2 * n - 1,
+                                                 [None, pa.py_buffer(edges), pa.py_buffer(values)])
+        picked = _k.take(spans, _k.int64s(np.arange(0, 2 * n - 1, 2, dtype=np.int64)))
+        return np.frombuffer(picked.buffers()[2], np.uint8, total), body_offsets
     index = np.repeat(starts - body_offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
     return values[index], body_offsets
 
@@ -1601,12 +1625,21 @@ def _utf8_table(ccsid: int) -> tuple:
 
 def _translated(body, body_offsets, utf8_table) -> pa.Array:
     """Single-byte text ``body`` (with ``body_offsets``) as a string array: each
-    byte replaced by the UTF-8 of its character (``utf8_table``: :func:`_utf8_table`)."""
+    byte replaced by the UTF-8 of its character (``utf8_table``: :func:`_utf8_table`).
+    Text whose every character is one byte of UTF-8 (ASCII, the letters of EBCDIC)
+    through a 256-byte table, the same length out as in."""
     import numpy as np
 
     enc, enc_start, enc_len = utf8_table
-    out, out_pos = _gathered(enc, enc_start[body], enc_len[body])   # each byte's character, one after another
-    offsets = out_pos[body_offsets].astype(np.int32)
+    one_byte = enc_len == 1
+    if bool(one_byte[body].all()):
+        lut = np.zeros(256, np.uint8)
+        lut[one_byte] = enc[enc_start[:256][one_byte]]
+        out = lut[body]
+        offsets = body_offsets.astype(np.int32)
+    else:
+        out, out_pos = _gathered(enc, enc_start[body], enc_len[body])   # each byte's character, one after another
+        offsets = out_pos[body_offsets].astype(np.int32)
     return pa.Array.from_buffers(pa.string(), len(body_offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(out)])
 
 
