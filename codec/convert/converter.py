@@ -20,6 +20,7 @@ framing layers bound their own buffers.
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import time
 from collections import Counter
@@ -678,17 +679,15 @@ class Converter:
             "request_call_key": pa.array(rck, pa.int64()), "latency_us": pa.array(lat, pa.int64()),
             "raw": _k.take(raw_part, _k.from_numpy(where, mask=where < 0)),
         }
-        plain = _calls_plain_schema()
+        batch_schema = _calls_batch_schema()
+        decoded_names = set(decoded.schema.names)
         arrays = []
-        for f in plain:
-            if f.name in ("replied", "reply_call_key"):
-                continue
+        for f in batch_schema:
             a = extra.get(f.name)
             if a is None:
-                a = decoded.column(f.name) if f.name in decoded.schema.names else pa.nulls(n, f.type)
+                a = decoded.column(f.name) if f.name in decoded_names else pa.nulls(n, f.type)
             arrays.append(a if a.type == f.type else _k.cast(a, f.type))
-        table = pa.Table.from_arrays(
-            arrays, schema=pa.schema([f for f in plain if f.name not in ("replied", "reply_call_key")]))
+        table = pa.Table.from_arrays(arrays, schema=batch_schema)
         # rows complete now are written at the next flush, requests replied in this batch
         # with their reply's key; the others wait for their reply (held, one by one)
         waits = np.array(att.waiting, dtype=bool)
@@ -894,6 +893,7 @@ class Converter:
         ts_us = ts_nanos = None
         if "ts" in schema.names:
             ts_us, ts_nanos = _split_ns(part.column("ts"))
+        in_part = set(part.column_names)
         for f in schema:
             name = f.name
             if name in decoded:
@@ -909,7 +909,7 @@ class Converter:
                 else:
                     error = decoded.get("error", part.column("error"))
                     a = pc.if_else(pc.is_valid(error), data, pa.scalar(None, data.type))
-            elif name in part.column_names:
+            elif name in in_part:
                 a = part.column(name)
             else:
                 a = pa.nulls(n, f.type)
@@ -1067,11 +1067,19 @@ def _pylist(a) -> list:
     return values.tolist()
 
 
+@functools.cache
 def _calls_plain_schema() -> pa.Schema:
     """The mq_calls schema without its name columns (_calls_table adds them)."""
     schema = _tables.table_schema(_tables.MQ_CALLS)
     named = {name for name, _ in _tables.NAMED.values()}
     return pa.schema([f for f in schema if f.name not in named])
+
+
+@functools.cache
+def _calls_batch_schema() -> pa.Schema:
+    """The table of a unit batch (Converter.unit_batch): the plain mq_calls
+    columns but ``replied`` and ``reply_call_key`` (known as rows are written)."""
+    return pa.schema([f for f in _calls_plain_schema() if f.name not in ("replied", "reply_call_key")])
 
 
 def _replied(req, replied: bool, reply_call_key: Optional[int]):
@@ -1094,7 +1102,8 @@ def _calls_table(rows: list, schema: pa.Schema) -> pa.Table:
     make (Converter._built)."""
     import numpy as np
 
-    named = {name: (column, how) for column, (name, how) in _tables.NAMED.items() if name in schema.names}
+    names = set(schema.names)
+    named = {name: (column, how) for column, (name, how) in _tables.NAMED.items() if name in names}
     plain = _calls_plain_schema()
     dicts = [r for r in rows if type(r) is dict]
     parts = [pa.Table.from_pylist(dicts, schema=plain)] if dicts else []
