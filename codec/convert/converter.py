@@ -963,10 +963,8 @@ class Converter:
         # channel MESSAGE_DATA: the message came in an MQXQH (Format MQXMIT) the framer took off
         xmit = pc.fill_null(pc.equal(part.column("kind"), "MESSAGE_DATA"), False)
         if "header_formats" in want and pc.any(xmit).as_py():
-            formats = decoded["header_formats"]
-            decoded["header_formats"] = pa.array(
-                [(["MQXMIT"] + (f or [])) if x else f for f, x in zip(formats.to_pylist(), xmit.to_pylist())],
-                formats.type)
+            decoded["header_formats"] = _with_first(decoded["header_formats"],
+                                                    xmit.to_numpy(zero_copy_only=False), "MQXMIT")
         for column, (name, how) in _tables.NAMED.items():
             if column in decoded and name in want:
                 decoded[name] = _tables.name_column(how, decoded[column])
@@ -1206,6 +1204,31 @@ def _msmq_batch_columns(names) -> Optional[list]:
     if "body_text" in names:
         need |= _MSMQ_BODY_COLUMNS
     return [f.name for f in BATCH if f.name in need]
+
+
+def _with_first(lists, where, value: str) -> pa.Array:
+    """``lists`` (a list array) with ``value`` first in the lists of the rows
+    ``where`` (numpy bool; a null list there becomes ``[value]``), built over
+    the offsets: one take of the values, no Python list per row."""
+    import numpy as np
+
+    if isinstance(lists, pa.ChunkedArray):
+        lists = lists.combine_chunks()
+    n = len(lists)
+    lengths = _k.fill_null(_k.call("list_value_length", [lists]), 0).to_numpy().astype(np.int64)
+    flat = lists.flatten()   # the values of the lists that are not null, in order
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths + where, out=offsets[1:])
+    index = np.empty(int(offsets[-1]), np.int64)
+    put = offsets[:-1][where]
+    rest = np.ones(len(index), bool)
+    rest[put] = False
+    index[put] = len(flat)   # the value, after the lists' values
+    index[rest] = np.arange(len(flat), dtype=np.int64)
+    values = _k.take(pa.concat_arrays([flat, pa.array([value], flat.type)]), _k.int64s(index))
+    null = ~(_k.is_valid(lists).to_numpy(zero_copy_only=False) | where)
+    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values, type=lists.type,
+                                    mask=pa.array(null) if null.any() else None)
 
 
 def _split_ns(ts) -> tuple:

@@ -1,7 +1,8 @@
-"""The converter's byte gathering and single-byte text translation
-(``mqcodec.convert.converter._gathered``, ``_translated``), against plain
-Python: slices joined with ``bytes``, text decoded by Python's own codecs
-through :func:`mqcodec.ccsid.text_decoder`.
+"""The converter's array helpers: byte gathering, single-byte text translation
+and the MQXMIT prepended to header_formats (``mqcodec.convert.converter._gathered``,
+``_translated``, ``_with_first``), against plain Python: slices joined with
+``bytes``, text decoded by Python's own codecs through
+:func:`mqcodec.ccsid.text_decoder`, lists built row by row.
 
 ``_gathered`` copies slices in order that do not overlap through Arrow's
 ``take`` and any others through an index per byte; ``_translated`` takes
@@ -89,3 +90,33 @@ def test_translated_is_the_ccsid_decoder(ccsid, text):
     raw = body.tobytes()
     assert got.to_pylist() == [decode(raw[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
     got.validate(full=True)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_with_first_is_a_prepend_row_by_row(seed):
+    """``_with_first`` (MESSAGE_DATA rows: MQXMIT first in header_formats) over
+    the offsets equals the lists built row by row in Python: null lists,
+    empty lists, a sliced array and a chunked one."""
+    import random
+
+    import pyarrow as pa
+
+    from mqcodec.convert.converter import _with_first
+
+    rnd = random.Random(seed)
+    for _ in range(50):
+        n = rnd.randint(0, 30)
+        rows = [None if rnd.random() < 0.2 else [rnd.choice(["MQRFH2", "MQSTR", "MQHRF2"])
+                                                 for _ in range(rnd.randint(0, 3))] for _ in range(n)]
+        arr = pa.array(rows, pa.list_(pa.string()))
+        if n > 4:
+            arr, rows = arr.slice(2, n - 3), rows[2:n - 1]
+        where = np.array([rnd.random() < 0.4 for _ in rows], dtype=bool)
+        want = pa.array([["MQXMIT"] + (f or []) if x else f for f, x in zip(rows, where.tolist())],
+                        pa.list_(pa.string()))
+        got = _with_first(arr, where, "MQXMIT")
+        got.validate(full=True)
+        assert got.equals(want)
+        half = len(rows) // 2
+        chunked = pa.chunked_array([arr.slice(0, half), arr.slice(half)], type=arr.type)
+        assert _with_first(chunked, where, "MQXMIT").equals(want)
