@@ -20,7 +20,8 @@ import pyarrow as pa
 from pyarrow._compute import CastOptions, call_function as call
 
 __all__ = ["call", "take", "filter", "cast", "dictionary_encode", "if_else", "equal", "is_null", "is_valid",
-           "fill_null", "cast_table", "sort_by", "invert", "and_", "or_", "from_numpy", "bools", "int64s", "pc"]
+           "fill_null", "cast_table", "sort_by", "invert", "and_", "or_", "from_numpy", "bools", "int64s", "true_rows",
+           "pc"]
 
 
 def take(data, indices):
@@ -142,6 +143,16 @@ def bools(values) -> pa.Array:
     import numpy as np
 
     return from_numpy(np.asarray(values, dtype=bool))
+
+
+def true_rows(data):
+    """A bool array as a numpy bool array, null as False (``to_numpy`` of a bool
+    array imports ``pyarrow.compute`` and ``numpy.ma``): its true values' indices set."""
+    import numpy as np
+
+    out = np.zeros(len(data), dtype=bool)
+    out[call("indices_nonzero", [data]).to_numpy()] = True
+    return out
 
 
 def int64s(values) -> pa.Array:

@@ -120,3 +120,14 @@ def test_with_first_is_a_prepend_row_by_row(seed):
         half = len(rows) // 2
         chunked = pa.chunked_array([arr.slice(0, half), arr.slice(half)], type=arr.type)
         assert _with_first(chunked, where, "MQXMIT").equals(want)
+
+
+def test_true_rows_reads_nulls_as_false():
+    import pyarrow as pa
+
+    from mqcodec.arrow_kernels import true_rows
+
+    a = pa.array([True, None, False, True, None] * 20)
+    assert true_rows(a).tolist() == [bool(x) for x in a.to_pylist()]
+    assert true_rows(a.slice(3, 50)).tolist() == [bool(x) for x in a.slice(3, 50).to_pylist()]
+    assert true_rows(pa.array([], pa.bool_())).tolist() == []

@@ -963,8 +963,7 @@ class Converter:
         # channel MESSAGE_DATA: the message came in an MQXQH (Format MQXMIT) the framer took off
         xmit = pc.fill_null(pc.equal(part.column("kind"), "MESSAGE_DATA"), False)
         if "header_formats" in want and pc.any(xmit).as_py():
-            decoded["header_formats"] = _with_first(decoded["header_formats"],
-                                                    xmit.to_numpy(zero_copy_only=False), "MQXMIT")
+            decoded["header_formats"] = _with_first(decoded["header_formats"], _k.true_rows(xmit), "MQXMIT")
         for column, (name, how) in _tables.NAMED.items():
             if column in decoded and name in want:
                 decoded[name] = _tables.name_column(how, decoded[column])
@@ -1216,7 +1215,7 @@ def _with_first(lists, where, value: str) -> pa.Array:
         lists = lists.combine_chunks()
     n = len(lists)
     lengths = _k.fill_null(_k.call("list_value_length", [lists]), 0).to_numpy().astype(np.int64)
-    flat = lists.flatten()   # the values of the lists that are not null, in order
+    flat = _k.call("list_flatten", [lists])   # the values of the lists that are not null, in order
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum(lengths + where, out=offsets[1:])
     index = np.empty(int(offsets[-1]), np.int64)
@@ -1226,9 +1225,12 @@ def _with_first(lists, where, value: str) -> pa.Array:
     index[put] = len(flat)   # the value, after the lists' values
     index[rest] = np.arange(len(flat), dtype=np.int64)
     values = _k.take(pa.concat_arrays([flat, pa.array([value], flat.type)]), _k.int64s(index))
-    null = ~(_k.is_valid(lists).to_numpy(zero_copy_only=False) | where)
-    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values, type=lists.type,
-                                    mask=pa.array(null) if null.any() else None)
+    valid = _k.true_rows(_k.is_valid(lists)) | where
+    nulls = int(n - valid.sum())
+    validity = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+    offsets = offsets if pa.types.is_large_list(lists.type) else offsets.astype(np.int32)
+    return pa.Array.from_buffers(lists.type, n, [validity, pa.py_buffer(offsets)], null_count=nulls,
+                                 children=[values])
 
 
 def _split_ns(ts) -> tuple:
