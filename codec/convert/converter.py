@@ -934,13 +934,14 @@ class Converter:
         return decoded
 
     def _mq_decode(self, part: pa.Table) -> pa.Table:
-        return _batch.decode_mq_batch(part.column("_data").combine_chunks(), impl=self.options.impl,
+        return _batch.decode_mq_batch(_one_array(part.column("_data")), impl=self.options.impl,
                                       md_only=part.column("_md_only").to_pylist())
 
     def _mq_pcf_only(self, part: pa.Table) -> None:
         """The PCF bodies of IBM MQ messages whose own rows are not made."""
         from ..arrow_kernels import pc
 
+        part = _one_data(part)
         table = self._mq_decode(part)
         self._pcf(part, table, pc.is_valid(table.column("error_structure")))
 
@@ -949,6 +950,7 @@ class Converter:
         rows), and their PCF bodies through the PCF one."""
         from ..arrow_kernels import pc
 
+        part = _one_data(part)
         table = self._mq_decode(part)
         decoded = self._decoded(table)
         want = self._built[_tables.MQ_MESSAGES].names
@@ -1007,7 +1009,8 @@ class Converter:
 
         from ..msmq.constants import MQMSG_CLASS_NAMES
 
-        table = _batch.decode_msmq_batch(part.column("_data").combine_chunks(), impl=self.options.impl,
+        part = _one_data(part)
+        table = _batch.decode_msmq_batch(_one_array(part.column("_data")), impl=self.options.impl,
                                          columns=self._msmq_columns)
         decoded = self._decoded(table)
         decoded.pop("kind", None)  # the row's kind (the framer's, or Ping) stays
@@ -1048,7 +1051,7 @@ def _pylist(a) -> list:
     converted at once."""
     import numpy as np
 
-    a = a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
+    a = _one_array(a)
     n = len(a)
     if a.null_count == n:
         return [None] * n
@@ -1211,8 +1214,7 @@ def _with_first(lists, where, value: str) -> pa.Array:
     the offsets: one take of the values, no Python list per row."""
     import numpy as np
 
-    if isinstance(lists, pa.ChunkedArray):
-        lists = lists.combine_chunks()
+    lists = _one_array(lists)
     n = len(lists)
     lengths = _k.fill_null(_k.call("list_value_length", [lists]), 0).to_numpy().astype(np.int64)
     flat = _k.call("list_flatten", [lists])   # the values of the lists that are not null, in order
@@ -1403,7 +1405,7 @@ def _with_header(table, md_only, fmt: str) -> tuple:
     from ..arrow_kernels import call, pc
 
     formats = table.column("header_formats")
-    formats = formats.combine_chunks() if isinstance(formats, pa.ChunkedArray) else formats
+    formats = _one_array(formats)
     flat = call("list_flatten", [formats])
     # (boolean arrays go to numpy as the indices of their true values: a bool array's
     # to_numpy would import numpy.ma)
@@ -1533,12 +1535,28 @@ def _is_any(column, values) -> pa.Array:
     return first
 
 
+def _one_data(part: pa.Table) -> pa.Table:
+    """``part`` with its records (``_data``) in one chunk: the decoders and the
+    body, folder and PCF readers each take them as one array."""
+    data = part.column("_data")
+    if data.num_chunks == 1:
+        return part
+    return part.set_column(part.schema.get_field_index("_data"), "_data", data.combine_chunks())
+
+
+def _one_array(a):
+    """An array, or a ChunkedArray as one array (its only chunk as it is: combining
+    one chunk copies it too)."""
+    if not isinstance(a, pa.ChunkedArray):
+        return a
+    return a.chunk(0) if a.num_chunks == 1 else a.combine_chunks()
+
+
 def _record_buffers(data) -> tuple:
     """A binary array's (value offsets as numpy, values as numpy uint8, values buffer)."""
     import numpy as np
 
-    if isinstance(data, pa.ChunkedArray):
-        data = data.combine_chunks()
+    data = _one_array(data)
     _, offsets_buf, values_buf = data.buffers()
     wide = pa.types.is_large_binary(data.type)
     offsets = np.frombuffer(offsets_buf, np.int64 if wide else np.int32)[data.offset:data.offset + len(data) + 1]
