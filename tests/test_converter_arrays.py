@@ -131,3 +131,9 @@ def test_true_rows_reads_nulls_as_false():
     assert true_rows(a).tolist() == [bool(x) for x in a.to_pylist()]
     assert true_rows(a.slice(3, 50)).tolist() == [bool(x) for x in a.slice(3, 50).to_pylist()]
     assert true_rows(pa.array([], pa.bool_())).tolist() == []
+
+
+def test_a_negative_length_is_refused():
+    """A slice that ends before it starts is an error, never offsets going back."""
+    with pytest.raises(ValueError):
+        _gathered(np.arange(10, dtype=np.uint8), np.array([2, 8], np.int64), np.array([5, -1], np.int64))

@@ -1643,7 +1643,8 @@ def _gathered(values, starts, lengths):
         return np.empty(0, np.uint8), body_offsets
     starts = np.asarray(starts, dtype=np.int64)
     ends = starts + lengths
-    if int(starts[0]) >= 0 and int(ends[-1]) <= len(values) and (n == 1 or bool((starts[1:] >= ends[:-1]).all())):
+    in_order = n == 1 or bool((starts[1:] >= ends[:-1]).all())
+    if in_order and int(starts[0]) >= 0 and int(ends[-1]) <= len(values) and int(lengths.min()) >= 0:
         edges = np.empty(2 * n, np.int64)
         edges[0::2] = starts
         edges[1::2] = ends
