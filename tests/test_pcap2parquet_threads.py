@@ -263,27 +263,29 @@ def test_convert_reports_a_writer_failure(tmp_path, monkeypatch, threads):
     assert not isinstance(info.value, NoCaptureRead)
 
 
+@pytest.mark.parametrize("stage", ["_write_block", "_calls_rows"])
 @pytest.mark.parametrize("error", [ValueError, DecodeError, OSError])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_convert_reports_a_rendering_failure(tmp_path, monkeypatch, threads, error):
+def test_convert_reports_a_rendering_failure(tmp_path, monkeypatch, threads, error, stage):
     """What decoding or assembling a chunk raises fails the job whichever thread
     did it (the render thread's exception is raised in the reading thread, by its
     next flush or at the end), with no wait on the full queue -- even an error of
     the kinds an unreadable input raises, whichever capture is being read then: it
-    is not that capture's."""
+    is not that capture's.  ``_calls_rows`` (a chunk's mq_calls table) runs on the
+    reading thread when a render thread renders the rest."""
     from mqcodec.convert import Converter
 
     calls = []
-    write_block = Converter._write_block
+    original = getattr(Converter, stage)
 
-    def broken(self, block):
+    def broken(self, rows):
         calls.append(1)
         if len(calls) == 2:
             raise (error("chunk", "field", 0, "assembly went wrong") if error is DecodeError
                    else error("assembly went wrong"))
-        return write_block(self, block)
+        return original(self, rows)
 
-    monkeypatch.setattr(Converter, "_write_block", broken)
+    monkeypatch.setattr(Converter, stage, broken)
     with pytest.raises(error, match="assembly went wrong"):
         convert([str(JMS)] * 6, str(tmp_path / "o"), ConvertOptions(threads=threads, chunk_messages=10))
 

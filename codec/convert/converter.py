@@ -738,10 +738,16 @@ class Converter:
         self.call_rows += len(self._held)
         self._held.clear()
 
-    def _write_calls(self, rows: list) -> None:
+    def _calls_rows(self, rows: list) -> Optional[pa.Table]:
+        """A chunk's mq_calls rows as a table (None: none, or the table not made)."""
         if not rows or not self.options.wants(_tables.MQ_CALLS):
+            return None
+        return _calls_table(rows, self._built[_tables.MQ_CALLS])
+
+    def _write_calls(self, table: Optional[pa.Table]) -> None:
+        """A chunk's mq_calls rows (:meth:`_calls_rows`) counted and given to the sink."""
+        if table is None:
             return
-        table = _calls_table(rows, self._built[_tables.MQ_CALLS])
         names = _k.call("value_counts", [_k.cast(table.column("segment_type_name"), pa.string())])
         for k_, c_ in zip(names.field("values").to_pylist(), names.field("counts").to_pylist()):
             self.calls_by_type[k_] += c_
@@ -786,16 +792,26 @@ class Converter:
         # to overlap
         r = self._renderer
         if r is not None and (r.started or size >= self.options.chunk_messages // 4):
-            r.submit(self._render, calls, rows, blocks)   # waits while one chunk waits already
+            # the mq_calls rows are put in one table here, on the reading thread, which waits
+            # for the render thread otherwise (it bounds the job: --threads 2 on the simulator's
+            # 100,000 messages, BENCHMARKS.md); a failure is the rendering's, as in _render
+            try:
+                calls_table = self._calls_rows(calls)
+            except BaseException as exc:
+                self._render_failure = exc
+                raise
+            del calls
+            r.submit(self._render, calls_table, rows, blocks)   # waits while one chunk waits already
         else:
             self._render(calls, rows, blocks)
 
-    def _render(self, calls: list, rows: list, blocks: list) -> None:
+    def _render(self, calls, rows: list, blocks: list) -> None:
         """A chunk's rows decoded, assembled and given to the sink (by the
         render thread, if any: nothing here touches the state the reading
-        thread works on; its counters are its own keys)."""
+        thread works on; its counters are its own keys).  ``calls``: the
+        chunk's mq_calls rows, or their table (:meth:`_calls_rows`)."""
         try:
-            self._write_calls(calls)
+            self._write_calls(calls if calls is None or isinstance(calls, pa.Table) else self._calls_rows(calls))
             if rows:
                 blocks.append(_rows_block(rows))
             if not blocks:
