@@ -21,7 +21,7 @@ from pyarrow._compute import CastOptions, call_function as call
 
 __all__ = ["call", "take", "filter", "cast", "dictionary_encode", "if_else", "equal", "is_null", "is_valid",
            "fill_null", "cast_table", "sort_by", "invert", "and_", "or_", "from_numpy", "bools", "int64s", "true_rows",
-           "pc"]
+           "gather_slices", "pc"]
 
 
 def take(data, indices):
@@ -153,6 +153,39 @@ def true_rows(data):
     out = np.zeros(len(data), dtype=bool)
     out[call("indices_nonzero", [data]).to_numpy()] = True
     return out
+
+
+def gather_slices(values, starts, lengths):
+    """The bytes ``values[starts[i]:starts[i] + lengths[i]]`` (``values``: numpy
+    uint8) of every i, one after another, as numpy uint8, and their n+1 int64
+    offsets.  Slices in order that do not overlap (records, or the bodies of
+    records, in record order) are copied by Arrow's ``take``, one copy of each
+    slice: they are the even elements of a large binary array over ``values``
+    whose odd elements are the bytes between them.  Others (a table's entries,
+    looked up per byte) through an index per byte (numpy refuses slices out of
+    bounds or of a negative length)."""
+    import numpy as np
+
+    lengths = np.asarray(lengths).astype(np.int64)
+    n = len(lengths)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    if total == 0:
+        return np.empty(0, np.uint8), offsets
+    starts = np.asarray(starts, dtype=np.int64)
+    ends = starts + lengths
+    in_order = n == 1 or bool((starts[1:] >= ends[:-1]).all())
+    if in_order and int(starts[0]) >= 0 and int(ends[-1]) <= len(values) and int(lengths.min()) >= 0:
+        edges = np.empty(2 * n, np.int64)
+        edges[0::2] = starts
+        edges[1::2] = ends
+        spans = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 2 * n - 1,
+                                                 [None, pa.py_buffer(edges), pa.py_buffer(values)])
+        picked = take(spans, int64s(np.arange(0, 2 * n - 1, 2, dtype=np.int64)))
+        return np.frombuffer(picked.buffers()[2], np.uint8, total), offsets
+    index = np.repeat(starts - offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
+    return values[index], offsets
 
 
 def int64s(values) -> pa.Array:

@@ -1,10 +1,10 @@
 """The converter's array helpers: byte gathering, single-byte text translation
-and the MQXMIT prepended to header_formats (``mqcodec.convert.converter._gathered``,
-``_translated``, ``_with_first``), against plain Python: slices joined with
+and the MQXMIT prepended to header_formats (``mqcodec.arrow_kernels.gather_slices``,
+``mqcodec.convert.converter._translated``, ``_with_first``), against plain Python: slices joined with
 ``bytes``, text decoded by Python's own codecs through
 :func:`mqcodec.ccsid.text_decoder`, lists built row by row.
 
-``_gathered`` copies slices in order that do not overlap through Arrow's
+``gather_slices`` copies slices in order that do not overlap through Arrow's
 ``take`` and any others through an index per byte; ``_translated`` takes
 text whose characters are all one byte of UTF-8 through a 256-byte table and
 other text character by character: each way is checked here."""
@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from mqcodec.ccsid import is_single_byte, text_decoder
-from mqcodec.convert.converter import _gathered, _translated, _utf8_table
+from mqcodec.arrow_kernels import gather_slices
+from mqcodec.convert.converter import _translated, _utf8_table
 
 
 def _plain(values: np.ndarray, starts, lengths) -> tuple[bytes, list[int]]:
@@ -24,7 +25,7 @@ def _plain(values: np.ndarray, starts, lengths) -> tuple[bytes, list[int]]:
 
 
 def _check(values, starts, lengths) -> None:
-    got, offsets = _gathered(values, np.asarray(starts, np.int64), np.asarray(lengths, np.int64))
+    got, offsets = gather_slices(values, np.asarray(starts, np.int64), np.asarray(lengths, np.int64))
     want, want_offsets = _plain(values, starts, lengths)
     assert got.tobytes() == want
     assert offsets.tolist() == want_offsets
@@ -65,7 +66,7 @@ def test_no_slice_and_nothing_to_copy():
 def test_a_slice_past_the_buffer_is_refused():
     """Out of bounds is an error (numpy's), never a read past the buffer."""
     with pytest.raises(IndexError):
-        _gathered(np.arange(10, dtype=np.uint8), np.array([5], np.int64), np.array([10], np.int64))
+        gather_slices(np.arange(10, dtype=np.uint8), np.array([5], np.int64), np.array([10], np.int64))
 
 
 @pytest.mark.parametrize("ccsid", [819, 1252, 37, 500, 1047, 912, 1051, 437])
@@ -136,4 +137,4 @@ def test_true_rows_reads_nulls_as_false():
 def test_a_negative_length_is_refused():
     """A slice that ends before it starts is an error, never offsets going back."""
     with pytest.raises(ValueError):
-        _gathered(np.arange(10, dtype=np.uint8), np.array([2, 8], np.int64), np.array([5, -1], np.int64))
+        gather_slices(np.arange(10, dtype=np.uint8), np.array([2, 8], np.int64), np.array([5, -1], np.int64))

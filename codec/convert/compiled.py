@@ -395,19 +395,10 @@ def _units(conv, core, b: dict, is_unit, name: str, conns: dict) -> dict:
         if key in ("offsets", "data", "deferred"):
             continue
         out[key] = np.asarray(value)[keep]
-    lengths = np.diff(offsets)[keep]
-    new_offsets = np.zeros(len(keep) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=new_offsets[1:])
-    out["offsets"] = new_offsets
-    # the messages' bytes without the units': Arrow's take copies each kept record once
-    # (an index per byte, np.repeat + np.arange, cost 8 bytes of index per byte kept)
-    total = int(new_offsets[-1])
-    if total:
-        records = pa.LargeBinaryArray.from_buffers(
-            pa.large_binary(), m, [None, pa.py_buffer(np.ascontiguousarray(offsets - base)), pa.py_buffer(data)])
-        out["data"] = _k.take(records, _k.int64s(keep)).buffers()[2].slice(0, total).to_pybytes()
-    else:
-        out["data"] = b""
+    # the messages' bytes without the units' (one copy of each kept record)
+    base_offsets = offsets - base
+    out["data"], out["offsets"] = _k.gather_slices(np.frombuffer(data, np.uint8), base_offsets[keep],
+                                                   base_offsets[keep + 1] - base_offsets[keep])
     out["deferred"] = []
     out["links"] = _k.take(link_table, _k.from_numpy(which, mask=which < 0))
     return out

@@ -655,7 +655,7 @@ class Converter:
         if raw_rows.any():
             self.pending_bytes += int(lens[raw_rows].sum())
         pick = np.flatnonzero(raw_rows)
-        raw_bytes, raw_offsets = _gathered(np.frombuffer(data, dtype=np.uint8), starts[pick], lens[pick])
+        raw_bytes, raw_offsets = _k.gather_slices(np.frombuffer(data, dtype=np.uint8), starts[pick], lens[pick])
         raw_part = _k.cast(pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(pick), [
             None, pa.py_buffer(raw_offsets), pa.py_buffer(raw_bytes)]), pa.binary())
         where = np.full(n, -1, dtype=np.int64)
@@ -790,28 +790,28 @@ class Converter:
         # the render thread starts with the first chunk of at least a quarter of chunk_messages
         # rows (before it nothing is queued, so the order holds): a small capture has nothing
         # to overlap
+        # the mq_calls rows are put in one table here, on the reading thread, which waits for
+        # the render thread otherwise (it bounds the job: --threads 2 on the simulator's
+        # 100,000 messages, BENCHMARKS.md); a failure is the rendering's, as in _render
+        try:
+            calls_table = self._calls_rows(calls)
+        except BaseException as exc:
+            self._render_failure = exc
+            raise
+        del calls
         r = self._renderer
         if r is not None and (r.started or size >= self.options.chunk_messages // 4):
-            # the mq_calls rows are put in one table here, on the reading thread, which waits
-            # for the render thread otherwise (it bounds the job: --threads 2 on the simulator's
-            # 100,000 messages, BENCHMARKS.md); a failure is the rendering's, as in _render
-            try:
-                calls_table = self._calls_rows(calls)
-            except BaseException as exc:
-                self._render_failure = exc
-                raise
-            del calls
             r.submit(self._render, calls_table, rows, blocks)   # waits while one chunk waits already
         else:
-            self._render(calls, rows, blocks)
+            self._render(calls_table, rows, blocks)
 
-    def _render(self, calls, rows: list, blocks: list) -> None:
+    def _render(self, calls: Optional[pa.Table], rows: list, blocks: list) -> None:
         """A chunk's rows decoded, assembled and given to the sink (by the
         render thread, if any: nothing here touches the state the reading
         thread works on; its counters are its own keys).  ``calls``: the
-        chunk's mq_calls rows, or their table (:meth:`_calls_rows`)."""
+        chunk's mq_calls rows as a table (:meth:`_calls_rows`)."""
         try:
-            self._write_calls(calls if calls is None or isinstance(calls, pa.Table) else self._calls_rows(calls))
+            self._write_calls(calls)
             if rows:
                 blocks.append(_rows_block(rows))
             if not blocks:
@@ -1011,7 +1011,7 @@ class Converter:
         ccsids = _k.fill_null(_k.cast(table.column("body_ccsid"), pa.int64()), _NO_CCSID).to_numpy()[idx]
         for ccsid in dict.fromkeys(ccsids.tolist()):
             sel = np.flatnonzero(ccsids == ccsid)
-            bodies = _gathered(values, starts[sel], ends[sel] - starts[sel])
+            bodies = _k.gather_slices(values, starts[sel], ends[sel] - starts[sel])
             params = _batch.decode_pcf_batch(bodies, impl=self.options.impl,
                                              ccsid=None if ccsid == _NO_CCSID else ccsid or None).parameters
             key_col = pc.take(_k.take(part.column("message_key"), _k.int64s(idx[sel])), params.column("record"))
@@ -1604,7 +1604,7 @@ def _decoded_slices(values, values_buf, starts, ends, ccsids) -> tuple:
             a, z = starts[here], ends[here]
             texts = None
             if (ccsid == 1208 or utf8 is not None) and int((z - a).sum()) <= _GATHER_BYTES:
-                body, body_offsets = _gathered(values, a, z - a)
+                body, body_offsets = _k.gather_slices(values, a, z - a)
                 if utf8 is not None:
                     texts = _translated(body, body_offsets, utf8)
                 else:
@@ -1638,38 +1638,6 @@ def _pieces(lengths):
         j = max(i + 1, int(np.searchsorted(end, before + _GATHER_BYTES, side="right")))
         yield slice(i, j)
         i = j
-
-
-def _gathered(values, starts, lengths):
-    """The bytes ``values[starts[i]:starts[i] + lengths[i]]`` of every i, one after
-    another, and their int64 offsets (a large binary array's buffers).  Slices
-    in order that do not overlap (the bodies of records, in record order) are
-    copied by Arrow's ``take``, one copy of each slice: they are the even
-    elements of a large binary array over ``values`` whose odd elements are the
-    bytes between them.  Others (a table's entries, looked up per byte) through
-    an index per byte."""
-    import numpy as np
-
-    lengths = lengths.astype(np.int64)
-    n = len(lengths)
-    body_offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(lengths, out=body_offsets[1:])
-    total = int(body_offsets[-1])
-    if total == 0:
-        return np.empty(0, np.uint8), body_offsets
-    starts = np.asarray(starts, dtype=np.int64)
-    ends = starts + lengths
-    in_order = n == 1 or bool((starts[1:] >= ends[:-1]).all())
-    if in_order and int(starts[0]) >= 0 and int(ends[-1]) <= len(values) and int(lengths.min()) >= 0:
-        edges = np.empty(2 * n, np.int64)
-        edges[0::2] = starts
-        edges[1::2] = ends
-        spans = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 2 * n - 1,
-                                                 [None, pa.py_buffer(edges), pa.py_buffer(values)])
-        picked = _k.take(spans, _k.int64s(np.arange(0, 2 * n - 1, 2, dtype=np.int64)))
-        return np.frombuffer(picked.buffers()[2], np.uint8, total), body_offsets
-    index = np.repeat(starts - body_offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
-    return values[index], body_offsets
 
 
 _UTF8_TABLES: dict = {}
@@ -1707,7 +1675,7 @@ def _translated(body, body_offsets, utf8_table) -> pa.Array:
         out = lut[body]
         offsets = body_offsets.astype(np.int32)
     else:
-        out, out_pos = _gathered(enc, enc_start[body], enc_len[body])   # each byte's character, one after another
+        out, out_pos = _k.gather_slices(enc, enc_start[body], enc_len[body])   # each byte's character, one after another
         offsets = out_pos[body_offsets].astype(np.int32)
     return pa.Array.from_buffers(pa.string(), len(body_offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(out)])
 
