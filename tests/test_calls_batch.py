@@ -1,9 +1,11 @@
 """ibmmq.calls_batch.decode_units (the compiled engine's batch reader of
-IBM MQ units) against ibmmq.calls.decode_unit, one unit at a time: the same
-row for every unit of the simulator's captures, for hostile and damaged
-units (every cut, flipped bytes, other structure versions, EBCDIC
-identifiers), and the same mq_calls rows from both capture engines on a
-capture holding damaged units (error columns and raw bytes)."""
+IBM MQ units), both implementations (the ``impl`` fixture: the pure reader
+over arrays and its compiled twin, mqcodec._ext.calls_batch), against
+ibmmq.calls.decode_unit, one unit at a time: the same row for every unit of
+the simulator's captures, for hostile and damaged units (every cut, flipped
+bytes, other structure versions, EBCDIC identifiers), and the same mq_calls
+rows from both capture engines on a capture holding damaged units (error
+columns and raw bytes)."""
 from __future__ import annotations
 
 import struct
@@ -15,7 +17,9 @@ import pytest
 from mqcodec import synth
 from mqcodec.capture.writer import TcpConversation, write_pcap
 from mqcodec.ibmmq.calls import decode_unit
-from mqcodec.ibmmq.calls_batch import DECODED_SCHEMA, decode_units
+from mqcodec import _impl
+from mqcodec.ibmmq import calls_batch
+from mqcodec.ibmmq.calls_batch import DECODED_SCHEMA
 from mqcodec.ibmmq.builders import (
     api_header, default_gmo, default_od, default_pmo, encode_async_message, encode_close, encode_close_reply,
     encode_conn, encode_conn_reply, encode_disc, encode_disc_reply, encode_fcno, encode_get_reply, encode_initial_data, encode_inq,
@@ -38,7 +42,12 @@ def _one_by_one(units) -> list:
     return pa.Table.from_pylist(rows, schema=DECODED_SCHEMA).to_pylist()
 
 
-def _batch(units, gap: bytes = b"") -> list:
+def _decoder(impl: str):
+    """decode_units of implementation ``impl``."""
+    return (_impl.pick("calls_batch", impl, what="IBM MQ units reader") or calls_batch).decode_units
+
+
+def _batch(units, gap: bytes = b"", impl: str = "py") -> list:
     """decode_units' rows for ``units`` packed in one buffer (``gap`` between them)."""
     parts, starts, lens, full, at = [], [], [], [], 0
     for u, f in units:
@@ -48,14 +57,14 @@ def _batch(units, gap: bytes = b"") -> list:
         full.append(f)
         at += len(gap) + len(u)
     data = b"".join(parts)
-    table = decode_units(data, np.array(starts, dtype=np.int64), np.array(lens, dtype=np.int64),
+    table = _decoder(impl)(data, np.array(starts, dtype=np.int64), np.array(lens, dtype=np.int64),
                          np.array(full, dtype=np.int64))
     assert table.schema == DECODED_SCHEMA and table.num_rows == len(units)
     return table.to_pylist()
 
 
-def _same(units, gap: bytes = b"") -> None:
-    ours, theirs = _batch(units, gap), _one_by_one(units)
+def _same(units, impl: str, gap: bytes = b"") -> None:
+    ours, theirs = _batch(units, gap, impl), _one_by_one(units)
     for i, (a, b) in enumerate(zip(ours, theirs)):
         assert a == b, (i, units[i][0][:64], {k: (a[k], b[k]) for k in a if a[k] != b[k]})
 
@@ -180,17 +189,17 @@ def _call_samples(order: str, f: str, msg) -> list:
     return out
 
 
-def test_simulator_units_decode_as_one_by_one(simulator_units):
+def test_simulator_units_decode_as_one_by_one(simulator_units, impl):
     assert len(simulator_units) > 1000
-    _same(simulator_units)
-    _same(simulator_units[:50], gap=b"\xff" * 7)
+    _same(simulator_units, impl)
+    _same(simulator_units[:50], impl, gap=b"\xff" * 7)
 
 
-def test_samples_decode_as_one_by_one():
-    _same([(u, len(u)) for u in _samples()])
+def test_samples_decode_as_one_by_one(impl):
+    _same([(u, len(u)) for u in _samples()], impl)
 
 
-def test_real_capture_units_decode_as_one_by_one():
+def test_real_capture_units_decode_as_one_by_one(impl):
     """Every unit of the shared real capture (a JMS client: INITIAL_DATA,
     USERID_DATA, CONAUTH_INFO, MQCONN, SPI, MQOPEN, MQINQ, MQPUT, MQCLOSE,
     SOCKET_ACTION, STATUS_DATA, MQDISC, ...), whole and damaged."""
@@ -198,17 +207,17 @@ def test_real_capture_units_decode_as_one_by_one():
     conv.add_capture(str(CAPTURES / "ibmmq_jms_client_1414.pcap"), name="real")
     units = conv.units
     assert len(units) > 200
-    _same(units)
+    _same(units, impl)
     damaged = []
     for u, full in units[::7]:
         for pos in range(min(len(u), 400)):
             b = bytearray(u)
             b[pos] ^= 0xFF
             damaged.append((bytes(b), full))
-    _same(damaged)
+    _same(damaged, impl)
 
 
-def test_well_formed_units_are_read_over_arrays(monkeypatch):
+def test_well_formed_units_are_read_over_arrays(monkeypatch, impl):
     """No well-formed unit of the samples or of the real capture goes to
     decode_unit (one by one, with construct): only EBCDIC structures do."""
     from mqcodec.ibmmq import calls
@@ -219,10 +228,40 @@ def test_well_formed_units_are_read_over_arrays(monkeypatch):
                for u in _call_samples(order, "<" if order == _LE else ">", _message(b"m", order))]
     sent = []
     monkeypatch.setattr(calls, "decode_unit", lambda unit, length=None: sent.append(unit) or {})
-    _batch(conv.units + samples)
+    _batch(conv.units + samples, impl=impl)
     # the SPI replies whose MQOD is EBCDIC (4-aligned: the third spelling's is not, so no MQOD is read)
     assert len(sent) == 4
     assert all("OD  ".encode("cp500") in u and u[17 if u[:4] == b"TSHM" else 9] == 0x9C for u in sent)
+
+
+def test_the_compiled_pass_reads_every_well_formed_unit_itself(simulator_units, monkeypatch, impl):
+    """The compiled twin hands the pure reader only what the pure reader
+    hands on to decode_unit: of the simulator's and the shared real
+    capture's units (every type they hold) and the samples of every call,
+    the SPI replies whose MQOD is EBCDIC."""
+    if impl != "c":
+        pytest.skip("the compiled twin's own pass")
+    handed: list = []
+    pure = calls_batch.decode_units
+
+    def counted(data, starts, lengths, full=None):
+        handed.extend(bytes(np.frombuffer(data, np.uint8)[a:a + n]) for a, n in zip(starts, lengths))
+        return pure(data, starts, lengths, full)
+
+    conv = _Recorder(TableCollector(), ConvertOptions(capture_impl="py"))
+    conv.add_capture(str(CAPTURES / "ibmmq_jms_client_1414.pcap"), name="real")
+    samples = [(u, len(u)) for order in ("little", "big")
+               for u in _call_samples(order, "<" if order == _LE else ">", _message(b"m", order))]
+    units = simulator_units + conv.units + samples
+    monkeypatch.setattr(calls_batch, "decode_units", counted)
+    _same(units, impl)
+
+    def segment_type(u: bytes) -> int:
+        return u[9 if u[:4] == b"TSH " else 17]
+
+    assert {segment_type(u) for u, _ in units} >= {0x81, 0x83, 0x84, 0x85, 0x86, 0x89, 0x8C, 0x01, 0x08, 0x04, 0x09}
+    assert len(handed) == 4
+    assert all("OD  ".encode("cp500") in u and segment_type(u) == 0x9C for u in handed)
 
 
 def test_layout_is_the_declarations():
@@ -274,12 +313,12 @@ def test_layout_is_the_declarations():
         assert LENGTHS[key] == getattr(calls, key + "_LENGTH"), key
 
 
-def test_empty_batch_and_tiny_units():
-    assert decode_units(b"", np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)).num_rows == 0
-    _same([(b"", 0), (b"T", 1), (b"TSHM", 4), (b"TSHM" + b"\x00" * 20, 24), (b"XXXX" * 10, 40)])
+def test_empty_batch_and_tiny_units(impl):
+    assert _decoder(impl)(b"", np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)).num_rows == 0
+    _same([(b"", 0), (b"T", 1), (b"TSHM", 4), (b"TSHM" + b"\x00" * 20, 24), (b"XXXX" * 10, 40)], impl)
 
 
-def test_every_cut_decodes_as_one_by_one():
+def test_every_cut_decodes_as_one_by_one(impl):
     """Each sample cut at every length: as a unit of that length and as the
     prefix of a longer unit (past what the engines keep: not an error)."""
     units = []
@@ -287,10 +326,10 @@ def test_every_cut_decodes_as_one_by_one():
         for cut in range(len(u) + 1):
             units.append((u[:cut], cut))
             units.append((u[:cut], len(u)))
-    _same(units)
+    _same(units, impl)
 
 
-def test_damaged_bytes_decode_as_one_by_one():
+def test_damaged_bytes_decode_as_one_by_one(impl):
     """Bytes set to hostile values at every position of the headers (ids,
     byte order, versions, counts, CCSID), and EBCDIC identifiers."""
     units = []
@@ -305,10 +344,10 @@ def test_damaged_bytes_decode_as_one_by_one():
                                  (b"MSH ", b"\xd4\xe2\xc8\x40"), (b"XQH ", b"\xe7\xd8\xc8\x40")):
             if ascii_id in u:
                 units.append((u.replace(ascii_id, ebcdic, 1), len(u)))
-    _same(units)
+    _same(units, impl)
 
 
-def test_put_message_records_and_other_ccsids():
+def test_put_message_records_and_other_ccsids(impl):
     """An MQPMO version 2 with put message records (decode_unit's sizes),
     and names in a TSH CCSID that is not ASCII (each decoded by its CCSID)."""
     msg = _message(b"x")
@@ -317,7 +356,7 @@ def test_put_message_records_and_other_ccsids():
     for ccsid in (500, 1208, 37, 850, 0, -5, 4321):
         pmo = default_pmo(_LE, version=1, ResolvedQName="Q.\u00e9".encode("cp500").ljust(48, b"\x40"))
         units.append(encode_put(msg, pmo=pmo, hobj=1, byte_order=_LE, ccsid=ccsid))
-    _same([(u, len(u)) for u in units])
+    _same([(u, len(u)) for u in units], impl)
 
 
 def _damaged_pcap(path) -> None:

@@ -611,7 +611,8 @@ class Converter:
                     rank, ts) -> pa.Table:
         """Many IBM MQ units (the compiled core's unit records of one batch,
         in event order) -> mq_calls rows, as :meth:`_unit` makes them one at a
-        time: decoded at once (:func:`mqcodec.ibmmq.calls_batch.decode_units`),
+        time: decoded at once (:func:`mqcodec.ibmmq.calls_batch.decode_units`, compiled
+        as mqcodec._ext.calls_batch with the compiled core),
         paired and attributed at once (:meth:`CallTracker.units`), their
         columns kept as one table; the rows written or held are indices into
         it.  ``frame`` and ``ts`` are -1 where unknown (``ts``: any negative);
@@ -624,10 +625,12 @@ class Converter:
         if not self._units_wanted:   # no table made of units: neither read nor paired
             return pa.table({"call_key": pa.nulls(n, pa.int64()),
                              **{f.name: pa.nulls(n, pa.string()) for f in _tables.MQ_LINK[1:]}})
-        from ..ibmmq.calls_batch import decode_units
+        from ..ibmmq import calls_batch
         from ..ibmmq.conversation import TRACKED
 
-        decoded = decode_units(data, starts, lens, full)
+        reader = _impl.pick("calls_batch", self.options.capture_impl or self.options.impl,
+                            what="IBM MQ units reader") or calls_batch
+        decoded = reader.decode_units(data, starts, lens, full)
         stream_l = stream.tolist()
         # call_key: the capture, the unit's first frame and its rank among the units of its
         # direction located there (counted by the core's marks, as _unit's by _Direction.rank)

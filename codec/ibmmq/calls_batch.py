@@ -319,11 +319,8 @@ def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
     """The ``mq_calls`` columns (:data:`DECODED_SCHEMA`) of the units
     ``data[starts[i]:starts[i] + lengths[i]]``, each as
     ``decode_unit(unit, full_lengths[i])`` gives them, in unit order."""
-    buf = np.frombuffer(data, dtype=np.uint8) if not isinstance(data, np.ndarray) else data
-    starts = np.asarray(starts, dtype=np.int64)
-    lens = np.asarray(lengths, dtype=np.int64)
+    buf, starts, lens, full = inputs(data, starts, lengths, full_lengths)
     n = len(starts)
-    full = lens if full_lengths is None else np.asarray(full_lengths, dtype=np.int64)
     r = _Reader(buf, starts, lens)
     c = _Columns(n)
     every = r.rows(np.arange(n), 0)
@@ -335,13 +332,7 @@ def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
     tsh = r.rows(np.arange(n), hlen - 20)     # ByteOrder, SegmType, CtlFlag1, CtlFlag2 ... Encoding, CCSID
     bo, t = tsh.u8(0), tsh.u8(1)
     r.little = tsh.little = bo == 2   # the byte order of every later read (the TSH's ByteOrder)
-    encoding, ccsid = tsh.i32(12), tsh.u16(16)
-    ccsid = np.where(ccsid >= 1 << 15, ccsid - (1 << 16), ccsid)
-    known = np.zeros(n, dtype=bool)
-    for cc in sorted(set(ccsid[c.fast].tolist())):   # (not np.unique: its first plain call imports numpy.ma)
-        if cc > 0 and is_known(cc):
-            known |= ccsid == cc
-    ccsid_eff = np.where(known, ccsid, 819)
+    ccsid, ccsid_eff = ccsids(tsh.u16(16), c.fast)
     api = (t > 0x80) & (t <= 0x9F)
     base = t & ~REPLY_BIT
 
@@ -350,28 +341,10 @@ def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
 
     # ---- the table
     f = c.fast
-    arrays = {
-        "segment_type": _array(t, f, pa.int16()),
-        "ctl_flags1": _array(tsh.u8(2), f, pa.int16()),
-        "ctl_flags2": _array(tsh.u8(3), f, pa.int16()),
-        "byte_order": _array(bo, f, pa.int16()),
-        "encoding": _array(encoding, f, pa.int64()),
-        "ccsid": _array(ccsid, f, pa.int32()),
-        "conversation_id": _array(every.be32(8), f & tshm, pa.int64()),
-        "request_id": _array(every.be32(12), f & tshm, pa.int64()),
-    }
-    arrays["structid"] = pa.DictionaryArray.from_arrays(
-        _array(np.where(tshm, 1, np.where(ident == _TSHC, 2, 0)), None, pa.int32()), pa.array(["TSH", "TSHM", "TSHC"]))
-    arrays["segment_type_name"] = pa.DictionaryArray.from_arrays(_array(t, None, pa.int32()),
-                                                                 pa.array(_TYPE_NAMES, pa.string()))
+    arrays = tsh_columns(t, tsh.u8(2), tsh.u8(3), bo, tsh.i32(12), ccsid,
+                         np.where(tshm, 1, np.where(ident == _TSHC, 2, 0)), every.be32(8), every.be32(12), f)
     arrays.update(c.arrays(r, ccsid_eff))
-    fields = []
-    for fld in DECODED_SCHEMA:
-        arr = arrays.get(fld.name)
-        if arr is not None and arr.type != fld.type:
-            arr = _k.cast(arr, fld.type)
-        fields.append(pa.nulls(n, fld.type) if arr is None else arr)
-    table = pa.Table.from_arrays(fields, schema=DECODED_SCHEMA)
+    table = table_of(arrays, n)
     slow = np.flatnonzero(~f)
     if len(slow):
         # every other unit: decode_unit's own rows, in place of the fast reader's
@@ -379,11 +352,82 @@ def decode_units(data, starts, lengths, full_lengths=None) -> pa.Table:
 
         slow_rows = [decode_unit(bytes(buf[s:s + ln]), int(fl))
                      for s, ln, fl in zip(starts[slow].tolist(), lens[slow].tolist(), full[slow].tolist())]
-        table = pa.concat_tables([table, pa.Table.from_pylist(slow_rows, schema=DECODED_SCHEMA)])
-        order = np.arange(n, dtype=np.int64)
-        order[slow] = n + np.arange(len(slow))
-        table = _k.take(table, _k.int64s(order))
+        table = interleave(table, pa.Table.from_pylist(slow_rows, schema=DECODED_SCHEMA), slow)
     return table
+
+
+def inputs(data, starts, lengths, full_lengths=None) -> tuple:
+    """decode_units' arguments as arrays: (the buffer as uint8, starts, lengths, full lengths)."""
+    buf = np.frombuffer(data, dtype=np.uint8) if not isinstance(data, np.ndarray) else data
+    lens = np.asarray(lengths, dtype=np.int64)
+    full = lens if full_lengths is None else np.asarray(full_lengths, dtype=np.int64)
+    return buf, np.asarray(starts, dtype=np.int64), lens, full
+
+
+def ccsids(raw: np.ndarray, fast: np.ndarray) -> tuple:
+    """The TSH CCSIDs (their 16 bits, ``raw``) as the ``ccsid`` column has them
+    (signed), and the CCSID the units' text is read in: theirs where
+    :func:`mqcodec.ccsid.is_known`, else 819 (decode_unit's rule)."""
+    ccsid = np.where(raw >= 1 << 15, raw - (1 << 16), raw)
+    seen = np.zeros(1 << 16, dtype=bool)   # the distinct CCSIDs (not np.unique: its first call imports numpy.ma)
+    seen[raw[fast] & 0xFFFF] = True
+    good = np.zeros(1 << 16, dtype=bool)
+    for cc in np.flatnonzero(seen[1:1 << 15]).tolist():
+        good[cc + 1] = is_known(cc + 1)
+    return ccsid, np.where(good[raw & 0xFFFF], ccsid, 819)
+
+
+def tsh_columns(t, flags1, flags2, bo, encoding, ccsid, kind, conversation, request, valid) -> dict:
+    """The TSH's columns (``kind``: 0 TSH, 1 TSHM, 2 TSHC; ``conversation`` and
+    ``request``: a TSHM's), valid where ``valid``."""
+    return {
+        "segment_type": _array(t, valid, pa.int16()),
+        "ctl_flags1": _array(flags1, valid, pa.int16()),
+        "ctl_flags2": _array(flags2, valid, pa.int16()),
+        "byte_order": _array(bo, valid, pa.int16()),
+        "encoding": _array(encoding, valid, pa.int64()),
+        "ccsid": _array(ccsid, valid, pa.int32()),
+        "conversation_id": _array(conversation, valid & (kind == 1), pa.int64()),
+        "request_id": _array(request, valid & (kind == 1), pa.int64()),
+        "structid": pa.DictionaryArray.from_arrays(_array(kind, None, pa.int32()), pa.array(["TSH", "TSHM", "TSHC"])),
+        "segment_type_name": pa.DictionaryArray.from_arrays(_array(t, None, pa.int32()),
+                                                            pa.array(_TYPE_NAMES, pa.string())),
+    }
+
+
+def table_of(arrays: dict, n: int) -> pa.Table:
+    """``arrays`` (column name -> array of ``n`` rows) as a table of
+    :data:`DECODED_SCHEMA`, null where a column is not given."""
+    fields = []
+    for fld in DECODED_SCHEMA:
+        arr = arrays.get(fld.name)
+        if arr is not None and arr.type != fld.type:
+            arr = _k.cast(arr, fld.type)
+        fields.append(pa.nulls(n, fld.type) if arr is None else arr)
+    return pa.Table.from_arrays(fields, schema=DECODED_SCHEMA)
+
+
+def interleave(table: pa.Table, other: pa.Table, rows: np.ndarray) -> pa.Table:
+    """``table`` (a row per unit) with the units ``rows`` given ``other``'s rows
+    instead (a column null in both stays a null column; one null in ``other``
+    is ``table``'s with those rows null)."""
+    n = table.num_rows
+    order = np.arange(n, dtype=np.int64)
+    order[rows] = n + np.arange(len(rows))
+    order_a = _k.int64s(order)
+    keep = np.ones(n, dtype=bool)
+    keep[rows] = False
+    columns = []
+    for i, fld in enumerate(table.schema):
+        a, b = table.column(i), other.column(i)
+        if b.null_count == len(b):
+            if a.null_count == len(a):
+                columns.append(a)
+            else:
+                columns.append(_k.take(a, _k.from_numpy(np.arange(n, dtype=np.int64), mask=~keep)))
+        else:
+            columns.append(_k.take(pa.chunked_array(a.chunks + b.chunks, fld.type), order_a))
+    return pa.Table.from_arrays(columns, schema=table.schema)
 
 
 def _api(c: _Columns, a: _Rows, base: np.ndarray, t: np.ndarray, ccsid: np.ndarray) -> None:
@@ -518,10 +562,15 @@ def _inq(c: _Columns, q: _Rows, t: np.ndarray, ccsid: np.ndarray) -> None:
                                                             q.little[values]))
     chars = values & (nchar > 0)
     if chars.any():
-        cat = (at + 4 * (nsel + nint))[chars]
-        text = [decode_text(q.r.buf[a:a + ln].tobytes(), cc, trim=False)
-                for a, ln, cc in zip(cat.tolist(), nchar[chars].tolist(), ccsid[q.rows[chars]].tolist())]
-        c.arrow["inq_char_values"] = (q.rows[chars], pa.array(text, pa.string()))
+        c.arrow["inq_char_values"] = (q.rows[chars], _char_values(q.r, (at + 4 * (nsel + nint))[chars], nchar[chars],
+                                                                  ccsid[q.rows[chars]]))
+
+
+def _char_values(r: _Reader, at: np.ndarray, lengths: np.ndarray, ccsid: np.ndarray) -> pa.Array:
+    """The MQINQ / MQSET characters: ``lengths[i]`` bytes at buffer positions
+    ``at[i]`` in ``ccsid[i]``, untrimmed."""
+    return pa.array([decode_text(r.buf[a:a + ln].tobytes(), cc, trim=False)
+                     for a, ln, cc in zip(at.tolist(), lengths.tolist(), ccsid.tolist())], pa.string())
 
 
 def _int_lists(r: _Reader, at: np.ndarray, counts: np.ndarray, little: np.ndarray) -> pa.Array:
