@@ -253,6 +253,34 @@ def fuzz_batch_mq(data: bytes) -> None:
             _list_equal(r["c"][1], decode_mq_batch(records, impl="py", **kw), "MQ batch %s" % (kw,))
 
 
+def fuzz_batch_calls(data: bytes) -> None:
+    """IBM MQ units (records of the input, packed in one buffer) through the
+    units reader: the compiled twin's rows are the pure reader's, one row a
+    unit; bit 2 of the first byte gives each unit a full length past its
+    bytes (a unit cut short by the engines)."""
+    import numpy as np
+
+    from mqcodec import _impl
+    from mqcodec.ibmmq import calls  # noqa: F401 (decode_unit's declarations, which a hostile unit
+    from mqcodec.ibmmq import calls_batch  # loads lazily: loaded by bounded()'s first call, not charged to an input)
+
+    units = [r or b"" for r in split_records(data)]
+    lens = np.array([len(u) for u in units], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+    full = lens + (7 if batch_options(data) & 1 else 0)
+    buf = b"".join(units)
+    py = calls_batch.decode_units(buf, starts, lens, full)
+    _expect(py.num_rows == len(units), "calls batch: %d rows for %d units" % (py.num_rows, len(units)))
+    compiled = _impl.pick("calls_batch", None)
+    if compiled is not None:
+        c = compiled.decode_units(buf, starts, lens, full)
+        _expect(c.schema.equals(py.schema), "calls batch: schemas differ")
+        for name in py.schema.names:   # values (the dictionaries' order may differ)
+            _expect(c.column(name).to_pylist() == py.column(name).to_pylist(),
+                    "calls batch: column %r differs: c=%s py=%s" % (name, c.column(name).to_pylist(),
+                                                                    py.column(name).to_pylist()))
+
+
 def _msmq_columns(k: int):
     """A deterministic subset of the MSMQ_PACKETS columns (None: all)."""
     from mqcodec.batch.schema import MSMQ_PACKETS
@@ -874,6 +902,7 @@ TARGETS = {
     "batch_pcf": fuzz_batch_pcf,
     "batch_mq": fuzz_batch_mq,
     "batch_msmq": fuzz_batch_msmq,
+    "batch_calls": fuzz_batch_calls,
     "mq_framer": fuzz_mq_framer,
     "msmq_framer": fuzz_msmq_framer,
     "capture": fuzz_capture,

@@ -655,6 +655,41 @@ def hostile_seeds():
     return [x for x in out if len(x) <= 16384]
 
 
+def calls_seeds() -> list:
+    """IBM MQ units of the types the units reader reads, both byte orders."""
+    import struct
+
+    from mqcodec.ibmmq.builders import (
+        encode_async_message, encode_close, encode_conn, encode_get_reply, encode_initial_data, encode_inq_reply,
+        encode_message_data, encode_open, encode_put, encode_put1, encode_put_reply, encode_segments,
+        encode_userid_data,
+    )
+    from mqcodec.ibmmq.headers import MQMD
+    from mqcodec.ibmmq.message import MQMessage
+
+    out = []
+    for order in ("little", "big"):
+        f = "<" if order == "little" else ">"
+        enc = 546 if order == "little" else 273
+        md = MQMD(Version=1, Encoding=enc, CodedCharSetId=1208, Format="MQSTR", PutApplName="t")
+        msg = MQMessage(md, [], b"hello", md_encoding=enc, md_ccsid=819)
+        out += [encode_put(msg, hobj=5, conversation_id=1, request_id=3, byte_order=order),
+                encode_put_reply(msg, hobj=5, byte_order=order), encode_get_reply(msg, hobj=7, byte_order=order),
+                encode_put1(msg, object_name="PUT1.Q", byte_order=order),
+                encode_open(object_name="Q", options=0x2010, od_version=3, byte_order=order),
+                encode_close(hobj=3, options=2, byte_order=order),
+                encode_conn(qmgr_name="QM1", appl_name="app", appl_type=28, byte_order=order),
+                encode_inq_reply(hobj=4, selectors=[13, 20], int_attrs=[7, -1], char_attrs=b"Q".ljust(48),
+                                 byte_order=order),
+                encode_initial_data(channel_name="SYSTEM.DEF.SVRCONN", qmgr_name="QM1", byte_order=order),
+                encode_userid_data(user_id="alice", long_user_id="alice@example", byte_order=order),
+                encode_async_message(msg, hobj=9, resolved_q_name="ASYNC.Q", byte_order=order, reason=2079),
+                encode_segments(0x05, struct.pack(f + "III", 12, 99, 5), byte_order=order),
+                encode_segments(0x0F, struct.pack(f + "IiII", 1, 7, 3, 99), byte_order=order)]
+    out.append(encode_message_data(msg, remote_q_name="R.Q", remote_qmgr_name="QM9"))
+    return [u for u in out if len(u) <= 4096]
+
+
 def _msmq_all():
     return msmq_seeds() + msmq_seeds_deep()
 
@@ -687,6 +722,8 @@ def seeds(target: str) -> list:
         return _batch(_pcf_all()[:6], k=2) + _batch(_pcf_all()[6:], options=1)
     if target == "batch_mq":
         return _batch(mq_seeds()[:5], k=2) + _batch(mq_deep_seeds(), options=5)
+    if target == "batch_calls":
+        return _batch(calls_seeds(), k=2) + _batch(calls_seeds()[1::3], options=1)
     if target == "batch_msmq":
         return _batch(msmq_seeds()) + _batch(msmq_seeds_deep(), options=9)
     if target == "mq_framer":
