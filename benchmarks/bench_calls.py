@@ -5,7 +5,9 @@ INITIAL_DATA, USERID_DATA, CONAUTH_INFO, MQCONN, SPI, MQOPEN, MQINQ, MQPUT,
 MQCLOSE, SOCKET_ACTION, STATUS_DATA, MQDISC ... and their replies; group
 "calls-sim", the simulator's units, mostly MQPUT/MQGET and replies):
   memory copy          - copying the same unit bytes once
-  batch                - mqcodec.ibmmq.calls_batch.decode_units, what the compiled engine runs
+  batch                - mqcodec.ibmmq.calls_batch.decode_units (pure: numpy over arrays)
+  compiled             - mqcodec._ext.calls_batch.decode_units, its compiled twin (one C pass),
+                         what the compiled engine runs
   construct            - mqcodec.ibmmq.calls.decode_unit one unit at a time (the declarations,
                          interpreted: the reference, and what calls_batch sent every unit of a
                          type other than MQPUT/MQGET/MESSAGE_DATA to before 2026-11-26)
@@ -74,6 +76,16 @@ def test_batch(benchmark, data):
     t = benchmark.pedantic(decode_units, args=(buf, starts, lens), rounds=3)
     assert t.num_rows == N and t.column("error").null_count == N
     record(benchmark, group + ":batch", N, buf.nbytes)
+
+
+def test_compiled(benchmark, data):
+    from mqcodec._ext.calls_batch import decode_units
+
+    group, buf, offs, _ = data
+    starts, lens = offs[:-1], np.diff(offs)
+    t = benchmark.pedantic(decode_units, args=(buf, starts, lens), rounds=3)
+    assert t.num_rows == N and t.column("error").null_count == N
+    record(benchmark, group + ":compiled", N, buf.nbytes)
 
 
 def test_construct(benchmark, data):
