@@ -558,6 +558,7 @@ def decode_units(data, starts, lengths, full_lengths=None):
     if n == 0:
         return _pure.decode_units(buf, starts, lens, full)
     cdef const uint8_t[::1] b = np.ascontiguousarray(buf, dtype=np.uint8) if len(buf) else np.zeros(1, np.uint8)
+    starts, lens = np.ascontiguousarray(starts), np.ascontiguousarray(lens)
     cdef const int64_t[::1] s = starts
     cdef const int64_t[::1] ln = lens
     cdef int64_t size = len(buf)

@@ -318,6 +318,20 @@ def test_empty_batch_and_tiny_units(impl):
     _same([(b"", 0), (b"T", 1), (b"TSHM", 4), (b"TSHM" + b"\x00" * 20, 24), (b"XXXX" * 10, 40)], impl)
 
 
+def test_strided_and_listed_arguments(impl):
+    """Starts and lengths as strided views and as lists, units in any order
+    and overlapping in the buffer: the rows of the units they name."""
+    units = [u for u in _samples()[:6]]
+    data = b"".join(units)
+    at = np.concatenate([[0], np.cumsum([len(u) for u in units])[:-1]]).astype(np.int64)
+    lens = np.array([len(u) for u in units], dtype=np.int64)
+    order = np.array([5, 0, 3, 3, 1], dtype=np.int64)
+    want = _one_by_one([(units[i], len(units[i])) for i in order])
+    decode = _decoder(impl)
+    assert decode(data, np.repeat(at[order], 2)[::2], np.repeat(lens[order], 2)[::2]).to_pylist() == want
+    assert decode(data, at[order].tolist(), lens[order].tolist()).to_pylist() == want
+
+
 def test_every_cut_decodes_as_one_by_one(impl):
     """Each sample cut at every length: as a unit of that length and as the
     prefix of a longer unit (past what the engines keep: not an error)."""
