@@ -68,24 +68,17 @@ def test_memory_copy(benchmark, data):
     memory_copy_row(benchmark, group, buf, N)
 
 
-def test_batch(benchmark, data):
-    from mqcodec.ibmmq.calls_batch import decode_units
+@pytest.mark.parametrize("row", ["batch", "compiled"])
+def test_reader(benchmark, data, row):
+    from mqcodec._ext import calls_batch as compiled
+    from mqcodec.ibmmq import calls_batch as pure
 
     group, buf, offs, _ = data
     starts, lens = offs[:-1], np.diff(offs)
+    decode_units = (pure if row == "batch" else compiled).decode_units
     t = benchmark.pedantic(decode_units, args=(buf, starts, lens), rounds=3)
     assert t.num_rows == N and t.column("error").null_count == N
-    record(benchmark, group + ":batch", N, buf.nbytes)
-
-
-def test_compiled(benchmark, data):
-    from mqcodec._ext.calls_batch import decode_units
-
-    group, buf, offs, _ = data
-    starts, lens = offs[:-1], np.diff(offs)
-    t = benchmark.pedantic(decode_units, args=(buf, starts, lens), rounds=3)
-    assert t.num_rows == N and t.column("error").null_count == N
-    record(benchmark, group + ":compiled", N, buf.nbytes)
+    record(benchmark, group + ":" + row, N, buf.nbytes)
 
 
 def test_construct(benchmark, data):
