@@ -53,7 +53,8 @@ ALLOWED_PRIVATE: dict = {}
 
 #: packages the capture layer must never reach
 PROTOCOL_PREFIXES = ("mqcodec.ibmmq", "mqcodec.msmq", "mqcodec.batch", "mqcodec._ext.mq_batch",
-                     "mqcodec._ext.msmq_batch", "mqcodec._ext.pcf_batch")
+                     "mqcodec._ext.msmq_batch", "mqcodec._ext.pcf_batch", "mqcodec._ext.calls_batch",
+                     "mqcodec._ext.conversation")
 
 
 @dataclass(frozen=True)
