@@ -23,7 +23,6 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
 import numpy as np
 cimport numpy as cnp
-import pyarrow as pa
 
 from mqcodec.ibmmq import calls_batch as _pure
 from mqcodec.ibmmq import wire as _wire
@@ -104,8 +103,8 @@ cdef int C_MSGREQ_BYTES = _i("msgreq_rqst_bytes"), C_MSGREQ_WAIT = _i("msgreq_wa
 cdef int C_XA = _i("xa_return_value"), C_SPI_VERB = _i("spi_verb"), C_SPI_VERSION = _i("spi_version")
 cdef int C_SEL_AT = _i("(selectors at)"), C_SEL_N = _i("(selector count)"), C_INT_AT = _i("(int values at)")
 cdef int C_INT_N = _i("(int value count)"), C_CHAR_AT = _i("(chars at)"), C_CHAR_N = _i("(char count)")
-#: the columns _assemble makes of several integer columns
-_LISTS = {"(selectors at)", "(selector count)", "(int values at)", "(int value count)", "(chars at)", "(char count)"}
+if C_SEL_AT != NINTS - 6:
+    raise ImportError("mqcodec._ext.calls_batch: the list positions must be the last integer columns")
 cdef int X_RQ = _x("resolved_q_name"), X_RQM = _x("resolved_q_mgr_name"), X_REMOTE_Q = _x("remote_q_name")
 cdef int X_REMOTE_QM = _x("remote_q_mgr_name"), X_CONN = _x("conn_q_mgr_name"), X_OD = _x("od_object_name")
 cdef int X_ID_CHANNEL = _x("id_channel_name"), X_ID_QM = _x("id_q_mgr_name"), X_ID_PROD = _x("id_prod_id")
@@ -586,8 +585,8 @@ def decode_units(data, starts, lengths, full_lengths=None):
     # it alive as long as the column lives, and the rows of requests wait for their replies)
     arrays = _pure.tsh_columns(values[C_T], values[C_F1], values[C_F2], values[C_BO], values[C_ENC].copy(), ccsid,
                                values[C_KIND], values[C_CONV].copy(), values[C_REQ].copy(), f)
-    for c in range(C_REPLY, NINTS):
-        if _INTS[c] not in _LISTS and ok[c].any():
+    for c in range(C_REPLY, C_SEL_AT):   # (the list positions after them are not columns)
+        if ok[c].any():
             arrays[_INTS[c]] = _pure._array(values[c].copy(), ok[c], _pure._TYPES[_INTS[c]])
     r = _pure._Reader(buf, starts, lens)
     little = values[C_BO] == 2
