@@ -10,16 +10,19 @@ NOTIFICATION, REQUEST_MSGS, ASYNC_MESSAGE, MESSAGE_DATA (MSH, MQXQH) and the
 XA calls.  Units of MQINQ, MQSET and SPI, and any unit the pure reader hands
 on to decode_unit (a structure cut short, an EBCDIC StrucId, a version it
 does not know, put-message or object records...), are the pure reader's,
-which gives decode_unit's row.  The character fields are decoded by the pure
-reader's rule (``_Reader.texts``, each distinct (bytes, CCSID) once) and the
-columns assembled by the pure module's functions.
+which gives decode_unit's row.  The character fields are keyed in C as the
+pure reader keys them (``_Reader.texts``: the field's bytes and its CCSID,
+numbered in order of first appearance) and each distinct key decoded once by
+the pure module's ``text_dictionary``; the other columns are assembled by the
+pure module's functions.
 
 Offsets, lengths, StrucIds and segment types are the pure module's
 (``LAYOUT``, ``LENGTHS``, :mod:`mqcodec.ibmmq.wire`), read when this module
 is imported: nothing is typed again here.  tests/test_calls_batch.py runs
 against both implementations.
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcmp, memcpy, memset
 
 import numpy as np
 cimport numpy as cnp
@@ -550,6 +553,78 @@ cdef int _read(Out* o, Py_ssize_t i, const uint8_t* p, int64_t n, int64_t at) no
     return _other(o, i, t, p + hlen, at + hlen, n - hlen, little)
 
 
+cdef inline uint64_t _hash(const uint8_t* k, Py_ssize_t w) noexcept nogil:
+    cdef uint64_t h = <uint64_t>0x9E3779B97F4A7C15 ^ <uint64_t>w, x
+    cdef Py_ssize_t j = 0
+    while j < w:
+        x = 0
+        memcpy(&x, k + j, 8 if w - j >= 8 else w - j)
+        h = (h ^ x) * <uint64_t>0x100000001B3
+        h ^= h >> 29
+        j += 8
+    return h ^ (h >> 32)
+
+
+cdef Py_ssize_t _text_keys(const uint8_t* buf, int64_t size, const int64_t* at, const int64_t* ln,
+                           const uint8_t* fast, const int64_t* ccsid, Py_ssize_t n, Py_ssize_t width,
+                           uint8_t* keys, int32_t* first, int32_t* slots, Py_ssize_t mask,
+                           int32_t* index) noexcept nogil:
+    """The character fields of one column as ``_Reader.texts`` keys them: each
+    unit's field (``ln`` bytes at ``at``; bytes past them or past the buffer 0)
+    and its CCSID in two bytes, big endian, ``width`` + 2 bytes; the distinct
+    keys in order of first appearance (``keys``, ``first``: their units), each
+    unit's key number in ``index`` (-1: no field). Returns the distinct keys."""
+    cdef Py_ssize_t i, j, d = 0, w = width + 2
+    cdef int64_t m
+    cdef uint8_t* k
+    cdef uint64_t h
+    for i in range(n):
+        index[i] = -1
+        if at[i] < 0 or not fast[i]:
+            continue
+        k = keys + d * w                   # (the next key's place: kept if it is new)
+        memset(k, 0, w)
+        m = ln[i] if ln[i] < width else width
+        if at[i] + m > size:
+            m = size - at[i]
+        if m > 0:
+            memcpy(k, buf + at[i], m)
+        k[width] = (ccsid[i] >> 8) & 0xFF
+        k[width + 1] = ccsid[i] & 0xFF
+        h = _hash(k, w)
+        j = h & mask
+        while slots[j] >= 0 and memcmp(keys + slots[j] * w, k, w) != 0:
+            j = (j + 1) & mask
+        if slots[j] < 0:
+            slots[j] = d
+            first[d] = i
+            d += 1
+        index[i] = slots[j]
+    return d
+
+
+cdef object _text_column(const uint8_t* buf, int64_t size, const int64_t* at, const int64_t* ln,
+                         const uint8_t* fast, const int64_t* ccsid, Py_ssize_t n, Py_ssize_t width,
+                         Py_ssize_t fields):
+    """``_pure._scatter(n, rows, r.texts(...))`` of the ``fields`` units with
+    a field, in one pass: the same dictionary array (keys numbered in order of
+    first appearance, as Arrow's dictionary_encode numbers them)."""
+    cdef Py_ssize_t slots_n = 16, d
+    while slots_n < 2 * fields:
+        slots_n *= 2
+    keys_a = np.empty((fields, width + 2), dtype=np.uint8)
+    first_a = np.empty(n, dtype=np.int32)
+    slots_a = np.full(slots_n, -1, dtype=np.int32)
+    index_a = np.empty(n, dtype=np.int32)
+    cdef uint8_t* keys = <uint8_t*>cnp.PyArray_DATA(keys_a)
+    cdef int32_t* first = <int32_t*>cnp.PyArray_DATA(first_a)
+    cdef int32_t* slots = <int32_t*>cnp.PyArray_DATA(slots_a)
+    cdef int32_t* index = <int32_t*>cnp.PyArray_DATA(index_a)
+    with nogil:
+        d = _text_keys(buf, size, at, ln, fast, ccsid, n, width, keys, first, slots, slots_n - 1, index)
+    return _pure.text_dictionary([bytes(k) for k in keys_a[:d]], index_a, width)
+
+
 def decode_units(data, starts, lengths, full_lengths=None):
     """:func:`mqcodec.ibmmq.calls_batch.decode_units`, compiled (the same rows)."""
     buf, starts, lens, full = _pure.inputs(data, starts, lengths, full_lengths)
@@ -603,14 +678,18 @@ def decode_units(data, starts, lengths, full_lengths=None):
         rows = np.flatnonzero(ok[_INTS.index(column)])
         if len(rows):
             arrays[name] = _pure._scatter(n, rows, _pure._named(values[_INTS.index(column)][rows], names))
-    for c in range(NTEXTS):
-        rows = np.flatnonzero((text_at[c] >= 0) & f)
-        if len(rows):
-            counted = text_len[c][rows]
-            width = int(counted.max())
-            if width > 0:
-                arrays[_TEXTS[c]] = _pure._scatter(n, rows, r.texts(
-                    text_at[c][rows], width, ccsid_eff[rows], None if (counted == width).all() else counted))
+    ccsid_eff = np.ascontiguousarray(ccsid_eff, dtype=np.int64)
+    cdef const int64_t* eff = <const int64_t*>cnp.PyArray_DATA(ccsid_eff)
+    cdef const int64_t* tat = <const int64_t*>cnp.PyArray_DATA(text_at)
+    cdef const int64_t* tln = <const int64_t*>cnp.PyArray_DATA(text_len)
+    cdef Py_ssize_t width, x
+    for x in range(NTEXTS):
+        has = (text_at[x] >= 0) & f
+        fields = int(has.sum())
+        width = int(text_len[x][has].max()) if fields else 0
+        if width > 0:
+            arrays[_TEXTS[x]] = _text_column(&b[0], size, tat + x * n, tln + x * n, &fast[0], eff, n, width,
+                                             fields)
     table = _pure.table_of(arrays, n)
     rest = np.flatnonzero(~f)
     if len(rest):   # the pure reader's units (it hands the others on to decode_unit)

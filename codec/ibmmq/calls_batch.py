@@ -174,14 +174,23 @@ class _Reader:
         keys = pa.FixedSizeBinaryArray.from_buffers(pa.binary(width + 2), len(at),
                                                     [None, pa.py_buffer(raw)])
         keys = _k.dictionary_encode(keys)
-        values, nulls = [], []
-        for b in keys.dictionary.to_pylist():
-            s = name_text(b[:width], (b[width] << 8) | b[width + 1])
-            values.append(s or "")
-            nulls.append(s is None)
-        indices = keys.indices.to_numpy()
-        valid = ~np.asarray(nulls, dtype=bool)[indices]
-        return pa.DictionaryArray.from_arrays(_array(indices, valid, pa.int32()), pa.array(values, pa.string()))
+        return text_dictionary(keys.dictionary.to_pylist(), keys.indices.to_numpy(), width)
+
+
+def text_dictionary(distinct: list, indices: np.ndarray, width: int) -> pa.Array:
+    """The dictionary array of character fields: ``distinct`` (bytes, CCSID)
+    keys (``width`` bytes of the field, then the CCSID in two bytes, big
+    endian), each decoded once by decode_unit's ``name_text`` (an empty name
+    null), and each row's key number in ``indices`` (-1: null)."""
+    values, nulls = [], []
+    for b in distinct:
+        s = name_text(b[:width], (b[width] << 8) | b[width + 1])
+        values.append(s or "")
+        nulls.append(s is None)
+    named = indices >= 0
+    valid = named & ~np.asarray(nulls + [True], dtype=bool)[np.where(named, indices, len(nulls))]
+    return pa.DictionaryArray.from_arrays(_array(np.maximum(indices, 0).astype(np.int32, copy=False), valid,
+                                                 pa.int32()), pa.array(values, pa.string()))
 
 
 class _Rows:
