@@ -264,6 +264,28 @@ def test_the_compiled_pass_reads_every_well_formed_unit_itself(simulator_units, 
     assert all("OD  ".encode("cp500") in u and segment_type(u) == 0x9C for u in handed)
 
 
+def test_both_implementations_give_the_same_table(simulator_units):
+    """The compiled twin's table equals the pure reader's to the letter
+    (Table.equals: every dictionary column's values in the same order, which
+    the rows alone do not show), over units in an order of their own (the
+    simulator's, the shared real capture's and the samples, shuffled)."""
+    if _impl.pick("calls_batch", "c", what="IBM MQ units reader") is None:
+        pytest.skip("no compiled extension")
+    conv = _Recorder(TableCollector(), ConvertOptions(capture_impl="py"))
+    conv.add_capture(str(CAPTURES / "ibmmq_jms_client_1414.pcap"), name="real")
+    samples = [(u, len(u)) for order in ("little", "big")
+               for u in _call_samples(order, "<" if order == _LE else ">", _message(b"m", order))]
+    units = simulator_units + conv.units + samples
+    units = [units[i] for i in np.random.default_rng(5).permutation(len(units))]
+    data = b"".join(u for u, _ in units)
+    lens = np.array([len(u) for u, _ in units], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+    full = np.array([f for _, f in units], dtype=np.int64)
+    pure, compiled = (_decoder(impl)(data, starts, lens, full) for impl in ("py", "c"))
+    assert sum(isinstance(t, pa.DictionaryType) for t in pure.schema.types) >= 10
+    assert compiled.equals(pure)
+
+
 def test_layout_is_the_declarations():
     """calls_batch.LAYOUT's offsets and sizes are those of the construct
     declarations decode_unit parses (the reader keeps its own copy as data,

@@ -181,16 +181,20 @@ def text_dictionary(distinct: list, indices: np.ndarray, width: int) -> pa.Array
     """The dictionary array of character fields: ``distinct`` (bytes, CCSID)
     keys (``width`` bytes of the field, then the CCSID in two bytes, big
     endian), each decoded once by decode_unit's ``name_text`` (an empty name
-    null), and each row's key number in ``indices`` (-1: null)."""
-    values, nulls = [], []
-    for b in distinct:
+    null), and each row's key number in ``indices`` (-1: null).  The
+    dictionary holds each name once, in order of first appearance (as
+    dictionary_encode gives it: one column however many structures it is
+    read from, and however the keys that spell a name differ)."""
+    names: dict = {}
+    number = np.empty(len(distinct) + 1, dtype=np.int32)
+    for j, b in enumerate(distinct):
         s = name_text(b[:width], (b[width] << 8) | b[width + 1])
-        values.append(s or "")
-        nulls.append(s is None)
-    named = indices >= 0
-    valid = named & ~np.asarray(nulls + [True], dtype=bool)[np.where(named, indices, len(nulls))]
-    return pa.DictionaryArray.from_arrays(_array(np.maximum(indices, 0).astype(np.int32, copy=False), valid,
-                                                 pa.int32()), pa.array(values, pa.string()))
+        number[j] = -1 if s is None else names.setdefault(s, len(names))
+    number[-1] = -1   # (a row without a key: index -1)
+    index = number[indices]
+    valid = index >= 0
+    return pa.DictionaryArray.from_arrays(_array(np.maximum(index, 0), valid, pa.int32()),
+                                          pa.array(list(names), pa.string()))
 
 
 class _Rows:
