@@ -278,12 +278,12 @@ def test_convert_reports_a_rendering_failure(tmp_path, monkeypatch, threads, err
     calls = []
     original = getattr(Converter, stage)
 
-    def broken(self, rows):
+    def broken(self, *args):
         calls.append(1)
         if len(calls) == 2:
             raise (error("chunk", "field", 0, "assembly went wrong") if error is DecodeError
                    else error("assembly went wrong"))
-        return original(self, rows)
+        return original(self, *args)
 
     monkeypatch.setattr(Converter, stage, broken)
     with pytest.raises(error, match="assembly went wrong"):

@@ -168,38 +168,56 @@ class _Held:
         n = int(write.sum())
         if n == 0:
             return 0
-        out = _k.filter(t, _k.bools(write)) if self.table is not None else t   # (all of it: no copy)
+        # the rows written go to the chunk as ``t`` and ``write`` (a table and the mask of its
+        # rows written): the render thread's filter by protocol takes them (one copy of them,
+        # not two; Converter._write_block)
+        mask = None if self.table is None else write
+        picked = (lambda a: a) if mask is None else (lambda a: a[mask])   # noqa: E731
         # keys from the input (keys.MessageKeys): each direction's rows come in stream order
-        rank = out.column("_rank").to_numpy()
+        rank = picked(t.column("_rank").to_numpy())
         opened = None
         if (rank < 0).any():   # rows whose first byte was not captured: keyed by the connection's opening frame
-            opened = [core.opened_frame(c) for c in out.column("_conn").to_numpy().tolist()]
-        keys = conv.keys.tcp_batch(out.column("tcp_stream").to_numpy(), out.column("_dir").to_numpy(),
-                                    _k.fill_null(out.column("frame"), -1).to_numpy(), rank, opened)
+            opened = [core.opened_frame(c) for c in picked(conn).tolist()]
+        keys = conv.keys.tcp_batch(picked(t.column("tcp_stream").to_numpy()), picked(dirs), picked(
+            _k.fill_null(t.column("frame"), -1).to_numpy()), rank, opened)
         conv.made += n
-        errors = n - out.column("error").null_count   # the framers' FramingError rows
-        if errors:
+        errors = int(picked(_k.is_valid(t.column("error")).to_numpy(zero_copy_only=False)).sum())
+        if errors:   # the framers' FramingError rows
             conv.summary["framing errors"] += errors
         for k in uniq[state == -1].tolist():   # closed directions make no more rows
             conv.keys.forget(int(k) >> 1, int(k) & 1)
-        out = out.set_column(out.schema.get_field_index("message_key"), "message_key", _k.from_numpy(keys))
+        if mask is not None:   # (the rows held keep no key: they get theirs when written)
+            keys_all = np.zeros(len(write), dtype=np.int64)
+            keys_all[write] = keys
+            keys = keys_all
+        out = t.set_column(t.schema.get_field_index("message_key"), "message_key",
+                           _k.from_numpy(keys, mask=None if mask is None else keep))
         out = _k.cast_table(out.select([f.name for f in BLOCK_SCHEMA]), BLOCK_SCHEMA)
         # rows of more bytes than a chunk has room for (a direction the byte budget closes, the
         # open units of streams that end together: error rows with their bytes) go to the
         # writers a chunk at a time, so that the rendering's copies of them stay within
         # --chunk-bytes (one msmq-4mib x16 capture of bench_resources: 684 MiB peak without)
         size = _k.fill_null(out.column("length"), 0).to_numpy()
+        if mask is not None:
+            size = np.where(mask, size, 0)
         cum = np.cumsum(size)
+        written = np.cumsum(write) if mask is not None else None
+        m = len(write)
         start = 0
-        while start < n:   # (one piece, all of it, unless the rows hold more than the chunk has room for)
+        while start < m:   # (one piece, all of it, unless the rows hold more than the chunk has room for)
             before = int(cum[start - 1]) if start else 0
             stop = int(np.searchsorted(cum, before + max(conv.options.chunk_bytes - conv.pending_bytes, 1),
                                        side="left")) + 1
-            stop = min(max(stop, start + 1), n)
-            conv.blocks.append(out if stop - start == n else out.slice(start, stop - start))
-            conv.block_rows += stop - start
+            stop = min(max(stop, start + 1), m)
+            piece = out if stop - start == m else out.slice(start, stop - start)
+            if mask is None:
+                conv.blocks.append(piece)
+                conv.block_rows += stop - start
+            else:
+                conv.blocks.append((piece, mask[start:stop]))
+                conv.block_rows += int(written[stop - 1]) - (int(written[start - 1]) if start else 0)
             conv.pending_bytes += int(cum[stop - 1]) - before
-            if stop < n:
+            if stop < m:
                 conv.flush()
             start = stop
         return n

@@ -161,7 +161,9 @@ class Converter:
         self._conn_opened: dict = {}  # ConnKey -> the frame that opened it, while a direction is open
         self._closes: Counter = Counter()  # ConnKey -> its directions closed
         self.pending: list[dict] = []    # rows of the pure pipeline, one dict each
-        self.blocks: list[pa.Table] = []  # rows of the compiled core, a table per batch (BLOCK_SCHEMA)
+        # rows of the compiled core, a table per batch (BLOCK_SCHEMA), or (table, the numpy mask
+        # of its rows written) where it holds rows held back too (compiled._Held.settle)
+        self.blocks: list = []
         self.block_rows = 0
         self._flushes = 0
         self.pending_bytes = 0
@@ -819,9 +821,16 @@ class Converter:
                 blocks.append(_rows_block(rows))
             if not blocks:
                 return
+            written = None   # the mask of the rows written, where a block holds rows held back too
+            if any(type(b) is tuple for b in blocks):
+                import numpy as np
+
+                written = np.concatenate([np.ones(b.num_rows, dtype=bool) if type(b) is not tuple else b[1]
+                                          for b in blocks])
+                blocks = [b if type(b) is not tuple else b[0] for b in blocks]
             block = blocks[0] if len(blocks) == 1 else pa.concat_tables(blocks)
             del rows, blocks[:]
-            self._write_block(block)
+            self._write_block(block, written)
             del block
         except BaseException as exc:
             self._render_failure = exc
@@ -847,17 +856,25 @@ class Converter:
         if self._renderer is not None:
             self._renderer.join()
 
-    def _write_block(self, block: pa.Table) -> None:
+    def _write_block(self, block: pa.Table, written=None) -> None:
         """Decode a block of pending rows and hand each protocol's rows to the
-        sink as its own table (in the block's order)."""
+        sink as its own table (in the block's order); ``written``: the rows
+        to write (a numpy mask; the others are held back until their stream settles, by the
+        compiled driver),
+        or None (all)."""
         from ..arrow_kernels import pc
 
-        n = block.num_rows
         is_mq = pc.equal(block.column("protocol"), "mq")
+        is_msmq = pc.invert(is_mq)
+        if written is None:
+            n = block.num_rows
+        else:
+            n = int(written.sum())
+            is_mq, is_msmq = (pc.and_(a, _k.bools(written)) for a in (is_mq, is_msmq))
         undecoded = pc.is_valid(block.column("error"))
         decodable = pc.invert(undecoded)
         for protocol, table_name, in_protocol in (("mq", _tables.MQ_MESSAGES, is_mq),
-                                                  ("msmq", _tables.MSMQ_PACKETS, pc.invert(is_mq))):
+                                                  ("msmq", _tables.MSMQ_PACKETS, is_msmq)):
             if not pc.any(in_protocol).as_py():
                 continue
             if not self.options.wants(table_name):
