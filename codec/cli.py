@@ -612,9 +612,13 @@ def run() -> None:
     collect every object, shut pyarrow's pools -- changes nothing outside the
     process and took 35-50 ms of a 0.4 s conversion of a small capture
     when it was measured.  A process that loaded Spark exits the normal way, so
-    that PySpark's own exit handlers run."""
+    that PySpark's own exit handlers run.  Arrow's pool is chosen before
+    pyarrow loads (:func:`mqcodec.convert.heap.prefer_jemalloc`)."""
     import os
 
+    from .convert.heap import prefer_jemalloc
+
+    prefer_jemalloc()
     code = main()
     if "pyspark" in sys.modules or not isinstance(code, int):
         sys.exit(code)

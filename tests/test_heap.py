@@ -62,3 +62,60 @@ def test_freed_buffers_stay_in_the_heap_until_there_are_many():
 
 def test_release_below_the_limit_keeps_the_heap():
     assert heap.release(above=1 << 62) is False
+
+
+POOL_CHILD = textwrap.dedent("""
+    import os, sys
+    from mqcodec.convert import heap
+    if sys.argv[1] == "prefer":        # the mqcodec command: before pyarrow loads
+        heap.prefer_jemalloc()
+        import pyarrow as pa
+    elif sys.argv[1] == "late":        # pyarrow loaded first: too late for the variable
+        import pyarrow as pa
+        heap.prefer_jemalloc()
+    else:                              # a library user's process converting: tune()
+        import pyarrow as pa
+        heap.tune()
+    print(pa.default_memory_pool().backend_name, os.environ.get("ARROW_DEFAULT_MEMORY_POOL", "-"))
+""")
+
+
+def _pool(how: str, **env) -> list:
+    import os
+
+    child_env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    child_env.update(env)
+    res = subprocess.run([sys.executable, "-c", POOL_CHILD, how], capture_output=True, text=True, check=True,
+                         env=child_env)
+    return res.stdout.split()
+
+
+def test_conversions_take_arrow_buffers_from_jemalloc():
+    """The mqcodec command makes jemalloc Arrow's pool for the whole process and
+    its children before pyarrow loads; a process that loaded pyarrow first gets
+    it as pyarrow's default when it converts; a pool the user names stays."""
+    import pyarrow as pa
+
+    if "jemalloc" not in pa.supported_memory_backends():
+        pytest.skip("this pyarrow was built without jemalloc")
+    default = _pool("late")[0]
+    assert default != "jemalloc"                              # (what pyarrow would use here)
+    assert _pool("prefer") == ["jemalloc", "jemalloc"]
+    assert _pool("late") == [default, "-"]
+    assert _pool("tune") == ["jemalloc", "-"]
+    assert _pool("prefer", ARROW_DEFAULT_MEMORY_POOL="system") == ["system", "system"]
+    assert _pool("tune", ARROW_DEFAULT_MEMORY_POOL="system") == ["system", "system"]
+
+
+def test_the_command_prefers_jemalloc_before_anything_loads_pyarrow():
+    """``mqcodec`` (cli.run) sets the variable before its command runs, and
+    nothing it imports before has loaded pyarrow."""
+    import os
+
+    child = ("import os, sys\n"
+             "from mqcodec import cli\n"
+             "cli.main = lambda: print(os.environ.get('ARROW_DEFAULT_MEMORY_POOL'), 'pyarrow' in sys.modules) or 0\n"
+             "cli.run()\n")
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == (["jemalloc", "False"] if sys.platform.startswith("linux") else ["None", "False"])

@@ -1,4 +1,5 @@
-"""The C heap of a conversion process (glibc only; nothing elsewhere).
+"""The heaps of a conversion process: the C heap (glibc only; nothing
+elsewhere) and Arrow's default memory pool.
 
 A conversion allocates and frees many buffers of 0.1-30 MB a chunk (the
 batch decoders' columns, numpy arrays, Parquet pages).  glibc's defaults
@@ -16,17 +17,29 @@ since it last did -- the heap a capture of many damaged connections
 fragments (docs/ROBUSTNESS.md), not the few chunks' worth a healthy capture
 reuses.
 
-Both change the whole process's allocator: they are called by the
+Arrow's buffers (the tables, their columns, the Parquet writer's pages)
+come from jemalloc where pyarrow has it (its Linux wheels), unless
+``ARROW_DEFAULT_MEMORY_POOL`` names a pool: on the simulator's capture of
+100,000 messages pyarrow's default there (mimalloc) peaked at 300 MiB with one
+thread and 400 MiB with two, jemalloc at 230 and 360 MiB, in no more time
+(BENCHMARKS.md, "Memory").  Arrow reads the variable once, when pyarrow
+loads: the ``mqcodec`` command sets it first (:func:`prefer_jemalloc`); a
+process that loaded pyarrow before converting gets jemalloc as pyarrow's
+default pool (:func:`arrow_pool`), which Arrow's C++ parts that take the
+process's pool do not see (240 against 260 MiB there).
+
+Both change the whole process's allocators: they are called by the
 conversion engines for their own processes (the local engine, the Spark
 engine's Python workers), never at import.
 """
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 from typing import Any, Optional
 
-__all__ = ["tune", "release", "free_bytes", "MMAP_THRESHOLD", "TRIM_THRESHOLD", "RELEASE_ABOVE"]
+__all__ = ["tune", "release", "free_bytes", "arrow_pool", "prefer_jemalloc", "MMAP_THRESHOLD", "TRIM_THRESHOLD", "RELEASE_ABOVE"]
 
 #: buffers up to this size come from the heap (glibc's default: 128 KiB, raised
 #: as it frees mmap'd buffers of up to 32 MiB)
@@ -65,16 +78,39 @@ _free_after_trim = 0   # free bytes just after the last trim of release()
 
 def tune() -> bool:
     """Keep buffers up to :data:`MMAP_THRESHOLD` in the heap and trim its top
-    past :data:`TRIM_THRESHOLD` (once per process).  False where the C
-    library is not glibc."""
+    past :data:`TRIM_THRESHOLD`, and choose Arrow's pool (:func:`arrow_pool`),
+    once per process.  False where the C library is not glibc."""
     global _tuned
-    if _LIBC is None:
-        return False
     if not _tuned:
-        _LIBC.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-        _LIBC.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+        arrow_pool()
+        if _LIBC is not None:
+            _LIBC.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+            _LIBC.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
         _tuned = True
-    return True
+    return _LIBC is not None
+
+
+def prefer_jemalloc() -> None:
+    """``ARROW_DEFAULT_MEMORY_POOL=jemalloc`` for this process and its
+    children, on Linux (pyarrow's wheels there have it), unless the variable
+    is set or pyarrow is loaded already (Arrow has read it then)."""
+    if sys.platform.startswith("linux") and "pyarrow" not in sys.modules:
+        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
+
+
+def arrow_pool() -> str:
+    """Make jemalloc Arrow's default memory pool, unless
+    ``ARROW_DEFAULT_MEMORY_POOL`` names one or pyarrow was built without it;
+    returns the pool's name.  (Buffers already allocated go back to the pool
+    they came from.)"""
+    import pyarrow as pa
+
+    if not os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+        try:
+            pa.set_memory_pool(pa.jemalloc_memory_pool())
+        except NotImplementedError:   # (a build without jemalloc: its default stays)
+            pass
+    return pa.default_memory_pool().backend_name
 
 
 def free_bytes() -> int:
