@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any, Iterator, Mapping
 
-__all__ = ["ADAPTER_CONF", "LOCAL_CONF", "get_session"]
+__all__ = ["ADAPTER_CONF", "LOCAL_CONF", "get_session", "session_conf"]
 
 #: Settings of the Arrow exchange between the JVM and the Python workers.
 ADAPTER_CONF: dict[str, str] = {
@@ -50,6 +50,8 @@ def get_session(master: str | None = "local[*]", app_name: str = "mqcodec",
     ``master=None`` leaves the master to ``spark-submit`` / the cluster.
     Sets ``PYSPARK_PYTHON`` to this interpreter when unset, so local workers
     import the same mqcodec; on a cluster ship the wheel (docs/spark.md).
+    This process's ``ARROW_DEFAULT_MEMORY_POOL``, if set, goes to the
+    executors' environment (``spark.executorEnv``; ``conf`` may say otherwise).
 
     ``jvm_stdout_to_stderr``: when this call starts the JVM, the JVM (and the
     Python workers it starts) get this process's standard error as their
@@ -62,18 +64,29 @@ def get_session(master: str | None = "local[*]", app_name: str = "mqcodec",
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
-    settings: dict[str, Any] = dict(ADAPTER_CONF)
     if master is not None:
         builder = builder.master(master)
-        if master.startswith("local"):
-            settings.update(LOCAL_CONF)
-    settings.update(conf or {})
-    for key, value in settings.items():
+    for key, value in session_conf(master, conf).items():
         builder = builder.config(key, str(value))
     if not jvm_stdout_to_stderr:
         return builder.getOrCreate()
     with _stdout_to_stderr():
         return builder.getOrCreate()
+
+
+def session_conf(master: str | None, conf: Mapping[str, Any] | None = None) -> dict:
+    """The settings :func:`get_session` makes: :data:`ADAPTER_CONF`,
+    :data:`LOCAL_CONF` for a ``local`` master, this process's
+    ``ARROW_DEFAULT_MEMORY_POOL`` (the mqcodec command's: jemalloc) for the
+    executors' Python workers, then ``conf``."""
+    settings: dict[str, Any] = dict(ADAPTER_CONF)
+    if master is not None and master.startswith("local"):
+        settings.update(LOCAL_CONF)
+    pool = os.environ.get("ARROW_DEFAULT_MEMORY_POOL")
+    if pool:
+        settings["spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL"] = pool
+    settings.update(conf or {})
+    return settings
 
 
 @contextlib.contextmanager

@@ -477,6 +477,22 @@ def test_session_turns_console_progress_off():
     assert ADAPTER_CONF["spark.ui.showConsoleProgress"] == "false"
 
 
+def test_session_gives_the_executors_this_process_arrow_pool(monkeypatch):
+    """The executors' Python workers take Arrow's buffers from the pool the
+    driver's process uses (the mqcodec command's jemalloc), unless the
+    caller's conf says otherwise; nothing is set when the process sets none."""
+    from mqcodec.spark.session import session_conf
+
+    key = "spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL"
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+    assert key not in session_conf("spark://127.0.0.1:7077")
+    monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
+    assert session_conf("spark://127.0.0.1:7077")[key] == "jemalloc"
+    assert session_conf(None, {key: "system"})[key] == "system"
+    assert session_conf("local[2]")["spark.driver.host"] == "127.0.0.1"
+    assert "spark.driver.host" not in session_conf(None)
+
+
 @pytest.mark.spark
 def test_spark_engine_stdout_is_the_json_result_only(tmp_path):
     pytest.importorskip("pyspark")
