@@ -201,7 +201,7 @@ class _Held:
         if mask is not None:
             size = np.where(mask, size, 0)
         cum = np.cumsum(size)
-        written = np.cumsum(write) if mask is not None else None
+        written = np.cumsum(write)   # (rows written up to each row: the chunk's count)
         m = len(write)
         start = 0
         while start < m:   # (one piece, all of it, unless the rows hold more than the chunk has room for)
@@ -210,12 +210,8 @@ class _Held:
                                        side="left")) + 1
             stop = min(max(stop, start + 1), m)
             piece = out if stop - start == m else out.slice(start, stop - start)
-            if mask is None:
-                conv.blocks.append(piece)
-                conv.block_rows += stop - start
-            else:
-                conv.blocks.append((piece, mask[start:stop]))
-                conv.block_rows += int(written[stop - 1]) - (int(written[start - 1]) if start else 0)
+            conv.blocks.append(piece if mask is None else (piece, mask[start:stop]))
+            conv.block_rows += int(written[stop - 1]) - (int(written[start - 1]) if start else 0)
             conv.pending_bytes += int(cum[stop - 1]) - before
             if stop < m:
                 conv.flush()
