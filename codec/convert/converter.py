@@ -858,10 +858,9 @@ class Converter:
 
     def _write_block(self, block: pa.Table, written=None) -> None:
         """Decode a block of pending rows and hand each protocol's rows to the
-        sink as its own table (in the block's order); ``written``: the rows
-        to write (a numpy mask; the others are held back until their stream settles, by the
-        compiled driver),
-        or None (all)."""
+        sink as its own table (in the block's order).  ``written``: a numpy
+        mask of the rows to write (the others are held back by the compiled
+        driver until their stream settles), or None: all of them."""
         from ..arrow_kernels import pc
 
         is_mq = pc.equal(block.column("protocol"), "mq")
