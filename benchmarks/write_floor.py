@@ -31,8 +31,12 @@ import sys
 import tempfile
 import time
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+from mqcodec.convert.heap import prefer_jemalloc
+
+prefer_jemalloc()   # (Arrow's pool as the mqcodec command has it: chosen before pyarrow loads)
+
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
 
 
 def _env():
