@@ -567,13 +567,12 @@ cdef inline uint64_t _hash(const uint8_t* k, Py_ssize_t w) noexcept nogil:
 
 cdef Py_ssize_t _text_keys(const uint8_t* buf, int64_t size, const int64_t* at, const int64_t* ln,
                            const uint8_t* fast, const int64_t* ccsid, Py_ssize_t n, Py_ssize_t width,
-                           uint8_t* keys, int32_t* first, int32_t* slots, Py_ssize_t mask,
-                           int32_t* index) noexcept nogil:
+                           uint8_t* keys, int32_t* slots, Py_ssize_t mask, int32_t* index) noexcept nogil:
     """The character fields of one column as ``_Reader.texts`` keys them: each
     unit's field (``ln`` bytes at ``at``; bytes past them or past the buffer 0)
     and its CCSID in two bytes, big endian, ``width`` + 2 bytes; the distinct
-    keys in order of first appearance (``keys``, ``first``: their units), each
-    unit's key number in ``index`` (-1: no field). Returns the distinct keys."""
+    keys in ``keys``, in order of first appearance, and each unit's key number
+    in ``index`` (-1: no field). Returns the number of distinct keys."""
     cdef Py_ssize_t i, j, d = 0, w = width + 2
     cdef int64_t m
     cdef uint8_t* k
@@ -597,7 +596,6 @@ cdef Py_ssize_t _text_keys(const uint8_t* buf, int64_t size, const int64_t* at, 
             j = (j + 1) & mask
         if slots[j] < 0:
             slots[j] = d
-            first[d] = i
             d += 1
         index[i] = slots[j]
     return d
@@ -613,15 +611,13 @@ cdef object _text_column(const uint8_t* buf, int64_t size, const int64_t* at, co
     while slots_n < 2 * fields:
         slots_n *= 2
     keys_a = np.empty((fields, width + 2), dtype=np.uint8)
-    first_a = np.empty(n, dtype=np.int32)
     slots_a = np.full(slots_n, -1, dtype=np.int32)
     index_a = np.empty(n, dtype=np.int32)
     cdef uint8_t* keys = <uint8_t*>cnp.PyArray_DATA(keys_a)
-    cdef int32_t* first = <int32_t*>cnp.PyArray_DATA(first_a)
     cdef int32_t* slots = <int32_t*>cnp.PyArray_DATA(slots_a)
     cdef int32_t* index = <int32_t*>cnp.PyArray_DATA(index_a)
     with nogil:
-        d = _text_keys(buf, size, at, ln, fast, ccsid, n, width, keys, first, slots, slots_n - 1, index)
+        d = _text_keys(buf, size, at, ln, fast, ccsid, n, width, keys, slots, slots_n - 1, index)
     return _pure.text_dictionary([bytes(k) for k in keys_a[:d]], index_a, width)
 
 
