@@ -275,7 +275,8 @@ def fuzz_batch_calls(data: bytes) -> None:
     if compiled is not None:
         c = compiled.decode_units(buf, starts, lens, full)
         _expect(c.schema.equals(py.schema), "calls batch: schemas differ")
-        for name in py.schema.names:   # values (the dictionaries' order may differ)
+        for name in py.schema.names:   # values, row by row (tests/test_calls_batch.py holds the
+            # two tables equal to the letter, dictionaries included, on the captures' units)
             _expect(c.column(name).to_pylist() == py.column(name).to_pylist(),
                     "calls batch: column %r differs: c=%s py=%s" % (name, c.column(name).to_pylist(),
                                                                     py.column(name).to_pylist()))
