@@ -181,7 +181,8 @@ class _Held:
         keys = conv.keys.tcp_batch(picked(t.column("tcp_stream").to_numpy()), picked(dirs), picked(
             _k.fill_null(t.column("frame"), -1).to_numpy()), rank, opened)
         conv.made += n
-        errors = int(picked(_k.is_valid(t.column("error")).to_numpy(zero_copy_only=False)).sum())
+        errors = n - t.column("error").null_count if mask is None else \
+            int(_k.is_valid(t.column("error")).to_numpy(zero_copy_only=False)[mask].sum())
         if errors:   # the framers' FramingError rows
             conv.summary["framing errors"] += errors
         for k in uniq[state == -1].tolist():   # closed directions make no more rows

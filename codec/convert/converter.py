@@ -869,7 +869,8 @@ class Converter:
             n = block.num_rows
         else:
             n = int(written.sum())
-            is_mq, is_msmq = (pc.and_(a, _k.bools(written)) for a in (is_mq, is_msmq))
+            w = _k.bools(written)
+            is_mq, is_msmq = pc.and_(is_mq, w), pc.and_(is_msmq, w)
         undecoded = pc.is_valid(block.column("error"))
         decodable = pc.invert(undecoded)
         for protocol, table_name, in_protocol in (("mq", _tables.MQ_MESSAGES, is_mq),
