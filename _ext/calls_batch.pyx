@@ -252,6 +252,16 @@ cdef inline uint32_t _sid(const uint8_t* p, int64_t rest) noexcept nogil:
     return _be32(p) if rest >= 4 else 0
 
 
+cdef inline int _header(const uint8_t* p, int64_t rest, uint32_t ascii, uint32_t ebcdic,
+                        int64_t length) noexcept nogil:
+    """A structure that may start at ``p``: 1 there (its ASCII StrucId, ``length``
+    bytes whole), 0 not there, -1 the pure reader's (an EBCDIC StrucId, or cut short)."""
+    cdef uint32_t sid = _sid(p, rest)
+    if sid == ebcdic or (sid == ascii and rest < length):
+        return -1
+    return sid == ascii
+
+
 cdef inline int64_t _length_of(int structure, int64_t version) noexcept nogil:
     if version < 0 or version >= NVERSIONS:
         return 0
@@ -422,32 +432,28 @@ cdef int _api(Out* o, Py_ssize_t i, int t, const uint8_t* p, int64_t at, int64_t
 
 cdef int _other(Out* o, Py_ssize_t i, int t, const uint8_t* p, int64_t at, int64_t rest, bint little) noexcept nogil:
     """A segment without an API header, after its TSH: 1 read, 0 the pure reader's."""
-    cdef uint32_t sid
+    cdef int h
     cdef int64_t usr, qlen
     if t == MESSAGE_DATA:              # MSH, then MQXQH
-        sid = _sid(p, rest)
-        if sid == MSH_E:
+        h = _header(p, rest, MSH_A, MSH_E, MSH_LEN)
+        if h < 0:
             return 0
-        if sid == MSH_A:
-            if rest < MSH_LEN:
-                return 0
+        if h:
             p += MSH_LEN
             at += MSH_LEN
             rest -= MSH_LEN
-        sid = _sid(p, rest)
-        if sid == XQH_E:
+        h = _header(p, rest, XQH_A, XQH_E, XQH_LEN)
+        if h < 0:
             return 0
-        if sid == XQH_A:
-            if rest < XQH_LEN:
-                return 0
+        if h:
             _put_texts(o, i, XQH_TEXTS, 2, at)
     elif t == INITIAL_DATA:
         if rest < 5:
             return 1
-        sid = _sid(p, rest)
-        if sid == ID_E or (sid == ID_A and rest < ID_SHORT):
+        h = _header(p, rest, ID_A, ID_E, ID_SHORT)
+        if h < 0:
             return 0
-        if sid == ID_A:
+        if h:
             _put_fields(o, i, ID_FIELDS, 7, p, little)
             _put_texts(o, i, ID_TEXTS, 1, at)
             if rest >= ID_V4:
@@ -457,18 +463,18 @@ cdef int _other(Out* o, Py_ssize_t i, int t, const uint8_t* p, int64_t at, int64
                 _put_fields(o, i, ID_EXT_FIELDS, 2, p, little)
                 _put_texts(o, i, ID_EXT_TEXTS, 1, at)
     elif t == USERID_DATA:
-        sid = _sid(p, rest)
-        if sid == UID_E or (sid == UID_A and rest < UID_LEN):
+        h = _header(p, rest, UID_A, UID_E, UID_LEN)
+        if h < 0:
             return 0
-        if sid == UID_A:
+        if h:
             _put_texts(o, i, UID_TEXTS, 1, at)
             if rest >= UID_LONG:
                 _put_texts(o, i, UID_LONG_TEXTS, 1, at)
     elif t == CONAUTH_INFO:
-        sid = _sid(p, rest)
-        if sid == CAUT_E or (sid == CAUT_A and rest < CAUT_LEN):
+        h = _header(p, rest, CAUT_A, CAUT_E, CAUT_LEN)
+        if h < 0:
             return 0
-        if sid == CAUT_A:
+        if h:
             _put(o, C_CAUT, i, _u32(p + CAUT_TYPE, little))
             usr = _u32(p + CAUT_USR, little)
             if usr <= rest - CAUT_LEN:
