@@ -183,6 +183,19 @@ def write_mq_max_tsh(path: str, size_mb: float, conns: int = 1) -> int:
     return _interleaved(path, size_mb, conns, 1414, lambda i: bytes(seg), bytes(1424))
 
 
+def write_pcf_statistics(path: str, size_mb: float, conns: int = 4) -> int:
+    """IBM MQ MQPUTs of PCF statistics messages (the shared statistics_q.dat body:
+    375 parameters in 8,960 bytes), one unit a segment: chunks full of PCF."""
+    from mqcodec.ibmmq import builders
+    from mqcodec.ibmmq.headers import MQMD
+
+    shared = os.environ.get("MQCODEC_SHARED", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared"))
+    with open(os.path.join(shared, "vectors", "ibmmq", "statistics_q.dat"), "rb") as f:
+        body = f.read()
+    unit = builders.encode_put(MQMD(Format="MQADMIN", Encoding=546, CodedCharSetId=819).encode() + body)
+    return _interleaved(path, size_mb, conns, 1414, lambda i: b"", unit)
+
+
 def write_tiny_garbage(path: str, n: int = 1_000_000, seed: int = 1) -> int:
     rnd = random.Random(seed)
     rb = rnd.randbytes
@@ -438,6 +451,7 @@ BUILDERS = {
     "msmq-4mib x1024 conns": lambda p, mb: write_msmq_4mib(p, mb, 1024),
     "mq-max-tsh x1 conn": lambda p, mb: write_mq_max_tsh(p, mb, 1),
     "mq-max-tsh x8 conns": lambda p, mb: write_mq_max_tsh(p, mb, 8),
+    "pcf-statistics x4 conns": lambda p, mb: write_pcf_statistics(p, mb, 4),
 }
 
 

@@ -270,3 +270,56 @@ def test_chosen_tables_are_those_of_a_full_run(tmp_path, impl):
             assert got.schema == want[t].schema and got.to_pylist() == want[t].to_pylist(), (chosen, t)
         assert report["summary"]["messages"] == full["summary"]["messages"]
         assert report["summary"]["frames"] == full["summary"]["frames"]
+
+
+def test_a_chunk_full_of_pcf_is_decoded_a_megabyte_of_bodies_at_a_time(tmp_path, impl, monkeypatch):
+    """A chunk of PCF messages (the statistics vector: 375 parameters in a body of
+    8,960 bytes, 0.04 rows a byte) reaches the sink a megabyte of bodies at a time,
+    so that the rows of a chunk full of them are not made all at once; the rows
+    are those of one decoding of every body, and each message has its 375."""
+    import struct
+
+    import pyarrow as pa
+
+    from mqcodec.batch import decode_pcf_batch
+    from mqcodec.convert import Converter, converter
+    from mqcodec.ibmmq import builders
+    from mqcodec.ibmmq.headers import MQMD
+
+    from conftest import VECTORS
+
+    body = (VECTORS / "ibmmq" / "statistics_q.dat").read_bytes()
+    unit = builders.encode_put(MQMD(Format="MQADMIN", Encoding=546, CodedCharSetId=819).encode() + body)
+    path = tmp_path / "pcf.pcap"
+    messages = 300   # 2.7 MB of bodies, a chunk
+    with open(path, "wb") as f:
+        w = PcapWriter(f, 1)
+        for i in range(messages):
+            tcp = struct.pack("!HHIIBBHHH", 40000, 1414, 1000 + i * len(unit), 1, 5 << 4, 0x18, 65535, 0, 0)
+            ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 40 + len(unit), 0, 0x4000, 64, 6, 0,
+                             bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
+            w.write(1_700_000_000 * 10 ** 9 + i, b"\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x08\x00" + ip + tcp + unit)
+    per_body = decode_pcf_batch([body], impl=impl).parameters.num_rows
+    assert per_body == 375
+
+    def pcf_tables(gather_bytes):
+        monkeypatch.setattr(converter, "_GATHER_BYTES", gather_bytes)
+        got: list = []
+        conv = Converter(lambda name, t: got.append(t) if name == "pcf_parameters" else None,
+                         ConvertOptions(impl=impl, threads=1))
+        conv.add_capture(str(path))
+        conv.drain()
+        return got
+
+    pieces = pcf_tables(1 << 20)
+    bodies_per_piece = (1 << 20) // len(body)
+    assert len(pieces) == -(-messages // bodies_per_piece) > 1
+    assert all(t.num_rows <= bodies_per_piece * per_body for t in pieces)
+    whole = pcf_tables(1 << 40)
+    assert len(whole) == 1
+    plain = pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in whole[0].schema])
+    rows = pa.concat_tables(pieces).cast(plain)
+    assert rows.num_rows == messages * per_body
+    assert rows.equals(whole[0].cast(plain))
+    keys = rows.column("message_key").to_pylist()
+    assert [keys.count(k) for k in dict.fromkeys(keys)] == [per_body] * messages
