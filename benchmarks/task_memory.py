@@ -1,0 +1,119 @@
+"""The peak memory of one cluster-engine convert task, outside Spark.
+
+A split job's convert task (``mqcodec.spark.split._write_groups``) gets its
+frames grouped by connection, converts them on one thread and writes its own
+Parquet files.  This script does the same in a child process per run: the
+capture's frames, ordered by (connection group, frame number) as Spark's
+``repartition`` + ``sortWithinPartitions`` order them, go through
+``Converter.add_frames`` into a ``DatasetSink`` (or no sink), and the child
+reports its peak RSS.  Whether that peak grows with the capture's length is
+issue 17's question (BENCHMARKS.md, "One capture over a Spark standalone
+cluster").
+
+    .venv/bin/python benchmarks/task_memory.py CAPTURE [CAPTURE ...] \\
+        [--sinks parquet,none] [--row-group-mib 16] [--rounds 2]
+
+``parquet``: the task's sink (``DatasetSink``, its rows waiting for their row
+group until ``--row-group-mib`` of them); ``none``: rows dropped (the
+conversion alone).  The ordered frames are cached beside each capture
+(``CAPTURE.by-connection.arrow``; making it holds the capture's frames in
+memory: about 3x its size).  Arrow's pool is jemalloc, as the ``mqcodec``
+command and the cluster engine's executors have it, unless
+``ARROW_DEFAULT_MEMORY_POOL`` says otherwise.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def order_by_connection(capture: str, ordered: str) -> None:
+    import pyarrow as pa
+
+    from mqcodec.capture import open_capture
+    from mqcodec.capture.connections import group_key, keys_of
+    from mqcodec.convert.spool import FRAME_BATCH_SCHEMA
+
+    with open(capture, "rb") as f:
+        frames = list(open_capture(f))
+    keys = [keys_of(fr) for fr in frames]
+    fragmented = {pair for _, pair, is_fragment in keys if is_fragment}
+    groups = [group_key(conn, pair, fragmented) for conn, pair, _ in keys]
+    order = sorted(range(len(frames)), key=lambda i: (groups[i], frames[i].number))
+    with pa.OSFile(ordered + ".tmp", "wb") as out, pa.ipc.new_file(out, FRAME_BATCH_SCHEMA) as w:
+        for s in range(0, len(order), 4096):
+            cols = list(zip(*(frames[i] for i in order[s:s + 4096])))
+            w.write_batch(pa.RecordBatch.from_arrays([pa.array(c, f.type) for c, f in zip(cols, FRAME_BATCH_SCHEMA)],
+                                                     schema=FRAME_BATCH_SCHEMA))
+    os.rename(ordered + ".tmp", ordered)
+
+
+def child(ordered: str, sink_kind: str, row_group_mib: int) -> None:
+    import resource
+
+    import pyarrow as pa
+
+    from mqcodec.convert import ConvertOptions, Converter, sinks
+
+    sinks.ROW_GROUP_BYTES = row_group_mib << 20
+    opts = ConvertOptions(threads=1)
+    with tempfile.TemporaryDirectory() as out:
+        if sink_kind == "none":
+            sink = None
+            conv = Converter(lambda name, rows: None, opts)
+        else:
+            sink = sinks.DatasetSink(out, tables=opts.tables, row_groups_per_file=opts.row_groups_per_file,
+                                     row_group_rows=opts.row_group_rows)
+            conv = Converter(sink, opts)
+
+        def batches():
+            with pa.OSFile(ordered, "rb") as f:
+                r = pa.ipc.open_file(f)
+                for i in range(r.num_record_batches):
+                    yield r.get_batch(i)
+
+        t = time.monotonic()
+        conv.add_frames(batches(), os.path.basename(ordered), index=0)
+        conv.drain()
+        if sink is not None:
+            sink.close()
+        print(json.dumps({"peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10,
+                          "s": round(time.monotonic() - t, 2), "pool": pa.default_memory_pool().backend_name}))
+
+
+def main(argv: list[str]) -> None:
+    if argv[1:2] == ["--child"]:
+        child(argv[2], argv[3], int(argv[4]))
+        return
+    args = argv[1:]
+    opt = {"--sinks": "parquet,none", "--row-group-mib": "16", "--rounds": "2"}
+    for name in list(opt):
+        if name in args:
+            i = args.index(name)
+            opt[name] = args[i + 1]
+            del args[i:i + 2]
+    env = dict(os.environ)
+    env.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
+    print("| capture | sink | row group MiB | peak MiB (each round) | s |")
+    print("|---|---|---:|---|---|")
+    for capture in args:
+        ordered = capture + ".by-connection.arrow"
+        if not os.path.exists(ordered):
+            order_by_connection(capture, ordered)
+        for kind in opt["--sinks"].split(","):
+            runs = []
+            for _ in range(int(opt["--rounds"])):
+                p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", ordered, kind,
+                                    opt["--row-group-mib"]], capture_output=True, text=True, env=env, check=True)
+                runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+            print("| %s (%d MiB) | %s | %s | %s | %s |" % (
+                os.path.basename(capture), os.path.getsize(capture) >> 20, kind, opt["--row-group-mib"],
+                ", ".join(str(r["peak_mib"]) for r in runs), ", ".join(str(r["s"]) for r in runs)), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
