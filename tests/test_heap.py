@@ -118,3 +118,38 @@ def test_the_command_prefers_jemalloc_before_anything_loads_pyarrow():
     env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
     out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.split() == (["jemalloc", "False"] if sys.platform.startswith("linux") else ["None", "False"])
+
+
+def test_waiting_rows_keep_their_all_null_columns_in_shared_zeros(tmp_path):
+    """Rows that wait for their row group hold their all-null columns (half the bytes
+    of an mq_calls or mq_messages chunk: the call types and headers it lacks) in zeros
+    they share, not in buffers of their own; the files hold the same rows."""
+    import gc
+
+    import pyarrow as pa
+
+    from mqcodec import synth
+    from mqcodec.convert import ConvertOptions, Converter
+    from mqcodec.convert.sinks import DatasetSink, read_table
+
+    capture = tmp_path / "sim.pcap"
+    synth.write_capture(str(capture), seed=1, messages=300)
+    given: list = []
+    conv = Converter(lambda name, rows: given.append((name, rows)), ConvertOptions(threads=1))
+    conv.add_capture(str(capture))
+    conv.drain()
+    expected = {name: pa.concat_tables([r for n, r in given if n == name]).to_pylist() for name, _ in given}
+    size = sum(rows.nbytes for _, rows in given)
+    null_bytes = sum(c.nbytes for _, rows in given for c in rows.columns if c.null_count == len(c))
+    assert null_bytes > size // 3   # (what the test is about)
+    sink = DatasetSink(str(tmp_path / "out"))
+    for name, rows in given:   # a small capture: every row waits for close
+        sink(name, rows)
+    given.clear()
+    gc.collect()
+    waiting = pa.total_allocated_bytes()
+    sink.close()
+    held = waiting - pa.total_allocated_bytes()
+    assert 0 < held < size - null_bytes   # (their own buffers: more than all but the null columns)
+    for name, rows in expected.items():
+        assert read_table(str(tmp_path / "out"), name).to_pylist() == rows
