@@ -21,7 +21,38 @@ from pyarrow._compute import CastOptions, call_function as call
 
 __all__ = ["call", "take", "filter", "cast", "dictionary_encode", "if_else", "equal", "is_null", "is_valid",
            "fill_null", "cast_table", "sort_by", "invert", "and_", "or_", "from_numpy", "bools", "int64s", "true_rows",
-           "gather_slices", "pc"]
+           "gather_slices", "nulls", "pc"]
+
+
+#: zeros that the arrays of :func:`nulls` share (never written to; grown by replacing)
+_ZEROS = pa.py_buffer(bytearray(0))
+
+
+def _zeros(size: int) -> pa.Buffer:
+    global _ZEROS
+    zeros = _ZEROS
+    if zeros.size < size:
+        zeros = _ZEROS = pa.py_buffer(bytearray(max(size, 2 * zeros.size)))
+    return zeros.slice(0, size)
+
+
+def nulls(n: int, t: pa.DataType) -> pa.Array:
+    """``pa.nulls(n, t)`` whose buffers are zeros every such array shares, for the
+    types of the output tables (integers, floats, times, booleans, fixed-size
+    binary, strings, binaries, lists, dictionaries of them); ``pa.nulls`` for any
+    other: a column without a value in a chunk costs no memory of its own."""
+    validity = _zeros((n + 7) // 8)
+    if pa.types.is_dictionary(t):
+        return pa.DictionaryArray.from_arrays(nulls(n, t.index_type), pa.array([], t.value_type))
+    if pa.types.is_string(t) or pa.types.is_binary(t):
+        return pa.Array.from_buffers(t, n, [validity, _zeros(4 * (n + 1)), _zeros(0)], null_count=n)
+    if pa.types.is_list(t):
+        return pa.Array.from_buffers(t, n, [validity, _zeros(4 * (n + 1))], null_count=n,
+                                     children=[pa.array([], t.value_type)])
+    if pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t) \
+            or pa.types.is_temporal(t) or pa.types.is_fixed_size_binary(t):
+        return pa.Array.from_buffers(t, n, [validity, _zeros((n * t.bit_width + 7) // 8)], null_count=n)
+    return pa.nulls(n, t)
 
 
 def take(data, indices):

@@ -161,52 +161,21 @@ class DatasetSink:
         return self.paths
 
 
-#: zeros that the all-null columns of waiting rows share (never written to; grown by replacing)
-_ZEROS = pa.py_buffer(bytearray(0))
-
-
-def _zeros(size: int) -> pa.Buffer:
-    global _ZEROS
-    zeros = _ZEROS
-    if zeros.size < size:
-        zeros = _ZEROS = pa.py_buffer(bytearray(max(size, 2 * zeros.size)))
-    return zeros.slice(0, size)
-
-
-def _null_column(t: pa.DataType, n: int) -> Optional[pa.Array]:
-    """``n`` nulls of type ``t`` whose buffers are :func:`_zeros` (None: a type
-    this does not make, left as it is)."""
-    validity = _zeros((n + 7) // 8)
-    if pa.types.is_dictionary(t):
-        indices = _null_column(t.index_type, n)
-        return None if indices is None else pa.DictionaryArray.from_arrays(indices, pa.array([], t.value_type))
-    if pa.types.is_string(t) or pa.types.is_binary(t):
-        return pa.Array.from_buffers(t, n, [validity, _zeros(4 * (n + 1)), _zeros(0)], null_count=n)
-    if pa.types.is_list(t):
-        return pa.Array.from_buffers(t, n, [validity, _zeros(4 * (n + 1))], null_count=n,
-                                     children=[pa.array([], t.value_type)])
-    if pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t) \
-            or pa.types.is_temporal(t) or pa.types.is_fixed_size_binary(t):
-        return pa.Array.from_buffers(t, n, [validity, _zeros((n * t.bit_width + 7) // 8)], null_count=n)
-    return None
-
-
 def _shared_nulls(rows: pa.Table) -> pa.Table:
     """``rows``, which wait for their row group, with their all-null columns
     (half the bytes of an mq_messages or mq_calls chunk: the columns of the call
     types and headers the chunk does not have) made of shared zeros instead of
     buffers of their own: the same values in a fraction of the memory."""
+    from ..arrow_kernels import nulls
+
     n = rows.num_rows
     columns = rows.columns
-    made: dict = {}   # type -> its nulls (the columns of one type share them)
+    changed = False
     for i, column in enumerate(columns):
         if n and column.null_count == n and column.nbytes:
-            t = column.type
-            if t not in made:
-                made[t] = _null_column(t, n)
-            if made[t] is not None:
-                columns[i] = made[t]
-    return pa.Table.from_arrays(columns, schema=rows.schema) if made else rows
+            columns[i] = nulls(n, column.type)
+            changed = True
+    return pa.Table.from_arrays(columns, schema=rows.schema) if changed else rows
 
 
 def _one_table(parts: list) -> pa.Table:
