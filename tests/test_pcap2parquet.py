@@ -272,6 +272,64 @@ def test_chosen_tables_are_those_of_a_full_run(tmp_path, impl):
         assert report["summary"]["frames"] == full["summary"]["frames"]
 
 
+def test_the_compiled_driver_forgets_the_addresses_of_past_connections(tmp_path, monkeypatch):
+    """The compiled driver looks up each row's connection addresses in the core
+    and keeps them between takes, but not for every connection of the capture
+    (about 360 bytes each: a task of a million connections would hold them
+    all): past ``CONNECTIONS_CACHED`` they are forgotten and looked up again,
+    and every row still carries its own connection's addresses."""
+    pytest.importorskip("mqcodec._ext.capture_core")
+    from mqcodec.capture.writer import TcpConversation, write_pcap
+    from mqcodec.convert import Converter, compiled
+    from mqcodec.ibmmq import builders
+    from mqcodec.ibmmq.headers import MQMD
+
+    conns = 600
+    frames = []
+    for k in range(conns):
+        c = TcpConversation(client=("10.1.%d.%d" % (k >> 8, k & 255), 20000 + k), start_ns=10 ** 18 + k * 10 ** 6)
+        c.handshake()
+        c.send(0, builders.encode_put(MQMD(Format="MQSTR").encode() + b"message %d" % k))
+        c.close()
+        frames += [(p.ts_ns, p.frame) for p in c.packets]
+    path = tmp_path / "many.pcap"
+    with open(path, "wb") as f:
+        write_pcap(f, sorted(frames), 1)
+    monkeypatch.setattr(compiled, "CHUNK", 8 << 10)   # many takes
+    monkeypatch.setattr(compiled, "TAKE_BYTES", 8 << 10)
+    take, cached = compiled._take, []
+
+    def watched(conv, core, mod, side, name, addresses, *args, **kw):
+        n = take(conv, core, mod, side, name, addresses, *args, **kw)
+        cached.append(len(addresses))
+        return n
+
+    monkeypatch.setattr(compiled, "_take", watched)
+
+    def messages(bound):
+        monkeypatch.setattr(compiled, "CONNECTIONS_CACHED", bound)
+        del cached[:]
+        got: list = []
+        conv = Converter(lambda name, t: got.append(t) if name == "mq_messages" else None,
+                         ConvertOptions(impl="c", threads=1))
+        conv.add_capture(str(path))
+        conv.drain()
+        return pa.concat_tables(got).sort_by("frame")
+
+    import pyarrow as pa
+
+    rows = messages(16)
+    assert len(cached) > 20 and max(cached) < conns // 4
+    assert rows.num_rows == conns
+    ports = rows.column("src_port").to_pylist()
+    assert ports == [20000 + k for k in range(conns)]
+    assert rows.column("src_ip").to_pylist() == ["10.1.%d.%d" % (k >> 8, k & 255) for k in range(conns)]
+    assert rows.column("body_text").to_pylist() == ["message %d" % k for k in range(conns)]
+    everything = messages(10 ** 9)
+    assert max(cached) == conns
+    assert rows.equals(everything)
+
+
 def test_a_chunk_full_of_pcf_is_decoded_a_megabyte_of_bodies_at_a_time(tmp_path, impl, monkeypatch):
     """A chunk of PCF messages (the statistics vector: 375 parameters in a body of
     8,960 bytes, 0.04 rows a byte) reaches the sink a megabyte of bodies at a time,
