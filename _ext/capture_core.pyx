@@ -197,12 +197,12 @@ cdef struct TKey:
     uint8_t pad[3]
 
 cdef struct Slot:
-    TKey key
+    # the key is its connection's (Conn.key, reversed when dir is 1): a slot holds
+    # no copy of it (24 bytes instead of 72; the connection's record is read anyway)
     uint64_t hash
     int64_t conn
-    int64_t stamp
     uint8_t state
-    uint8_t dir
+    uint8_t dir           # the key is the connection's client -> server (0) or its reverse (1)
 
 cdef struct Table:
     Slot* s
@@ -230,19 +230,6 @@ cdef int table_init(Table* t, Py_ssize_t cap) noexcept nogil:
     t.tombs = 0
     return 0
 
-cdef Slot* table_find(Table* t, const TKey* k, uint64_t h) noexcept nogil:
-    """The live slot (S_OPEN/S_CLOSED) holding k, or NULL."""
-    cdef Py_ssize_t mask = t.cap - 1
-    cdef Py_ssize_t i = <Py_ssize_t>(h & mask)
-    cdef Slot* s
-    while True:
-        s = &t.s[i]
-        if s.state == S_EMPTY:
-            return NULL
-        if s.state != S_TOMB and s.hash == h and memcmp(&s.key, k, 40) == 0:
-            return s
-        i = (i + 1) & mask
-
 cdef int table_grow(Table* t) noexcept nogil:
     cdef Table n
     cdef Py_ssize_t i, j, mask
@@ -262,28 +249,6 @@ cdef int table_grow(Table* t) noexcept nogil:
     free(t.s)
     t[0] = n
     return 0
-
-cdef Slot* table_insert(Table* t, const TKey* k, uint64_t h) noexcept nogil:
-    """A slot for k (existing live one, or a new one in state S_EMPTY->caller sets)."""
-    cdef Slot* s = table_find(t, k, h)
-    cdef Py_ssize_t mask, i
-    if s != NULL:
-        return s
-    if (t.used + t.tombs + 1) * 10 > t.cap * 6:
-        if table_grow(t) < 0:
-            return NULL
-    mask = t.cap - 1
-    i = <Py_ssize_t>(h & mask)
-    while t.s[i].state == S_OPEN or t.s[i].state == S_CLOSED:
-        i = (i + 1) & mask
-    s = &t.s[i]
-    if s.state == S_TOMB:
-        t.tombs -= 1
-    s.key = k[0]
-    s.hash = h
-    s.state = S_EMPTY   # caller sets the state
-    t.used += 1
-    return s
 
 cdef inline void table_delete(Table* t, Slot* s) noexcept nogil:
     s.state = S_TOMB
@@ -359,6 +324,49 @@ cdef struct Conn:
     uint8_t proto         # port-detected protocol + 1 (0: none)
     Py_ssize_t open_pos   # its place in Core.open_idx while open
     Live* live
+
+cdef inline bint slot_holds(const Slot* s, const Conn* conns, const TKey* k) noexcept nogil:
+    """Whether the slot's key (its connection's, or the reverse) is k."""
+    cdef const TKey* ck = &conns[s.conn].key
+    if s.dir == 0:
+        return memcmp(ck, k, 40) == 0
+    return (memcmp(ck.src, k.dst, 16) == 0 and memcmp(ck.dst, k.src, 16) == 0 and ck.sport == k.dport
+            and ck.dport == k.sport and ck.v6 == k.v6)
+
+cdef Slot* table_find(Table* t, const Conn* conns, const TKey* k, uint64_t h) noexcept nogil:
+    """The live slot (S_OPEN/S_CLOSED) holding k, or NULL."""
+    cdef Py_ssize_t mask = t.cap - 1
+    cdef Py_ssize_t i = <Py_ssize_t>(h & mask)
+    cdef Slot* s
+    while True:
+        s = &t.s[i]
+        if s.state == S_EMPTY:
+            return NULL
+        if s.state != S_TOMB and s.hash == h and slot_holds(s, conns, k):
+            return s
+        i = (i + 1) & mask
+
+cdef Slot* table_insert(Table* t, const Conn* conns, const TKey* k, uint64_t h) noexcept nogil:
+    """A slot for k (existing live one, or a new one in state S_EMPTY: the caller
+    sets its state, conn and dir before the table is searched again)."""
+    cdef Slot* s = table_find(t, conns, k, h)
+    cdef Py_ssize_t mask, i
+    if s != NULL:
+        return s
+    if (t.used + t.tombs + 1) * 10 > t.cap * 6:
+        if table_grow(t) < 0:
+            return NULL
+    mask = t.cap - 1
+    i = <Py_ssize_t>(h & mask)
+    while t.s[i].state == S_OPEN or t.s[i].state == S_CLOSED:
+        i = (i + 1) & mask
+    s = &t.s[i]
+    if s.state == S_TOMB:
+        t.tombs -= 1
+    s.hash = h
+    s.state = S_EMPTY   # caller sets the state
+    t.used += 1
+    return s
 
 # ---------------------------------------------------------------------------
 # the core's state (plain C so the walk runs without the GIL)
@@ -474,9 +482,7 @@ cdef struct Core:
     Py_ssize_t* open_idx  # the open (not retired) connections' indices, open_conns of them, in no
     Py_ssize_t open_cap   # order (Conn.open_pos: where each is): what the budget and eviction walk
     int64_t live_closed
-    int64_t stamp
-    TKey* fifo
-    int64_t* fifo_stamp
+    int64_t* fifo         # the closed map's order: connection * 2 + which of its keys
     Py_ssize_t fifo_head
     Py_ssize_t fifo_n
     Py_ssize_t fifo_cap
@@ -964,56 +970,60 @@ cdef void fail_conn(Core* c, Py_ssize_t ci) noexcept nogil:
     cn.state = C_FAILED
     live_free(cn)
 
-cdef int fifo_push(Core* c, const TKey* k, int64_t stamp) noexcept nogil:
+cdef inline void conn_key(const Conn* cn, int j, TKey* k) noexcept nogil:
+    """The connection's key (j 0: client -> server) or its reverse (j 1)."""
+    if j == 0:
+        k[0] = cn.key
+    else:
+        key_reverse(&cn.key, k)
+
+cdef Slot* closed_slot(Core* c, int64_t entry) noexcept nogil:
+    """The closed map's slot of a fifo entry (connection * 2 + j: the key j of
+    that connection), or NULL when the key was closed again since by another
+    connection, opened again or forgotten (the entry is stale)."""
+    cdef TKey k
+    cdef Py_ssize_t ci = <Py_ssize_t>(entry >> 1)
+    conn_key(&c.conns[ci], <int>(entry & 1), &k)
+    cdef Slot* s = table_find(&c.tab, c.conns, &k, key_hash(&k))
+    if s != NULL and s.state == S_CLOSED and s.conn == ci:
+        return s
+    return NULL
+
+cdef int fifo_push(Core* c, int64_t entry) noexcept nogil:
     cdef Py_ssize_t cap, i
-    cdef TKey* nk
-    cdef int64_t* ns
-    cdef Slot* s
+    cdef int64_t* nf
     cdef Py_ssize_t j, keep
     if c.fifo_n == c.fifo_cap and c.fifo_n >= 4096 and c.fifo_n >= 4 * c.live_closed:
-        # compact: drop entries superseded by a later stamp or deleted (memory
-        # bounded by the closed map, not by every connection ever closed)
+        # compact: drop stale entries (memory bounded by the closed map, not by
+        # every connection ever closed)
         keep = 0
         for j in range(c.fifo_n):
             i = (c.fifo_head + j) % c.fifo_cap
-            s = table_find(&c.tab, &c.fifo[i], key_hash(&c.fifo[i]))
-            if s != NULL and s.state == S_CLOSED and s.stamp == c.fifo_stamp[i]:
+            if closed_slot(c, c.fifo[i]) != NULL:
                 c.fifo[(c.fifo_head + keep) % c.fifo_cap] = c.fifo[i]
-                c.fifo_stamp[(c.fifo_head + keep) % c.fifo_cap] = c.fifo_stamp[i]
                 keep += 1
         c.fifo_n = keep
     if c.fifo_n == c.fifo_cap:
         cap = c.fifo_cap * 2 if c.fifo_cap else 1024
-        nk = <TKey*>malloc(cap * sizeof(TKey))
-        ns = <int64_t*>malloc(cap * sizeof(int64_t))
-        if nk == NULL or ns == NULL:
-            free(nk)
-            free(ns)
+        nf = <int64_t*>malloc(cap * sizeof(int64_t))
+        if nf == NULL:
             return -1
         for i in range(c.fifo_n):
-            nk[i] = c.fifo[(c.fifo_head + i) % c.fifo_cap]
-            ns[i] = c.fifo_stamp[(c.fifo_head + i) % c.fifo_cap]
+            nf[i] = c.fifo[(c.fifo_head + i) % c.fifo_cap]
         free(c.fifo)
-        free(c.fifo_stamp)
-        c.fifo = nk
-        c.fifo_stamp = ns
+        c.fifo = nf
         c.fifo_head = 0
         c.fifo_cap = cap
-    i = (c.fifo_head + c.fifo_n) % c.fifo_cap
-    c.fifo[i] = k[0]
-    c.fifo_stamp[i] = stamp
+    c.fifo[(c.fifo_head + c.fifo_n) % c.fifo_cap] = entry
     c.fifo_n += 1
     return 0
 
 cdef void retire(Core* c, Py_ssize_t ci, int64_t frame) noexcept nogil:
     """TCPReassembler._retire: forget the connection, remember its 4-tuple."""
     cdef Conn* cn = &c.conns[ci]
-    cdef TKey keys[2]
-    cdef Slot* s
-    cdef uint64_t hh
-    cdef int j
     cdef TKey k
-    cdef int64_t st
+    cdef Slot* s
+    cdef int j
     if cn.retired:
         return
     cn.retired = 1
@@ -1023,11 +1033,9 @@ cdef void retire(Core* c, Py_ssize_t ci, int64_t frame) noexcept nogil:
     c.open_idx[cn.open_pos] = c.open_idx[c.open_conns]
     c.conns[c.open_idx[cn.open_pos]].open_pos = cn.open_pos
     live_free(cn)
-    keys[0] = cn.key
-    key_reverse(&cn.key, &keys[1])
     for j in range(2):
-        hh = key_hash(&keys[j])
-        s = table_insert(&c.tab, &keys[j], hh)
+        conn_key(cn, j, &k)
+        s = table_insert(&c.tab, c.conns, &k, key_hash(&k))
         if s == NULL:
             c.oom = True
             return
@@ -1039,19 +1047,17 @@ cdef void retire(Core* c, Py_ssize_t ci, int64_t frame) noexcept nogil:
             c.live_closed += 1
         s.state = S_CLOSED
         s.conn = ci
-        c.stamp += 1
-        s.stamp = c.stamp
-        if fifo_push(c, &keys[j], c.stamp) < 0:
+        s.dir = j
+        if fifo_push(c, 2 * ci + j) < 0:
             c.oom = True
             return
     while c.live_closed > 2 * c.max_closed and c.fifo_n:
-        k = c.fifo[c.fifo_head]
-        st = c.fifo_stamp[c.fifo_head]
+        # the oldest closed key first (the pure closed map's order): a key closed
+        # again later has that entry, its older one is stale
+        s = closed_slot(c, c.fifo[c.fifo_head])
         c.fifo_head = (c.fifo_head + 1) % c.fifo_cap
         c.fifo_n -= 1
-        hh = key_hash(&k)
-        s = table_find(&c.tab, &k, hh)
-        if s != NULL and s.state == S_CLOSED and s.stamp == st:
+        if s != NULL:
             table_delete(&c.tab, s)
             c.live_closed -= 1
 
@@ -1117,14 +1123,14 @@ cdef Py_ssize_t new_conn(Core* c, const TKey* tk, uint8_t flags, int64_t frame, 
     for j in range(2):
         cn.live.h[j].proto = <int>cn.proto - 1
     d = 0 if client_a else 1
-    s = table_insert(&c.tab, tk, key_hash(tk))
+    s = table_insert(&c.tab, c.conns, tk, key_hash(tk))
     if s == NULL:
         c.oom = True
         return -1
     s.state = S_OPEN
     s.conn = ci
     s.dir = d
-    s = table_insert(&c.tab, &rk, key_hash(&rk))
+    s = table_insert(&c.tab, c.conns, &rk, key_hash(&rk))
     if s == NULL:
         c.oom = True
         return -1
@@ -1624,7 +1630,7 @@ cdef void finish_conn(Core* c, Py_ssize_t ci, int64_t last_frame, bint eof=False
 cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
     """TCPReassembler.segment for one decoded TCP segment."""
     cdef uint64_t hh = key_hash(&pk.key)
-    cdef Slot* s = table_find(&c.tab, &pk.key, hh)
+    cdef Slot* s = table_find(&c.tab, c.conns, &pk.key, hh)
     cdef uint8_t flags = pk.flags
     cdef bint synonly = (flags & F_SYN) and not (flags & F_ACK)
     cdef Py_ssize_t ci = -1
@@ -1651,7 +1657,7 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
                 else:
                     retire(c, ci, frame)
                 ci = -1
-                s = table_find(&c.tab, &pk.key, hh)
+                s = table_find(&c.tab, c.conns, &pk.key, hh)
     if ci < 0:
         if s != NULL and s.state == S_CLOSED and not synonly:
             c.st.after_close += 1
@@ -1663,7 +1669,7 @@ cdef void segment(Core* c, Pkt* pk, int64_t frame, int64_t ts) noexcept nogil:
             table_delete(&c.tab, s)
             c.live_closed -= 1
             key_reverse(&pk.key, &rk)
-            s = table_find(&c.tab, &rk, key_hash(&rk))
+            s = table_find(&c.tab, c.conns, &rk, key_hash(&rk))
             if s != NULL and s.state == S_CLOSED:
                 table_delete(&c.tab, s)
                 c.live_closed -= 1
@@ -2486,7 +2492,6 @@ cdef class _Walker:
         free(self.c.open_idx)
         free(self.c.tab.s)
         free(self.c.fifo)
-        free(self.c.fifo_stamp)
         buf_free(&self.left)
         buf_free(&self.c.data)
         i64_free(&self.c.offs); i64_free(&self.c.o_seq); i64_free(&self.c.o_conn); i64_free(&self.c.o_dir)

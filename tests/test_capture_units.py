@@ -595,6 +595,37 @@ def test_closed_connection_memory_and_late_retransmissions(max_closed, impl):
     assert streams == set(range(len(opened)))
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_the_closed_map_forgets_in_the_pure_order(seed, impl):
+    """Connections on a few 4-tuples (one of them a connection to itself),
+    closed by FIN or RST, reused, with late segments of earlier ones between,
+    under a closed map of 1-4 connections: the compiled core opens, ignores and
+    forgets exactly as the pure reassembler (``_events`` compares them), and
+    keeps its closed map in order by connection rather than by key."""
+    rnd = random.Random(seed)
+    tuples = [(("10.3.0.1", 41000), ("10.3.0.2", 1414)), (("10.3.0.1", 41001), ("10.3.0.2", 1414)),
+              (("10.3.0.5", 1414), ("10.3.0.5", 1414)), (("10.3.0.2", 1414), ("10.3.0.1", 41002))]
+    frames, sent, conversations, t = [], [], [], 1_700_000_000_000_000_000
+    for k in range(40):
+        client, server = rnd.choice(tuples)
+        conversations.append((client, server))
+        c = TcpConversation(client, server, isn_client=rnd.randrange(1 << 32), start_ns=t, step_ns=1000)
+        pk = c.handshake() + c.send(0, _mq_stream(1)) + (c.close(rnd.randrange(2)) if rnd.random() < 0.7
+                                                         else c.reset(rnd.randrange(2)))
+        frames += [(p.ts_ns, p.frame) for p in pk]
+        sent += [p for p in pk if p.length]
+        t = frames[-1][0] + 1000
+        for p in rnd.sample(sent, min(len(sent), rnd.randrange(3))):   # late copies of earlier segments
+            frames.append((t, p.frame))
+            t += 1000
+    data = _pcap(frames, nanosecond=True)
+    opened = _opened(_events(data, impl, max_closed=rnd.randrange(1, 5)))
+    assert [o[0] for o in opened] == list(range(len(opened)))
+    # each conversation between two ends opens its connection (one to itself may be taken
+    # for a reused tuple by its own SYN-ACK); late copies may open more
+    assert len(opened) >= sum(1 for c in conversations if c[0] != c[1])
+
+
 # --------------------------------------------------------------------------- reordering, overlaps, holes
 def _in_order_units(mq: bytes, impl: str) -> dict:
     """The units of ``mq`` sent in order on the connection the tests below damage."""
