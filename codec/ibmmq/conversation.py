@@ -126,14 +126,17 @@ class CallTracker:
     """See the module docstring."""
 
     def __init__(self, *, max_waiting: int = 1 << 16, max_handles: int = 1 << 16, max_connections: int = 1 << 16):
+        # the states forgotten oldest first are OrderedDicts: a dict's first entry is found by
+        # walking past the entries deleted before it, so that forgetting the oldest of 65,536
+        # one at a time cost ~10 us (a capture of 160,000 short connections: 5 of its 9 s)
         self._waiting: dict[tuple, deque] = {}
-        self._order: dict = {}   # call_key -> waiting key, oldest first
-        self._handles: dict[tuple, OrderedDict] = {}
-        self._qmgr: dict[Any, str] = {}
+        self._order: OrderedDict = OrderedDict()   # call_key -> waiting key, oldest first
+        self._handles: OrderedDict = OrderedDict()   # conversation -> its handles
+        self._qmgr: OrderedDict = OrderedDict()
         # who: stream -> [channel (INITIAL_DATA), user (USERID_DATA)]; conversation ->
         # [user (CONAUTH_INFO), application (MQCONN)] (two lookups a unit)
-        self._connection: dict[Any, list] = {}
-        self._conversation: dict[Any, list] = {}
+        self._connection: OrderedDict = OrderedDict()
+        self._conversation: OrderedDict = OrderedDict()
         self.max_waiting = int(max_waiting)
         self.max_handles = int(max_handles)
         self.max_connections = int(max_connections)
@@ -298,8 +301,7 @@ class CallTracker:
 
     def _give_up(self, given_up: list) -> None:
         """Forget the oldest waiting request (memory bound)."""
-        call_key = next(iter(self._order))
-        key = self._order.pop(call_key)
+        call_key, key = self._order.popitem(last=False)
         q = self._waiting.get(key)
         if q:
             for i, w in enumerate(q):
@@ -323,7 +325,7 @@ class CallTracker:
         return keys
 
 
-def _bound(state: dict, limit: int) -> None:
+def _bound(state: OrderedDict, limit: int) -> None:
     """Forget the oldest entries of ``state`` (insertion order) past ``limit``."""
     while len(state) > limit:
-        del state[next(iter(state))]
+        state.popitem(last=False)
