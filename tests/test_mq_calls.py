@@ -641,6 +641,25 @@ def test_tracker_bounds_the_waiting_requests(Tracker):
     assert t.close() == [2, 3]
 
 
+def test_requests_waiting_under_one_key_are_replied_and_given_up_oldest_first(Tracker):
+    """Requests of one conversation with the same RequestId and type wait in
+    order: each reply takes the oldest, a give-up forgets the oldest of all,
+    whether one request or several wait under a key."""
+    t = Tracker(max_waiting=3)
+    put = {"segment_type": 0x86, "conversation_id": 1}
+    reply = {"segment_type": 0x96, "conversation_id": 1}
+    assert [t.unit(k, 0, k * 10, dict(put, request_id=7)).waiting for k in (0, 1)] == [True, True]
+    assert t.unit(2, 0, 20, dict(put, request_id=8)).waiting
+    first = t.unit(3, 0, 35, dict(reply, request_id=7))
+    assert (first.request_call_key, first.latency_ns) == (0, 35)
+    assert t.unit(4, 0, 40, dict(put, request_id=7)).given_up == []
+    assert t.unit(5, 0, 50, dict(put, request_id=9)).given_up == [1]   # the oldest of all
+    second = t.unit(6, 0, 66, dict(reply, request_id=7))
+    assert (second.request_call_key, second.latency_ns) == (4, 26)
+    assert t.unit(7, 0, 70, dict(reply, request_id=7)).request_call_key is None
+    assert t.waiting == 2 and t.close() == [2, 5]
+
+
 def test_schema_has_the_brief_columns():
     names = set(table_schema("mq_calls").names)
     assert {"call_key", "capture", "frame", "ts", "ts_nanos", "tcp_stream", "src_ip", "src_port", "dst_ip",

@@ -129,7 +129,9 @@ class CallTracker:
         # the states forgotten oldest first are OrderedDicts: a dict's first entry is found by
         # walking past the entries deleted before it, so that forgetting the oldest of 65,536
         # one at a time cost ~10 us (a capture of 160,000 short connections: 5 of its 9 s)
-        self._waiting: dict[tuple, deque] = {}
+        # waiting key -> the request waiting under it, or a deque of them when several do
+        # (a deque is ~700 bytes: 45 MiB for the 65,536 requests that may wait)
+        self._waiting: dict[tuple, Any] = {}
         self._order: OrderedDict = OrderedDict()   # call_key -> waiting key, oldest first
         self._handles: OrderedDict = OrderedDict()   # conversation -> its handles
         self._qmgr: OrderedDict = OrderedDict()
@@ -243,7 +245,9 @@ class CallTracker:
                 w = (ck, ts_ns[i], name, manager, od_name[i], od_qm[i], hobj)
                 q = waiting.get(key)
                 if q is None:
-                    waiting[key] = deque((w,))
+                    waiting[key] = w   # the one request waiting under its key (the usual case)
+                elif type(q) is tuple:
+                    waiting[key] = deque((q, w))
                 else:
                     q.append(w)
                 order[ck] = key
@@ -254,12 +258,17 @@ class CallTracker:
                 paired = False
                 key = (ckey[0], ckey[1], request_ids[i], base)
                 q = waiting.get(key)
-                if q:
+                if q is not None:
                     # the request (a plain tuple: no object per request, see above)
-                    req_key, req_ts, req_name, req_manager, req_od, req_od_qm, req_hobj = q.popleft()
-                    paired = True
-                    if not q:
+                    if type(q) is tuple:
                         del waiting[key]
+                    else:
+                        req = q
+                        q = req.popleft()
+                        if not req:
+                            del waiting[key]
+                    req_key, req_ts, req_name, req_manager, req_od, req_od_qm, req_hobj = q
+                    paired = True
                     order.pop(req_key, None)
                     rck[i] = req_key
                     ts = ts_ns[i]
@@ -303,7 +312,10 @@ class CallTracker:
         """Forget the oldest waiting request (memory bound)."""
         call_key, key = self._order.popitem(last=False)
         q = self._waiting.get(key)
-        if q:
+        if type(q) is tuple:
+            if q[0] == call_key:
+                del self._waiting[key]
+        elif q:
             for i, w in enumerate(q):
                 if w[0] == call_key:
                     del q[i]
