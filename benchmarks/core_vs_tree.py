@@ -43,21 +43,11 @@ print("%.4f %d" % (best, core.stats["budget checks"]))
 
 
 def many_connections(n: int) -> str:
-    from mqcodec.capture.writer import TcpConversation, write_pcap
+    import many_connections as generator
 
     path = "/tmp/mqcodec-many-connections-%d.pcap" % n
     if not os.path.exists(path):
-        frames = []
-        for k in range(n):
-            c = TcpConversation(mss=1000, client=("10.%d.%d.1" % (k >> 8 & 255, k & 255), 40000 + k % 20000),
-                                start_ns=10**18 + k * 1000, step_ns=1)
-            c.handshake()
-            c.send(0, b"TSH " + bytes(60))
-            c.close()
-            frames += [(p.ts_ns, p.frame) for p in c.packets]
-        frames.sort(key=lambda f: f[0])
-        with open(path, "wb") as f:
-            write_pcap(f, frames, 1)
+        generator.write(n, path, "junk")
     return path
 
 

@@ -6,8 +6,9 @@ records and closed map, the conversation tracker's) is what it measures.
 
 Each connection: a handshake, then ``mq`` (the default) one IBM MQ MQPUT unit
 each way (requests never replied: they wait until the tracker gives them up),
-or ``junk`` 64 bytes that are not IBM MQ (framing errors), then a FIN close;
-connections one after another, client addresses and ports varied.
+or ``junk`` 64 bytes that are not IBM MQ (framing errors: the capture
+``core_vs_tree.py --many-connections`` uses), then a FIN close; connections
+one after another, client addresses and ports varied.
 """
 from __future__ import annotations
 
@@ -22,8 +23,11 @@ def write(n: int, path: str, payload: str = "mq") -> None:
     unit = builders.encode_put(MQMD(Format="MQSTR").encode() + b"message")
     frames = []
     for k in range(n):
-        c = TcpConversation(client=("10.%d.%d.1" % (k >> 8 & 255, k & 255), 20000 + k % 30000),
-                            start_ns=10 ** 18 + k * 10 ** 5, step_ns=1)
+        client = "10.%d.%d.1" % (k >> 8 & 255, k & 255)
+        if payload == "mq":
+            c = TcpConversation(client=(client, 20000 + k % 30000), start_ns=10 ** 18 + k * 10 ** 5, step_ns=1)
+        else:   # core_vs_tree.py's capture of many connections, as it always was
+            c = TcpConversation(mss=1000, client=(client, 40000 + k % 20000), start_ns=10 ** 18 + k * 1000, step_ns=1)
         c.handshake()
         if payload == "mq":
             c.send(0, unit)
