@@ -595,35 +595,66 @@ def test_closed_connection_memory_and_late_retransmissions(max_closed, impl):
     assert streams == set(range(len(opened)))
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_the_closed_map_forgets_in_the_pure_order(seed, impl):
-    """Connections on a few 4-tuples (one of them a connection to itself),
-    closed by FIN or RST, reused, with late segments of earlier ones between,
-    under a closed map of 1-4 connections: the compiled core opens, ignores and
-    forgets exactly as the pure reassembler (``_events`` compares them), and
-    keeps its closed map in order by connection rather than by key."""
-    rnd = random.Random(seed)
-    tuples = [(("10.3.0.1", 41000), ("10.3.0.2", 1414)), (("10.3.0.1", 41001), ("10.3.0.2", 1414)),
-              (("10.3.0.5", 1414), ("10.3.0.5", 1414)), (("10.3.0.2", 1414), ("10.3.0.1", 41002))]
-    frames, sent, conversations, t = [], [], [], 1_700_000_000_000_000_000
-    for k in range(40):
+_TUPLES = [(("10.3.0.1", 41000), ("10.3.0.2", 1414)), (("10.3.0.1", 41001), ("10.3.0.2", 1414)),
+           (("10.3.0.5", 1414), ("10.3.0.5", 1414)), (("10.3.0.2", 1414), ("10.3.0.1", 41002))]
+
+
+def _reused_tuples(rnd: random.Random, n: int, tuples=_TUPLES, t: int = 1_700_000_000_000_000_000) -> tuple:
+    """The frames of ``n`` connections on ``tuples`` (the default: four, one of
+    them a connection to itself), closed by FIN or RST, with late copies of
+    earlier segments between them, from time ``t``; the (client, server) of
+    each; the time after them."""
+    frames, sent, conversations = [], [], []
+    mq = _mq_stream(1)
+    for _ in range(n):
         client, server = rnd.choice(tuples)
         conversations.append((client, server))
         c = TcpConversation(client, server, isn_client=rnd.randrange(1 << 32), start_ns=t, step_ns=1000)
-        pk = c.handshake() + c.send(0, _mq_stream(1)) + (c.close(rnd.randrange(2)) if rnd.random() < 0.7
-                                                         else c.reset(rnd.randrange(2)))
+        pk = c.handshake() + c.send(0, mq) + (c.close(rnd.randrange(2)) if rnd.random() < 0.7
+                                              else c.reset(rnd.randrange(2)))
         frames += [(p.ts_ns, p.frame) for p in pk]
         sent += [p for p in pk if p.length]
         t = frames[-1][0] + 1000
-        for p in rnd.sample(sent, min(len(sent), rnd.randrange(3))):   # late copies of earlier segments
+        for p in rnd.sample(sent[-50:], min(len(sent), rnd.randrange(3))):   # late copies of earlier segments
             frames.append((t, p.frame))
             t += 1000
-    data = _pcap(frames, nanosecond=True)
-    opened = _opened(_events(data, impl, max_closed=rnd.randrange(1, 5)))
+    return frames, conversations, t
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_closed_map_forgets_in_the_pure_order(seed, impl):
+    """Connections on a few 4-tuples, reused, closed by FIN or RST, with late
+    segments of earlier ones between, under a closed map of 1-4 connections:
+    the compiled core opens, ignores and forgets exactly as the pure
+    reassembler (``_events`` compares them), and keeps its closed map in order
+    by connection rather than by key."""
+    rnd = random.Random(seed)
+    frames, conversations, _ = _reused_tuples(rnd, 40)
+    opened = _opened(_events(_pcap(frames, nanosecond=True), impl, max_closed=rnd.randrange(1, 5)))
     assert [o[0] for o in opened] == list(range(len(opened)))
     # each conversation between two ends opens its connection (one to itself may be taken
     # for a reused tuple by its own SYN-ACK); late copies may open more
     assert len(opened) >= sum(1 for c in conversations if c[0] != c[1])
+
+
+def test_the_closed_map_drops_stale_entries_of_reused_tuples(impl):
+    """One connection, then thousands on three reused 4-tuples: each close
+    leaves an entry in the closed map's order that the tuple's next connection
+    makes stale, and the core compacts that order (past 4,096 entries, four
+    times the keys closed), keeping the first connection's.  Connections on
+    other tuples then make the closed map forget its oldest, the first
+    connection first: a late copy of its segment opens a new connection, as
+    in the pure reassembler."""
+    rnd = random.Random(7)
+    first, _, t = _reused_tuples(rnd, 1, [(("10.5.0.1", 43000), ("10.5.0.2", 1414))])
+    reused, _, t = _reused_tuples(rnd, 2200, _TUPLES[:2] + _TUPLES[3:], t)
+    others = [(("10.4.0.%d" % k, 42000 + k), ("10.4.1.1", 1414)) for k in range(12)]
+    more, _, t = _reused_tuples(rnd, 60, others, t)
+    late = [(t + i, frame) for i, (_, frame) in enumerate(first[3:4] + reused[-8:-7])]   # data segments
+    opened = _opened(_events(_pcap(first + reused + more + late, nanosecond=True), impl, max_closed=4))
+    assert [o[0] for o in opened] == list(range(len(opened)))
+    # the first connection, forgotten, is opened again by its late copy
+    assert [o[1:3] for o in opened].count(("10.5.0.1", 43000)) == 2
 
 
 # --------------------------------------------------------------------------- reordering, overlaps, holes
