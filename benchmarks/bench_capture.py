@@ -45,7 +45,10 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SHARED = pathlib.Path(os.environ.get("MQCODEC_SHARED", ROOT.parent / "shared")).resolve()
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from conftest import SHARED as _SHARED  # noqa: E402
+
+SHARED = pathlib.Path(_SHARED)
 REAL = SHARED / "captures" / "ibmmq_jms_client_1414.pcap"
 MESSAGES = int(os.environ.get("MQCODEC_BENCH_CAPTURE_MESSAGES", "20000"))
 TSHARK_FIELDS = ["-T", "fields", "-e", "mq.tsh.type"]

@@ -189,8 +189,9 @@ def write_pcf_statistics(path: str, size_mb: float, conns: int = 4) -> int:
     from mqcodec.ibmmq import builders
     from mqcodec.ibmmq.headers import MQMD
 
-    shared = os.environ.get("MQCODEC_SHARED", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared"))
-    with open(os.path.join(shared, "vectors", "ibmmq", "statistics_q.dat"), "rb") as f:
+    from conftest import SHARED
+
+    with open(os.path.join(SHARED, "vectors", "ibmmq", "statistics_q.dat"), "rb") as f:
         body = f.read()
     unit = builders.encode_put(MQMD(Format="MQADMIN", Encoding=546, CodedCharSetId=819).encode() + body)
     return _interleaved(path, size_mb, conns, 1414, lambda i: b"", unit)

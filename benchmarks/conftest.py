@@ -7,6 +7,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+#: ../shared beside the checkout (spec vectors, captures), or MQCODEC_SHARED
+SHARED = os.path.realpath(os.environ.get("MQCODEC_SHARED",
+                                         os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared")))
+
 #: name -> (seconds per call, records per call, bytes per call)
 RESULTS: dict[str, tuple[float, int, int]] = {}
 

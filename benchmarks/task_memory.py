@@ -36,7 +36,7 @@ def order_by_connection(capture: str, ordered: str) -> None:
 
     from mqcodec.capture import open_capture
     from mqcodec.capture.connections import group_key, keys_of
-    from mqcodec.convert.spool import FRAME_BATCH_SCHEMA
+    from mqcodec.convert.spool import FRAME_BATCH_SCHEMA, as_batches
 
     with open(capture, "rb") as f:
         frames = list(open_capture(f))
@@ -45,10 +45,8 @@ def order_by_connection(capture: str, ordered: str) -> None:
     groups = [group_key(conn, pair, fragmented) for conn, pair, _ in keys]
     order = sorted(range(len(frames)), key=lambda i: (groups[i], frames[i].number))
     with pa.OSFile(ordered + ".tmp", "wb") as out, pa.ipc.new_file(out, FRAME_BATCH_SCHEMA) as w:
-        for s in range(0, len(order), 4096):
-            cols = list(zip(*(frames[i] for i in order[s:s + 4096])))
-            w.write_batch(pa.RecordBatch.from_arrays([pa.array(c, f.type) for c, f in zip(cols, FRAME_BATCH_SCHEMA)],
-                                                     schema=FRAME_BATCH_SCHEMA))
+        for batch in as_batches(frames[i] for i in order):
+            w.write_batch(batch)
     os.rename(ordered + ".tmp", ordered)
 
 

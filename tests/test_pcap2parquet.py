@@ -279,6 +279,8 @@ def test_the_compiled_driver_forgets_the_addresses_of_past_connections(tmp_path,
     all): past ``CONNECTIONS_CACHED`` they are forgotten and looked up again,
     and every row still carries its own connection's addresses."""
     pytest.importorskip("mqcodec._ext.capture_core")
+    import pyarrow as pa
+
     from mqcodec.capture.writer import TcpConversation, write_pcap
     from mqcodec.convert import Converter, compiled
     from mqcodec.ibmmq import builders
@@ -315,8 +317,6 @@ def test_the_compiled_driver_forgets_the_addresses_of_past_connections(tmp_path,
         conv.add_capture(str(path))
         conv.drain()
         return pa.concat_tables(got).sort_by("frame")
-
-    import pyarrow as pa
 
     rows = messages(16)
     assert len(cached) > 20 and max(cached) < conns // 4
