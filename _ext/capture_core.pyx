@@ -308,9 +308,78 @@ cdef struct Half:
 cdef struct Live:
     Half h[2]
 
+cdef struct IdEntry:
+    int64_t id            # ID_EMPTY, ID_GONE (a deleted entry) or a connection id
+    Py_ssize_t rec
+
+cdef enum:
+    ID_EMPTY = -1
+    ID_GONE = -2
+
+cdef struct IdMap:
+    # open addressing from ``id & mask``, linear probing, deleted entries marked.  The
+    # ids held are mostly a window of consecutive ones, and the driver asks about them
+    # in order: each sits at or next to its home, and lookups walk memory in order
+    IdEntry* e
+    Py_ssize_t cap        # power of two (0: not allocated)
+    Py_ssize_t n          # ids held
+    Py_ssize_t gone       # deleted entries (reused by later ids, dropped when rebuilt)
+
+cdef int idmap_put(IdMap* m, int64_t id, Py_ssize_t rec) noexcept nogil:
+    """Add ``id`` (never held before: ids are given once)."""
+    cdef IdMap n
+    cdef Py_ssize_t i, j
+    if (m.n + m.gone + 1) * 4 > m.cap * 3:   # (a quarter of the entries stay empty: lookups end)
+        # rebuilt without the deleted entries, twice as large when more than half is held
+        n.cap = m.cap if m.cap and (m.n + 1) * 2 <= m.cap else (m.cap * 2 if m.cap else 1024)
+        n.n = m.n
+        n.gone = 0
+        n.e = <IdEntry*>malloc(n.cap * sizeof(IdEntry))
+        if n.e == NULL:
+            return -1
+        memset(n.e, 0xFF, n.cap * sizeof(IdEntry))
+        for i in range(m.cap):
+            if m.e[i].id >= 0:
+                j = <Py_ssize_t>(m.e[i].id & (n.cap - 1))
+                while n.e[j].id != ID_EMPTY:
+                    j = (j + 1) & (n.cap - 1)
+                n.e[j] = m.e[i]
+        free(m.e)
+        m[0] = n
+    i = <Py_ssize_t>(id & (m.cap - 1))
+    while m.e[i].id >= 0:
+        i = (i + 1) & (m.cap - 1)
+    if m.e[i].id == ID_GONE:
+        m.gone -= 1
+    m.e[i].id = id
+    m.e[i].rec = rec
+    m.n += 1
+    return 0
+
+cdef Py_ssize_t idmap_find(const IdMap* m, int64_t id) noexcept nogil:
+    """The map's place of ``id``, or -1."""
+    cdef Py_ssize_t i
+    if m.cap == 0 or id < 0:
+        return -1
+    i = <Py_ssize_t>(id & (m.cap - 1))
+    while m.e[i].id != ID_EMPTY:
+        if m.e[i].id == id:
+            return i
+        i = (i + 1) & (m.cap - 1)
+    return -1
+
+cdef inline void idmap_delete(IdMap* m, Py_ssize_t i) noexcept nogil:
+    m.e[i].id = ID_GONE
+    m.n -= 1
+    m.gone += 1
+
 cdef struct Conn:
+    # a record is freed once its connection is retired, out of the closed map and
+    # past one take (release_records): memory for the connections the core follows
+    # or remembers, not for every connection a capture ever had
     TKey key              # client -> server
-    int64_t stream
+    int64_t id            # the connection's number (take()'s conn: in order of opening); -1: free record
+                          # (its tcp_stream, or with streams_by_frame its first frame: conn_stream)
     int64_t first_frame
     int64_t last_frame    # -1: not retired
     int64_t last_seen     # frame of its latest segment (the pure _Conn.last: eviction order)
@@ -322,7 +391,8 @@ cdef struct Conn:
     uint8_t first_dir     # the direction of the segment that opened it (TCPReassembler.conns order)
     uint8_t retired
     uint8_t proto         # port-detected protocol + 1 (0: none)
-    Py_ssize_t open_pos   # its place in Core.open_idx while open
+    uint8_t fifo_refs     # the closed map's FIFO entries naming this record (0-2)
+    Py_ssize_t open_pos   # its place in Core.open_idx while open; a free record: the next free one + 1
     Live* live
 
 cdef inline bint slot_holds(const Slot* s, const Conn* conns, const TKey* k) noexcept nogil:
@@ -475,9 +545,15 @@ cdef struct Core:
     int64_t pure_max_segments     # TCPReassembler max_reassembly_segments
     # connections
     Table tab
-    Conn* conns
-    Py_ssize_t nconns
+    Conn* conns           # the records (a connection's index in them is its record, not its id)
+    Py_ssize_t nconns     # records ever made (free ones among them)
     Py_ssize_t conns_cap
+    Py_ssize_t free_head  # the first free record + 1 (0: none)
+    int64_t next_id       # connections opened so far
+    IdMap ids             # connection id -> record, for the records held
+    I64 retired_new       # records to free: those forgotten since the last take, and
+    I64 retired_old       # those forgotten before it (freed at the next take)
+    I64 opened            # streams_by_frame: the frame that opened each connection, by id
     int64_t open_conns
     Py_ssize_t* open_idx  # the open (not retired) connections' indices, open_conns of them, in no
     Py_ssize_t open_cap   # order (Conn.open_pos: where each is): what the budget and eviction walk
@@ -819,7 +895,7 @@ cdef int log_stream(Core* c, int kind, Py_ssize_t ci, int d, int64_t off, const 
     (SL_DATA) or length (SL_GAP; SL_OPEN: the SYN was seen), frame, ts).  0 or -1."""
     with gil:
         try:
-            (<list>c.slog).append((kind, ci, d, off, PyBytes_FromStringAndSize(<const char*>p, n)
+            (<list>c.slog).append((kind, c.conns[ci].id, d, off, PyBytes_FromStringAndSize(<const char*>p, n)
                                    if kind == SL_DATA else n, frame, ts))
         except BaseException:
             return -1
@@ -867,9 +943,9 @@ cdef int core_out(Core* c, int64_t start, const uint8_t* data, Py_ssize_t length
             return -1
     c.offs.p[k + 1] = c.data.n
     c.o_seq.p[k] = c.seq
-    c.o_conn.p[k] = c.cur_conn
+    c.o_conn.p[k] = c.conns[c.cur_conn].id
     c.o_dir.p[k] = c.cur_dir
-    c.o_stream.p[k] = cn.stream
+    c.o_stream.p[k] = conn_stream(c, cn)
     c.o_off.p[k] = start
     c.o_frame.p[k] = frame
     c.o_ts.p[k] = ts
@@ -970,6 +1046,10 @@ cdef void fail_conn(Core* c, Py_ssize_t ci) noexcept nogil:
     cn.state = C_FAILED
     live_free(cn)
 
+cdef inline int64_t conn_stream(const Core* c, const Conn* cn) noexcept nogil:
+    """The connection's tcp_stream: its number, or (streams_by_frame) the frame that opened it."""
+    return cn.first_frame if c.streams_by_frame else cn.id
+
 cdef inline void conn_key(const Conn* cn, int j, TKey* k) noexcept nogil:
     """The connection's key (j 0: client -> server) or its reverse (j 1)."""
     if j == 0:
@@ -989,6 +1069,38 @@ cdef Slot* closed_slot(Core* c, int64_t entry) noexcept nogil:
         return s
     return NULL
 
+cdef void fifo_unref(Core* c, int64_t entry) noexcept nogil:
+    """A FIFO entry gone: a retired connection that no entry names any more is
+    forgotten, and its record is freed after the next take (release_records)."""
+    cdef Py_ssize_t ci = <Py_ssize_t>(entry >> 1)
+    cdef Conn* cn = &c.conns[ci]
+    cn.fifo_refs -= 1
+    if cn.fifo_refs == 0 and cn.retired and i64_push(&c.retired_new, ci) < 0:
+        c.oom = True
+
+cdef void release_records(Core* c) noexcept nogil:
+    """At a take: free the records forgotten before the previous take (the
+    caller may ask about the connections of what it took until the next take),
+    and keep those forgotten since for the next one."""
+    cdef Py_ssize_t k, ci, at
+    cdef Conn* cn
+    cdef I64 t
+    for k in range(c.retired_old.n):
+        ci = <Py_ssize_t>c.retired_old.p[k]
+        cn = &c.conns[ci]
+        at = idmap_find(&c.ids, cn.id)
+        if at >= 0:
+            idmap_delete(&c.ids, at)
+        live_free(cn)
+        memset(cn, 0, sizeof(Conn))
+        cn.id = -1
+        cn.open_pos = c.free_head
+        c.free_head = ci + 1
+    c.retired_old.n = 0
+    t = c.retired_old
+    c.retired_old = c.retired_new
+    c.retired_new = t
+
 cdef int fifo_push(Core* c, int64_t entry) noexcept nogil:
     cdef Py_ssize_t cap, i
     cdef int64_t* nf
@@ -1002,6 +1114,8 @@ cdef int fifo_push(Core* c, int64_t entry) noexcept nogil:
             if closed_slot(c, c.fifo[i]) != NULL:
                 c.fifo[(c.fifo_head + keep) % c.fifo_cap] = c.fifo[i]
                 keep += 1
+            else:
+                fifo_unref(c, c.fifo[i])
         c.fifo_n = keep
     if c.fifo_n == c.fifo_cap:
         cap = c.fifo_cap * 2 if c.fifo_cap else 1024
@@ -1016,6 +1130,7 @@ cdef int fifo_push(Core* c, int64_t entry) noexcept nogil:
         c.fifo_cap = cap
     c.fifo[(c.fifo_head + c.fifo_n) % c.fifo_cap] = entry
     c.fifo_n += 1
+    c.conns[entry >> 1].fifo_refs += 1
     return 0
 
 cdef void retire(Core* c, Py_ssize_t ci, int64_t frame) noexcept nogil:
@@ -1024,6 +1139,7 @@ cdef void retire(Core* c, Py_ssize_t ci, int64_t frame) noexcept nogil:
     cdef TKey k
     cdef Slot* s
     cdef int j
+    cdef int64_t entry
     if cn.retired:
         return
     cn.retired = 1
@@ -1054,12 +1170,14 @@ cdef void retire(Core* c, Py_ssize_t ci, int64_t frame) noexcept nogil:
     while c.live_closed > 2 * c.max_closed and c.fifo_n:
         # the oldest closed key first (the pure closed map's order): a key closed
         # again later has that entry, its older one is stale
-        s = closed_slot(c, c.fifo[c.fifo_head])
+        entry = c.fifo[c.fifo_head]
+        s = closed_slot(c, entry)
         c.fifo_head = (c.fifo_head + 1) % c.fifo_cap
         c.fifo_n -= 1
         if s != NULL:
             table_delete(&c.tab, s)
             c.live_closed -= 1
+        fifo_unref(c, entry)
 
 
 cdef void set_unsupported(Core* c, const char* why) noexcept nogil:
@@ -1100,16 +1218,24 @@ cdef Py_ssize_t new_conn(Core* c, const TKey* tk, uint8_t flags, int64_t frame, 
         client_a = True
     if tk.sport == tk.dport and memcmp(tk.src, tk.dst, 16) == 0:
         client_a = True      # client == a compares equal tuples
-    if c.nconns == c.conns_cap and grow(<void**>&c.conns, &c.conns_cap, 1024, sizeof(Conn)) < 0:
-        c.oom = True
-        return -1
-    ci = c.nconns
-    c.nconns += 1
+    if c.free_head:
+        ci = c.free_head - 1
+        c.free_head = c.conns[ci].open_pos
+    else:
+        if c.nconns == c.conns_cap and grow(<void**>&c.conns, &c.conns_cap, 1024, sizeof(Conn)) < 0:
+            c.oom = True
+            return -1
+        ci = c.nconns
+        c.nconns += 1
     cn = &c.conns[ci]
     memset(cn, 0, sizeof(Conn))
+    cn.id = c.next_id
+    if idmap_put(&c.ids, cn.id, ci) < 0 or (c.streams_by_frame and i64_push(&c.opened, frame) < 0):
+        c.oom = True
+        return -1
+    c.next_id += 1
     key_reverse(tk, &rk)
     cn.key = tk[0] if client_a else rk
-    cn.stream = frame if c.streams_by_frame else ci
     cn.first_frame = frame
     cn.last_frame = -1
     cn.live = <Live*>calloc(1, sizeof(Live))
@@ -1157,8 +1283,8 @@ cdef Py_ssize_t new_conn(Core* c, const TKey* tk, uint8_t flags, int64_t frame, 
 
 
 cdef int _victim_cmp(const void* a, const void* b) noexcept nogil:
-    """(last_seen, conn) pairs in ascending order: Python's stable sort by
-    _Conn.last over connections in creation order."""
+    """(last_seen, id, record) triples in ascending order: Python's stable sort
+    by _Conn.last over connections in creation order."""
     cdef const int64_t* x = <const int64_t*>a
     cdef const int64_t* y = <const int64_t*>b
     if x[0] != y[0]:
@@ -1172,17 +1298,18 @@ cdef void evict(Core* c, Py_ssize_t keep, int64_t frame) noexcept nogil:
     opened) is closed as a RST closes it (_finish: holes and unacknowledged
     ends declared lost, the framers closed)."""
     cdef Py_ssize_t i, j, n = 0, k
-    cdef int64_t* v = <int64_t*>malloc((2 * c.open_conns + 2) * sizeof(int64_t))
+    cdef int64_t* v = <int64_t*>malloc((3 * c.open_conns + 3) * sizeof(int64_t))
     if v == NULL:
         c.oom = True
         return
     for j in range(c.open_conns):
         i = c.open_idx[j]
         if i != keep:
-            v[2 * n] = c.conns[i].last_seen
-            v[2 * n + 1] = i
+            v[3 * n] = c.conns[i].last_seen
+            v[3 * n + 1] = c.conns[i].id
+            v[3 * n + 2] = i
             n += 1
-    qsort(v, n, 2 * sizeof(int64_t), _victim_cmp)
+    qsort(v, n, 3 * sizeof(int64_t), _victim_cmp)
     k = c.max_connections // 10
     if k < 1:
         k = 1
@@ -1190,7 +1317,7 @@ cdef void evict(Core* c, Py_ssize_t keep, int64_t frame) noexcept nogil:
         k = n
     c.st.evicted += k
     for i in range(k):
-        finish_conn(c, v[2 * i + 1], frame)
+        finish_conn(c, v[3 * i + 2], frame)
     free(v)
 
 cdef Py_ssize_t run_framer(Core* c, Half* h, const uint8_t* p, Py_ssize_t n) noexcept nogil:
@@ -1261,7 +1388,7 @@ cdef int record_conflict(Core* c, Py_ssize_t ci, int d, Half* h, int64_t start, 
             or i64_reserve(&c.x_dend, k + 1) < 0):
         return -1
     c.x_seq.p[k] = c.seq
-    c.x_conn.p[k] = ci
+    c.x_conn.p[k] = c.conns[ci].id
     c.x_dir.p[k] = d
     c.x_start.p[k] = start
     c.x_end.p[k] = end
@@ -2492,6 +2619,8 @@ cdef class _Walker:
         free(self.c.open_idx)
         free(self.c.tab.s)
         free(self.c.fifo)
+        free(self.c.ids.e)
+        i64_free(&self.c.retired_new); i64_free(&self.c.retired_old); i64_free(&self.c.opened)
         buf_free(&self.left)
         buf_free(&self.c.data)
         i64_free(&self.c.offs); i64_free(&self.c.o_seq); i64_free(&self.c.o_conn); i64_free(&self.c.o_dir)
@@ -2716,6 +2845,10 @@ cdef class CaptureCore(_Walker):
     cdef list _slog
     cdef Py_ssize_t _finish_next   # finish(max_bytes): the next connection to finish
     cdef bint _finishing
+    cdef I64 _finish_order         # (id, record) of the connections open when finish() began, by id
+
+    def __dealloc__(self):
+        i64_free(&self._finish_order)
 
     def __init__(self, mq_ports=(1414,), msmq_ports=(1801,), detect_by_content=True, *,
                  server_ports=DEFAULT_SERVER_PORTS, max_closed=65536, max_connections=1_000_000, max_reassembly_bytes=4 << 20,
@@ -2750,11 +2883,19 @@ cdef class CaptureCore(_Walker):
         bytes (their open units become rows with their bytes, all at the end of
         the capture) and return False; take() them and call again to go on.
         True when every connection is closed."""
-        cdef Py_ssize_t ci
+        cdef Py_ssize_t ci, k, j
         cdef Core* c = &self.c
+        cdef I64* order = &self._finish_order
         if not self._finishing:
             self._finishing = True
             self._finish_next = 0
+            if i64_reserve(order, 2 * c.open_conns + 2) < 0:
+                raise MemoryError("capture core")
+            for j in range(c.open_conns):
+                order.p[2 * j] = c.conns[c.open_idx[j]].id
+                order.p[2 * j + 1] = c.open_idx[j]
+            order.n = 2 * c.open_conns
+            qsort(order.p, c.open_conns, 2 * sizeof(int64_t), _victim_cmp)
             if c.fmt == 0 or (c.fmt == 2 and c.sections == 0):
                 set_unsupported(c, "the input ends inside the file header")
             if (c.fmt == 1 or c.fmt == 2) and not c.stopped and self.left.n:
@@ -2763,22 +2904,24 @@ cdef class CaptureCore(_Walker):
                 c.stop_num = c.number
         if c.unsupported:
             return True
-        ci = self._finish_next
+        k = self._finish_next
         with nogil:
-            while ci < c.nconns:
-                if c.conns[ci].state == C_FAST and not c.conns[ci].retired:
+            while 2 * k < order.n:
+                ci = <Py_ssize_t>order.p[2 * k + 1]
+                if c.conns[ci].id == order.p[2 * k] and c.conns[ci].state == C_FAST and not c.conns[ci].retired:
                     finish_conn(c, ci, c.number - 1, True)
-                ci += 1
+                k += 1
                 if max_bytes > 0 and c.data.n >= max_bytes:
                     break
-        self._finish_next = ci
+        self._finish_next = k
         if c.oom:
             raise MemoryError("capture core")
-        return ci >= c.nconns
+        return 2 * k >= order.n
 
     def take(self):
         """Everything produced since the last take()."""
         cdef Core* c = &self.c
+        release_records(c)
         cdef Py_ssize_t n = c.o_seq.n
         cdef int64_t base = c.offs.p[0]
         out = {}
@@ -2832,39 +2975,52 @@ cdef class CaptureCore(_Walker):
         data, 2 gap, 3 closed (offset: the stream's length)."""
         if self._slog is None:
             raise ValueError("CaptureCore(stream_events=True) logs the stream events")
+        release_records(&self.c)
         out = list(self._slog)
         del self._slog[:]
         return out
 
-    def connection(self, Py_ssize_t conn):
-        """(client_ip, client_port, server_ip, server_port, tcp_stream)"""
-        if not 0 <= conn < self.c.nconns:
+    cdef Conn* _record(self, int64_t conn):
+        """The record of connection ``conn`` (take()'s conn), or NULL when it is
+        not held: unknown, or forgotten before the previous take."""
+        cdef Py_ssize_t at = idmap_find(&self.c.ids, conn)
+        return NULL if at < 0 else &self.c.conns[self.c.ids.e[at].rec]
+
+    def connection(self, int64_t conn):
+        """(client_ip, client_port, server_ip, server_port, tcp_stream) of a
+        connection in the output of the last take() or since (IndexError for
+        one forgotten before it)."""
+        cdef Conn* cn = self._record(conn)
+        if cn == NULL:
             raise IndexError(conn)
-        cdef Conn* cn = &self.c.conns[conn]
-        return (_ip(cn.key.src, cn.key.v6), cn.key.sport, _ip(cn.key.dst, cn.key.v6), cn.key.dport, cn.stream)
+        return (_ip(cn.key.src, cn.key.v6), cn.key.sport, _ip(cn.key.dst, cn.key.v6), cn.key.dport, conn_stream(&self.c, cn))
 
     def stream_end(self, Py_ssize_t conn, int direction):
         """Where the direction's stream is: its next expected offset while the
         core follows it; -1 when it is closed (no more bytes will come).  The
         driver holds messages ending within the pure reassembler's
         OVERLAP_WINDOW of it (a differing copy may still flag them)."""
-        if not 0 <= conn < self.c.nconns or not 0 <= direction <= 1:
+        if not 0 <= direction <= 1 or not 0 <= conn < self.c.next_id:
             raise IndexError(conn)
-        cdef Conn* cn = &self.c.conns[conn]
-        if cn.live == NULL or cn.live.h[direction].closed:
+        cdef Conn* cn = self._record(conn)
+        if cn == NULL or cn.live == NULL or cn.live.h[direction].closed:
             return -1
         return cn.live.h[direction].next
 
     def opened_frame(self, Py_ssize_t conn):
         """The frame that opened connection ``conn`` (keys of its rows whose first
-        byte was not captured)."""
-        if not 0 <= conn < self.c.nconns:
+        byte was not captured), as :meth:`connection` finds it."""
+        cdef Conn* cn = self._record(conn)
+        if cn == NULL:
             raise IndexError(conn)
-        return self.c.conns[conn].first_frame
+        return cn.first_frame
 
     def opened_frames(self):
-        """The frame that opened each connection, in order of opening."""
-        return [self.c.conns[i].first_frame for i in range(self.c.nconns)]
+        """With ``streams_by_frame``: the frame that opened each connection, in
+        order of opening."""
+        if not self.c.streams_by_frame:
+            raise ValueError("CaptureCore(streams_by_frame=True) keeps the opening frames")
+        return _arr(&self.c.opened, self.c.opened.n).tolist()
 
     @property
     def buffered_bytes(self):
@@ -2889,6 +3045,7 @@ cdef class CaptureCore(_Walker):
                 "budget checks": self.c.budget_checks, "buffered bytes at the largest check": self.c.budget_peak,
                 "budget cuts": self.c.budget_cuts, "bytes cut by the budget": self.c.budget_cut_bytes,
                 "pcapng blocks skipped": self.c.skipped_blocks, "open connections": self.c.open_conns,
+                "connection records": self.c.ids.n,
                 "frames with impossible timestamps": s.bad_ts, "evicted connections": s.evicted,
                 "gaps": s.gaps, "gap bytes": s.gap_bytes, "resynchronisations": s.resyncs,
                 "bytes skipped by resynchronisation": s.resync_bytes}

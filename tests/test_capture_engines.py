@@ -260,6 +260,48 @@ def test_connections_evicted_past_max_connections(monkeypatch, limit):
     assert report["captures"][-1]["core"]["evicted connections"] > 0
 
 
+@pytest.mark.parametrize("max_closed", [0, 3])
+def test_the_core_frees_the_records_of_connections_it_has_forgotten(monkeypatch, max_closed):
+    """A connection the core has retired and forgotten (out of its closed map)
+    takes no memory a take later: the core reuses its record, while the
+    connection numbers (tcp_stream) go on, and the driver asks nothing of it
+    after that take.  Hundreds of short connections, some with differing copies
+    (conflicts counted per connection at the end), some whose first data segment
+    was lost (rows keyed by the connection's opening frame), some reusing the
+    4-tuple of a forgotten one: every table equals the pure engine's, and the
+    core never holds more than a few records."""
+    from mqcodec.convert import compiled
+    from mqcodec.capture.writer import TcpConversation
+    from test_capture_units import _mq_stream
+
+    monkeypatch.setattr(compiled, "CHUNK", 4096)   # many takes
+    monkeypatch.setattr(compiled, "TAKE_BYTES", 4096)
+    held, take = [], compiled._take
+
+    def watched(conv, core, *args, **kw):
+        n = take(conv, core, *args, **kw)
+        held.append(core.stats["connection records"])
+        return n
+
+    monkeypatch.setattr(compiled, "_take", watched)
+    mq = _mq_stream(2)
+    conns = 300
+    packets = []
+    for k in range(conns):
+        a = TcpConversation(("10.7.%d.%d" % (k % 100 >> 4, k % 100 & 15 | 16), 41000 + k % 100),
+                            ("10.7.0.2", 1414), mss=400, start_ns=10 ** 18 + k * 10 ** 6, step_ns=1)
+        opening = a.handshake()
+        sent = a.send(0, mq)
+        if k % 37 == 5:
+            sent = sent[1:]   # the first data segment lost: rows start in a gap
+        packets += [(p.ts_ns, p.frame) for p in opening + sent + a.close()]
+    packets = _with_differing_copies(packets, max_closed, 5, False)
+    s = _same(_pcap(packets), max_closed=max_closed)["summary"]
+    assert s["conflicting overlaps"] > 0 and s.get("gaps", 0) >= 8
+    assert len(held) > 30
+    assert max(held) < 40, held   # (a record for every connection: 300)
+
+
 @pytest.mark.parametrize("mtu", [68, 300])
 def test_ipv4_fragments_stay_with_the_core(mtu):
     """TCP (SYNs, MQ and MSMQ data, FINs) and UDP pings in IPv4 fragments,

@@ -82,7 +82,7 @@ class _Held:
     def __init__(self):
         self.table = None                 # held rows (BLOCK_SCHEMA + _conn, _dir, _end, _rank, _seq), no keys yet
         self.ranges: dict = {}            # (conn, direction) -> [[start, end], ...] not passed by a row yet
-        self.conflicts_by_conn: Counter = Counter()   # conn -> differing copies (counted at the end)
+        self.conflicts_by_stream: Counter = Counter()   # tcp_stream -> differing copies (counted at the end)
 
     def conflicts(self, b: dict, new) -> Any:
         """The batch's conflict records (``b["conflicts"]``) and the ranges
@@ -95,10 +95,11 @@ class _Held:
             return new
         events: dict = defaultdict(list)   # (conn, direction) -> [(seq, 0 row | 1 conflict, ...)]
         if x is not None:
-            for seq, c, d, s, e, dend in zip(x["seq"].tolist(), x["conn"].tolist(), x["direction"].tolist(),
-                                             x["start"].tolist(), x["end"].tolist(), x["stream_end"].tolist()):
+            for seq, c, d, s, e, dend, stream in zip(
+                    x["seq"].tolist(), x["conn"].tolist(), x["direction"].tolist(), x["start"].tolist(),
+                    x["end"].tolist(), x["stream_end"].tolist(), x["tcp_stream"]):
                 events[(c, d)].append((seq, 1, s, e, dend))
-                self.conflicts_by_conn[c] += 1
+                self.conflicts_by_stream[stream] += 1
         tables = [t for t in (self.table, new) if t is not None and t.num_rows]
         flags = []
         wanted = [c * 2 + d for c, d in set(events) | set(self.ranges)]
@@ -144,15 +145,17 @@ class _Held:
             self.table = out.pop(0)
         return out[0] if out else new
 
-    def count_conflicts(self, conv, core) -> None:
+    def count_conflicts(self, conv) -> None:
         """The end of the capture: the differing copies per connection."""
-        for c, n in sorted(self.conflicts_by_conn.items()):
-            conv.count_conflicts(core.connection(c)[4], n)
-        self.conflicts_by_conn.clear()
+        for stream, n in sorted(self.conflicts_by_stream.items()):
+            conv.count_conflicts(stream, n)
+        self.conflicts_by_stream.clear()
 
     def settle(self, conv, core, new, *, final: bool = False) -> int:
         """Add ``new`` rows; write those that are final (all of them with
         ``final``); returns the number written."""
+        for key in [k for k in self.ranges if core.stream_end(*k) == -1]:
+            del self.ranges[key]   # a closed direction makes no more rows to flag
         parts = [t for t in (self.table, new) if t is not None and t.num_rows]
         if not parts:
             return 0   # (before the imports: a capture with no message pays for neither)
@@ -163,7 +166,7 @@ class _Held:
         dirs = t.column("_dir").to_numpy().astype(np.int64)
         end = t.column("_end").to_numpy()
         keyv = conn * 2 + dirs
-        uniq, inverse = np.unique(keyv, return_inverse=True)
+        uniq, first, inverse = np.unique(keyv, return_index=True, return_inverse=True)
         state = np.array([core.stream_end(int(k) >> 1, int(k) & 1) for k in uniq.tolist()], dtype=np.int64)
         se = state[inverse]
         write = (se == -1) | (end <= se - OVERLAP_WINDOW) | final
@@ -182,15 +185,16 @@ class _Held:
         opened = None
         if (rank < 0).any():   # rows whose first byte was not captured: keyed by the connection's opening frame
             opened = [core.opened_frame(c) for c in picked(conn).tolist()]
-        keys = conv.keys.tcp_batch(picked(t.column("tcp_stream").to_numpy()), picked(dirs), picked(
+        streams = t.column("tcp_stream").to_numpy()
+        keys = conv.keys.tcp_batch(picked(streams), picked(dirs), picked(
             _k.fill_null(t.column("frame"), -1).to_numpy()), rank, opened)
         conv.made += n
         errors = n - t.column("error").null_count if mask is None else \
             int(_k.is_valid(t.column("error")).to_numpy(zero_copy_only=False)[mask].sum())
         if errors:   # the framers' FramingError rows
             conv.summary["framing errors"] += errors
-        for k in uniq[state == -1].tolist():   # closed directions make no more rows
-            conv.keys.forget(int(k) >> 1, int(k) & 1)
+        for k, i in zip(uniq[state == -1].tolist(), first[state == -1].tolist()):
+            conv.keys.forget(int(streams[i]), int(k) & 1)   # closed directions make no more rows
         if mask is not None:   # (the rows held keep no key: they get theirs when written)
             keys_all = np.zeros(len(write), dtype=np.int64)
             keys_all[write] = keys
@@ -235,6 +239,8 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, held: "Optional[
         _side_events(conv, side.feed(frame), name)
     n = len(b["seq"])
     conflicts = b.pop("conflicts", None)
+    if conflicts is not None:   # (the core forgets a connection's addresses a take after it is forgotten)
+        conflicts["tcp_stream"] = [_connection(core, conns, c)[4] for c in conflicts["conn"].tolist()]
     if n == 0:
         if held is not None:
             held.conflicts({"conflicts": conflicts}, None)
@@ -270,9 +276,7 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, held: "Optional[
     uniq, inverse = np.unique(conn, return_inverse=True)
     cip, cport, sip, sport = [], [], [], []
     for c in uniq.tolist():
-        info = conns.get(c)
-        if info is None:
-            info = conns[c] = core.connection(c)
+        info = _connection(core, conns, c)
         cip.append(info[0])
         cport.append(info[1])
         sip.append(info[2])
@@ -340,6 +344,15 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, held: "Optional[
     return n
 
 
+def _connection(core, conns: dict, c: int) -> tuple:
+    """``core.connection(c)`` through the cache ``conns``: asked within the take
+    that gave ``c`` (the core frees what it forgets a take later)."""
+    info = conns.get(c)
+    if info is None:
+        info = conns[c] = core.connection(c)
+    return info
+
+
 def _error_columns(b: dict, length) -> dict:
     """The error columns of the framers' FramingError records (code > 0), as
     the pure converter's rows of FramingError events have them; ``length``
@@ -378,8 +391,7 @@ def _units(conv, core, b: dict, is_unit, name: str, conns: dict) -> dict:
     conn_u = np.asarray(b["conn"], dtype=np.int64)[units]
     dir_u = np.asarray(b["direction"], dtype=np.int64)[units]
     for c in set(conn_u.tolist()):   # (not np.unique: its first plain call imports numpy.ma)
-        if c not in conns:
-            conns[c] = core.connection(c)
+        _connection(core, conns, c)
     starts = offsets[units] - base
     lens = offsets[units + 1] - offsets[units]
     full = np.asarray(b["full_length"], dtype=np.int64)[units] if "full_length" in b else lens
@@ -524,7 +536,7 @@ def add_capture(conv, mod, source, name: str, progress=None, *, numbers=None) ->
     _advance(progress, core, frames_seen, where)
     _side_events(conv, side.close(), name)
     stats = dict(core.stats)
-    held.count_conflicts(conv, core)
+    held.count_conflicts(conv)
     if numbers is not None and conv.opening_frames is not None:
         conv.opening_frames.extend(core.opened_frames())
     side_report = side.report()
