@@ -35,7 +35,10 @@ API::
         offsets int64 (n+1), full_length int64 (unit records: the unit's whole
         length), deferred list[Frame] (capture order)
     core.connection(conn) -> (client_ip, client_port, server_ip, server_port, tcp_stream)
+        (a connection of the last take()'s output or since: the core frees the
+        record of a connection it forgot a take later)
     core.opened_frames() -> [the frame that opened each connection, in order]
+        (streams_by_frame=True)
     core.stats -> dict
     core.format ('pcap' / 'pcapng' / None), core.linktype (pcapng: the first interface's)
     core.supported -> False when the fast path cannot reproduce the pure
