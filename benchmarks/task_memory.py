@@ -11,11 +11,16 @@ issue 17's question (BENCHMARKS.md, "One capture over a Spark standalone
 cluster").
 
     .venv/bin/python benchmarks/task_memory.py CAPTURE [CAPTURE ...] \\
-        [--sinks parquet,none] [--row-group-mib 16] [--rounds 2]
+        [--sinks parquet,none] [--row-group-mib 16] [--rounds 2] [--part 0.0625,0.25,0.5-1] [--repeat 1]
 
 ``parquet``: the task's sink (``DatasetSink``, its rows waiting for their row
 group until ``--row-group-mib`` of them); ``none``: rows dropped (the
-conversion alone).  The ordered frames are cached beside each capture
+conversion alone).  ``--part F`` or ``--part A-B``: only the first
+fraction F of the ordered frames' batches, or those from fraction A to B (several,
+comma-separated; a connection a cut falls in starts or ends there):
+whether a task's peak rises as it goes on through one capture, or is reached early
+and stays.  ``--repeat N``: the frames N times, as N captures of one task into
+the same sink (a task N times as long).  The ordered frames are cached beside each capture
 (``CAPTURE.by-connection.arrow``; making it holds the capture's frames in
 memory: about 3x its size).  Arrow's pool is jemalloc, as the ``mqcodec``
 command and the cluster engine's executors have it, unless
@@ -50,7 +55,7 @@ def order_by_connection(capture: str, ordered: str) -> None:
     os.rename(ordered + ".tmp", ordered)
 
 
-def child(ordered: str, sink_kind: str, row_group_mib: int) -> None:
+def child(ordered: str, sink_kind: str, row_group_mib: int, part: str = "1", repeat: int = 1) -> None:
     import resource
 
     import pyarrow as pa
@@ -71,11 +76,13 @@ def child(ordered: str, sink_kind: str, row_group_mib: int) -> None:
         def batches():
             with pa.OSFile(ordered, "rb") as f:
                 r = pa.ipc.open_file(f)
-                for i in range(r.num_record_batches):
+                lo, hi = _fractions(part)
+                for i in range(round(r.num_record_batches * lo), max(1, round(r.num_record_batches * hi))):
                     yield r.get_batch(i)
 
         t = time.monotonic()
-        conv.add_frames(batches(), os.path.basename(ordered), index=0)
+        for index in range(repeat):   # (--repeat: the same frames again as the next capture, into the same sink)
+            conv.add_frames(batches(), os.path.basename(ordered), index=index)
         conv.drain()
         if sink is not None:
             sink.close()
@@ -83,12 +90,18 @@ def child(ordered: str, sink_kind: str, row_group_mib: int) -> None:
                           "s": round(time.monotonic() - t, 2), "pool": pa.default_memory_pool().backend_name}))
 
 
+def _fractions(part: str) -> tuple:
+    """``F`` (the first fraction F) or ``A-B`` (from fraction A to B) -> (A, B)."""
+    lo, _, hi = part.rpartition("-")
+    return float(lo or 0), float(hi)
+
+
 def main(argv: list[str]) -> None:
     if argv[1:2] == ["--child"]:
-        child(argv[2], argv[3], int(argv[4]))
+        child(argv[2], argv[3], int(argv[4]), argv[5], int(argv[6]))
         return
     args = argv[1:]
-    opt = {"--sinks": "parquet,none", "--row-group-mib": "16", "--rounds": "2"}
+    opt = {"--sinks": "parquet,none", "--row-group-mib": "16", "--rounds": "2", "--part": "1", "--repeat": "1"}
     for name in list(opt):
         if name in args:
             i = args.index(name)
@@ -102,15 +115,21 @@ def main(argv: list[str]) -> None:
         ordered = capture + ".by-connection.arrow"
         if not os.path.exists(ordered):
             order_by_connection(capture, ordered)
-        for kind in opt["--sinks"].split(","):
-            runs = []
-            for _ in range(int(opt["--rounds"])):
-                p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", ordered, kind,
-                                    opt["--row-group-mib"]], capture_output=True, text=True, env=env, check=True)
-                runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
-            print("| %s (%d MiB) | %s | %s | %s | %s |" % (
-                os.path.basename(capture), os.path.getsize(capture) >> 20, kind, opt["--row-group-mib"],
-                ", ".join(str(r["peak_mib"]) for r in runs), ", ".join(str(r["s"]) for r in runs)), flush=True)
+        for first in opt["--part"].split(","):
+            for kind in opt["--sinks"].split(","):
+                runs = []
+                for _ in range(int(opt["--rounds"])):
+                    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", ordered, kind,
+                                        opt["--row-group-mib"], first, opt["--repeat"]], capture_output=True,
+                                       text=True, env=env,
+                                       check=True)
+                    runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+                print("| %s (%d MiB)%s | %s | %s | %s | %s |" % (
+                    os.path.basename(capture), os.path.getsize(capture) >> 20,
+                    ("" if _fractions(first) == (0, 1) else ", %s of its ordered frames" % first)
+                    + ("" if opt["--repeat"] == "1" else ", %s times" % opt["--repeat"]), kind,
+                    opt["--row-group-mib"], ", ".join(str(r["peak_mib"]) for r in runs),
+                    ", ".join(str(r["s"]) for r in runs)), flush=True)
 
 
 if __name__ == "__main__":
