@@ -900,6 +900,33 @@ def test_many_connections_and_late_retransmissions(impl):
     assert units(data, impl).stats["bytes in streams of no known protocol"] == sum(k % 13 + 1 for k in range(2300))
 
 
+def test_stream_events_keep_nothing_of_connections_closed_and_forgotten(impl):
+    """Stage (b) over 3,000 short connections, one after another, closed map of
+    16: what iterating keeps (Python objects, traced) does not grow from the
+    1,000th connection's events to the 2,999th's -- neither the pure reassembler
+    nor the compiled core's events hold anything of a connection closed in both
+    directions and forgotten."""
+    import tracemalloc
+
+    frames = []
+    for k in range(3000):
+        c = TcpConversation(("10.8.%d.%d" % (k // 250, k % 250 + 1), 31000 + k % 11), ("10.8.99.1", 9999),
+                            start_ns=1_700_000_000_000_000_000 + k * 100_000)
+        frames += [(p.ts_ns, p.frame) for p in c.handshake() + c.send(0, b"y" * 20) + c.send(1, b"z" * 9) + c.close()]
+    data = _pcap(frames, nanosecond=True)
+    source = io.BytesIO(data) if impl == "py" else UnseekableFile(data, sizes=[4096])
+    traced = {}
+    tracemalloc.start()
+    try:
+        for ev in iter_stream_events(source, impl=impl, max_closed=16):
+            if type(ev).__name__ == "StreamOpened" and ev.conn.stream in (1000, 2999):
+                traced[ev.conn.stream] = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert sorted(traced) == [1000, 2999]
+    assert traced[2999] - traced[1000] < 64 << 10, traced   # (a ConnKey kept for each: 760 KiB)
+
+
 # --------------------------------------------------------------------------- damaged connections and their 4-tuples
 @pytest.mark.parametrize("end", ["rst", "fin"])
 def test_new_connection_after_a_damaged_connection_on_the_same_tuple(end, impl):

@@ -159,7 +159,8 @@ def iter_stream_events(source, *, impl: str | None = None, **tcp_options):
     if unknown:
         raise TypeError("the compiled reassembly takes no %s" % ", ".join(sorted(unknown)))
     core = core_mod.CaptureCore((), (), False, stream_events=True, **tcp_options)
-    keys: dict = {}
+    keys: dict = {}   # the connections with a direction still open -> their ConnKey
+    closed: set = set()   # those with one direction closed
 
     def events():
         for kind, ci, direction, offset, x, frame, ts in core.take_stream_events():
@@ -172,6 +173,11 @@ def iter_stream_events(source, *, impl: str | None = None, **tcp_options):
             elif kind == 2:
                 yield Gap(key, direction, offset, x, frame, ts, None)
             elif kind == 3:
+                if ci in closed:   # both directions closed: the connection has no more events
+                    closed.discard(ci)
+                    del keys[ci]
+                else:
+                    closed.add(ci)
                 yield StreamClosed(key, direction, offset, None, frame, ts)
             else:
                 yield StreamOpened(key, bool(x), frame, ts)
