@@ -1233,7 +1233,12 @@ cdef Py_ssize_t new_conn(Core* c, const TKey* tk, uint8_t flags, int64_t frame, 
     cn = &c.conns[ci]
     memset(cn, 0, sizeof(Conn))
     cn.id = c.next_id
-    if idmap_put(&c.ids, cn.id, ci) < 0 or (c.streams_by_frame and i64_push(&c.opened, frame) < 0):
+    if (c.streams_by_frame and i64_push(&c.opened, frame) < 0) or idmap_put(&c.ids, cn.id, ci) < 0:
+        if c.opened.n > cn.id:
+            c.opened.n = cn.id
+        cn.id = -1   # (back on the free list)
+        cn.open_pos = c.free_head
+        c.free_head = ci + 1
         c.oom = True
         return -1
     c.next_id += 1
@@ -2228,7 +2233,7 @@ cdef void budget_enforce(Core* c, int64_t total) noexcept nogil:
             v[4 * n] = held
             if half_reorder(h) > 0:
                 v[4 * n + 1] = 0
-                v[4 * n + 2] = 2 * i + (0 if d == cn.first_dir else 1)
+                v[4 * n + 2] = 2 * cn.id + (0 if d == cn.first_dir else 1)   # (ids: opening order)
             else:
                 v[4 * n + 1] = 1
                 v[4 * n + 2] = h.dseq
@@ -2890,10 +2895,10 @@ cdef class CaptureCore(_Walker):
         cdef Core* c = &self.c
         cdef I64* order = &self._finish_order
         if not self._finishing:
-            self._finishing = True
-            self._finish_next = 0
             if i64_reserve(order, 2 * c.open_conns + 2) < 0:
                 raise MemoryError("capture core")
+            self._finishing = True
+            self._finish_next = 0
             for j in range(c.open_conns):
                 order.p[2 * j] = c.conns[c.open_idx[j]].id
                 order.p[2 * j + 1] = c.open_idx[j]
@@ -2924,7 +2929,6 @@ cdef class CaptureCore(_Walker):
     def take(self):
         """Everything produced since the last take()."""
         cdef Core* c = &self.c
-        release_records(c)
         cdef Py_ssize_t n = c.o_seq.n
         cdef int64_t base = c.offs.p[0]
         out = {}
@@ -2962,6 +2966,7 @@ cdef class CaptureCore(_Walker):
         c.offs.p[0] = 0
         c.offs.n = 1
         c.data.n = 0
+        release_records(c)   # (after the copies: a take that raises frees nothing)
         return out
 
     def take_frames(self):
@@ -2978,9 +2983,9 @@ cdef class CaptureCore(_Walker):
         data, 2 gap, 3 closed (offset: the stream's length)."""
         if self._slog is None:
             raise ValueError("CaptureCore(stream_events=True) logs the stream events")
-        release_records(&self.c)
         out = list(self._slog)
         del self._slog[:]
+        release_records(&self.c)
         return out
 
     cdef Conn* _record(self, int64_t conn):

@@ -302,6 +302,40 @@ def test_the_core_frees_the_records_of_connections_it_has_forgotten(monkeypatch,
     assert max(held) < 40, held   # (a record for every connection: 300)
 
 
+@pytest.mark.parametrize("reused", [False, True])
+def test_the_budget_cuts_ties_in_the_order_connections_opened(monkeypatch, reused):
+    """Two directions hold as many bytes when the byte budget is passed: the pure
+    converter cuts the one whose connection opened first.  The compiled core
+    reuses the records of connections it forgot, so a connection opened later
+    may sit in an earlier record (``reused``: the first connection, reset and
+    forgotten, frees its record before the third opens): ties go by the
+    connections' numbers, not by their records."""
+    from mqcodec.convert import compiled
+    from mqcodec.capture.writer import TcpConversation
+    from test_capture_units import _mq_stream
+
+    monkeypatch.setattr(compiled, "CHUNK", 1024)   # many takes
+    monkeypatch.setattr(compiled, "TAKE_BYTES", 1024)
+    mq = _mq_stream(3)
+    assert len(mq) > 1100
+
+    def conversation(k):
+        return TcpConversation(("10.7.1.%d" % k, 40000 + k), ("10.7.0.2", 1414), mss=1000,
+                               start_ns=10 ** 18 + k * 10 ** 8, step_ns=1000)
+
+    x, y, z, w = conversation(1), conversation(2), conversation(3), conversation(4)
+    packets = x.handshake() + y.handshake() + x.reset()
+    if reused:   # in-order bytes of another connection: takes between the reset and z's opening
+        packets += w.handshake() + w.send(0, mq) + w.close()
+    packets += z.handshake()
+    # each loses its first 100 bytes: the next 1,000 wait in its reorder buffer (a tie)
+    packets += y.send(0, mq[:100], ack_each=False)[1:] + z.send(0, mq[:100], ack_each=False)[1:]
+    packets += y.send(0, mq[100:1100], ack_each=False) + z.send(0, mq[100:1100], ack_each=False)
+    packets += y.close() + z.close()
+    report = _same(_pcap([(p.ts_ns, p.frame) for p in packets]), buffer_budget=1500, max_closed=0)
+    assert report["summary"]["budget cuts"] >= 1
+
+
 @pytest.mark.parametrize("mtu", [68, 300])
 def test_ipv4_fragments_stay_with_the_core(mtu):
     """TCP (SYNs, MQ and MSMQ data, FINs) and UDP pings in IPv4 fragments,
