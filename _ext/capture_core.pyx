@@ -311,71 +311,6 @@ cdef struct Half:
 cdef struct Live:
     Half h[2]
 
-cdef struct IdEntry:
-    int64_t id            # ID_EMPTY, ID_GONE (a deleted entry) or a connection id
-    Py_ssize_t rec
-
-cdef enum:
-    ID_EMPTY = -1
-    ID_GONE = -2
-
-cdef struct IdMap:
-    # open addressing from ``id & mask``, linear probing, deleted entries marked.  The
-    # ids held are mostly a window of consecutive ones, and the driver asks about them
-    # in order: each sits at or next to its home, and lookups walk memory in order
-    IdEntry* e
-    Py_ssize_t cap        # power of two (0: not allocated)
-    Py_ssize_t n          # ids held
-    Py_ssize_t gone       # deleted entries (reused by later ids, dropped when rebuilt)
-
-cdef int idmap_put(IdMap* m, int64_t id, Py_ssize_t rec) noexcept nogil:
-    """Add ``id`` (never held before: ids are given once)."""
-    cdef IdMap n
-    cdef Py_ssize_t i, j
-    if (m.n + m.gone + 1) * 4 > m.cap * 3:   # (a quarter of the entries stay empty: lookups end)
-        # rebuilt without the deleted entries, twice as large when more than half is held
-        n.cap = m.cap if m.cap and (m.n + 1) * 2 <= m.cap else (m.cap * 2 if m.cap else 1024)
-        n.n = m.n
-        n.gone = 0
-        n.e = <IdEntry*>malloc(n.cap * sizeof(IdEntry))
-        if n.e == NULL:
-            return -1
-        memset(n.e, 0xFF, n.cap * sizeof(IdEntry))
-        for i in range(m.cap):
-            if m.e[i].id >= 0:
-                j = <Py_ssize_t>(m.e[i].id & (n.cap - 1))
-                while n.e[j].id != ID_EMPTY:
-                    j = (j + 1) & (n.cap - 1)
-                n.e[j] = m.e[i]
-        free(m.e)
-        m[0] = n
-    i = <Py_ssize_t>(id & (m.cap - 1))
-    while m.e[i].id >= 0:
-        i = (i + 1) & (m.cap - 1)
-    if m.e[i].id == ID_GONE:
-        m.gone -= 1
-    m.e[i].id = id
-    m.e[i].rec = rec
-    m.n += 1
-    return 0
-
-cdef Py_ssize_t idmap_find(const IdMap* m, int64_t id) noexcept nogil:
-    """The map's place of ``id``, or -1."""
-    cdef Py_ssize_t i
-    if m.cap == 0 or id < 0:
-        return -1
-    i = <Py_ssize_t>(id & (m.cap - 1))
-    while m.e[i].id != ID_EMPTY:
-        if m.e[i].id == id:
-            return i
-        i = (i + 1) & (m.cap - 1)
-    return -1
-
-cdef inline void idmap_delete(IdMap* m, Py_ssize_t i) noexcept nogil:
-    m.e[i].id = ID_GONE
-    m.n -= 1
-    m.gone += 1
-
 cdef struct Conn:
     # a record is freed once its connection is retired, out of the closed map and
     # past one take (release_records): memory for the connections the core follows
@@ -395,8 +330,73 @@ cdef struct Conn:
     uint8_t retired
     uint8_t proto         # port-detected protocol + 1 (0: none)
     uint8_t fifo_refs     # the closed map's FIFO entries naming this record (0-2)
+    int32_t id_at         # its entry in Core.ids (in the record's padding)
     Py_ssize_t open_pos   # its place in Core.open_idx while open; a free record: the next free one + 1
     Live* live
+
+cdef enum:
+    ID_EMPTY = -1
+    ID_GONE = -2          # a deleted entry
+
+cdef struct IdMap:
+    # connection id -> record: open addressing from ``id & mask``, linear probing,
+    # deleted entries marked.  An entry holds the record alone (4 bytes; the id is
+    # the record's).  The ids held are mostly a window of consecutive ones, and the
+    # driver asks about them in order: each sits at or next to its home, and lookups
+    # walk the map in order
+    int32_t* r            # a record, ID_EMPTY or ID_GONE
+    Py_ssize_t cap        # power of two (0: not allocated)
+    Py_ssize_t n          # ids held
+    Py_ssize_t gone       # deleted entries (reused by later ids, dropped when rebuilt)
+
+cdef int idmap_put(IdMap* m, Conn* conns, int64_t id, Py_ssize_t rec) noexcept nogil:
+    """Add ``id``, the id of record ``rec`` (never held before: ids are given once)."""
+    cdef IdMap n
+    cdef Py_ssize_t i, j
+    if (m.n + m.gone + 1) * 4 > m.cap * 3:   # (a quarter of the entries stay empty: lookups end)
+        # rebuilt without the deleted entries, twice as large when more than half is held
+        n.cap = m.cap if m.cap and (m.n + 1) * 2 <= m.cap else (m.cap * 2 if m.cap else 1024)
+        n.n = m.n
+        n.gone = 0
+        n.r = <int32_t*>malloc(n.cap * sizeof(int32_t))
+        if n.r == NULL:
+            return -1
+        memset(n.r, 0xFF, n.cap * sizeof(int32_t))
+        for i in range(m.cap):
+            if m.r[i] >= 0:
+                j = <Py_ssize_t>(conns[m.r[i]].id & (n.cap - 1))
+                while n.r[j] != ID_EMPTY:
+                    j = (j + 1) & (n.cap - 1)
+                n.r[j] = m.r[i]
+                conns[m.r[i]].id_at = <int32_t>j
+        free(m.r)
+        m[0] = n
+    i = <Py_ssize_t>(id & (m.cap - 1))
+    while m.r[i] >= 0:
+        i = (i + 1) & (m.cap - 1)
+    if m.r[i] == ID_GONE:
+        m.gone -= 1
+    m.r[i] = <int32_t>rec
+    conns[rec].id_at = <int32_t>i
+    m.n += 1
+    return 0
+
+cdef Py_ssize_t idmap_find(const IdMap* m, const Conn* conns, int64_t id) noexcept nogil:
+    """The map's place of ``id``, or -1."""
+    cdef Py_ssize_t i
+    if m.cap == 0 or id < 0:
+        return -1
+    i = <Py_ssize_t>(id & (m.cap - 1))
+    while m.r[i] != ID_EMPTY:
+        if m.r[i] >= 0 and conns[m.r[i]].id == id:
+            return i
+        i = (i + 1) & (m.cap - 1)
+    return -1
+
+cdef inline void idmap_delete(IdMap* m, Py_ssize_t i) noexcept nogil:
+    m.r[i] = ID_GONE
+    m.n -= 1
+    m.gone += 1
 
 cdef inline bint slot_holds(const Slot* s, const Conn* conns, const TKey* k) noexcept nogil:
     """Whether the slot's key (its connection's, or the reverse) is k."""
@@ -1085,15 +1085,13 @@ cdef void release_records(Core* c) noexcept nogil:
     """At a take: free the records forgotten before the previous take (the
     caller may ask about the connections of what it took until the next take),
     and keep those forgotten since for the next one."""
-    cdef Py_ssize_t k, ci, at
+    cdef Py_ssize_t k, ci
     cdef Conn* cn
     cdef I64 t
     for k in range(c.retired_old.n):
         ci = <Py_ssize_t>c.retired_old.p[k]
         cn = &c.conns[ci]
-        at = idmap_find(&c.ids, cn.id)
-        if at >= 0:
-            idmap_delete(&c.ids, at)
+        idmap_delete(&c.ids, cn.id_at)
         live_free(cn)
         memset(cn, 0, sizeof(Conn))
         cn.id = -1
@@ -1225,15 +1223,16 @@ cdef Py_ssize_t new_conn(Core* c, const TKey* tk, uint8_t flags, int64_t frame, 
         ci = c.free_head - 1
         c.free_head = c.conns[ci].open_pos
     else:
-        if c.nconns == c.conns_cap and grow(<void**>&c.conns, &c.conns_cap, 1024, sizeof(Conn)) < 0:
-            c.oom = True
+        if c.nconns == 1 << 29 or (c.nconns == c.conns_cap
+                                       and grow(<void**>&c.conns, &c.conns_cap, 1024, sizeof(Conn)) < 0):
+            c.oom = True   # (the id map holds records and places as int32)
             return -1
         ci = c.nconns
         c.nconns += 1
     cn = &c.conns[ci]
     memset(cn, 0, sizeof(Conn))
     cn.id = c.next_id
-    if (c.streams_by_frame and i64_push(&c.opened, frame) < 0) or idmap_put(&c.ids, cn.id, ci) < 0:
+    if (c.streams_by_frame and i64_push(&c.opened, frame) < 0) or idmap_put(&c.ids, c.conns, cn.id, ci) < 0:
         if c.opened.n > cn.id:
             c.opened.n = cn.id
         cn.id = -1   # (back on the free list)
@@ -2627,7 +2626,7 @@ cdef class _Walker:
         free(self.c.open_idx)
         free(self.c.tab.s)
         free(self.c.fifo)
-        free(self.c.ids.e)
+        free(self.c.ids.r)
         i64_free(&self.c.retired_new); i64_free(&self.c.retired_old); i64_free(&self.c.opened)
         buf_free(&self.left)
         buf_free(&self.c.data)
@@ -2991,8 +2990,8 @@ cdef class CaptureCore(_Walker):
     cdef Conn* _record(self, int64_t conn):
         """The record of connection ``conn`` (take()'s conn), or NULL when it is
         not held: unknown, or forgotten before the previous take."""
-        cdef Py_ssize_t at = idmap_find(&self.c.ids, conn)
-        return NULL if at < 0 else &self.c.conns[self.c.ids.e[at].rec]
+        cdef Py_ssize_t at = idmap_find(&self.c.ids, self.c.conns, conn)
+        return NULL if at < 0 else &self.c.conns[self.c.ids.r[at]]
 
     def connection(self, int64_t conn):
         """(client_ip, client_port, server_ip, server_port, tcp_stream) of a

@@ -318,6 +318,35 @@ def test_gzip_bomb_converts_in_bounded_memory(impl, tmp_path):
     assert maxrss_kib < BOMB_RSS_MIB * 1024, "peak RSS %d MiB" % (maxrss_kib // 1024)
 
 
+def test_a_syn_flood_keeps_records_for_the_connections_followed_or_remembered():
+    """Spoofed SYNs, each from another address, never answered: each opens a
+    connection; past ``max_connections`` the least recently active tenth is
+    evicted, and past ``max_closed`` the closed ones are forgotten.  The compiled
+    core keeps a record only for those it follows or remembers, and those
+    forgotten since the take before last (it kept one for every SYN)."""
+    capture_core = pytest.importorskip("mqcodec._ext.capture_core")
+    f = io.BytesIO()
+    w = PcapWriter(f, nanosecond=True)
+    for k in range(30_000):
+        src = "10.%d.%d.%d" % (k >> 16 & 255, k >> 8 & 255, k & 255)
+        w.write(1_700_000_000 * NS + k * 1000, ethernet(ipv4(src, "10.200.0.1", 6, tcp(
+            src, "10.200.0.1", 1024 + k % 60_000, 1414, k * 7919 & 0xFFFFFFFF, 0, 0x02))))
+    data = f.getvalue()
+    core = capture_core.CaptureCore(units=True, max_connections=100, max_closed=10)
+    held = []
+    for i in range(0, len(data), 16 << 10):   # ~230 SYNs a piece, a take after each
+        core.feed(data[i:i + (16 << 10)])
+        core.take()
+        held.append(core.stats["connection records"])
+    while not core.finish(1 << 20):
+        core.take()
+    core.take()
+    stats = core.stats
+    assert stats["connections"] == 30_000 and stats["evicted connections"] >= 29_000
+    # open (100) + remembered closed (10) + forgotten in the last two takes' feeds (~460)
+    assert max(held) < 700, max(held)
+
+
 def test_capture_reader_yields_a_decompressed_piece_at_a_time():
     """One compressed read of a bomb never collects more than a piece's frames."""
     from mqcodec.capture.reader import CaptureParser
