@@ -8,7 +8,9 @@ Each connection: a handshake, then ``mq`` (the default) one IBM MQ MQPUT unit
 each way (requests never replied: they wait until the tracker gives them up),
 or ``junk`` 64 bytes that are not IBM MQ (framing errors: the capture
 ``core_vs_tree.py --many-connections`` uses), then a FIN close; connections
-one after another, client addresses and ports varied.
+one after another, client addresses and ports varied.  ``syn``: each
+connection a lone SYN (a flood of spoofed SYNs, never answered, never
+closed: past ``max_connections`` they are evicted).
 """
 from __future__ import annotations
 
@@ -22,6 +24,9 @@ def write(n: int, path: str, payload: str = "mq") -> None:
 
     unit = builders.encode_put(MQMD(Format="MQSTR").encode() + b"message")
     frames = []
+    if payload == "syn":
+        _syn_flood(n, path)
+        return
     for k in range(n):
         client = "10.%d.%d.1" % (k >> 8 & 255, k & 255)
         if payload == "mq":
@@ -41,11 +46,22 @@ def write(n: int, path: str, payload: str = "mq") -> None:
         write_pcap(f, frames, 1)
 
 
+def _syn_flood(n: int, path: str) -> None:
+    from mqcodec.capture.writer import PcapWriter, ethernet, ipv4, tcp
+
+    with open(path, "wb") as f:
+        w = PcapWriter(f, nanosecond=True)
+        for k in range(n):
+            src = "10.%d.%d.%d" % (k >> 16 & 255, k >> 8 & 255, k & 255)
+            w.write(10 ** 18 + k * 1000, ethernet(ipv4(src, "10.200.0.1", 6, tcp(
+                src, "10.200.0.1", 1024 + k % 60000, 1414, k * 7919 & 0xFFFFFFFF, 0, 0x02))))
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("n", type=int)
     ap.add_argument("-o", required=True)
-    ap.add_argument("--payload", choices=("mq", "junk"), default="mq")
+    ap.add_argument("--payload", choices=("mq", "junk", "syn"), default="mq")
     a = ap.parse_args(argv)
     write(a.n, a.o, a.payload)
 
