@@ -1092,9 +1092,7 @@ cdef void release_records(Core* c) noexcept nogil:
         ci = <Py_ssize_t>c.retired_old.p[k]
         cn = &c.conns[ci]
         idmap_delete(&c.ids, cn.id_at)
-        live_free(cn)
-        memset(cn, 0, sizeof(Conn))
-        cn.id = -1
+        cn.id = -1   # (retired: its live state is gone; new_conn clears the rest)
         cn.open_pos = c.free_head
         c.free_head = ci + 1
     c.retired_old.n = 0

@@ -2,7 +2,7 @@
 connect once per message: the state kept per connection (the capture core's
 records and closed map, the conversation tracker's) is what it measures.
 
-    .venv/bin/python benchmarks/many_connections.py N -o FILE [--payload mq|junk]
+    .venv/bin/python benchmarks/many_connections.py N -o FILE [--payload mq|junk|syn]
 
 Each connection: a handshake, then ``mq`` (the default) one IBM MQ MQPUT unit
 each way (requests never replied: they wait until the tracker gives them up),
@@ -18,15 +18,15 @@ import argparse
 
 
 def write(n: int, path: str, payload: str = "mq") -> None:
+    if payload == "syn":
+        _syn_flood(n, path)
+        return
     from mqcodec.capture.writer import TcpConversation, write_pcap
     from mqcodec.ibmmq import builders
     from mqcodec.ibmmq.headers import MQMD
 
     unit = builders.encode_put(MQMD(Format="MQSTR").encode() + b"message")
     frames = []
-    if payload == "syn":
-        _syn_flood(n, path)
-        return
     for k in range(n):
         client = "10.%d.%d.1" % (k >> 8 & 255, k & 255)
         if payload == "mq":

@@ -115,18 +115,18 @@ def main(argv: list[str]) -> None:
         ordered = capture + ".by-connection.arrow"
         if not os.path.exists(ordered):
             order_by_connection(capture, ordered)
-        for first in opt["--part"].split(","):
+        for part in opt["--part"].split(","):
             for kind in opt["--sinks"].split(","):
                 runs = []
                 for _ in range(int(opt["--rounds"])):
                     p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", ordered, kind,
-                                        opt["--row-group-mib"], first, opt["--repeat"]], capture_output=True,
+                                        opt["--row-group-mib"], part, opt["--repeat"]], capture_output=True,
                                        text=True, env=env,
                                        check=True)
                     runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
                 print("| %s (%d MiB)%s | %s | %s | %s | %s |" % (
                     os.path.basename(capture), os.path.getsize(capture) >> 20,
-                    ("" if _fractions(first) == (0, 1) else ", %s of its ordered frames" % first)
+                    ("" if _fractions(part) == (0, 1) else ", %s of its ordered frames" % part)
                     + ("" if opt["--repeat"] == "1" else ", %s times" % opt["--repeat"]), kind,
                     opt["--row-group-mib"], ", ".join(str(r["peak_mib"]) for r in runs),
                     ", ".join(str(r["s"]) for r in runs)), flush=True)

@@ -579,23 +579,6 @@ def fuzz_capture_core(data: bytes) -> None:
     _expect(whole == run("py", None), "capture core: the compiled implementation's units differ from the pure one's")
 
 
-class _Pieces(io.RawIOBase):
-    """A file of ``data`` whose reads return at most ``size`` bytes (a pipe's)."""
-
-    def __init__(self, data: bytes, size: int):
-        super().__init__()
-        self._data, self._at, self._size = data, 0, size
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:
-        n = min(len(b), self._size, len(self._data) - self._at)
-        b[:n] = self._data[self._at:self._at + n]
-        self._at += n
-        return n
-
-
 def fuzz_stream_events(data: bytes) -> None:
     """Stage (b) in both implementations (``mqcodec.capture.iter_stream_events``):
     each input is cut into the frames of a valid pcap file (link type from
@@ -607,13 +590,15 @@ def fuzz_stream_events(data: bytes) -> None:
     if not data or not _core_built():
         return
     from mqcodec.capture import iter_stream_events
+    from mqcodec.capture.reader import PiecesFile
 
     linktype = (1, 0, 101, 113, 276)[data[0] % 5]
     max_closed = (65536, 0, 1, 3)[data[0] // 5 % 4]
     capture = pcap_of([fr for fr in split_records(data[1:]) if fr is not None], linktype)
 
     def view(impl):
-        source = capture if impl == "py" else _Pieces(capture, 64 << (data[0] // 20 % 7))
+        size = 64 << (data[0] // 20 % 7)   # (a read of a PiecesFile never joins two pieces)
+        source = capture if impl == "py" else PiecesFile(capture[i:i + size] for i in range(0, len(capture), size))
         return [(type(e).__name__,) + tuple(None if f == "reason" else getattr(e, f) for f in e._fields)
                 for e in iter_stream_events(source, impl=impl, max_closed=max_closed)]
 
