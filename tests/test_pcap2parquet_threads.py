@@ -249,6 +249,29 @@ def test_background_sink_failure_reaches_the_caller():
     assert inner.closed is False
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/dev/full is Linux's")
+@pytest.mark.parametrize("big", [False, True])
+def test_a_parquet_file_on_a_full_disk_raises(big):
+    """A Parquet file is written through a buffer (sinks.WRITE_BUFFER), yet a
+    device with no room (Linux's /dev/full) fails it: a row group whose pages
+    outgrow the buffer raises as it is written, a small one by the file's close,
+    which lets the file go either way."""
+    import random
+
+    rng = random.Random(7)
+    n = 4 * sinks.WRITE_BUFFER // 1000 if big else 10
+    table = pa.table({"raw": pa.array([rng.randbytes(1000) for _ in range(n)], pa.binary())})
+    f = sinks.ParquetFile("/dev/full", table.schema, "zstd", table)
+    if big:
+        with pytest.raises(OSError, match="No space left"):
+            f.write_table(table)
+    else:
+        f.write_table(table)   # still in the buffer
+    with pytest.raises(OSError, match="No space left"):
+        f.close()
+    assert f._file.closed
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_convert_reports_a_writer_failure(tmp_path, monkeypatch, threads):
     """An output that cannot be written fails the job with the OSError (exit
