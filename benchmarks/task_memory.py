@@ -11,7 +11,7 @@ issue 17's question (BENCHMARKS.md, "One capture over a Spark standalone
 cluster").
 
     .venv/bin/python benchmarks/task_memory.py CAPTURE [CAPTURE ...] \\
-        [--sinks parquet,none] [--row-group-mib 16] [--rounds 2] [--part 0.0625,0.25,0.5-1] [--repeat 1]
+        [--sinks parquet,none] [--row-group-mib 16] [--rounds 2] [--part 0.0625,0.25,0.5-1] [--repeat 1] [--where]
 
 ``parquet``: the task's sink (``DatasetSink``, its rows waiting for their row
 group until ``--row-group-mib`` of them); ``none``: rows dropped (the
@@ -22,7 +22,10 @@ whether a task's peak rises as it goes on through one capture, or is reached ear
 and stays.  ``--repeat N``: the frames N times, as N captures of one task into
 the same sink (a task N times as long).  The ordered frames are cached beside each capture
 (``CAPTURE.by-connection.arrow``; making it holds the capture's frames in
-memory: about 3x its size).  Arrow's pool is jemalloc, as the ``mqcodec``
+memory: about 3x its size).  ``--where``: the child samples its resident
+memory every 2 ms on a thread of its own and prints, after the table row, the
+peak's moment (seconds into the run, MiB, the converter's functions the main
+thread was in) and the highest sample of each tenth of the run.  Arrow's pool is jemalloc, as the ``mqcodec``
 command and the cluster engine's executors have it, unless
 ``ARROW_DEFAULT_MEMORY_POOL`` says otherwise.
 """
@@ -55,7 +58,43 @@ def order_by_connection(capture: str, ordered: str) -> None:
     os.rename(ordered + ".tmp", ordered)
 
 
-def child(ordered: str, sink_kind: str, row_group_mib: int, part: str = "1", repeat: int = 1) -> None:
+class _Sampler:
+    """Resident memory every 2 ms, with the mqcodec functions the main thread is in."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.samples: list = []
+        self._main = threading.get_ident()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.t0 = time.monotonic()
+        self._thread.start()
+
+    def _run(self) -> None:
+        page = os.sysconf("SC_PAGE_SIZE")
+        with open("/proc/self/statm") as f:
+            while not self._stop.wait(0.002):
+                f.seek(0)
+                rss = int(f.read().split()[1]) * page >> 20
+                frame, names = sys._current_frames().get(self._main), []
+                while frame is not None and len(names) < 4:
+                    if "mqcodec" in frame.f_code.co_filename:
+                        names.append(frame.f_code.co_name)
+                    frame = frame.f_back
+                self.samples.append((time.monotonic() - self.t0, rss, " < ".join(names)))
+
+    def report(self) -> dict:
+        self._stop.set()
+        self._thread.join()
+        s = self.samples
+        t, rss, where = max(s, key=lambda x: x[1])
+        tenths = [max((x[1] for x in s[i * len(s) // 10:(i + 1) * len(s) // 10]), default=0) for i in range(10)]
+        return {"peak_at_s": round(t, 2), "peak_sample_mib": rss, "peak_in": where, "tenths_mib": tenths}
+
+
+def child(ordered: str, sink_kind: str, row_group_mib: int, part: str = "1", repeat: int = 1,
+          where: bool = False) -> None:
     import resource
 
     import pyarrow as pa
@@ -81,13 +120,15 @@ def child(ordered: str, sink_kind: str, row_group_mib: int, part: str = "1", rep
                     yield r.get_batch(i)
 
         t = time.monotonic()
+        sampler = _Sampler() if where else None
         for index in range(repeat):   # (--repeat: the same frames again as the next capture, into the same sink)
             conv.add_frames(batches(), os.path.basename(ordered), index=index)
         conv.drain()
         if sink is not None:
             sink.close()
         print(json.dumps({"peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10,
-                          "s": round(time.monotonic() - t, 2), "pool": pa.default_memory_pool().backend_name}))
+                          "s": round(time.monotonic() - t, 2), "pool": pa.default_memory_pool().backend_name,
+                          **(sampler.report() if sampler else {})}))
 
 
 def _fractions(part: str) -> tuple:
@@ -98,9 +139,12 @@ def _fractions(part: str) -> tuple:
 
 def main(argv: list[str]) -> None:
     if argv[1:2] == ["--child"]:
-        child(argv[2], argv[3], int(argv[4]), argv[5], int(argv[6]))
+        child(argv[2], argv[3], int(argv[4]), argv[5], int(argv[6]), argv[7:8] == ["--where"])
         return
     args = argv[1:]
+    where = "--where" in args
+    if where:
+        args.remove("--where")
     opt = {"--sinks": "parquet,none", "--row-group-mib": "16", "--rounds": "2", "--part": "1", "--repeat": "1"}
     for name in list(opt):
         if name in args:
@@ -120,7 +164,8 @@ def main(argv: list[str]) -> None:
                 runs = []
                 for _ in range(int(opt["--rounds"])):
                     p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", ordered, kind,
-                                        opt["--row-group-mib"], part, opt["--repeat"]], capture_output=True,
+                                        opt["--row-group-mib"], part, opt["--repeat"]] + ["--where"] * where,
+                                       capture_output=True,
                                        text=True, env=env,
                                        check=True)
                     runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
@@ -130,6 +175,9 @@ def main(argv: list[str]) -> None:
                     + ("" if opt["--repeat"] == "1" else ", %s times" % opt["--repeat"]), kind,
                     opt["--row-group-mib"], ", ".join(str(r["peak_mib"]) for r in runs),
                     ", ".join(str(r["s"]) for r in runs)), flush=True)
+                for r in runs if where else ():
+                    print("    peak %d MiB at %.2f s in %s; highest of each tenth: %s"
+                          % (r["peak_sample_mib"], r["peak_at_s"], r["peak_in"] or "-", r["tenths_mib"]), flush=True)
 
 
 if __name__ == "__main__":
