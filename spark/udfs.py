@@ -25,8 +25,7 @@ column one at a time when it turns a Python worker's Arrow batch into rows,
 so a list of 49 parameter structs per record cost ~85 % of a
 ``decode_column`` job; Spark converts a struct of scalars per record at
 the cost of its few fields, and the parameters come as a separate long table
-of scalars (BENCHMARKS.md, "Spark UDFs against the identity of their
-mechanism").
+of scalars (BENCHMARKS.md, "Spark: the column decoders").
 
 Decode errors never fail a task: the batch decoders turn a bad record into
 a row with the ``error_*`` columns and ``raw`` set (docs/spark.md).

@@ -278,7 +278,7 @@ def test_decoded_columns_are_flat():
     """Every decoded struct holds scalars (at most a short list of scalars,
     MQ's ``header_formats``), never a nested struct or a list of structs:
     Spark converts nested elements one at a time, which is what made the
-    PCF parameters nested per record cost ~85 % of a job (BENCHMARKS.md);
+    PCF parameters nested per record cost ~85 % of a job (issue 18);
     the parameters are the long form's rows, which are flat too."""
     from pyspark.sql.types import ArrayType, MapType, StructType
 
