@@ -108,8 +108,7 @@ def child(ordered: str, sink_kind: str, row_group_mib: int, part: str = "1", rep
             sink = None
             conv = Converter(lambda name, rows: None, opts)
         else:
-            sink = sinks.DatasetSink(out, tables=opts.tables, row_groups_per_file=opts.row_groups_per_file,
-                                     row_group_rows=opts.row_group_rows)
+            sink = sinks.DatasetSink.of(out, opts)
             conv = Converter(sink, opts)
 
         def batches():

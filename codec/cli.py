@@ -297,7 +297,7 @@ def _options(args: argparse.Namespace):
                           detect_by_content=not args.ports_only,
                           chunk_messages=args.chunk, chunk_bytes=args.chunk_bytes,
                           row_groups_per_file=args.row_groups_per_file, row_group_rows=args.row_group_rows,
-                          capture_impl=args.capture_impl,
+                          compression=args.compression, capture_impl=args.capture_impl,
                           buffer_budget=args.buffer_budget, threads=args.threads,
                           max_connections=args.max_connections, max_closed=args.max_closed,
                           max_reassembly_bytes=args.max_reassembly_bytes,
@@ -549,6 +549,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--row-groups-per-file", type=non_negative, default=64, metavar="N",
                    help="begin a table's next Parquet part file after N row groups, so that the writer's "
                         "memory stays flat however large the capture (0: one file per table)")
+    c.add_argument("--compression", default="zstd", choices=("zstd", "snappy", "gzip", "uncompressed"),
+                   help="the Parquet compression of every table: zstd (the smallest files), snappy (read by "
+                        "every Parquet reader, older Hive, Impala and Presto among them; faster to write, "
+                        "files about twice as large), gzip or uncompressed")
     c.add_argument("--buffer-budget", type=positive, default=256 << 20, metavar="BYTES",
                    help="bytes all reassembly and framer buffers may hold together before the largest "
                         "buffered direction is cut into an error row")

@@ -1,7 +1,7 @@
 """``mqcodec pcap2parquet --engine spark``: the local job's tables, written by Spark.
 
 The layout is the local engine's (:mod:`mqcodec.convert.tables`): one Parquet dataset
-per table, ``OUTDIR/<table>/part-*.parquet`` (zstd), optionally partitioned by
+per table, ``OUTDIR/<table>/part-*.parquet`` (zstd unless ``options.compression``), optionally partitioned by
 the UTC date of ``ts`` (``OUTDIR/<table>/date=YYYY-MM-DD/``, whatever the
 session time zone); timestamps as ``TIMESTAMP(MICROS, UTC)``; no ``_SUCCESS``
 marker.  The rows equal the local engine's for the same inputs.
@@ -37,7 +37,6 @@ WRITE_CONF = {
     # INT64 TIMESTAMP(MICROS, isAdjustedToUTC=true): what pyarrow, pandas, Polars and DuckDB
     # read as UTC timestamps (Spark's default, INT96, they read without a time zone)
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
-    "spark.sql.parquet.compression.codec": "zstd",
 }
 #: options of every table's write (Hadoop settings of the write job)
 WRITE_OPTIONS = {"mapreduce.fileoutputcommitter.marksuccessfuljobs": "false"}
@@ -264,7 +263,8 @@ def _run(spark, files, outdir, options, *, partition_by, split_size=None, partit
             # and a folder without one cannot be read)
             if partition_by == "date" and table != PCF_PARAMETERS and not df.isEmpty():
                 writer = df.withColumn("date", utc_date("ts")).write.partitionBy("date")
-            writer.mode("overwrite").options(**WRITE_OPTIONS).parquet(out.table(table))
+            writer.mode("overwrite").options(**WRITE_OPTIONS).option("compression", options.compression) \
+                .parquet(out.table(table))
         out.commit(options.tables)
     except BaseException:
         out.discard()
@@ -326,7 +326,7 @@ def _run_in_tasks(spark, files, out: _Output, options, *, partition_by, split_si
         from mqcodec.convert.sinks import DatasetSink
 
         empty = DatasetSink(root, tables=[t for t in options.tables if not os.path.isdir(os.path.join(root, t))],
-                            columns=options.columns)
+                            columns=options.columns, compression=options.compression)
         empty.close(complete=True)
         out.commit(options.tables)
     except BaseException:
@@ -353,9 +353,7 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
     # the attempt writes into a folder of its own, moved into place when it succeeds: a retried
     # or speculative attempt of the same capture never writes into a file another one writes
     attempt = AttemptFolder(root, "%05d" % index)
-    files = DatasetSink(attempt.path, partition_by=partition_by, part="part-%05d" % index, tables=options.tables,
-                        columns=options.columns, row_groups_per_file=options.row_groups_per_file,
-                        row_group_rows=options.row_group_rows)
+    files = DatasetSink.of(attempt.path, options, partition_by=partition_by, part="part-%05d" % index)
     # options.threads: the task's threads (task_threads), overlapped as the local engine's
     sink, render_thread = overlapped(files, options)
     write = WriteFailures(sink)   # what writing raised: an output error (a full disk) fails the task

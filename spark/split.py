@@ -396,9 +396,7 @@ def _write_groups(batches, names: dict, options_text: str, root: str, partition_
         raise RuntimeError("mqcodec.spark.split._write_groups runs in a Spark task")
     part = ctx.partitionId()
     attempt = AttemptFolder(root, "split-%05d" % part)
-    sink = DatasetSink(attempt.path, partition_by=partition_by, part="part-%05d" % part, tables=options.tables,
-                       columns=options.columns, row_groups_per_file=options.row_groups_per_file,
-                       row_group_rows=options.row_group_rows)
+    sink = DatasetSink.of(attempt.path, options, partition_by=partition_by, part="part-%05d" % part)
     known = streams.value
     # options.threads: the task's threads, overlapped as the local engine's
     written, render_thread = overlapped(sink, options)

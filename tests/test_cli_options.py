@@ -126,6 +126,7 @@ def test_exit_codes_documented_once_each_in_help_and_readme():
     ("--max-reassembly-segments", "2.5", "is not an integer"),
     ("--tables", "mq_calls,calls", "'calls' names no table (the tables are mq_messages,"),
     ("--tables", ",", "names no table"),
+    ("--compression", "lz4", "invalid choice: 'lz4' (choose from"),
 ])
 def test_pcap2parquet_rejects_bad_values(tmp_path, impl, option, value, says, engines_available):
     _engine(impl, engines_available)
@@ -171,13 +172,13 @@ def test_every_conversion_option_is_on_the_command_line():
         "--buffer-budget", "65536",
         "--max-connections", "5", "--max-closed", "0", "--max-reassembly-bytes", "1000",
         "--max-reassembly-segments", "9", "--capture-impl", "py", "--threads", "2", "--tables", "mq_calls",
-        "--columns", "mq_calls=ts"])
+        "--columns", "mq_calls=ts", "--compression", "snappy"])
     got = cli._options(args)
     assert got == ConvertOptions(
         mq_ports=(1415,), msmq_ports=(1802,), raw=True, detect_by_content=False, chunk_messages=7, chunk_bytes=4096,
         row_groups_per_file=3, row_group_rows=11, buffer_budget=65536, max_connections=5, max_closed=0,
         max_reassembly_bytes=1000, max_reassembly_segments=9, capture_impl="py", threads=2,
-        tables=("mq_calls",), columns=("mq_calls.ts",))
+        tables=("mq_calls",), columns=("mq_calls.ts",), compression="snappy")
     default = ConvertOptions()
     unset = {f.name for f in dataclasses.fields(ConvertOptions)
              if getattr(got, f.name) == getattr(default, f.name)}
@@ -185,6 +186,12 @@ def test_every_conversion_option_is_on_the_command_line():
     # and the flags' defaults are the options' defaults (the CLI spells them again, so that
     # parsing the command line does not import the conversion)
     assert cli._options(cli.build_parser().parse_args(["pcap2parquet", "x.pcap", "-o", "out"])) == default
+    # and its choices are the options' (spelled again for the same reason)
+    from mqcodec.convert.options import COMPRESSIONS
+
+    choices = {a.dest: a.choices for a in cli.build_parser()._subparsers._group_actions[0].choices[
+        "pcap2parquet"]._actions}
+    assert tuple(choices["compression"]) == COMPRESSIONS
 
 
 def test_split_size_is_for_the_spark_engine(tmp_path):

@@ -260,3 +260,33 @@ def test_a_task_that_cannot_write_fails_the_job(tmp_path, spark):
         pipeline.convert([str(sim)], str(blocker / "out"), spark=spark)
     assert "\n" not in str(info.value)
     assert blocker.read_text() == "not a folder"
+
+
+@pytest.mark.parametrize("compression", ["snappy", "uncompressed"])
+def test_every_writer_writes_the_compression_chosen(tmp_path, spark, compression):
+    """``compression`` reaches every writer of a job: the local engine's, the
+    tasks' files (a task per capture, and with ``split_size``) and Spark's
+    writer; the rows are the same whichever."""
+    import pyarrow.parquet as pq
+
+    from mqcodec.convert import ConvertOptions, convert
+    from mqcodec.spark import pipeline
+
+    sim = tmp_path / "sim.pcap"
+    synth.write_capture(str(sim), seed=12, messages=8)
+    opts = ConvertOptions(compression=compression)
+    convert([str(sim)], str(tmp_path / "local"), opts)
+    pipeline.convert([str(sim)], str(tmp_path / "tasks"), opts, spark=spark)
+    pipeline.convert([str(sim)], str(tmp_path / "split"), opts, spark=spark, split_size=64 << 10)
+    pipeline.convert([str(sim)], str(tmp_path / "jvm"), opts, spark=spark, write_in_tasks=False)
+    want = compression.upper()
+    for engine in ("local", "tasks", "split", "jvm"):
+        codecs = set()
+        for f in (tmp_path / engine).rglob("*.parquet"):
+            meta = pq.ParquetFile(f).metadata
+            codecs |= {meta.row_group(i).column(j).compression
+                       for i in range(meta.num_row_groups) for j in range(meta.num_columns)}
+        assert codecs == {want}, engine
+        for table in TABLES:
+            assert sorted(read_table(str(tmp_path / engine), table).to_pylist(), key=repr) == sorted(
+                read_table(str(tmp_path / "local"), table).to_pylist(), key=repr), (engine, table)

@@ -29,10 +29,7 @@ def convert(inputs: Iterable, outdir: str, options: ConvertOptions | None = None
     inputs = list(inputs)
     check_job_size(len(inputs))   # before anything is written
     options.check_partitioning(partition_by)
-    sink, render_thread = overlapped(DatasetSink(outdir, partition_by=partition_by, tables=options.tables,
-                                                 columns=options.columns,
-                                                 row_groups_per_file=options.row_groups_per_file,
-                                                 row_group_rows=options.row_group_rows), options)
+    sink, render_thread = overlapped(DatasetSink.of(outdir, options, partition_by=partition_by), options)
     write = WriteFailures(sink)  # what writing raised: an output error (a full disk), not an unreadable input
     conv = Converter(write, options, render_thread=render_thread)
     read = 0

@@ -9,11 +9,16 @@ from typing import Optional
 from .tables import PCF_PARAMETERS, TABLES, check_columns, output_schema
 
 __all__ = ["ConvertOptions", "reassembly_options", "available_cores", "writer_threads", "DEFAULT_MQ_PORTS",
-           "DEFAULT_MSMQ_PORTS", "MSMQ_PING_PORT"]
+           "DEFAULT_MSMQ_PORTS", "MSMQ_PING_PORT", "COMPRESSIONS"]
 
 DEFAULT_MQ_PORTS = (1414,)
 DEFAULT_MSMQ_PORTS = (1801,)
 MSMQ_PING_PORT = 3527
+
+#: the Parquet compression codecs a conversion writes with (:attr:`ConvertOptions.compression`):
+#: zstd, the smallest files; snappy, what every Parquet reader reads, older Hive, Impala and
+#: Presto among them, and faster to write; gzip; uncompressed
+COMPRESSIONS = ("zstd", "snappy", "gzip", "uncompressed")
 
 @dataclasses.dataclass
 class ConvertOptions:
@@ -35,6 +40,8 @@ class ConvertOptions:
     #: sinks.ROW_GROUP_BYTES of them; the last row group of a file holds the rest), not a row
     #: group per chunk: larger row groups make both the writing and the reading faster
     row_group_rows: int = 1 << 17
+    #: the Parquet compression codec of every table's files, one of :data:`COMPRESSIONS`
+    compression: str = "zstd"
     impl: Optional[str] = None
     #: the capture pipeline: None = the compiled capture core when built (docs/capture-core.md),
     #: "py" = the pure pipeline (the reference); ``impl="py"`` implies it
@@ -88,6 +95,8 @@ class ConvertOptions:
             raise ValueError("columns: %s %s not among the tables made (%s)" % (
                 ", ".join(unmade), "is" if len(unmade) == 1 else "are", ", ".join(self.tables)))
         object.__setattr__(self, "columns", columns)
+        if self.compression not in COMPRESSIONS:
+            raise ValueError("compression: %r is not one of %s" % (self.compression, ", ".join(COMPRESSIONS)))
 
     def wants(self, table: str) -> bool:
         """``table`` is one of the tables to make."""
