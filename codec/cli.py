@@ -549,10 +549,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--row-groups-per-file", type=non_negative, default=64, metavar="N",
                    help="begin a table's next Parquet part file after N row groups, so that the writer's "
                         "memory stays flat however large the capture (0: one file per table)")
-    c.add_argument("--compression", default="zstd", choices=("zstd", "snappy", "gzip", "uncompressed"),
+    c.add_argument("--compression", default="zstd", choices=("zstd", "snappy", "uncompressed"),
                    help="the Parquet compression of every table: zstd (the smallest files), snappy (read by "
                         "every Parquet reader, older Hive, Impala and Presto among them; faster to write, "
-                        "files about twice as large), gzip or uncompressed")
+                        "files about twice as large) or uncompressed")
     c.add_argument("--buffer-budget", type=positive, default=256 << 20, metavar="BYTES",
                    help="bytes all reassembly and framer buffers may hold together before the largest "
                         "buffered direction is cut into an error row")
