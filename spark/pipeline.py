@@ -21,7 +21,6 @@ one line: the error the executor raised.
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
@@ -342,43 +341,25 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
     """On an executor: convert capture ``index`` (``uri``) and write its rows
     under ``root`` (the job's temporary folder); its report as the data
     source's ``captures`` row."""
-    from mqcodec.convert import ConvertOptions, Converter
-    from mqcodec.convert.job import overlapped
-    from mqcodec.convert.sinks import DatasetSink, WriteFailures
+    from mqcodec.convert import ConvertOptions
     from mqcodec.errors import DecodeError
 
-    from .storage import AttemptFolder, display_name, input_source
+    from .storage import converting_into, display_name, input_source
 
     options = ConvertOptions.from_text(options_text)
+    name = display_name(uri)
     # the attempt writes into a folder of its own, moved into place when it succeeds: a retried
     # or speculative attempt of the same capture never writes into a file another one writes
-    attempt = AttemptFolder(root, "%05d" % index)
-    files = DatasetSink.of(attempt.path, options, partition_by=partition_by, part="part-%05d" % index)
-    # options.threads: the task's threads (task_threads), overlapped as the local engine's
-    sink, render_thread = overlapped(files, options)
-    write = WriteFailures(sink)   # what writing raised: an output error (a full disk) fails the task
-    conv = Converter(write, options, render_thread=render_thread)
-    name = display_name(uri)
-    try:
+    with converting_into(root, "%05d" % index, options, partition_by=partition_by,
+                         part="part-%05d" % index) as (conv, write):
         try:
-            try:
-                with input_source(uri) as source:
-                    conv.add_capture(source, name=name, index=index)
-                conv.drain()
-            except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
-                if write.raised_by(exc) or conv.rendering_failed(exc):
-                    raise
-                conv.not_read(name, exc, index=index)
-        finally:
-            conv.drain_quietly()
-        sink.close(complete=False)   # no empty files per capture: the driver completes the tables
-        attempt.commit(files.paths)
-    except BaseException:
-        with contextlib.suppress(Exception):   # the writer threads joined before the folder goes
-            sink.close(complete=False)
-        raise
-    finally:
-        attempt.discard()
+            with input_source(uri) as source:
+                conv.add_capture(source, name=name, index=index)
+            conv.drain()
+        except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
+            if write.raised_by(exc) or conv.rendering_failed(exc):
+                raise
+            conv.not_read(name, exc, index=index)
     return {"index": index, "capture": name, "report": json.dumps(conv.report(top=None), sort_keys=True, default=str)}
 
 

@@ -42,7 +42,6 @@ what acts across connections: the global byte budget and connection limit
 """
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 from typing import Any
@@ -384,44 +383,26 @@ def _write_groups(batches, names: dict, options_text: str, root: str, partition_
     import numpy as np
     from pyspark import TaskContext
 
-    from mqcodec.convert import ConvertOptions, Converter
-    from mqcodec.convert.job import overlapped
-    from mqcodec.convert.sinks import DatasetSink, WriteFailures
+    from mqcodec.convert import ConvertOptions
 
-    from .storage import AttemptFolder
+    from .storage import converting_into
 
     options = ConvertOptions.from_text(options_text)
     ctx = TaskContext.get()
     if ctx is None:
         raise RuntimeError("mqcodec.spark.split._write_groups runs in a Spark task")
     part = ctx.partitionId()
-    attempt = AttemptFolder(root, "split-%05d" % part)
-    sink = DatasetSink.of(attempt.path, options, partition_by=partition_by, part="part-%05d" % part)
     known = streams.value
-    # options.threads: the task's threads, overlapped as the local engine's
-    written, render_thread = overlapped(sink, options)
-    conv = Converter(WriteFailures(Renumbered(written, known)), options, render_thread=render_thread)
     counts: dict = {}
-    try:
-        try:
-            for index, opened in _convert_groups(conv, batches, names):
-                counts[index] = counts.get(index, 0) + len(opened)
-                # the sorted opening frames of 5a, searched (not a set of every connection per task)
-                missing = np.setdiff1d(np.asarray(opened, dtype=np.int64), known.get(index, np.empty(0, np.int64)))
-                if len(missing):   # stage 5a found other connections: the numbering would be wrong
-                    raise RuntimeError("mqcodec split job: capture %d: connections opened at frames %s were not "
-                                       "found by the numbering stage" % (index, missing[:5].tolist()))
-            conv.drain()
-        finally:
-            conv.drain_quietly()
-        written.close(complete=False)   # no empty files per task: the driver completes the tables
-        attempt.commit(sink.paths)
-    except BaseException:
-        with contextlib.suppress(Exception):   # the writer threads joined before the folder goes
-            written.close(complete=False)
-        raise
-    finally:
-        attempt.discard()
+    with converting_into(root, "split-%05d" % part, options, partition_by=partition_by, part="part-%05d" % part,
+                         wrap=lambda sink: Renumbered(sink, known)) as (conv, _):
+        for index, opened in _convert_groups(conv, batches, names):
+            counts[index] = counts.get(index, 0) + len(opened)
+            # the sorted opening frames of 5a, searched (not a set of every connection per task)
+            missing = np.setdiff1d(np.asarray(opened, dtype=np.int64), known.get(index, np.empty(0, np.int64)))
+            if len(missing):   # stage 5a found other connections: the numbering would be wrong
+                raise RuntimeError("mqcodec split job: capture %d: connections opened at frames %s were not "
+                                   "found by the numbering stage" % (index, missing[:5].tolist()))
     yield from _task_report(conv, counts).to_batches()
 
 

@@ -30,7 +30,7 @@ import re
 from typing import Any, Iterable, Union
 from urllib.parse import urlsplit
 
-__all__ = ["is_uri", "resolve", "expand", "filesystem", "open_input", "display_name", "AttemptFolder", "GLOB_CHARS"]
+__all__ = ["is_uri", "resolve", "expand", "filesystem", "open_input", "display_name", "AttemptFolder", "converting_into", "GLOB_CHARS"]
 
 GLOB_CHARS = "*?["
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
@@ -218,3 +218,39 @@ class AttemptFolder:
         import shutil
 
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def converting_into(root: str, name: str, options, *, partition_by=None, part: str = "part-00000", wrap=None):
+    """A Spark task's conversion that writes its own Parquet files: yields the
+    :class:`~mqcodec.convert.Converter` and the sink's
+    :class:`~mqcodec.convert.sinks.WriteFailures` (``wrap``: a sink around the
+    task's own, e.g. one that renumbers).  The files are written into an
+    :class:`AttemptFolder` of ``root`` (``name`` its name) and moved into place
+    when the body ends without an exception, after the converter has drained;
+    otherwise the writer threads are joined and the folder removed.  No empty
+    files are written: the driver completes the tables."""
+    from mqcodec.convert import Converter
+    from mqcodec.convert.job import overlapped
+    from mqcodec.convert.sinks import DatasetSink, WriteFailures
+
+    attempt = AttemptFolder(root, name)
+    files = DatasetSink.of(attempt.path, options, partition_by=partition_by, part=part)
+    # options.threads: the task's threads, overlapped as the local engine's
+    sink, render_thread = overlapped(files, options)
+    write = WriteFailures(wrap(sink) if wrap is not None else sink)
+    conv = Converter(write, options, render_thread=render_thread)
+    try:
+        try:
+            yield conv, write
+            conv.drain()
+        finally:
+            conv.drain_quietly()
+        sink.close(complete=False)
+        attempt.commit(files.paths)
+    except BaseException:
+        with contextlib.suppress(Exception):   # the writer threads joined before the folder goes
+            sink.close(complete=False)
+        raise
+    finally:
+        attempt.discard()
