@@ -10,6 +10,8 @@ process, a row group at a time (``--row-group-rows``' default), three ways:
   plain     - pyarrow's ParquetWriter with no compression, no dictionary, no
               statistics, into memory (the encoding alone: no file system's work)
   non-null  - plain, without the columns that are null in every row
+  unbuffered - the sink with its files written without their buffer
+               (``sinks.WRITE_BUFFER = 0``: a system call per page's header and data)
 
 and a whole ``pcap2parquet`` process on a capture of no frame gives the start
 (interpreter, imports, an empty output).  tshark is ``tshark -r CAPTURE -T fields
@@ -71,13 +73,17 @@ def write(tables: dict, folder: str, how: str, rows: int) -> float:
     """CPU seconds to write ``tables`` into ``folder`` ``how``."""
     from mqcodec.convert.sinks import DatasetSink
 
+    from mqcodec.convert import sinks
+
     start = time.process_time()
-    if how == "sink":
+    if how in ("sink", "unbuffered"):
+        buffer, sinks.WRITE_BUFFER = sinks.WRITE_BUFFER, 0 if how == "unbuffered" else sinks.WRITE_BUFFER
         sink = DatasetSink(folder)
         for name, table in tables.items():
             for batch in table.to_batches(max_chunksize=rows):
                 sink(name, pa.Table.from_batches([batch]))
         sink.close()
+        sinks.WRITE_BUFFER = buffer
     else:   # (into memory: the encoding alone, no file system's work)
         for name, table in tables.items():
             out = pa.BufferOutputStream()
@@ -105,17 +111,19 @@ def main(argv=None) -> None:
             PcapWriter(f)
         child_cpu(job(args.capture, os.path.join(tmp, "tables")))
         tables = tables_of(os.path.join(tmp, "tables"))
-        given = {"sink": tables, "plain": tables, "non-null": non_null(tables)}
+        given = {"sink": tables, "plain": tables, "non-null": non_null(tables), "unbuffered": tables}
         figures: dict = {}
         for r in range(args.rounds):
             figures.setdefault("tshark", []).append(
                 child_cpu(["tshark", "-r", args.capture, "-T", "fields", "-e", "mq.tsh.type"]))
             figures.setdefault("mqcodec", []).append(child_cpu(job(args.capture, os.path.join(tmp, "job%d" % r))))
             figures.setdefault("start", []).append(child_cpu(job(empty, os.path.join(tmp, "empty%d" % r))))
-            for k in range(3):   # (in turn: each first once)
-                how = ("sink", "plain", "non-null")[(r + k) % 3]
+            hows = ("sink", "plain", "non-null", "unbuffered")
+            for k in range(len(hows)):   # (in turn: each first once every len(hows) rounds)
+                how = hows[(r + k) % len(hows)]
                 figures.setdefault(how, []).append(
-                    write(given[how], os.path.join(tmp, "%s%d" % (how, r)), "sink" if how == "sink" else "plain", rows))
+                    write(given[how], os.path.join(tmp, "%s%d" % (how, r)), "plain" if how == "non-null" else how,
+                          rows))
     med = {k: statistics.median(v) for k, v in figures.items()}
     print("CPU s, median of %d rounds (%s): %s" % (
         args.rounds, ", ".join("%d rows" % t.num_rows + " " + n for n, t in tables.items()),
@@ -123,6 +131,8 @@ def main(argv=None) -> None:
     print("mqcodec --threads 1: %.2fx tshark" % (med["tshark"] / med["mqcodec"]))
     for how in ("sink", "plain", "non-null"):
         print("bound, start + %s writing: %.1fx tshark" % (how, med["tshark"] / (med["start"] + med[how])))
+    print("the sink's write buffer: %.3f s with it, %.3f s without (%s)" % (
+        med["sink"], med["unbuffered"], ", ".join("%.3f/%.3f" % p for p in zip(figures["sink"], figures["unbuffered"]))))
 
 
 if __name__ == "__main__":

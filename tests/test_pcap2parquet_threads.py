@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -249,27 +250,60 @@ def test_background_sink_failure_reaches_the_caller():
     assert inner.closed is False
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/dev/full is Linux's")
-@pytest.mark.parametrize("big", [False, True])
-def test_a_parquet_file_on_a_full_disk_raises(big):
+def _open_files() -> int:
+    import os
+
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/dev/full and /proc are Linux's")
+@pytest.mark.parametrize("how", ["small", "big", "footer"])
+def test_a_parquet_file_on_a_full_disk_raises_and_is_let_go(how, monkeypatch):
     """A Parquet file is written through a buffer (sinks.WRITE_BUFFER), yet a
     device with no room (Linux's /dev/full) fails it: a row group whose pages
-    outgrow the buffer raises as it is written, a small one by the file's close,
-    which lets the file go either way."""
+    outgrow the buffer raises as it is written, a small one by the file's close;
+    and the close lets the file go whatever raised, the footer's writing included."""
     import random
 
     rng = random.Random(7)
-    n = 4 * sinks.WRITE_BUFFER // 1000 if big else 10
+    n = 4 * sinks.WRITE_BUFFER // 1000 if how == "big" else 10
     table = pa.table({"raw": pa.array([rng.randbytes(1000) for _ in range(n)], pa.binary())})
+    before = _open_files()
     f = sinks.ParquetFile("/dev/full", table.schema, "zstd", table)
-    if big:
+    assert _open_files() == before + 1
+    if how == "big":
         with pytest.raises(OSError, match="No space left"):
             f.write_table(table)
     else:
         f.write_table(table)   # still in the buffer
+    if how == "footer":   # the writer fails before the file is flushed
+        class NoFooter:
+            def close(self):
+                raise OSError(28, "No space left on device (footer)")
+
+        monkeypatch.setattr(f, "_writer", NoFooter())
     with pytest.raises(OSError, match="No space left"):
         f.close()
-    assert f._file.closed
+    assert _open_files() == before
+
+
+def test_a_sink_closes_every_file_when_one_fails(tmp_path, monkeypatch):
+    """DatasetSink.close closes every part file although one fails (a full disk
+    at its footer), then raises that failure."""
+    closed = []
+    original = sinks.ParquetFile.close
+
+    def close(self):
+        closed.append(os.path.basename(os.path.dirname(self.path)))
+        original(self)
+        if len(closed) == 1:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(sinks.ParquetFile, "close", close)
+    sink = sinks.DatasetSink(str(tmp_path))
+    with pytest.raises(OSError, match="No space left"):
+        sink.close(complete=True)   # an empty part file for each table
+    assert sorted(closed) == sorted(tables.TABLES)
 
 
 @pytest.mark.parametrize("threads", [1, 2])

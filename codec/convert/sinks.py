@@ -54,7 +54,7 @@ class TableCollector:
 #: buffers), whatever ``row_group_rows``: the bound of a sink's memory per table
 ROW_GROUP_BYTES = 16 << 20
 
-#: the buffer a Parquet file is written through (:class:`ParquetFile`)
+#: the buffer a Parquet file is written through (:class:`ParquetFile`; 0: none)
 WRITE_BUFFER = 64 << 10
 
 
@@ -100,13 +100,12 @@ class DatasetSink:
         self._waiting: dict[tuple[str, Optional[str]], tuple[list, int, int]] = {}
         self.outdir = outdir
         self.partition_by = partition_by
-        self.compression = "none" if compression == "uncompressed" else compression   # (pyarrow's name)
+        self.compression = compression
         self.part = part
         self.row_groups_per_file = row_groups_per_file
         self._writers: dict[tuple[str, Optional[str]], ParquetFile] = {}
         self._files: Counter = Counter()   # (table, date) -> part files begun
         self.paths: list[str] = []
-
 
     @classmethod
     def of(cls, outdir: str, options, *, partition_by: Optional[str] = None,
@@ -117,6 +116,7 @@ class DatasetSink:
         return cls(outdir, partition_by=partition_by, part=part, tables=options.tables, columns=options.columns,
                    row_groups_per_file=options.row_groups_per_file, row_group_rows=options.row_group_rows,
                    compression=options.compression)
+
     def __call__(self, table: str, rows: pa.Table) -> None:
         if self.partition_by is None or PCF_PARAMETERS == table or rows.num_rows == 0:
             self._write(table, None, rows)
@@ -151,7 +151,8 @@ class DatasetSink:
                 folder = os.path.join(folder, "date=" + date)
             os.makedirs(folder, exist_ok=True)
             path = os.path.join(folder, "%s-c%03d.parquet" % (self.part, self._files[key]))
-            w = self._writers[key] = ParquetFile(path, output_schema(table, self.columns), self.compression,
+            codec = "none" if self.compression == "uncompressed" else self.compression   # (pyarrow's name)
+            w = self._writers[key] = ParquetFile(path, output_schema(table, self.columns), codec,
                                                  sample=rows)
             self._files[key] += 1
             self.paths.append(path)
@@ -163,19 +164,34 @@ class DatasetSink:
     def close(self, *, complete: bool = True) -> list[str]:
         """Write the rows still waiting and close every part file; with ``complete``,
         give each table that got no rows an empty part file, so that every table can
-        be read."""
-        for key in list(self._waiting):
-            parts, _, _ = self._waiting.pop(key)
-            self._row_group(key, _one_table(parts))
-        if complete:
-            written = {t for t, _ in self._files}
-            for table in self.tables:
-                if table not in written:
-                    self._row_group((table, None), output_schema(table, self.columns).empty_table())
-        for w in self._writers.values():
-            w.close()
-        self._writers.clear()
+        be read.  Every part file is closed whatever fails (a full disk): the first
+        error is raised once all are."""
+        try:
+            for key in list(self._waiting):
+                parts, _, _ = self._waiting.pop(key)
+                self._row_group(key, _one_table(parts))
+            if complete:
+                written = {t for t, _ in self._files}
+                for table in self.tables:
+                    if table not in written:
+                        self._row_group((table, None), output_schema(table, self.columns).empty_table())
+        except BaseException:
+            self._close_files(quietly=True)
+            raise
+        self._close_files()
         return self.paths
+
+    def _close_files(self, quietly: bool = False) -> None:
+        writers = list(self._writers.values())
+        self._writers.clear()
+        first: Optional[BaseException] = None
+        for w in writers:
+            try:
+                w.close()
+            except Exception as exc:   # noqa: PERF203 - each file closed, the first error kept
+                first = first or exc
+        if first is not None and not quietly:
+            raise first
 
 
 def _shared_nulls(rows: pa.Table) -> pa.Table:
@@ -232,7 +248,7 @@ class ParquetFile:
             _Writer = None
         if _Writer is not None:
             raw = pa.OSFile(path, "wb")
-            self._file = pa.BufferedOutputStream(raw, WRITE_BUFFER)
+            self._file = pa.BufferedOutputStream(raw, WRITE_BUFFER) if WRITE_BUFFER else raw
             try:
                 self._writer = _Writer(self._file, schema, version="2.6", compression=compression,
                                        use_dictionary=use_dictionary, write_statistics=write_statistics,
