@@ -208,7 +208,7 @@ def test_options_as_text_and_strings():
     opts = ConvertOptions(mq_ports=(1414, 1415), msmq_ports=(), detect_by_content=False, raw=True,
                           chunk_messages=7, chunk_bytes=4096, capture_impl="py", buffer_budget=1 << 20,
                           max_connections=9, max_closed=0, max_reassembly_bytes=100, max_reassembly_segments=3,
-                          threads=None, tables=("mq_calls", "mq_messages"))
+                          threads=None, tables=("mq_calls", "mq_messages"), compression="snappy")
     assert ConvertOptions.from_text(opts.to_text()) == opts
     assert ConvertOptions.from_text(ConvertOptions().to_text()) == ConvertOptions()
     got = ConvertOptions.from_strings({"mq_ports": "1414, 1415", "msmq_ports": "", "detect_by_content": "False",
@@ -216,8 +216,13 @@ def test_options_as_text_and_strings():
                                        "capture_impl": "py", "buffer_budget": "1048576", "max_connections": "9",
                                        "max_closed": "0", "max_reassembly_bytes": "100",
                                        "max_reassembly_segments": "3",
-                                       "threads": "none", "tables": "mq_calls, mq_messages"})
+                                       "threads": "none", "tables": "mq_calls, mq_messages",
+                                       "compression": "SNAPPY"})
     assert got == opts
+    # a compression by its name in any case; "none" (Spark's and pyarrow's name) is uncompressed
+    assert ConvertOptions.from_strings({"compression": "none"}).compression == "uncompressed"
+    with pytest.raises(ValueError, match="compression: 'lz4' is not one of zstd, snappy, uncompressed"):
+        ConvertOptions.from_strings({"compression": "lz4"})
     # a base with some fields replaced, values as themselves
     assert ConvertOptions.from_strings({"chunk_messages": 8}, opts) == ConvertOptions(
         **{**opts.__dict__, "chunk_messages": 8})

@@ -96,8 +96,11 @@ class ConvertOptions:
             raise ValueError("columns: %s %s not among the tables made (%s)" % (
                 ", ".join(unmade), "is" if len(unmade) == 1 else "are", ", ".join(self.tables)))
         object.__setattr__(self, "columns", columns)
-        if self.compression not in COMPRESSIONS:
+        compression = self.compression.lower() if isinstance(self.compression, str) else self.compression
+        compression = "uncompressed" if compression == "none" else compression   # (Spark's and pyarrow's name)
+        if compression not in COMPRESSIONS:
             raise ValueError("compression: %r is not one of %s" % (self.compression, ", ".join(COMPRESSIONS)))
+        object.__setattr__(self, "compression", compression)
 
     def wants(self, table: str) -> bool:
         """``table`` is one of the tables to make."""
@@ -163,6 +166,8 @@ def _option_value(name: str, default, value):
         if text.lower() not in ("true", "false"):
             raise ValueError("option %s: %r is not true or false" % (name, value))
         return text.lower() == "true"
+    if name == "compression":   # a name, "none" among them
+        return text
     if text.lower() in ("", "none"):
         return None
     if isinstance(default, int) or name == "threads":
