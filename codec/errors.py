@@ -32,7 +32,23 @@ class MQCodecError(Exception):
     """Base class of every exception mqcodec raises on purpose."""
 
 
-class DecodeError(MQCodecError, ValueError):
+class _Located:
+    """A problem at a field of a structure, at a byte offset: how it reads and its dict."""
+
+    structure: str
+    field: str
+    offset: int
+    reason: str
+
+    def __str__(self) -> str:
+        where = self.structure + ("." + self.field if self.field else "")
+        return "%s at offset %d: %s" % (where, self.offset, self.reason)
+
+    def to_dict(self) -> dict:
+        return {"structure": self.structure, "field": self.field, "offset": self.offset, "reason": self.reason}
+
+
+class DecodeError(_Located, MQCodecError, ValueError):
     """Bytes that do not decode as the structure they claim to be.
 
     Attributes
@@ -57,17 +73,6 @@ class DecodeError(MQCodecError, ValueError):
         self.reason = reason
         super().__init__(structure, field, self.offset, reason)
 
-    def __str__(self) -> str:
-        where = self.structure + ("." + self.field if self.field else "")
-        return "%s at offset %d: %s" % (where, self.offset, self.reason)
-
-    def to_dict(self) -> dict:
-        return {
-            "structure": self.structure,
-            "field": self.field,
-            "offset": self.offset,
-            "reason": self.reason,
-        }
 
     def shifted(self, delta: int) -> "DecodeError":
         """The same error with its offset moved by ``delta`` bytes (used
@@ -106,25 +111,13 @@ class KeyOverflow(MQCodecError, ValueError):
 
 
 @dataclass(frozen=True)
-class DecodeWarning:
+class DecodeWarning(_Located):
     """A problem that lenient decoding stepped over instead of raising."""
 
     structure: str
     field: str
     offset: int
     reason: str
-
-    def __str__(self) -> str:
-        where = self.structure + ("." + self.field if self.field else "")
-        return "%s at offset %d: %s" % (where, self.offset, self.reason)
-
-    def to_dict(self) -> dict:
-        return {
-            "structure": self.structure,
-            "field": self.field,
-            "offset": self.offset,
-            "reason": self.reason,
-        }
 
 
 class Problems:
