@@ -71,19 +71,21 @@ def non_null(tables: dict) -> dict:
 
 def write(tables: dict, folder: str, how: str, rows: int) -> float:
     """CPU seconds to write ``tables`` into ``folder`` ``how``."""
-    from mqcodec.convert.sinks import DatasetSink
-
     from mqcodec.convert import sinks
 
     start = time.process_time()
     if how in ("sink", "unbuffered"):
-        buffer, sinks.WRITE_BUFFER = sinks.WRITE_BUFFER, 0 if how == "unbuffered" else sinks.WRITE_BUFFER
-        sink = DatasetSink(folder)
-        for name, table in tables.items():
-            for batch in table.to_batches(max_chunksize=rows):
-                sink(name, pa.Table.from_batches([batch]))
-        sink.close()
-        sinks.WRITE_BUFFER = buffer
+        buffer = sinks.WRITE_BUFFER
+        if how == "unbuffered":
+            sinks.WRITE_BUFFER = 0
+        try:
+            sink = sinks.DatasetSink(folder)
+            for name, table in tables.items():
+                for batch in table.to_batches(max_chunksize=rows):
+                    sink(name, pa.Table.from_batches([batch]))
+            sink.close()
+        finally:
+            sinks.WRITE_BUFFER = buffer
     else:   # (into memory: the encoding alone, no file system's work)
         for name, table in tables.items():
             out = pa.BufferOutputStream()

@@ -73,7 +73,6 @@ class DecodeError(_Located, MQCodecError, ValueError):
         self.reason = reason
         super().__init__(structure, field, self.offset, reason)
 
-
     def shifted(self, delta: int) -> "DecodeError":
         """The same error with its offset moved by ``delta`` bytes (used
         when a decoder ran on a slice of a larger input)."""

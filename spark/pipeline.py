@@ -349,13 +349,13 @@ def _write_capture(index: int, uri: str, root: str, options_text: str, partition
     options = ConvertOptions.from_text(options_text)
     name = display_name(uri)
     # the attempt writes into a folder of its own, moved into place when it succeeds: a retried
-    # or speculative attempt of the same capture never writes into a file another one writes
+    # or speculative attempt of the same capture never writes into a file another one writes;
+    # it drains the converter (what rendering raised fails the task) before the files move
     with converting_into(root, "%05d" % index, options, partition_by=partition_by,
                          part="part-%05d" % index) as (conv, write):
         try:
             with input_source(uri) as source:
                 conv.add_capture(source, name=name, index=index)
-            conv.drain()
         except (DecodeError, OSError) as exc:  # as the local engine: reported, the job goes on
             if write.raised_by(exc) or conv.rendering_failed(exc):
                 raise

@@ -21,6 +21,7 @@ MSMQ_PING_PORT = 3527
 #: simulator's 100,000 messages it made the job 5x slower for files larger than zstd's.)
 COMPRESSIONS = ("zstd", "snappy", "uncompressed")
 
+
 @dataclasses.dataclass
 class ConvertOptions:
     mq_ports: tuple = DEFAULT_MQ_PORTS

@@ -101,6 +101,7 @@ class DatasetSink:
         self.outdir = outdir
         self.partition_by = partition_by
         self.compression = compression
+        self._codec = "none" if compression == "uncompressed" else compression   # (pyarrow's name)
         self.part = part
         self.row_groups_per_file = row_groups_per_file
         self._writers: dict[tuple[str, Optional[str]], ParquetFile] = {}
@@ -151,8 +152,7 @@ class DatasetSink:
                 folder = os.path.join(folder, "date=" + date)
             os.makedirs(folder, exist_ok=True)
             path = os.path.join(folder, "%s-c%03d.parquet" % (self.part, self._files[key]))
-            codec = "none" if self.compression == "uncompressed" else self.compression   # (pyarrow's name)
-            w = self._writers[key] = ParquetFile(path, output_schema(table, self.columns), codec,
+            w = self._writers[key] = ParquetFile(path, output_schema(table, self.columns), self._codec,
                                                  sample=rows)
             self._files[key] += 1
             self.paths.append(path)
