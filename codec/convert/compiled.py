@@ -274,18 +274,19 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, held: "Optional[
     conn = np.asarray(b["conn"], dtype=np.int64)
     direction = np.asarray(b["direction"], dtype=np.int8)
     uniq, inverse = np.unique(conn, return_inverse=True)
+    # the addresses as dictionary indices: one string per address, not one per message
+    words: dict = {}
     cip, cport, sip, sport = [], [], [], []
     for c in uniq.tolist():
         info = _connection(core, conns, c)
-        cip.append(info[0])
+        cip.append(words.setdefault(info[0], len(words)))
         cport.append(info[1])
-        sip.append(info[2])
+        sip.append(words.setdefault(info[2], len(words)))
         sport.append(info[3])
-    inv = _k.from_numpy(inverse.astype(np.int64))
-    c2s = _k.bools(direction == 0)
-
-    cip_a, sip_a = _k.take(pa.array(cip, pa.string()), inv), _k.take(pa.array(sip, pa.string()), inv)
-    cport_a, sport_a = _k.take(pa.array(cport, pa.int32()), inv), _k.take(pa.array(sport, pa.int32()), inv)
+    c2s = direction == 0
+    cip_i, sip_i = np.array(cip, dtype=np.int32)[inverse], np.array(sip, dtype=np.int32)[inverse]
+    cport_n, sport_n = np.array(cport, dtype=np.int32)[inverse], np.array(sport, dtype=np.int32)[inverse]
+    ips = pa.array(list(words), pa.string())
     protocol = np.asarray(b["protocol"], dtype=np.int64)
     # MQ record kinds: the message kinds, then MQ_UNIT_KIND (gone: _units) and MQ_ERROR_KIND;
     # MSMQ's: the packet kinds, then MSMQ_ERROR_KIND
@@ -307,18 +308,17 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, held: "Optional[
     errors = _error_columns(b, length) if "error_code" in b else {}
     columns = {
         "message_key": _k.from_numpy(np.zeros(n, dtype=np.int64)),   # given when written (_Held)
-        "capture": _k.take(pa.array([name], pa.string()), _k.from_numpy(np.zeros(n, dtype=np.int64))),
+        "capture": _words(np.zeros(n, dtype=np.int32), [name]),
         "frame": _nonneg(b["frame"]),
         "ts": _ts(b["ts_ns"], b["frame"]),
-        "src_ip": _k.if_else(c2s, cip_a, sip_a),
-        "src_port": _k.if_else(c2s, cport_a, sport_a),
-        "dst_ip": _k.if_else(c2s, sip_a, cip_a),
-        "dst_port": _k.if_else(c2s, sport_a, cport_a),
+        "src_ip": _words(np.where(c2s, cip_i, sip_i), ips),
+        "src_port": _k.from_numpy(np.where(c2s, cport_n, sport_n)),
+        "dst_ip": _words(np.where(c2s, sip_i, cip_i), ips),
+        "dst_port": _k.from_numpy(np.where(c2s, sport_n, cport_n)),
         "tcp_stream": _k.from_numpy(np.asarray(b["tcp_stream"], dtype=np.int64)),
         "stream_offset": _k.from_numpy(np.asarray(b["stream_offset"], dtype=np.int64)),
-        "protocol": _k.take(pa.array(["mq", "msmq"], pa.string()), _k.from_numpy(protocol)),
-        "kind": _k.take(pa.array(mq_kinds + kinds[1] + ["(classified)", "framing error"], pa.string()),
-                        _k.from_numpy(kind_index)),
+        "protocol": _words(protocol, ["mq", "msmq"]),
+        "kind": _words(kind_index, mq_kinds + kinds[1] + ["(classified)", "framing error"]),
         "length": _k.from_numpy(length),
         "_data": data,
         "_md_only": _k.bools(b["md_only"]),
@@ -373,8 +373,8 @@ def _error_columns(b: dict, length) -> dict:
         structure[i], fld[i], error[i] = (msmq_describe if p else mq_describe)(c, a, b_, c_, d)
     extent = np.asarray(b["full_length"], dtype=np.int64)[rows]
     length[rows] = np.maximum(length[rows], extent)
-    return {"error": pa.array(error, pa.string()), "error_structure": pa.array(structure, pa.string()),
-            "error_field": pa.array(fld, pa.string())}
+    return {name: _k.dictionary_encode(pa.array(values, pa.string()))
+            for name, values in (("error", error), ("error_structure", structure), ("error_field", fld))}
 
 
 def _units(conv, core, b: dict, is_unit, name: str, conns: dict) -> dict:
@@ -435,6 +435,12 @@ def _units(conv, core, b: dict, is_unit, name: str, conns: dict) -> dict:
     out["deferred"] = []
     out["links"] = _k.take(link_table, _k.from_numpy(which, mask=which < 0))
     return out
+
+
+def _words(indices, words) -> pa.DictionaryArray:
+    """A dictionary column: ``indices`` (numpy) into ``words`` (strings, or a string array)."""
+    return pa.DictionaryArray.from_arrays(_k.from_numpy(np.asarray(indices, dtype=np.int32)),
+                                          words if isinstance(words, pa.Array) else pa.array(words, pa.string()))
 
 
 def _nonneg(values) -> pa.Array:

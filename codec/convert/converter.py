@@ -620,13 +620,12 @@ class Converter:
         it.  ``frame`` and ``ts`` are -1 where unknown (``ts``: any negative);
         ``rank``: each unit's rank in its frame (call_key).
         Returns each unit's mq_messages link columns
-        (:data:`mqcodec.convert.tables.MQ_LINK`, strings) as a table."""
+        (:data:`mqcodec.convert.tables.MQ_LINK`) as a table."""
         import numpy as np
 
         n = len(starts)
         if not self._units_wanted:   # no table made of units: neither read nor paired
-            return pa.table({"call_key": pa.nulls(n, pa.int64()),
-                             **{f.name: pa.nulls(n, pa.string()) for f in _tables.MQ_LINK[1:]}})
+            return pa.table({f.name: pa.nulls(n, f.type) for f in _tables.MQ_LINK})
         from ..ibmmq import calls_batch
         from ..ibmmq.conversation import TRACKED
 
@@ -727,13 +726,7 @@ class Converter:
             if req is not None:
                 calls.append(_replied(req, False, None))
                 self.call_rows += 1
-        links = pa.table({"call_key": extra["call_key"], "queue_name": extra["queue_name"],
-                          "queue_manager": extra["queue_manager"],
-                          "remote_q_name": _k.cast(decoded.column("remote_q_name"), pa.string()),
-                          "remote_q_mgr_name": _k.cast(decoded.column("remote_q_mgr_name"), pa.string()),
-                          "channel_name": extra["channel_name"], "user_id": extra["user_id"],
-                          "appl_name": extra["appl_name"]})
-        return links
+        return _k.cast_table(table.select([f.name for f in _tables.MQ_LINK]), pa.schema(_tables.MQ_LINK))
 
     def _end_calls(self) -> None:
         """End of a capture: requests still waiting were never replied."""
@@ -944,7 +937,9 @@ class Converter:
                     a = data
                 else:
                     error = decoded.get("error", part.column("error"))
-                    a = pc.if_else(pc.is_valid(error), data, pa.scalar(None, data.type))
+                    # the bytes of the rows that failed only: none failed, nothing copied
+                    a = pa.nulls(n, f.type) if error.null_count == len(error) else \
+                        pc.if_else(pc.is_valid(error), data, pa.scalar(None, data.type))
             elif name in in_part:
                 a = part.column(name)
             else:

@@ -379,30 +379,32 @@ def name_column(how: str, values, context=None) -> pa.Array:
 
 #: the pending rows of one chunk, before decoding: where each message was seen
 #: and its bytes (the compiled core produces these columns directly); ``ts`` in
-#: nanoseconds, as the captures give it (the output tables split it in two)
+#: nanoseconds, as the captures give it (the output tables split it in two).  The
+#: columns of few values are dictionaries, as in the output tables: a block is filtered
+#: by protocol and written without turning its strings into dictionaries again
 BLOCK_SCHEMA = pa.schema([
     pa.field("message_key", pa.int64(), nullable=False),
-    pa.field("capture", pa.string(), nullable=False),
+    pa.field("capture", _DICT, nullable=False),
     pa.field("frame", pa.int64()),
     pa.field("ts", pa.timestamp("ns", tz="UTC")),
-    pa.field("src_ip", pa.string()),
+    pa.field("src_ip", _DICT),
     pa.field("src_port", pa.int32()),
-    pa.field("dst_ip", pa.string()),
+    pa.field("dst_ip", _DICT),
     pa.field("dst_port", pa.int32()),
     pa.field("tcp_stream", pa.int64()),
     pa.field("stream_offset", pa.int64()),
     pa.field("overlap_conflict", pa.bool_()),
-    pa.field("protocol", pa.string(), nullable=False),
-    pa.field("kind", pa.string()),
-    pa.field("error", pa.string()),
-    pa.field("error_structure", pa.string()),
-    pa.field("error_field", pa.string()),
+    pa.field("protocol", _DICT, nullable=False),
+    pa.field("kind", _DICT),
+    pa.field("error", _DICT),
+    pa.field("error_structure", _DICT),
+    pa.field("error_field", _DICT),
     pa.field("error_offset", pa.int64()),
     pa.field("length", pa.int64()),
     pa.field("_data", pa.large_binary()),
     pa.field("_md_only", pa.bool_()),
     # IBM MQ: the unit's mq_calls row, the queue it names and who (tables.MQ_LINK)
-    *[f if f.name == "call_key" else pa.field(f.name, pa.string()) for f in MQ_LINK],
+    *MQ_LINK,
 ])
 
 #: columns of free text or bytes, nearly every value its own: their Parquet column chunks are
