@@ -13,7 +13,8 @@ each, 1 GiB), the application taking every core; ranges of 128 MiB
 the simulator's 2,000-message capture tiled to the size, each copy on connections of its
 own (bench_resources' growth capture: no connection dominates); the tasks write the Parquet files
 (``MQCODEC_SPLIT_BENCH_WRITERS=tasks``, the default for a local output) or Spark's
-writer does (``spark``; ``tasks,spark`` for both); ``MQCODEC_SPLIT_BENCH_COLUMNS``
+writer does (``spark``; ``tasks,spark`` for both); ``MQCODEC_SPLIT_BENCH_CONF``
+("key=value;key=value") adds Spark settings to the session's; ``MQCODEC_SPLIT_BENCH_COLUMNS``
 ("TABLE=COL,COL;TABLE=COL") gives the job a column selection. Each row is one round: the whole job, Parquet
 written to a temporary folder. The summary prints each row's seconds and the
 2-worker speed-up and each row's busy CPU seconds of the whole machine
@@ -100,6 +101,8 @@ def test_split_capture_on_the_cluster(benchmark, capture, workers, writer, tmp_p
                      "spark.executor.processTreeMetrics.enabled": "true", "spark.ui.enabled": "true",
                      "spark.ui.host": "127.0.0.1",
                      "spark.executor.metrics.pollingInterval": "1s"})
+        # more settings for a run: MQCODEC_SPLIT_BENCH_CONF="key=value;key=value"
+        conf.update(kv.split("=", 1) for kv in os.environ.get("MQCODEC_SPLIT_BENCH_CONF", "").split(";") if kv)
         spark = get_session(master=cluster.url, app_name="mqcodec-bench-split", conf=conf)
         spark.sparkContext.setLogLevel("ERROR")
         out = tempfile.mkdtemp(prefix="split-out-", dir=str(tmp_path))
