@@ -527,6 +527,22 @@ def test_dictionaries_for_repeated_values_only(tmp_path, simulated):
                       (tables.MSMQ_PACKETS, "body_text"), (tables.MSMQ_PACKETS, "raw")}
 
 
+def test_dictionaries_are_chosen_from_the_first_rows_only():
+    """``dictionary_columns`` counts the distinct values of the sample's first
+    ``DICTIONARY_SAMPLE_ROWS`` rows only (counting a whole row group cost 4 % of a
+    conversion): a column that repeats there keeps its dictionary whatever follows,
+    one whose first rows hardly repeat gets none."""
+    import pyarrow as pa
+
+    n = tables.DICTIONARY_SAMPLE_ROWS
+    schema = pa.schema([pa.field("frame", pa.int64()), pa.field("queue_name", pa.string())])
+    # frame: every value its own; queue_name: one name for the first rows, then every value its own
+    sample = pa.table({"frame": pa.array(range(3 * n), pa.int64()),
+                       "queue_name": pa.array(["Q"] * n + ["Q%d" % i for i in range(2 * n)])}, schema=schema)
+    assert tables.dictionary_columns(schema, sample) == ["queue_name"]
+    assert tables.dictionary_columns(schema, sample.slice(n)) == []
+
+
 def test_parquet_file_writes_what_pyarrow_parquet_writes(tmp_path, simulated):
     """sinks.ParquetFile (pyarrow's writer class without pyarrow.parquet's filesystem
     layer) writes, byte for byte, the file pyarrow.parquet.ParquetWriter writes with
