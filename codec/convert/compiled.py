@@ -30,7 +30,7 @@ from .. import arrow_kernels as _k
 from ..capture.tcp import SHARED_STATS
 from .options import reassembly_options
 from .sources import frames_until_error, reopen
-from .tables import BLOCK_SCHEMA, MAX_CONFLICT_RANGES
+from .tables import BLOCK_SCHEMA, MAX_CONFLICT_RANGES, where_seen, words
 
 __all__ = ["add_capture"]
 
@@ -274,19 +274,7 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, held: "Optional[
     conn = np.asarray(b["conn"], dtype=np.int64)
     direction = np.asarray(b["direction"], dtype=np.int8)
     uniq, inverse = np.unique(conn, return_inverse=True)
-    # the addresses as dictionary indices: one string per address, not one per message
-    words: dict = {}
-    cip, cport, sip, sport = [], [], [], []
-    for c in uniq.tolist():
-        info = _connection(core, conns, c)
-        cip.append(words.setdefault(info[0], len(words)))
-        cport.append(info[1])
-        sip.append(words.setdefault(info[2], len(words)))
-        sport.append(info[3])
-    c2s = direction == 0
-    cip_i, sip_i = np.array(cip, dtype=np.int32)[inverse], np.array(sip, dtype=np.int32)[inverse]
-    cport_n, sport_n = np.array(cport, dtype=np.int32)[inverse], np.array(sport, dtype=np.int32)[inverse]
-    ips = pa.array(list(words), pa.string())
+    seen = where_seen([_connection(core, conns, c) for c in uniq.tolist()], inverse, direction)
     protocol = np.asarray(b["protocol"], dtype=np.int64)
     # MQ record kinds: the message kinds, then MQ_UNIT_KIND (gone: _units) and MQ_ERROR_KIND;
     # MSMQ's: the packet kinds, then MSMQ_ERROR_KIND
@@ -308,17 +296,14 @@ def _take(conv, core, mod, side, name: str, conns: dict, kinds, held: "Optional[
     errors = _error_columns(b, length) if "error_code" in b else {}
     columns = {
         "message_key": _k.from_numpy(np.zeros(n, dtype=np.int64)),   # given when written (_Held)
-        "capture": _words(np.zeros(n, dtype=np.int32), [name]),
+        "capture": words(np.zeros(n, dtype=np.int32), [name]),
         "frame": _nonneg(b["frame"]),
         "ts": _ts(b["ts_ns"], b["frame"]),
-        "src_ip": _words(np.where(c2s, cip_i, sip_i), ips),
-        "src_port": _k.from_numpy(np.where(c2s, cport_n, sport_n)),
-        "dst_ip": _words(np.where(c2s, sip_i, cip_i), ips),
-        "dst_port": _k.from_numpy(np.where(c2s, sport_n, cport_n)),
+        **seen,
         "tcp_stream": _k.from_numpy(np.asarray(b["tcp_stream"], dtype=np.int64)),
         "stream_offset": _k.from_numpy(np.asarray(b["stream_offset"], dtype=np.int64)),
-        "protocol": _words(protocol, ["mq", "msmq"]),
-        "kind": _words(kind_index, mq_kinds + kinds[1] + ["(classified)", "framing error"]),
+        "protocol": words(protocol, ["mq", "msmq"]),
+        "kind": words(kind_index, mq_kinds + kinds[1] + ["(classified)", "framing error"]),
         "length": _k.from_numpy(length),
         "_data": data,
         "_md_only": _k.bools(b["md_only"]),
@@ -435,12 +420,6 @@ def _units(conv, core, b: dict, is_unit, name: str, conns: dict) -> dict:
     out["deferred"] = []
     out["links"] = _k.take(link_table, _k.from_numpy(which, mask=which < 0))
     return out
-
-
-def _words(indices, words) -> pa.DictionaryArray:
-    """A dictionary column: ``indices`` (numpy) into ``words`` (strings, or a string array)."""
-    return pa.DictionaryArray.from_arrays(_k.from_numpy(np.asarray(indices, dtype=np.int32)),
-                                          words if isinstance(words, pa.Array) else pa.array(words, pa.string()))
 
 
 def _nonneg(values) -> pa.Array:

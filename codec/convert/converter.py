@@ -644,16 +644,7 @@ class Converter:
         lat = [None if x is None else x // 1000 for x in att.latency_ns]
         # where each unit was seen, as columns
         seen, at = np.unique(conn, return_inverse=True)
-        info = [conns[c] for c in seen.tolist()]
-        c2s = direction == 0
-        # the addresses as dictionary indices: one string per address, not one per unit
-        words = list(dict.fromkeys([x[0] for x in info] + [x[2] for x in info]))
-        word = {w: i for i, w in enumerate(words)}
-        cip = np.array([word[x[0]] for x in info], dtype=np.int32)[at]
-        sip = np.array([word[x[2]] for x in info], dtype=np.int32)[at]
-        ips = pa.array(words, pa.string())
-        cport = np.array([x[1] for x in info], dtype=np.int64)[at]
-        sport = np.array([x[3] for x in info], dtype=np.int64)[at]
+        where_seen = _tables.where_seen([conns[c] for c in seen.tolist()], at, direction)
         error = decoded.column("error")
         raw_rows = np.ones(n, dtype=bool) if self.options.raw else _k.is_valid(error).to_numpy(zero_copy_only=False)
         if raw_rows.any():
@@ -666,15 +657,11 @@ class Converter:
         where[pick] = np.arange(len(pick))
         extra = {
             "call_key": _k.from_numpy(keys_a, pa.int64()),
-            "capture": pa.DictionaryArray.from_arrays(_k.from_numpy(np.zeros(n, dtype=np.int32)),
-                                                      pa.array([capture], pa.string())),
+            "capture": _tables.words(np.zeros(n, dtype=np.int32), [capture]),
             "frame": _k.from_numpy(frame, mask=frame < 0),
             "ts": _k.cast(_k.from_numpy(ts // 1000, mask=~known_ts), pa.timestamp("us", tz="UTC")),
             "ts_nanos": _k.from_numpy(ts % 1000, pa.int16(), mask=~known_ts),
-            "src_ip": pa.DictionaryArray.from_arrays(_k.from_numpy(np.where(c2s, cip, sip)), ips),
-            "src_port": _k.from_numpy(np.where(c2s, cport, sport), pa.int32()),
-            "dst_ip": pa.DictionaryArray.from_arrays(_k.from_numpy(np.where(c2s, sip, cip)), ips),
-            "dst_port": _k.from_numpy(np.where(c2s, sport, cport), pa.int32()),
+            **where_seen,
             "tcp_stream": _k.from_numpy(stream), "stream_offset": _k.from_numpy(offset),
             "length": _k.from_numpy(full),
             "queue_name": pa.array(qn, pa.string()), "queue_manager": pa.array(qm, pa.string()),

@@ -32,7 +32,8 @@ from ..batch import schema as _schema
 __all__ = [
     "TABLES", "MQ_MESSAGES", "MSMQ_PACKETS", "PCF_PARAMETERS", "MQ_CALLS", "COMMON", "MQ_LINK", "DICTIONARY",
     "table_schema", "widen_unsigned", "Sink", "NAMED", "name_column", "snake_case", "BLOCK_SCHEMA",
-    "MAX_CONFLICT_RANGES", "KEY_COLUMN", "check_columns", "chosen_columns", "output_schema",
+    "MAX_CONFLICT_RANGES", "KEY_COLUMN", "check_columns", "chosen_columns", "output_schema", "words",
+    "where_seen",
 ]
 
 MQ_MESSAGES = "mq_messages"
@@ -339,6 +340,37 @@ def _namer(how: str):
     if how == "value":
         return lambda pair: c.value_name(pair[0], pair[1])
     return c.FAMILIES[how].name_of
+
+
+def words(indices, values) -> pa.DictionaryArray:
+    """A dictionary column: ``indices`` (numpy) into ``values`` (strings, or a string array)."""
+    import numpy as np
+
+    from .. import arrow_kernels as _k
+
+    return pa.DictionaryArray.from_arrays(_k.from_numpy(np.asarray(indices, dtype=np.int32)),
+                                          values if isinstance(values, pa.Array) else pa.array(values, pa.string()))
+
+
+def where_seen(connections: list, inverse, direction) -> dict:
+    """The ``src_ip``, ``src_port``, ``dst_ip`` and ``dst_port`` columns of rows
+    seen on ``connections`` ((client ip, client port, server ip, server port) each):
+    ``inverse`` (numpy) is each row's index in them, ``direction`` (numpy) 0 where
+    the row went from the client to the server.  The addresses are dictionary
+    indices: one string per address, not one per row."""
+    import numpy as np
+
+    from .. import arrow_kernels as _k
+
+    index: dict = {}
+    cip = np.array([index.setdefault(c[0], len(index)) for c in connections], dtype=np.int32)[inverse]
+    sip = np.array([index.setdefault(c[2], len(index)) for c in connections], dtype=np.int32)[inverse]
+    cport = np.array([c[1] for c in connections], dtype=np.int32)[inverse]
+    sport = np.array([c[3] for c in connections], dtype=np.int32)[inverse]
+    ips = pa.array(list(index), pa.string())
+    c2s = np.asarray(direction) == 0
+    return {"src_ip": words(np.where(c2s, cip, sip), ips), "src_port": _k.from_numpy(np.where(c2s, cport, sport)),
+            "dst_ip": words(np.where(c2s, sip, cip), ips), "dst_port": _k.from_numpy(np.where(c2s, sport, cport))}
 
 
 def name_column(how: str, values, context=None) -> pa.Array:
