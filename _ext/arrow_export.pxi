@@ -143,19 +143,19 @@ cdef class BatchExport:
         self.filled[i] = 1
         return 0
 
-    cdef int nulls(self, schema, const void* zeros) except -1:
+    cdef int nulls(self, schema, const uint8_t[::1] layouts, const void* zeros) except -1:
         """Every column not set: all null, each buffer ``zeros`` (at least
-        ``24 n + 64`` zero bytes, which the caller keeps)."""
+        ``24 n + 64`` zero bytes, which the caller keeps); ``layouts``: the
+        schema's :func:`null_layouts`."""
         cdef Py_ssize_t i
         for i in range(self.ncols):
             if not self.filled[i]:
-                t = schema.field(i).type
-                if pa.types.is_string(t) or pa.types.is_binary(t):
+                if layouts[i] == 3:
                     self.column(i, self.n, 3, zeros, zeros, zeros)
-                elif pa.types.is_boolean(t) or pa.types.is_fixed_size_binary(t) or pa.types.is_integer(t):
+                elif layouts[i] == 2:
                     self.column(i, self.n, 2, zeros, zeros, NULL)
                 else:
-                    self.array(i, pa.nulls(self.n, t))
+                    self.array(i, pa.nulls(self.n, schema.field(i).type))
         return 0
 
     cdef batch(self, schema):
@@ -177,6 +177,21 @@ cdef class BatchExport:
         self.p.owners = <PyObject*>self.owners
         self.p = NULL            # Arrow's from here, imported or not: it releases it even when the import fails
         return pa.RecordBatch._import_from_c(<uintptr_t>&parent, schema)
+
+
+def null_layouts(schema):
+    """For each field of ``schema``, how :meth:`BatchExport.nulls` builds it
+    all null from zeroed buffers: 3 (validity, 32-bit offsets, data: string and
+    binary), 2 (validity and values: booleans, integers, fixed-size binary) or
+    0 (``pa.nulls``).  Worked out once per schema, not once per call."""
+    out = bytearray(len(schema))
+    for i, f in enumerate(schema):
+        t = f.type
+        if pa.types.is_string(t) or pa.types.is_binary(t):
+            out[i] = 3
+        elif pa.types.is_boolean(t) or pa.types.is_fixed_size_binary(t) or pa.types.is_integer(t):
+            out[i] = 2
+    return bytes(out)
 
 
 import sys as _sys

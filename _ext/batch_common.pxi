@@ -18,6 +18,36 @@ from mqcodec import ccsid as _ccsid
 DEF MAX_TABLES = 192
 
 
+# ------------------------------------------------------------------ input
+cdef tuple _checked_input(buf, offsets, valid):
+    """A decoder's ``(buf, offsets, valid)`` checked as the pure decoders check
+    them (``mqcodec.batch._front.check_offsets``: the same errors), as
+    ``(bytes view, its length, int64 offsets, valid as uint8 0/1 or None)``;
+    the bytes view holds one byte when ``buf`` is empty (a typed memoryview
+    wants one)."""
+    mv = memoryview(buf).cast("B") if len(buf) else memoryview(b"")
+    cdef Py_ssize_t buflen = mv.nbytes, n, i, bad = -1
+    offs_np = np.ascontiguousarray(offsets, dtype=np.int64)
+    if offs_np.ndim != 1 or offs_np.shape[0] < 1:
+        raise ValueError("offsets must hold at least one value")
+    cdef const int64_t[::1] offs = offs_np
+    n = offs.shape[0] - 1
+    if n and (offs[0] < 0 or offs[n] > buflen):
+        raise ValueError("offsets run outside the buffer")
+    with nogil:
+        for i in range(n):
+            if offs[i + 1] < offs[i]:
+                bad = i
+                break
+    if bad >= 0:
+        raise ValueError("offsets must not decrease (record %d)" % bad)
+    if valid is not None:
+        valid = np.ascontiguousarray(np.asarray(valid).astype(bool)).view(np.uint8)
+        if valid.ndim != 1 or valid.shape[0] != n:
+            raise ValueError("valid must hold one value per record")
+    return (mv if buflen else memoryview(b"\x00")), buflen, offs_np, valid
+
+
 # ------------------------------------------------------------------ errors
 cdef struct Err:
     int structure

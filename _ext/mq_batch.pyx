@@ -642,24 +642,14 @@ def decode_mq_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, md
     (None: detected per record, as headers.detect_md).  Returns a
     ``pyarrow.RecordBatch`` in schema ``MQ_MESSAGES``.
     """
-    cdef Py_ssize_t buflen = len(buf)
-    cdef const uint8_t[::1] data = memoryview(buf).cast("B") if buflen else b"\x00"
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    mv, buflen, offsets, valid = _checked_input(buf, offsets, valid)
+    cdef const uint8_t[::1] data = mv
     cdef const int64_t[::1] offs = offsets
     cdef const uint8_t[::1] vmask
     cdef Py_ssize_t nrec = offs.shape[0] - 1, i
-    if nrec < 0:
-        raise ValueError("offsets must hold at least one value")
-    if nrec and (offs[0] < 0 or offs[nrec] > buflen):
-        raise ValueError("offsets run outside the buffer")
-    for i in range(nrec):
-        if offs[i + 1] < offs[i]:
-            raise ValueError("offsets must not decrease (record %d)" % i)
     cdef bint has_valid = valid is not None
     if has_valid:
-        vmask = np.ascontiguousarray(np.asarray(valid).astype(np.uint8))
-        if vmask.shape[0] != nrec:
-            raise ValueError("valid must hold one value per record")
+        vmask = valid
     cdef const uint8_t[::1] mdonly
     cdef bint has_md_only = md_only is not None
     if has_md_only:

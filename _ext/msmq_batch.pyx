@@ -342,7 +342,9 @@ debug_flags debug_qt debug_reserved""".split()
 assert len(_NUM_NAMES) == NNUM, (len(_NUM_NAMES), NNUM)
 #: bytes per value of each numeric column as the walk writes it (put8/16/32/64; bool = 1)
 _NUM_WIDTHS = [8, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 1, 1, 1, 4, 4, 4, 2, 2, 1, 1, 4, 2, 1, 1, 1, 1, 2, 1, 4, 4, 2, 2, 2, 2, 4, 2, 2, 2, 2, 1, 4, 4, 4, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 1, 1, 1, 1, 4, 4, 4, 4, 4, 2, 1, 2, 2, 2, 4, 4, 1, 1, 1, 1, 1, 1, 2, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8, 2, 1, 2]
-for _name, _w in zip(_NUM_NAMES, _NUM_WIDTHS):
+cdef int _NUM_WIDTHS_C[NNUM]
+for _k, (_name, _w) in enumerate(zip(_NUM_NAMES, _NUM_WIDTHS)):
+    _NUM_WIDTHS_C[_k] = _w
     _t = MSMQ_PACKETS.field(_name).type
     assert _w == (1 if pa.types.is_boolean(_t) else _t.bit_width // 8), (_name, _w, _t)
 
@@ -1231,8 +1233,9 @@ for _k, _t in enumerate(_KIND_TEXT):
         _KIND_CHARS[_k][_j] = _c
 
 
-def _kind_array(kinds, Py_ssize_t n):
-    """The ``kind`` column (KINDS[k] per row; -1 = null), offsets and text written here."""
+cdef int _kind_column(BatchExport ex, Py_ssize_t p, kinds, Py_ssize_t n) except -1:
+    """Column ``p`` of ``ex``: ``kind`` (KINDS[k] per row; -1 = null), its
+    validity, offsets and text written here."""
     cdef const int8_t[::1] kv = kinds
     cdef Py_ssize_t i, total = 0, nvalid = 0
     cdef int k
@@ -1241,20 +1244,26 @@ def _kind_array(kinds, Py_ssize_t n):
             total += _KIND_LEN[kv[i]]
             nvalid += 1
     offsets = np.empty(n + 1, np.int32)
-    text = np.empty(total, np.uint8)
-    cdef int32_t[::1] ov = offsets
+    text = np.empty(total + 1, np.uint8)
+    bitmap = np.zeros(((n + 7) >> 3) + 1, np.uint8)
+    cdef int32_t* ov = <int32_t*>cnp.PyArray_DATA(offsets)
     cdef char* t = <char*>cnp.PyArray_DATA(text)
+    cdef uint8_t* bm = <uint8_t*>cnp.PyArray_DATA(bitmap)
     cdef int32_t at = 0
-    ov[0] = 0
     with nogil:
+        ov[0] = 0
         for i in range(n):
             k = kv[i]
             if k >= 0:
                 memcpy(t + at, _KIND_CHARS[k], _KIND_LEN[k])
                 at += _KIND_LEN[k]
+                bm[i >> 3] |= <uint8_t>(1 << (i & 7))
             ov[i + 1] = at
-    bitmap = None if nvalid == n else _bitmap((kinds >= 0).view(np.uint8))
-    return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(text)])
+    ex.column(p, n - nvalid, 3, bm, ov, t)
+    ex.keep(offsets)
+    ex.keep(text)
+    ex.keep(bitmap)
+    return 0
 
 
 _SCHEMAS = {}
@@ -1277,6 +1286,10 @@ cdef class _Plan:
     cdef list guids    # (GUID column, position, group)
     cdef list texts    # (text column, position, group)
     cdef list errors   # (name, position)
+    cdef bytes null_layouts  # (arrow_export.pxi)
+    # 1 where selected: each numeric, text and GUID column; 1 where a selected
+    # column belongs to the validity group (its values are then written)
+    cdef bytes sel_num, sel_text, sel_guid, want_group
 
 
 _PLANS = {}
@@ -1296,6 +1309,13 @@ cdef _Plan _plan_of(schema):
     plan.guids = [(k, pos[name], g) for k, (name, g) in enumerate(_GUID_COLS) if name in pos]
     plan.texts = [(k, pos[name], g) for k, (name, g) in enumerate(_TEXT_COLS) if name in pos]
     plan.errors = [(name, pos[name]) for name in _ERROR_COLS if name in pos]
+    plan.null_layouts = null_layouts(schema)
+    plan.sel_num = bytes([name in pos for name in _NUM_NAMES])
+    plan.sel_text = bytes([name in pos for name, _ in _TEXT_COLS])
+    plan.sel_guid = bytes([name in pos for name, _ in _GUID_COLS])
+    groups = {_GROUP_OF.get(name, G_NEVER) for name in pos}
+    every = schema is MSMQ_PACKETS
+    plan.want_group = bytes([every or g in groups for g in range(NGROUPS)])
     if len(_PLANS) > 64:
         _PLANS.clear()
     _PLANS[id(schema)] = (schema, plan)
@@ -1313,11 +1333,6 @@ def _zeros(nbytes):
     return _ZEROS[0]
 
 
-def _bitmap(mask):
-    """Arrow validity bitmap from a 0/1 uint8 array."""
-    return pa.py_buffer(np.packbits(mask.view(np.bool_), bitorder="little"))
-
-
 def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     """Decode MSMQ packets ``buf[offsets[i]:offsets[i+1]]`` (one packet per
     record, from its first byte).  ``buf``: any contiguous bytes-like;
@@ -1330,42 +1345,46 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     number of the first record (the ``record`` column counts from it)."""
     global _st_records, _st_fallback_header, _st_fallback_text
     columns = _pure.check_columns(columns)
-    want = None if columns is None else frozenset(columns)
-    mv, offs_np, valid_np = _pure.check_offsets(buf, offsets, valid)
-    cdef Py_ssize_t buflen = len(mv)
-    cdef const uint8_t[::1] data = mv if buflen else memoryview(b"\x00")
+    schema = MSMQ_PACKETS if columns is None else _selected_schema(tuple(columns))
+    cdef _Plan plan = _plan_of(schema)
+    cdef bint every = columns is None
+    mv, buflen, offs_np, valid_np = _checked_input(buf, offsets, valid)
+    cdef const uint8_t[::1] data = mv
     cdef const int64_t[::1] offs = offs_np
     cdef Py_ssize_t n = offs.shape[0] - 1, i
     cdef const uint8_t[::1] vmask
     cdef bint has_valid = valid_np is not None
     if has_valid:
-        vmask = np.ascontiguousarray(valid_np, dtype=np.uint8)
+        vmask = valid_np
     # ---- output arrays
     cdef Run r
     memset(&r, 0, sizeof(Run))
     r.n = n
-    for ti, tc in enumerate(_TEXT_COLS):
-        r.want_text[ti] = want is None or tc[0] in want
-    num_arrays = []
-    dtypes = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.int64}
-    cdef cnp.ndarray a
     cdef int k, w
+    for k in range(len(_TEXT_COLS)):
+        r.want_text[k] = plan.sel_text[k]
     for k in range(NGROUPS):
-        r.want[k] = want is None
-    if want is not None:
-        for name in want:
-            r.want[_GROUP_OF.get(name, G_NEVER)] = True
-    # columns not selected are written by the walk all the same, into one
-    # scratch array (8 bytes a row): one stream of stores instead of one per column
-    scratch = np.empty(n if want is not None else 0, np.int64)
-    for k, name in enumerate(_NUM_NAMES):
-        if want is None or name in want:
-            w = _NUM_WIDTHS[k]
-            a = np.empty(n, dtypes[w])        # null slots stay undefined, as Arrow allows
+        r.want[k] = plan.want_group[k]
+    # the selected numeric columns share one block, each at a 64-byte boundary (the
+    # batch is imported whole: its columns are released together anyway); the columns
+    # not selected are written by the walk all the same, into one scratch column
+    # (8 bytes a row) at its end: one stream of stores instead of one per column
+    cdef Py_ssize_t at[NNUM]
+    cdef Py_ssize_t total = 0, slot
+    for k in range(NNUM):
+        if plan.sel_num[k]:
+            at[k] = total
+            total += (_NUM_WIDTHS_C[k] * n + 63) & ~(<Py_ssize_t>63)
         else:
-            a = scratch
-        num_arrays.append(a)
-        r.num[k] = cnp.PyArray_DATA(a)
+            at[k] = -1
+    slot = total
+    if not every:
+        total += 8 * n
+    numbers = np.empty(total + 64, np.uint8)   # (null slots stay undefined, as Arrow allows)
+    cdef uint8_t* nb = <uint8_t*>cnp.PyArray_DATA(numbers)
+    nb += (64 - (<uintptr_t>nb & 63)) & 63
+    for k in range(NNUM):
+        r.num[k] = nb + (at[k] if at[k] >= 0 else slot)
     groups = np.zeros(NGROUPS * n, np.uint8).reshape(NGROUPS, n)
     a = groups
     for k in range(NGROUPS):
@@ -1374,8 +1393,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     guids = np.empty((NGUID + 1) * n * 16, np.uint8).reshape(NGUID + 1, n, 16)
     a = guids
     for k in range(NGUID):
-        gname = _GUID_COLS[k][0]
-        r.guid[k] = <uint8_t*>cnp.PyArray_DATA(a) + (k if want is None or gname in want else NGUID) * n * 16
+        r.guid[k] = <uint8_t*>cnp.PyArray_DATA(a) + (k if plan.sel_guid[k] else NGUID) * n * 16
     kinds = np.empty(n, np.int8)
     kinds.fill(-1)
     a = kinds
@@ -1444,8 +1462,6 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     _st_fallback_text += nfb_t
     # ---- columns (a validity bitmap per header group, values zero-copy), handed
     # to Arrow in one import (arrow_export.pxi)
-    schema = MSMQ_PACKETS if columns is None else _selected_schema(tuple(columns))
-    cdef _Plan plan = _plan_of(schema)
     cdef BatchExport ex = BatchExport(len(schema), n)
     cdef Py_ssize_t nbm = (n + 7) >> 3
     cdef int64_t counts[NGROUPS]
@@ -1468,15 +1484,14 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
         ex.column(plan.record, 0, 2, NULL, cnp.PyArray_DATA(a), NULL)
         ex.keep(a)
     if plan.kind >= 0:
-        ex.array(plan.kind, _kind_array(kinds, n))
+        _kind_column(ex, plan.kind, kinds, n)
     for k, p, g, is_bool in plan.nums:
         if counts[g] == 0:
             continue                     # all null
-        a = num_arrays[k]
         if is_bool:                      # its bytes become its bits, in place
-            pack_bits(<const uint8_t*>cnp.PyArray_DATA(a), n, <uint8_t*>cnp.PyArray_DATA(a))
-        ex.column(p, n - counts[g], 2, bm + g * nbm, cnp.PyArray_DATA(a), NULL)
-        ex.keep(a)
+            pack_bits(<const uint8_t*>r.num[k], n, <uint8_t*>r.num[k])
+        ex.column(p, n - counts[g], 2, bm + g * nbm, r.num[k], NULL)
+    ex.keep(numbers)
     cdef char* gt
     cdef char* shrunk
     cdef int32_t* go
@@ -1541,7 +1556,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     # the rest is all null (or only the pure codec decodes it): one shared zeroed buffer
     zeros = _zeros(24 * n + 64)
     ex.keep(zeros)
-    ex.nulls(schema, <const void*><uintptr_t>zeros.address)
+    ex.nulls(schema, plan.null_layouts, <const void*><uintptr_t>zeros.address)
     batch = ex.batch(schema)
     # ---- records handed to the pure codec: their rows replace the empty ones
     fb = np.flatnonzero(outcome >= FALLBACK_HEADER)

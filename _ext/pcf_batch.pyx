@@ -1098,10 +1098,8 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
     """
     from mqcodec.batch.schema import PCF_HEADERS, PCF_PARAMETERS
 
-    mv = memoryview(buf).cast("B")
-    cdef Py_ssize_t buflen = mv.nbytes       # bytes, whatever buf's item type
-    cdef const uint8_t[::1] data = mv if buflen else b"\x00"
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    mv, buflen, offsets, valid = _checked_input(buf, offsets, valid)
+    cdef const uint8_t[::1] data = mv
     cdef const int64_t[::1] offs = offsets
     cdef const uint8_t[::1] vmask
     cdef Py_ssize_t nrec = offs.shape[0] - 1, r
@@ -1116,17 +1114,8 @@ def decode_pcf_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, f
     cdef Hdr h
     cdef int j
     cdef int64_t inbytes, npar = 0, ni = 0, nsl = 0, nb = 0
-    if nrec < 0:
-        raise ValueError("offsets must hold at least one value")
-    if nrec and (offs[0] < 0 or offs[nrec] > buflen):
-        raise ValueError("offsets run outside the buffer")
-    for r in range(nrec):
-        if offs[r + 1] < offs[r]:
-            raise ValueError("offsets must not decrease (record %d)" % r)
     if has_valid:
-        vmask = np.ascontiguousarray(valid).astype(np.uint8, copy=False)
-        if vmask.shape[0] != nrec:
-            raise ValueError("valid must hold one value per record")
+        vmask = valid
 
     # ---- one pass: header columns and errors per record, parameter rows as they come
     h_encoding = np.zeros(nrec + 1, np.int32); h.h_encoding = <int32_t*>_ptr(h_encoding)

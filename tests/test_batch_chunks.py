@@ -196,3 +196,41 @@ def test_msmq_real_chunk_boundary(impl):
     last = batch.decode_msmq_batch(data[-1:], impl=impl)
     assert got.slice(n - 1).drop_columns(["record"]).combine_chunks().equals(
         last.drop_columns(["record"]).combine_chunks())
+
+
+def _buffers_functions(impl):
+    from mqcodec.batch import mq_pure, msmq_pure
+    return [batch._PCF.pick(impl).decode_pcf_buffers, mq_pure._IMPLS.pick(impl).decode_mq_buffers,
+            msmq_pure._IMPLS.pick(impl).decode_msmq_buffers]
+
+
+@pytest.mark.parametrize("bad, message", [
+    ((b"abcdef", np.zeros(0, np.int64), None), "offsets must hold at least one value"),
+    ((b"abcdef", np.zeros((2, 2), np.int64), None), "offsets must hold at least one value"),
+    ((b"abcdef", np.array([0, 7]), None), "offsets run outside the buffer"),
+    ((b"abcdef", np.array([-1, 3]), None), "offsets run outside the buffer"),
+    ((b"abcdef", np.array([0, 4, 2, 6]), None), r"offsets must not decrease \(record 1\)"),
+    ((b"abcdef", np.array([0, 3, 6]), [1]), "valid must hold one value per record"),
+    # a buffer of 4-byte items is 8 bytes, not 2
+    ((np.zeros(2, np.int32), np.array([0, 9]), None), "offsets run outside the buffer"),
+])
+def test_every_decoder_checks_its_input_as_the_pure_one(impl, bad, message):
+    """The buffers-level entry points of the three decoders take their input
+    through one check (the pure ``check_offsets``, the compiled ``_checked_input``):
+    the same errors, whichever decoder and implementation."""
+    buf, offs, valid = bad
+    for decode in _buffers_functions(impl):
+        with pytest.raises(ValueError, match=message):
+            decode(buf, offs, valid=valid)
+
+
+def test_every_decoder_reads_valid_as_truth_values(impl):
+    """``valid`` is read as truth values by every decoder (2 and 0.5 are true)."""
+    buf = bytes(64)
+    offs = np.array([0, 16, 32, 48, 64])
+    for decode in _buffers_functions(impl):
+        out = decode(buf, offs, valid=np.array([0, 2, 0.5, 0.0]))
+        reasons = (out[0] if isinstance(out, tuple) else out).column("error_reason").to_pylist()
+        # records 0 and 3 are null records; 1 and 2 are sixteen zero bytes, another error
+        assert reasons[0] is not None and reasons[0] == reasons[3], (decode, reasons)
+        assert reasons[1] == reasons[2] != reasons[0], (decode, reasons)
