@@ -1244,7 +1244,7 @@ cdef int _kind_column(BatchExport ex, Py_ssize_t p, kinds, Py_ssize_t n) except 
             total += _KIND_LEN[kv[i]]
             nvalid += 1
     offsets = np.empty(n + 1, np.int32)
-    text = np.empty(total + 1, np.uint8)
+    text = np.empty(total + 24, np.uint8)      # (each text is copied as 24 bytes, one fixed-size copy)
     bitmap = np.zeros(((n + 7) >> 3) + 1, np.uint8)
     cdef int32_t* ov = <int32_t*>cnp.PyArray_DATA(offsets)
     cdef char* t = <char*>cnp.PyArray_DATA(text)
@@ -1255,7 +1255,7 @@ cdef int _kind_column(BatchExport ex, Py_ssize_t p, kinds, Py_ssize_t n) except 
         for i in range(n):
             k = kv[i]
             if k >= 0:
-                memcpy(t + at, _KIND_CHARS[k], _KIND_LEN[k])
+                memcpy(t + at, _KIND_CHARS[k], 24)
                 at += _KIND_LEN[k]
                 bm[i >> 3] |= <uint8_t>(1 << (i & 7))
             ov[i + 1] = at
@@ -1473,9 +1473,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     with nogil:
         for k in range(NGROUPS):
             gv = r.grp[k]
-            counts[k] = 0
-            for j in range(n):
-                counts[k] += gv[j] != 0
+            counts[k] = count_set(gv, n)
             if 0 < counts[k] < n:
                 pack_bits(gv, n, bm + k * nbm)
     cdef int p
