@@ -211,6 +211,8 @@ def _buffers_functions(impl):
     ((b"abcdef", np.array([-1, 3]), None), "offsets run outside the buffer"),
     ((b"abcdef", np.array([0, 4, 2, 6]), None), r"offsets must not decrease \(record 1\)"),
     ((b"abcdef", np.array([0, 3, 6]), [1]), "valid must hold one value per record"),
+    ((b"abcdef", np.array([0, 3, 6]), np.ones((2, 1))), "valid must hold one value per record"),
+    ((b"abcdef", np.array([0, 3, 6]), True), "valid must hold one value per record"),
     # a buffer of 4-byte items is 8 bytes, not 2
     ((np.zeros(2, np.int32), np.array([0, 9]), None), "offsets run outside the buffer"),
 ])
@@ -234,3 +236,25 @@ def test_every_decoder_reads_valid_as_truth_values(impl):
         # records 0 and 3 are null records; 1 and 2 are sixteen zero bytes, another error
         assert reasons[0] is not None and reasons[0] == reasons[3], (decode, reasons)
         assert reasons[1] == reasons[2] != reasons[0], (decode, reasons)
+
+
+def test_md_only_is_read_as_truth_values(impl):
+    """``md_only`` of the IBM MQ decoder is read as truth values too (0.5 is true),
+    and checked as ``valid`` is."""
+    from mqcodec.batch import mq_pure
+    decode = mq_pure._IMPLS.pick(impl).decode_mq_buffers
+    buf = bytes(64)
+    offs = np.array([0, 32, 64])
+    half = decode(buf, offs, md_only=np.array([0.5, 0.0]))
+    whole = decode(buf, offs, md_only=np.array([True, False]))
+    assert half.equals(whole)
+    with pytest.raises(ValueError, match="md_only must hold one value per record"):
+        decode(buf, offs, md_only=np.ones((2, 1)))
+
+
+def test_float_offsets_that_fit_one_piece_are_checked_as_before(impl):
+    """Offsets that are not integers take the checked path (the one-piece shortcut
+    takes integer offsets only): an infinite offset gets the check's error, not an
+    OverflowError from sizing the piece."""
+    with np.errstate(invalid="ignore"), pytest.raises(ValueError, match="offsets"):
+        batch.decode_msmq_batch((b"abc", np.array([0.0, np.inf])), impl=impl)

@@ -222,12 +222,12 @@ def check_offsets(buf, offsets, valid, *, extra: dict | None = None):
             raise ValueError("offsets must not decrease (record %d)" % int(np.flatnonzero(down)[0]))
     if valid is not None:
         valid = np.asarray(valid).astype(bool)
-        if len(valid) != n:
+        if valid.ndim != 1 or len(valid) != n:
             raise ValueError("valid must hold one value per record")
     for name, arr in (extra or {}).items():
         if arr is not None and extra is not None:
             arr = np.asarray(arr).astype(bool)
-            if len(arr) != n:
+            if arr.ndim != 1 or len(arr) != n:
                 raise ValueError("%s must hold one value per record" % name)
             extra[name] = arr
     return mv, offs, valid
@@ -251,7 +251,8 @@ def _pieces(records: Any):
 
 def _one_piece(offsets: Any, chunk: Chunking) -> bool:
     """Whether ``offsets`` (not yet checked) fit in one piece of ``chunk``."""
-    return (isinstance(offsets, np.ndarray) and offsets.ndim == 1 and 2 <= len(offsets) <= chunk.records + 1
+    return (isinstance(offsets, np.ndarray) and offsets.ndim == 1 and offsets.dtype.kind in "iu"
+            and 2 <= len(offsets) <= chunk.records + 1
             and int(offsets[-1]) - int(offsets[0]) <= chunk.nbytes)
 
 
