@@ -953,7 +953,7 @@ class Converter:
 
     def _mq_decode(self, part: pa.Table) -> pa.Table:
         return _batch.decode_mq_batch(_one_array(part.column("_data")), impl=self.options.impl,
-                                      md_only=part.column("_md_only").to_pylist())
+                                      md_only=part.column("_md_only").to_numpy(zero_copy_only=False))
 
     def _mq_pcf_only(self, part: pa.Table) -> None:
         """The PCF bodies of IBM MQ messages whose own rows are not made."""
