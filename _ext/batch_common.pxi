@@ -41,11 +41,18 @@ cdef tuple _checked_input(buf, offsets, valid):
                 break
     if bad >= 0:
         raise ValueError("offsets must not decrease (record %d)" % bad)
-    if valid is not None:
-        valid = np.ascontiguousarray(np.asarray(valid).astype(bool)).view(np.uint8)
-        if valid.ndim != 1 or valid.shape[0] != n:
-            raise ValueError("valid must hold one value per record")
-    return (mv if buflen else memoryview(b"\x00")), buflen, offs_np, valid
+    return (mv if buflen else memoryview(b"\x00")), buflen, offs_np, _per_record(valid, n, "valid")
+
+
+cdef object _per_record(values, Py_ssize_t n, str name):
+    """``values`` (None, or one truth value per record) as ``n`` contiguous uint8
+    0/1; the pure check's error otherwise (``_front._per_record``)."""
+    if values is None:
+        return None
+    values = np.ascontiguousarray(np.asarray(values).astype(bool)).view(np.uint8)
+    if values.ndim != 1 or values.shape[0] != n:
+        raise ValueError("%s must hold one value per record" % name)
+    return values
 
 
 # ------------------------------------------------------------------ errors

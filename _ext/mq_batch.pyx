@@ -652,11 +652,8 @@ def decode_mq_buffers(buf, offsets, *, encoding=None, ccsid=None, valid=None, md
         vmask = valid
     cdef const uint8_t[::1] mdonly
     cdef bint has_md_only = md_only is not None
-    if has_md_only:     # truth values, as the pure check reads them
-        md_only = np.ascontiguousarray(np.asarray(md_only).astype(bool)).view(np.uint8)
-        if md_only.ndim != 1 or md_only.shape[0] != nrec:
-            raise ValueError("md_only must hold one value per record")
-        mdonly = md_only
+    if has_md_only:
+        mdonly = _per_record(md_only, nrec, "md_only")
     cdef int forced = -1 if encoding is None else (1 if (int(encoding) & 0xF) == 2 else 0)
     cdef int32_t enc_given = 0 if encoding is None else <int32_t>int(encoding)
     cdef bint has_cc = ccsid is not None

@@ -1360,7 +1360,7 @@ def decode_msmq_buffers(buf, offsets, *, valid=None, columns=None, first=0):
     cdef Run r
     memset(&r, 0, sizeof(Run))
     r.n = n
-    cdef int k, w
+    cdef int k
     for k in range(len(_TEXT_COLS)):
         r.want_text[k] = plan.sel_text[k]
     for k in range(NGROUPS):

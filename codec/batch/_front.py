@@ -220,17 +220,23 @@ def check_offsets(buf, offsets, valid, *, extra: dict | None = None):
         down = offs[1:] < offs[:-1]
         if down.any():
             raise ValueError("offsets must not decrease (record %d)" % int(np.flatnonzero(down)[0]))
-    if valid is not None:
-        valid = np.asarray(valid).astype(bool)
-        if valid.ndim != 1 or len(valid) != n:
-            raise ValueError("valid must hold one value per record")
-    for name, arr in (extra or {}).items():
-        if arr is not None and extra is not None:
-            arr = np.asarray(arr).astype(bool)
-            if arr.ndim != 1 or len(arr) != n:
-                raise ValueError("%s must hold one value per record" % name)
-            extra[name] = arr
+    valid = _per_record(valid, n, "valid")
+    if extra is not None:
+        for name, arr in extra.items():
+            extra[name] = _per_record(arr, n, name)
     return mv, offs, valid
+
+
+def _per_record(values, n: int, name: str):
+    """``values`` (None, or one truth value per record) as a bool array of ``n``;
+    ValueError naming it otherwise.  (The compiled decoders' twin:
+    ``_per_record`` in _ext/batch_common.pxi.)"""
+    if values is None:
+        return None
+    values = np.asarray(values).astype(bool)
+    if values.ndim != 1 or len(values) != n:
+        raise ValueError("%s must hold one value per record" % name)
+    return values
 
 
 def _pieces(records: Any):
